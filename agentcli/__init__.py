@@ -1,0 +1,5 @@
+"""agentcli: a terminal coding assistant built around delegation to subagents."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,8 @@
+"""`python -m agentcli` entry point."""
+
+from __future__ import annotations
+
+from agentcli.cli import app
+
+if __name__ == "__main__":
+    app()

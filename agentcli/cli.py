@@ -1,0 +1,137 @@
+"""Command line: `agentcli` (TUI), `agentcli run`, `agentcli config show`. Heavy imports stay lazy."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from agentcli.config import LoadedConfig
+
+app = typer.Typer(
+    name="agentcli",
+    help="A terminal coding assistant that delegates focused work to subagents.",
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+config_app = typer.Typer(help="Inspect the effective configuration.", rich_markup_mode=None)
+app.add_typer(config_app, name="config")
+
+
+class OutputFormat(StrEnum):
+    """One-shot output formats."""
+
+    text = "text"
+    json = "json"
+    stream_json = "stream-json"
+
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+CwdOption = Annotated[
+    Path | None, typer.Option("--cwd", help="Workspace directory (default: the current directory).")
+]
+ConfigOption = Annotated[Path | None, typer.Option("--config", help="Extra config file, above project config.")]
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
+    """Print a one-line error for the person and exit."""
+    print(f"agentcli: {message}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def _workspace(cwd: Path | None) -> Path:
+    path = (cwd or Path.cwd()).expanduser()
+    if not path.is_dir():
+        fail(f"--cwd {path} is not a directory", EXIT_USAGE)
+    return path.resolve()
+
+
+def load(
+    workspace: Path,
+    config_file: Path | None,
+    overrides: dict[str, object] | None = None,
+    origins: dict[str, str] | None = None,
+) -> LoadedConfig:
+    """Load the layered config or exit 2 with the config error."""
+    from agentcli.config import ConfigError, load_config
+
+    try:
+        return load_config(
+            workspace=workspace, config_file=config_file, overrides=overrides, override_origins=origins
+        )
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    """Run `agentcli run "PROMPT"` for a one-shot job."""
+    if version:
+        from agentcli import __version__
+
+        print(f"agentcli {__version__}")
+        raise typer.Exit(EXIT_OK)
+    if ctx.invoked_subcommand is None:
+        # The interactive TUI is delivered by a later step; until then show what exists.
+        print(ctx.get_help())
+        raise typer.Exit(EXIT_OK)
+
+
+@config_app.command("show")
+def config_show(
+    cwd: CwdOption = None,
+    config: ConfigOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON with each value's layer.")] = False,
+) -> None:
+    """Print the effective merged config, the layer each value came from, secrets redacted."""
+    from agentcli.config import render_config
+
+    loaded = load(_workspace(cwd), config)
+    print(render_config(loaded, json=as_json))
+
+
+@app.command()
+def run(
+    prompt: Annotated[str, typer.Argument(help='The task; "-" reads it from standard input.')],
+    model: Annotated[str | None, typer.Option("--model", help="main, light, an alias or provider:model.")] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--output-format", help="text, json or stream-json.")
+    ] = OutputFormat.text,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve mutating tools.")] = False,
+    cwd: CwdOption = None,
+    config: ConfigOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details; tracebacks on errors.")] = False,
+) -> None:
+    """Run one task non-interactively and print the answer."""
+    from agentcli.oneshot import OneShotOptions, run_oneshot
+
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        fail("the prompt is empty", EXIT_USAGE)
+    workspace = _workspace(cwd)
+    loaded = load(workspace, config)
+    spec = model or "main"
+    if spec not in ("main", "light") and ":" not in spec and spec not in loaded.settings.models.aliases:
+        # A bare model id: it replaces the main model's id, as the command-line layer.
+        loaded = load(workspace, config, {"models.main.model": spec}, {"models.main.model": "--model"})
+        spec = "main"
+    options = OneShotOptions(
+        prompt=prompt,
+        model=spec,
+        output_format=output_format.value,
+        approve_mutating=yes,
+        workspace=workspace,
+        verbose=verbose,
+    )
+    raise typer.Exit(run_oneshot(loaded, options))

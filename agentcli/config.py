@@ -1,0 +1,309 @@
+"""Layered configuration: load, validate, explain where each value came from.
+
+Layers, later wins: the shipped `default_config.toml` → `$XDG_CONFIG_HOME/agentcli/config.toml`
+→ `<workspace>/.agentcli/config.toml` → `--config FILE` → environment (seed 002's `LLM_*`,
+then `AGENTCLI_SECTION__KEY`) → command-line overrides. Tables merge deeply; scalars and lists
+replace. The merged tables are validated into `Settings` (pydantic).
+
+Importing this module is cheap (`agentcli --help` must stay fast): dynaconf, pydantic-settings
+and the schema are imported on first use. `Settings`, `ModelSettings`… resolve lazily.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli import paths, resources
+from agentcli.config_layers import (
+    ConfigError,
+    KeyPath,
+    LayerName,
+    MergedConfig,
+    Source,
+    dotted,
+    env_assignments,
+    is_secret_key,
+    override_assignments,
+    read_toml,
+)
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
+    from agentcli.config_schema import (
+        AgentSettings,
+        LightModelSettings,
+        LlmSettings,
+        LoggingSettings,
+        ModelSettings,
+        ModelsSettings,
+        PermissionsSettings,
+        Settings,
+        TaskToolSettings,
+    )
+
+__all__ = [
+    "AgentSettings",
+    "ConfigError",
+    "LayerName",
+    "LightModelSettings",
+    "LlmSettings",
+    "LoadedConfig",
+    "LoggingSettings",
+    "ModelSettings",
+    "ModelsSettings",
+    "PermissionsSettings",
+    "Settings",
+    "Source",
+    "TaskToolSettings",
+    "load_config",
+    "render_config",
+]
+
+_LAZY_SCHEMA_NAMES = frozenset(
+    {
+        "AgentSettings",
+        "LightModelSettings",
+        "LlmSettings",
+        "LoggingSettings",
+        "ModelSettings",
+        "ModelsSettings",
+        "PermissionsSettings",
+        "Settings",
+        "TaskToolSettings",
+    }
+)
+BUILTIN = Source("builtin", "agentcli.config_schema")
+_URL_PASSWORD = re.compile(r"(://[^/@:\s]*:)[^/@\s]+@")
+_MAX_VALUE_REPR = 80
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve the pydantic models on first use, keeping `import agentcli.config` light."""
+    if name in _LAZY_SCHEMA_NAMES:
+        from agentcli import config_schema
+
+        return getattr(config_schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """Validated settings plus where every value came from."""
+
+    settings: Settings
+    layers: list[Source]
+    provenance: Mapping[str, Source]
+
+    def source_of(self, key: str) -> Source:
+        """The layer and location of an effective leaf value, e.g. `"task_tool.max_depth"`."""
+        try:
+            return self.provenance[key]
+        except KeyError:
+            raise KeyError(f"no config value {key!r}") from None
+
+
+def load_config(
+    workspace: Path,
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+    *,
+    override_origins: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Read, merge and validate every layer; ConfigError (one line) on any problem.
+
+    `overrides` maps dotted keys to values (None values are skipped); `override_origins` may
+    name the flag each came from (`{"models.main.model": "--model"}`) for messages and
+    `config show`.
+    """
+    from agentcli import config_schema
+
+    env = os.environ if env is None else env
+    merged = MergedConfig()
+    layers: list[Source] = []
+
+    files: list[tuple[LayerName, Path, bool]] = [
+        ("default", resources.default_config_path(), True),
+        ("user", paths.user_config_file(env), False),
+        ("project", paths.project_config_file(Path(workspace).expanduser().absolute()), False),
+    ]
+    if config_file is not None:
+        explicit = Path(config_file).expanduser().absolute()
+        if not explicit.exists():
+            raise ConfigError(f"--config file {explicit} does not exist")
+        if not explicit.is_file():
+            raise ConfigError(f"--config file {explicit} is not a file")
+        files.append(("config-file", explicit, True))
+    for layer, path, required in files:
+        if not required and not path.exists():
+            continue
+        source = Source(layer, str(path))
+        merged.assign((), read_toml(path), source)
+        layers.append(source)
+
+    sections = config_schema.top_level_sections()
+    assignments = [
+        *env_assignments(env, sections, config_schema.expects_string),
+        *override_assignments(overrides or {}, override_origins or {}),
+    ]
+    for key_path, value, source in assignments:
+        merged.assign(key_path, value, source)
+        layers.append(source)
+
+    settings = _validate(merged)
+    provenance = {dotted(path): merged.sources.get(path, BUILTIN) for path, _ in _leaves(settings)}
+    return LoadedConfig(settings=settings, layers=layers, provenance=provenance)
+
+
+def _validate(merged: MergedConfig) -> Settings:
+    """Validate the merged tables; every problem goes into one ConfigError line."""
+    from pydantic import ValidationError
+
+    from agentcli.config_schema import Settings
+
+    # Unknown top-level keys never reach BaseSettings: a key such as `_secrets_dir` or
+    # `_cli_parse_args` would otherwise be taken as one of its init options.
+    known = {key: value for key, value in merged.data.items() if key in Settings.model_fields}
+    problems = [_unknown_key((key,), merged) for key in merged.data if key not in known]
+    try:
+        settings = Settings(**known)
+    except ValidationError as exc:
+        problems += [_describe_error(err, merged) for err in exc.errors(include_url=False)]
+        raise ConfigError("; ".join(dict.fromkeys(problems))) from None
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return settings
+
+
+def _unknown_key(names: KeyPath, merged: MergedConfig) -> str:
+    return f"{dotted(names)} ({_where(merged.sources_under(names))}): unknown key{_suggest(names)}"
+
+
+def _describe_error(err: ErrorDetails, merged: MergedConfig) -> str:
+    loc = tuple(err["loc"])
+    names = tuple(str(part) for part in loc)
+    if err["type"] == "extra_forbidden":
+        return _unknown_key(names, merged)
+    if err["type"] == "cross_field":
+        ctx = err.get("ctx") or {}
+        first, other = (*names, str(ctx["field"])), (*names, str(ctx["other"]))
+        return f"{_key_value(first, merged)}: must be <= {_key_value(other, merged)}"
+    message = err["msg"].removeprefix("Value error, ")
+    leaf = next((loc[:n] for n in range(len(loc), 0, -1) if loc[:n] in merged.sources), None)
+    if leaf is None:
+        sources = merged.sources_under(names)
+        return f"{dotted(names)}{f' ({_where(sources)})' if sources else ''}: {message}"
+    leaf_names = tuple(str(part) for part in leaf)
+    rest = loc[len(leaf) :]
+    if rest == ("[key]",):
+        return f"{dotted(leaf_names)} ({_where([merged.sources[leaf_names]])}): {message}"
+    key = dotted(leaf_names) + "".join(f"[{part}]" for part in rest)
+    value = err["input"] if rest else merged.value_at(leaf_names)
+    return f"{key} = {_show(leaf_names, value)} ({_where([merged.sources[leaf_names]])}): {message}"
+
+
+def _key_value(path: KeyPath, merged: MergedConfig) -> str:
+    try:
+        value = merged.value_at(path)
+    except KeyError:
+        return dotted(path)
+    source = merged.sources.get(path, BUILTIN)
+    return f"{dotted(path)} = {_show(path, value)} ({_where([source])})"
+
+
+def _where(sources: list[Source]) -> str:
+    return "from " + ", ".join(s.describe() for s in sources) if sources else "from unknown source"
+
+
+def _suggest(path: KeyPath) -> str:
+    import difflib
+
+    from agentcli.config_schema import known_keys
+
+    close = difflib.get_close_matches(path[-1], known_keys(path[:-1]), n=1)
+    return f" (did you mean {dotted((*path[:-1], close[0]))}?)" if close else ""
+
+
+def _redact(path: KeyPath, value: object) -> object:
+    """A copy of `value` with every secret (by key name or type) replaced by `***`."""
+    from pydantic import SecretStr
+
+    if (path and is_secret_key(path[-1])) or isinstance(value, SecretStr):
+        return "***" if value not in (None, "") else value
+    if isinstance(value, Mapping):
+        return {k: _redact((*path, str(k)), v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact(path, v) for v in value]
+    if isinstance(value, str):
+        return _URL_PASSWORD.sub(r"\1***@", value)
+    return value
+
+
+def _show(path: KeyPath, value: object) -> str:
+    text = repr(_redact(path, value))
+    return text if len(text) <= _MAX_VALUE_REPR else text[: _MAX_VALUE_REPR - 3] + "..."
+
+
+# ---------------------------------------------------------------- config show
+
+
+def _leaves(value: object, path: KeyPath = ()) -> list[tuple[KeyPath, object]]:
+    """Every effective leaf of the validated settings (tables recurse, lists are leaves)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return [leaf for name in type(value).model_fields for leaf in _leaves(getattr(value, name), (*path, name))]
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, str(key)))]
+    return [(path, value)]
+
+
+def _toml_literal(value: object) -> str:
+    if value is None:
+        return '""'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_literal(item) for item in value) + "]"
+    return jsonlib.dumps(str(value), ensure_ascii=False)
+
+
+def render_config(loaded: LoadedConfig, *, json: bool = False) -> str:
+    """The effective configuration for `agentcli config show`, secrets redacted.
+
+    Text: `[section]` blocks of `key = value  # layer (location)`, sorted. JSON: an object of
+    dotted keys to `{"value", "layer", "location"}` (unset values are null).
+    """
+    rows = sorted(
+        ((path, _redact(path, value), loaded.provenance[dotted(path)]) for path, value in _leaves(loaded.settings)),
+        key=lambda row: (dotted(row[0][:-1]), row[0][-1]),
+    )
+    if json:
+        doc = {
+            dotted(path): {"value": None if value == "" else value, "layer": src.layer, "location": src.location}
+            for path, value, src in rows
+        }
+        return jsonlib.dumps(doc, indent=2, ensure_ascii=False)
+    sections: dict[KeyPath, list[tuple[str, str]]] = {}
+    for path, value, src in rows:
+        unset = "unset; " if value in (None, "") else ""
+        assignment = f"{dotted(path[-1:])} = {_toml_literal(value)}"
+        sections.setdefault(path[:-1], []).append((assignment, f"# {unset}{src.layer} ({src.location})"))
+    width = max(len(src.layer) for src in loaded.layers)
+    header = ["# Effective agentcli configuration; layers read, later wins:"]
+    header += [f"#   {src.layer.ljust(width)}  {src.location}" for src in loaded.layers]
+    blocks = ["\n".join(header) + "\n"]
+    for section, entries in sections.items():
+        width = min(max(len(a) for a, _ in entries), _MAX_VALUE_REPR)
+        body = "\n".join(f"{a.ljust(width)}  {comment}" for a, comment in entries)
+        blocks.append(f"[{dotted(section)}]\n{body}\n")
+    return "\n".join(blocks)

@@ -1,0 +1,264 @@
+"""Typed configuration: the pydantic models every config layer is validated into.
+
+Imported lazily by `agentcli.config` (pydantic-settings costs ~0.3 s at start-up).
+The defaults here equal `default_config.toml`; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+Provider = Literal["anthropic", "openai", "openai-compatible"]
+PROVIDERS: tuple[str, ...] = typing.get_args(Provider)
+RESERVED_ALIASES = frozenset({"main", "light", "inherit"})
+_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\(.*\))?$", re.DOTALL)
+
+
+def _check_alias_name(name: str) -> str:
+    if not name:
+        raise ValueError("alias names must not be empty")
+    if name in RESERVED_ALIASES:
+        raise ValueError(f"alias name {name!r} is reserved")
+    return name
+
+
+def _check_alias_target(target: str) -> str:
+    if target in ("main", "light"):
+        return target
+    provider, sep, model = target.partition(":")
+    if not sep or not model or provider not in PROVIDERS:
+        raise ValueError(f"must be 'main', 'light' or 'provider:model' with provider one of {', '.join(PROVIDERS)}")
+    return target
+
+
+def _check_tool_name(name: str) -> str:
+    if not name.strip():
+        raise ValueError("tool names must not be empty")
+    return name
+
+
+def _check_rule(rule: str) -> str:
+    if not _RULE.match(rule):
+        raise ValueError("a rule must look like Tool or Tool(pattern), e.g. 'Bash(git status*)'")
+    return rule
+
+
+AliasName = Annotated[str, AfterValidator(_check_alias_name)]
+AliasTarget = Annotated[str, AfterValidator(_check_alias_target)]
+ToolName = Annotated[str, AfterValidator(_check_tool_name)]
+PermissionRule = Annotated[str, AfterValidator(_check_rule)]
+
+
+class _Section(BaseModel):
+    """Base of every config table: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _cross_field(field: str, other: str) -> PydanticCustomError:
+    """An error naming two keys of one table; `agentcli.config` adds values and sources."""
+    return PydanticCustomError("cross_field", "must be <= {other}", {"field": field, "other": other})
+
+
+class ModelSettings(_Section):
+    """One model endpoint (`[models.main]`, `[models.light]`)."""
+
+    provider: Provider = "anthropic"
+    model: str = Field("claude-sonnet-4-5", min_length=1)
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_output_tokens: int = Field(8192, ge=1, le=1_000_000)
+
+    @field_validator("base_url", "api_key", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`""` means "not set": use the SDK's default or its environment variable."""
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL (or empty for the SDK default)")
+        return value
+
+
+class LightModelSettings(ModelSettings):
+    """`[models.light]`: same fields, cheaper defaults."""
+
+    model: str = Field("claude-haiku-4-5", min_length=1)
+    max_output_tokens: int = Field(4096, ge=1, le=1_000_000)
+
+
+def _default_aliases() -> dict[str, str]:
+    return {"opus": "main", "sonnet": "main", "haiku": "light"}
+
+
+class ModelsSettings(_Section):
+    """`[models]`: the two configured models and the names agent files use for them."""
+
+    main: ModelSettings = Field(default_factory=ModelSettings)
+    light: LightModelSettings = Field(default_factory=LightModelSettings)
+    aliases: dict[AliasName, AliasTarget] = Field(default_factory=_default_aliases)
+
+
+class LlmSettings(_Section):
+    """`[llm]`: retries and timeouts of every model request."""
+
+    max_retries: int = Field(4, ge=0, le=10)
+    retry_initial_delay_seconds: float = Field(0.5, gt=0, le=60)
+    retry_max_delay_seconds: float = Field(8.0, gt=0, le=600)
+    request_timeout_seconds: float = Field(600.0, gt=0, le=86_400)
+    connect_timeout_seconds: float = Field(10.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _delays_ordered(self) -> LlmSettings:
+        if self.retry_initial_delay_seconds > self.retry_max_delay_seconds:
+            raise _cross_field("retry_initial_delay_seconds", "retry_max_delay_seconds")
+        return self
+
+
+class TaskToolSettings(_Section):
+    """`[task_tool]`: limits and policy of delegation to subagents (SPEC §2)."""
+
+    enabled: bool = True
+    max_depth: int = Field(2, ge=0, le=16)
+    default_timeout_seconds: int = Field(300, ge=1, le=86_400)
+    max_timeout_seconds: int = Field(1800, ge=1, le=86_400)
+    idle_timeout_seconds: int = Field(120, ge=1, le=86_400)
+    max_tokens: int = Field(50_000, ge=1)
+    max_result_tokens: int = Field(2000, ge=1)
+    max_tool_calls: int = Field(100, ge=1)
+    max_concurrent: int = Field(5, ge=1, le=64)
+    on_limit: Literal["queue", "error"] = "queue"
+    type_fallback: Literal["error", "normalize", "best_match"] = "normalize"
+    allow_model_override: bool = True
+    enable_verbose_logging: bool = False
+    deny_tools: list[ToolName] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _timeouts_ordered(self) -> TaskToolSettings:
+        if self.default_timeout_seconds > self.max_timeout_seconds:
+            raise _cross_field("default_timeout_seconds", "max_timeout_seconds")
+        return self
+
+
+class PermissionsSettings(_Section):
+    """`[permissions]`: which tool calls run without asking."""
+
+    mode: Literal["ask", "auto", "readonly"] = "ask"
+    allow: list[PermissionRule] = Field(default_factory=list)
+    deny: list[PermissionRule] = Field(default_factory=list)
+    allow_mutating_in_run: bool = False
+
+
+class AgentSettings(_Section):
+    """`[agent]`: the main agent's loop and its shell."""
+
+    max_turns: int = Field(50, ge=1, le=10_000)
+    project_instructions: bool = True
+    bash_timeout_seconds: int = Field(120, ge=1, le=86_400)
+    bash_output_limit_bytes: int = Field(30_000, ge=100, le=100_000_000)
+
+
+class LoggingSettings(_Section):
+    """`[logging]`."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+
+class Settings(BaseSettings):
+    """The whole validated configuration. Only init kwargs feed it: `agentcli.config` merges the layers."""
+
+    model_config = SettingsConfigDict(extra="forbid", frozen=True, case_sensitive=True)
+
+    models: ModelsSettings = Field(default_factory=ModelsSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    task_tool: TaskToolSettings = Field(default_factory=TaskToolSettings)
+    permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """No environment, dotenv or secrets-dir reading here: layering is done before."""
+        return (init_settings,)
+
+
+def _field_type(model: type[BaseModel], name: str) -> Any:
+    field = model.model_fields.get(name)
+    return None if field is None else field.annotation
+
+
+def _is_string_type(annotation: Any) -> bool:
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return bool(args) and all(_is_string_type(a) for a in args)
+    if origin is Literal:
+        return all(isinstance(a, str) for a in typing.get_args(annotation))
+    return annotation in (str, SecretStr)
+
+
+def _annotation_at(path: tuple[str, ...]) -> Any:
+    """The schema type at `path`, or None where the schema has no such key."""
+    annotation: Any = Settings
+    for part in path:
+        while typing.get_origin(annotation) is Annotated:
+            annotation = typing.get_args(annotation)[0]
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            annotation = _field_type(annotation, part)
+        elif typing.get_origin(annotation) is dict:
+            annotation = typing.get_args(annotation)[1]
+        else:
+            return None
+    return annotation
+
+
+def expects_string(path: tuple[str, ...]) -> bool:
+    """Whether the schema wants a string at `path` (so an env value like `123` stays a string)."""
+    return _is_string_type(_annotation_at(path))
+
+
+def known_keys(path: tuple[str, ...]) -> list[str]:
+    """Names the schema allows inside the table at `path` (for "did you mean" hints)."""
+    annotation = _annotation_at(path)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []
+
+
+def top_level_sections() -> frozenset[str]:
+    """The table names at the top of the config."""
+    return frozenset(Settings.model_fields)

@@ -1,0 +1,211 @@
+"""Anthropic Messages API adapter over the official `anthropic` SDK (streaming, tool use, cache usage)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic.types import (
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    RawMessageStopEvent,
+    RawMessageStreamEvent,
+)
+
+from agentcli.llm.base import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ResponseDone,
+    RetryPolicy,
+    StopReason,
+    StreamEvent,
+    StreamInterruptedError,
+    TextBlock,
+    TextDelta,
+    ToolCallAccumulator,
+    ToolCallArgsDelta,
+    ToolCallStart,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from agentcli.llm.errors import from_sdk_exception
+from agentcli.llm.retry import stream_with_retries
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def _block_param(block: TextBlock | ToolUseBlock | ToolResultBlock) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": block.content,
+        "is_error": block.is_error,
+    }
+
+
+def _message_params(messages: list[Message] | tuple[Message, ...], caching: bool) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        out.append({"role": m.role, "content": [_block_param(b) for b in m.content]})
+    if caching and out and out[-1]["content"]:
+        last: dict[str, Any] = out[-1]["content"][-1]
+        if last["type"] in ("text", "tool_result"):
+            last["cache_control"] = _EPHEMERAL
+    return out
+
+
+def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, Any]:
+    """The keyword arguments for `messages.create` (without `stream`)."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": _message_params(tuple(request.messages), caching),
+    }
+    if request.system:
+        system: dict[str, Any] = {"type": "text", "text": request.system}
+        if caching:
+            system["cache_control"] = _EPHEMERAL
+        params["system"] = [system]
+    if request.tools:
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+        if caching:
+            tools[-1]["cache_control"] = _EPHEMERAL
+        params["tools"] = tools
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    return params
+
+
+class _TurnBuilder:
+    """Folds raw stream events into stream events and the final response."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.usage = Usage()
+        self.stop_reason: StopReason = "other"
+        self.request_id: str | None = None
+        self.tools = ToolCallAccumulator()
+        self.order: list[tuple[str, int]] = []  # ("text", i) into self.texts, or ("tool", i)
+        self.texts: list[list[str]] = []
+        self.by_index: dict[int, tuple[str, int]] = {}
+        self.finished = False
+
+    def feed(self, event: RawMessageStreamEvent) -> StreamEvent | None:
+        if isinstance(event, RawContentBlockDeltaEvent):
+            delta = event.delta
+            slot = self.by_index.get(event.index)
+            if delta.type == "text_delta" and slot is not None and slot[0] == "text":
+                self.texts[slot[1]].append(delta.text)
+                return TextDelta(delta.text)
+            if delta.type == "input_json_delta" and slot is not None and slot[0] == "tool":
+                self.tools.add_args(slot[1], delta.partial_json)
+                return ToolCallArgsDelta(slot[1], delta.partial_json)
+            return None
+        if isinstance(event, RawContentBlockStartEvent):
+            block = event.content_block
+            if block.type == "text":
+                self.texts.append([block.text] if block.text else [])
+                slot = ("text", len(self.texts) - 1)
+                self.order.append(slot)
+                self.by_index[event.index] = slot
+                return TextDelta(block.text) if block.text else None
+            if block.type == "tool_use":
+                index = self.tools.start(block.id, block.name)
+                self.order.append(("tool", index))
+                self.by_index[event.index] = ("tool", index)
+                return ToolCallStart(index, block.id, block.name)
+            return None
+        if isinstance(event, RawMessageStartEvent):
+            message = event.message
+            self.model = message.model or self.model
+            self.request_id = message.id
+            usage = message.usage
+            self.usage = Usage(
+                input_tokens=usage.input_tokens or 0,
+                output_tokens=usage.output_tokens or 0,
+                cache_read_tokens=usage.cache_read_input_tokens or 0,
+                cache_write_tokens=usage.cache_creation_input_tokens or 0,
+            )
+            return None
+        if isinstance(event, RawMessageDeltaEvent):
+            if event.delta.stop_reason:
+                self.stop_reason = _STOP_REASONS.get(event.delta.stop_reason, "other")
+            du = event.usage
+            self.usage.output_tokens = du.output_tokens or self.usage.output_tokens
+            if du.input_tokens is not None:
+                self.usage.input_tokens = du.input_tokens
+            if du.cache_read_input_tokens is not None:
+                self.usage.cache_read_tokens = du.cache_read_input_tokens
+            if du.cache_creation_input_tokens is not None:
+                self.usage.cache_write_tokens = du.cache_creation_input_tokens
+            return None
+        if isinstance(event, RawMessageStopEvent):
+            self.finished = True
+        return None
+
+    def response(self) -> ModelResponse:
+        tool_blocks = self.tools.blocks()
+        content: list[TextBlock | ToolUseBlock] = []
+        for what, index in self.order:
+            if what == "tool":
+                content.append(tool_blocks[index])
+            elif text := "".join(self.texts[index]):
+                content.append(TextBlock(text=text))
+        return ModelResponse(content, self.stop_reason, self.usage, self.model, self.request_id)
+
+
+class AnthropicProvider:
+    """Streams model turns through `AsyncAnthropic.messages.create(stream=True)`."""
+
+    name = "anthropic"
+
+    def __init__(self, client: anthropic.AsyncAnthropic, policy: RetryPolicy, *, caching: bool = True) -> None:
+        self.client = client
+        self.policy = policy
+        self.caching = caching
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one turn, retrying retryable failures."""
+        return stream_with_retries(lambda: self._attempt(request), self.policy)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        builder = _TurnBuilder(request.model)
+        streamed = False
+        try:
+            stream = await self.client.messages.create(**request_params(request, caching=self.caching), stream=True)
+            async with stream:
+                async for raw in stream:
+                    event = builder.feed(raw)
+                    if event is not None:
+                        streamed = True
+                        yield event
+        except ProviderError:
+            raise
+        except (anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError) as exc:
+            raise from_sdk_exception(self.name, exc, streamed=streamed) from exc
+        if not builder.finished:
+            raise StreamInterruptedError(
+                "the response stream ended before the model finished its turn", provider=self.name
+            )
+        yield ResponseDone(builder.response())

@@ -1,0 +1,343 @@
+"""Provider-neutral request, response, stream-event and error types, and the Provider protocol."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ProviderName = Literal["anthropic", "openai", "openai-compatible"]
+PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai", "openai-compatible")
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+
+
+# --- conversation content (persisted, so pydantic) -------------------------------------------
+
+
+class TextBlock(BaseModel):
+    """Plain text from the user or the model."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolUseBlock(BaseModel):
+    """A tool call made by the model; `input_error` is set when its arguments were not valid JSON."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    input_error: str | None = None
+
+
+class ToolResultBlock(BaseModel):
+    """The result of a tool call, sent back to the model in a user message."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+class Message(BaseModel):
+    """One conversation message in the provider-neutral form."""
+
+    role: Literal["user", "assistant"]
+    content: list[TextBlock | ToolUseBlock | ToolResultBlock] = Field(default_factory=list)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        """A user message holding one text block."""
+        return cls(role="user", content=[TextBlock(text=text)])
+
+    def text(self) -> str:
+        """All text blocks joined."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool calls in this message, in order."""
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+
+# --- requests and responses --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool offered to the model."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request to a model."""
+
+    model: str
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    max_tokens: int = 4096
+    temperature: float | None = None
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token usage; `input_tokens` excludes cache reads and writes (Anthropic's convention)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Everything billed: input, output and cache traffic."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    """A finished model turn."""
+
+    content: list[TextBlock | ToolUseBlock]
+    stop_reason: StopReason
+    usage: Usage
+    model: str
+    request_id: str | None = None
+
+    def message(self) -> Message:
+        """The turn as an assistant message for the history."""
+        return Message(role="assistant", content=list(self.content))
+
+    def text(self) -> str:
+        """All text of the turn."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """Tool calls of the turn, in order."""
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+
+# --- stream events (hot path: plain dataclasses) -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of assistant text."""
+
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """The model began a tool call."""
+
+    index: int
+    id: str
+    name: str
+    kind: Literal["tool_call_start"] = "tool_call_start"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgsDelta:
+    """A piece of a tool call's JSON arguments."""
+
+    index: int
+    partial_json: str
+    kind: Literal["tool_call_args_delta"] = "tool_call_args_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRetry:
+    """The request failed and will be retried; output streamed so far by this attempt is void."""
+
+    attempt: int
+    delay_seconds: float
+    error: ProviderError
+    kind: Literal["stream_retry"] = "stream_retry"
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseDone:
+    """The stream finished; carries the assembled response."""
+
+    response: ModelResponse
+    kind: Literal["response_done"] = "response_done"
+
+
+StreamEvent = TextDelta | ToolCallStart | ToolCallArgsDelta | StreamRetry | ResponseDone
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+class ProviderError(Exception):
+    """A model request failed; `str()` is a one-line message for the person."""
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        status = f" (HTTP {self.status})" if self.status else ""
+        return f"{self.provider}: {self.message}{status}"
+
+
+class MissingCredentialsError(ProviderError):
+    """No API key or server configured for a model."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class AuthenticationError(ProviderError):
+    """The key was refused (401/403)."""
+
+
+class BadRequestError(ProviderError):
+    """The request was refused as malformed or too large (400/404/413/422)."""
+
+
+class RateLimitError(ProviderError):
+    """429: too many requests."""
+
+    retryable = True
+
+
+class OverloadedError(ProviderError):
+    """529 or an `overloaded_error`, also one inside a 200 stream."""
+
+    retryable = True
+
+
+class ServerError(ProviderError):
+    """5xx from the provider."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The server could not be reached or did not answer in time."""
+
+    retryable = True
+
+
+class StreamInterruptedError(ProviderError):
+    """The response stream ended before the model finished its turn."""
+
+
+# --- protocol ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Backoff for retryable provider errors."""
+
+    max_retries: int = 4
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    jitter: float = 0.2
+
+    def delay(self, attempt: int, error: ProviderError) -> float:
+        """Seconds to wait before retry number `attempt` (1-based)."""
+        import random
+
+        if error.retry_after is not None:
+            return max(0.0, min(error.retry_after, 60.0))
+        base = min(self.max_delay, self.initial_delay * 2.0 ** (attempt - 1))
+        return base * (1 + random.uniform(-self.jitter, self.jitter))
+
+
+class Provider(Protocol):
+    """A thin adapter over one vendor SDK client."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one model turn; the last event is `ResponseDone`; retries are announced by `StreamRetry`."""
+        ...
+
+
+@dataclass(slots=True)
+class ToolCallAccumulator:
+    """Assembles streamed tool calls; tolerant of sloppy OpenAI-compatible deltas."""
+
+    ids: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    args: list[list[str]] = field(default_factory=list)
+
+    def start(self, call_id: str, name: str) -> int:
+        """Register a new call and return its index."""
+        self.ids.append(call_id)
+        self.names.append(name)
+        self.args.append([])
+        return len(self.ids) - 1
+
+    def add_args(self, index: int, fragment: str) -> None:
+        """Append an arguments fragment to call `index`."""
+        self.args[index].append(fragment)
+
+    def blocks(self) -> list[ToolUseBlock]:
+        """The finished calls, with arguments parsed."""
+        import json
+
+        out: list[ToolUseBlock] = []
+        for call_id, name, parts in zip(self.ids, self.names, self.args, strict=True):
+            raw = "".join(parts).strip()
+            if not raw:
+                out.append(ToolUseBlock(id=call_id, name=name, input={}))
+                continue
+            try:
+                parsed = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                out.append(
+                    ToolUseBlock(
+                        id=call_id, name=name, input={}, input_error=f"arguments are not valid JSON: {exc}"
+                    )
+                )
+                continue
+            if isinstance(parsed, dict):
+                out.append(ToolUseBlock(id=call_id, name=name, input=parsed))
+            else:
+                out.append(
+                    ToolUseBlock(
+                        id=call_id,
+                        name=name,
+                        input={},
+                        input_error=f"arguments must be a JSON object, got {type(parsed).__name__}",
+                    )
+                )
+        return out

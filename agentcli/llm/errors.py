@@ -1,0 +1,121 @@
+"""Map vendor SDK exceptions onto agentcli's small set of provider errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentcli.llm.base import (
+    AuthenticationError,
+    BadRequestError,
+    OverloadedError,
+    ProviderConnectionError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+    StreamInterruptedError,
+)
+
+_BY_TYPE: dict[str, type[ProviderError]] = {
+    "overloaded_error": OverloadedError,
+    "rate_limit_error": RateLimitError,
+    "rate_limit_exceeded": RateLimitError,
+    "insufficient_quota": RateLimitError,
+    "api_error": ServerError,
+    "server_error": ServerError,
+    "authentication_error": AuthenticationError,
+    "permission_error": AuthenticationError,
+    "invalid_api_key": AuthenticationError,
+    "invalid_request_error": BadRequestError,
+    "not_found_error": BadRequestError,
+    "request_too_large": BadRequestError,
+}
+
+
+_BY_STATUS: dict[int, type[ProviderError]] = {
+    401: AuthenticationError,
+    403: AuthenticationError,
+    429: RateLimitError,
+    529: OverloadedError,
+}
+
+
+def _error_fields(body: object) -> tuple[str | None, str | None]:
+    """(type, message) from an Anthropic or OpenAI error body, wherever they sit."""
+    if not isinstance(body, dict):
+        return None, None
+    inner: Any = body.get("error", body)
+    if not isinstance(inner, dict):
+        return None, str(inner) if inner else None
+    kind = inner.get("type") or inner.get("code")
+    message = inner.get("message")
+    return (str(kind) if kind else None), (str(message) if message else None)
+
+
+def _retry_after(headers: Any) -> float | None:
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) * scale
+        except ValueError:
+            continue
+    return None
+
+
+def classify(
+    provider: str, status: int | None, kind: str | None, message: str, retry_after: float | None = None
+) -> ProviderError:
+    """Pick the provider error class: unambiguous statuses first, then the error type, then 4xx/5xx."""
+    cls: type[ProviderError]
+    if status in _BY_STATUS:
+        cls = _BY_STATUS[status]
+    elif kind and kind in _BY_TYPE:
+        cls = _BY_TYPE[kind]
+    elif status is not None and status >= 500:
+        cls = ServerError
+    elif status is not None and status >= 400:
+        cls = BadRequestError
+    else:
+        cls = ServerError
+    shown_status = status if status and status != 200 else None
+    return cls(message, provider=provider, status=shown_status, retry_after=retry_after)
+
+
+def from_sdk_exception(provider: str, exc: BaseException, *, streamed: bool) -> ProviderError:
+    """Translate an exception raised by either SDK (or its HTTP layer) during a request.
+
+    `streamed` says whether any output had already arrived, which makes a broken
+    connection a cut stream rather than an unreachable server.
+    """
+    status: int | None = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    kind, message = _error_fields(body)
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) if response is not None else None
+    name = type(exc).__name__
+    if status is not None or body is not None:
+        text = message or getattr(exc, "message", None) or str(exc) or name
+        return classify(provider, status, kind, _one_line(text), _retry_after(headers))
+    if name == "APITimeoutError" or "Timeout" in name:
+        return ProviderConnectionError("request timed out", provider=provider)
+    if name == "APIConnectionError":
+        cause = exc.__cause__ or exc.__context__
+        if streamed and cause is not None:
+            return StreamInterruptedError(
+                f"the response stream broke off: {_one_line(str(cause) or type(cause).__name__)}",
+                provider=provider,
+            )
+        detail = f": {_one_line(str(cause))}" if cause is not None and str(cause) else ""
+        return ProviderConnectionError(f"cannot reach the server{detail}", provider=provider)
+    text = _one_line(str(exc) or name)
+    if streamed:
+        return StreamInterruptedError(f"the response stream broke off: {text}", provider=provider)
+    return ProviderConnectionError(f"request failed: {text}", provider=provider)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,181 @@
+"""Resolve `main` / `light` / aliases / `provider:model` to a concrete model, and share SDK clients."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentcli.llm.base import PROVIDERS, MissingCredentialsError, Provider, ProviderName, RetryPolicy
+
+if TYPE_CHECKING:
+    from agentcli.config import ModelSettings, Settings
+
+_KEY_ENV: dict[ProviderName, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "openai": ("OPENAI_API_KEY",),
+    "openai-compatible": ("OPENAI_API_KEY",),
+}
+_URL_ENV: dict[ProviderName, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "openai-compatible": "OPENAI_BASE_URL",
+}
+# Local OpenAI-compatible servers (Ollama, llama.cpp, vLLM) take any key; the SDK insists on one.
+_NO_KEY_NEEDED = "not-needed"
+
+
+class ModelSpecError(ValueError):
+    """A model name that does not resolve."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedModel:
+    """A concrete model: which provider, which id, where, with which key."""
+
+    label: str  # what the person or agent file asked for: main, light, anthropic:claude-x
+    provider: ProviderName
+    model: str
+    base_url: str | None
+    api_key: str = field(repr=False)
+    max_output_tokens: int
+
+    @property
+    def display(self) -> str:
+        """Short name for the UI: the label for main/light, else provider:model."""
+        return self.label if self.label in ("main", "light") else f"{self.provider}:{self.model}"
+
+
+def _env_value(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        if env.get(name):
+            return env[name]
+    return None
+
+
+def _credentials(
+    provider: ProviderName, configured_key: str | None, configured_url: str | None, env: Mapping[str, str], where: str
+) -> tuple[str, str | None]:
+    base_url = configured_url or env.get(_URL_ENV[provider]) or None
+    key = configured_key or _env_value(env, _KEY_ENV[provider])
+    if provider == "openai-compatible" and not base_url:
+        raise MissingCredentialsError(
+            f"{where} uses provider openai-compatible but has no server: set {where}.base_url "
+            f"(e.g. http://127.0.0.1:11434/v1 for Ollama) or OPENAI_BASE_URL",
+            provider=provider,
+        )
+    if key:
+        return key, base_url
+    if provider == "openai-compatible":
+        return _NO_KEY_NEEDED, base_url
+    names = " or ".join(_KEY_ENV[provider])
+    raise MissingCredentialsError(
+        f"no API key for {where} ({provider}): set {names}, or {where}.api_key in "
+        f"~/.config/agentcli/config.toml",
+        provider=provider,
+    )
+
+
+def _from_settings(label: str, where: str, ms: ModelSettings, env: Mapping[str, str]) -> ResolvedModel:
+    secret = ms.api_key.get_secret_value() if ms.api_key is not None else None
+    key, url = _credentials(ms.provider, secret, ms.base_url, env, where)
+    return ResolvedModel(label, ms.provider, ms.model, url, key, ms.max_output_tokens)
+
+
+def resolve_model(spec: str, settings: Settings, env: Mapping[str, str] | None = None) -> ResolvedModel:
+    """Resolve `main`, `light`, an alias from `[models.aliases]`, or `provider:model`."""
+    env = os.environ if env is None else env
+    name = spec.strip()
+    seen: set[str] = set()
+    while name in settings.models.aliases and name not in seen:
+        seen.add(name)
+        name = settings.models.aliases[name]
+    if name in ("main", "light"):
+        return _from_settings(name, f"models.{name}", getattr(settings.models, name), env)
+    provider, sep, model = name.partition(":")
+    if not sep or not model or provider not in PROVIDERS:
+        raise ModelSpecError(
+            f"unknown model {spec!r}: use main, light, an alias ({', '.join(sorted(settings.models.aliases))}) "
+            f"or provider:model with provider one of {', '.join(PROVIDERS)}"
+        )
+    prov: ProviderName = provider
+    # Reuse the endpoint and key of a configured model of the same provider, if any.
+    for slot in ("main", "light"):
+        ms: ModelSettings = getattr(settings.models, slot)
+        if ms.provider == prov:
+            secret = ms.api_key.get_secret_value() if ms.api_key is not None else None
+            key, url = _credentials(prov, secret, ms.base_url, env, f"models.{slot}")
+            return ResolvedModel(name, prov, model, url, key, ms.max_output_tokens)
+    key, url = _credentials(prov, None, None, env, f"model {name}")
+    return ResolvedModel(name, prov, model, url, key, settings.models.main.max_output_tokens)
+
+
+class ProviderPool:
+    """One SDK client per (provider, base_url, key), shared by every agent of a run.
+
+    SDKs are imported here, lazily, on the first request that needs them.
+    """
+
+    def __init__(self, policy: RetryPolicy, *, request_timeout: float = 600.0, connect_timeout: float = 10.0):
+        self.policy = policy
+        self.request_timeout = request_timeout
+        self.connect_timeout = connect_timeout
+        self._providers: dict[tuple[str, str | None, str], Provider] = {}
+        self._clients: list[Any] = []
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProviderPool:
+        """A pool using the `[llm]` retry and timeout settings."""
+        llm = settings.llm
+        policy = RetryPolicy(
+            max_retries=llm.max_retries,
+            initial_delay=llm.retry_initial_delay_seconds,
+            max_delay=llm.retry_max_delay_seconds,
+        )
+        return cls(policy, request_timeout=llm.request_timeout_seconds, connect_timeout=llm.connect_timeout_seconds)
+
+    def get(self, model: ResolvedModel) -> Provider:
+        """The provider adapter for a resolved model (created once per endpoint and key)."""
+        key = (model.provider, model.base_url, model.api_key)
+        provider = self._providers.get(key)
+        if provider is None:
+            provider = self._create(model)
+            self._providers[key] = provider
+        return provider
+
+    def _create(self, model: ResolvedModel) -> Provider:
+        if model.provider == "anthropic":
+            import anthropic
+
+            from agentcli.llm.anthropic import AnthropicProvider
+
+            client = anthropic.AsyncAnthropic(
+                api_key=model.api_key,
+                base_url=model.base_url,
+                max_retries=0,  # retries are ours: the SDK does not retry errors inside a 200 stream
+                timeout=anthropic.Timeout(self.request_timeout, connect=self.connect_timeout),
+            )
+            self._clients.append(client)
+            return AnthropicProvider(client, self.policy)
+        import openai
+
+        from agentcli.llm.openai import OpenAIProvider
+
+        oclient = openai.AsyncOpenAI(
+            api_key=model.api_key,
+            base_url=model.base_url,
+            max_retries=0,
+            timeout=openai.Timeout(self.request_timeout, connect=self.connect_timeout),
+        )
+        self._clients.append(oclient)
+        return OpenAIProvider(
+            oclient, self.policy, name=model.provider, compatible=model.provider == "openai-compatible"
+        )
+
+    async def aclose(self) -> None:
+        """Close every client's connection pool."""
+        clients, self._clients = self._clients, []
+        self._providers.clear()
+        for client in clients:
+            await client.close()

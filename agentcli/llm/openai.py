@@ -1,0 +1,218 @@
+"""OpenAI chat-completions adapter (also for OpenAI-compatible servers) over the official `openai` SDK."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx2
+import openai
+
+from agentcli.llm.base import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ResponseDone,
+    RetryPolicy,
+    StopReason,
+    StreamEvent,
+    StreamInterruptedError,
+    TextBlock,
+    TextDelta,
+    ToolCallAccumulator,
+    ToolCallArgsDelta,
+    ToolCallStart,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from agentcli.llm.errors import from_sdk_exception
+from agentcli.llm.retry import stream_with_retries
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def _message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "assistant":
+            calls = [
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": json.dumps(b.input)},
+                }
+                for b in message.content
+                if isinstance(b, ToolUseBlock)
+            ]
+            entry: dict[str, Any] = {"role": "assistant", "content": message.text() or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+            continue
+        # Tool results must follow the assistant message directly, before any user text.
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                content = f"Error: {block.content}" if block.is_error else block.content
+                out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
+        text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+        if text:
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]:
+    """Keyword arguments for `chat.completions.create` (without `stream`)."""
+    messages = _message_params(request.messages)
+    if request.system:
+        messages.insert(0, {"role": "system", "content": request.system})
+    params: dict[str, Any] = {"model": request.model, "messages": messages}
+    # OpenAI's own API wants max_completion_tokens; compatible servers mostly know max_tokens only.
+    params["max_tokens" if compatible else "max_completion_tokens"] = request.max_tokens
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+            }
+            for t in request.tools
+        ]
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    return params
+
+
+class _TurnBuilder:
+    """Folds chunks into stream events; tolerant of deltas without `index` or `id`."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.usage = Usage()
+        self.stop_reason: StopReason | None = None
+        self.request_id: str | None = None
+        self.text: list[str] = []
+        self.tools = ToolCallAccumulator()
+        self.by_wire_index: dict[int, int] = {}
+        self.by_id: dict[str, int] = {}
+        self.text_before_tools = True
+
+    def _tool_slot(self, wire_index: int | None, call_id: str | None, name: str | None) -> tuple[int, bool]:
+        """Our index for a tool-call delta, and whether it opened a new call."""
+        if call_id and call_id in self.by_id:
+            return self.by_id[call_id], False
+        if wire_index is not None and wire_index in self.by_wire_index and not (
+            call_id and self.tools.ids[self.by_wire_index[wire_index]] != call_id
+        ):
+            return self.by_wire_index[wire_index], False
+        if not call_id and not name and self.tools.ids:
+            return len(self.tools.ids) - 1, False  # sloppy continuation of the last call
+        index = self.tools.start(call_id or f"call_{len(self.tools.ids)}", name or "")
+        if call_id:
+            self.by_id[call_id] = index
+        if wire_index is not None:
+            self.by_wire_index[wire_index] = index
+        return index, True
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        self.request_id = self.request_id or chunk.id
+        if chunk.model:
+            self.model = chunk.model
+        if chunk.usage is not None:
+            self._take_usage(chunk.usage)
+        for choice in chunk.choices or ():
+            delta = choice.delta
+            if delta is not None:
+                if delta.content:
+                    if self.tools.ids:
+                        self.text_before_tools = False
+                    self.text.append(delta.content)
+                    events.append(TextDelta(delta.content))
+                for call in delta.tool_calls or ():
+                    fn = call.function
+                    name = fn.name if fn is not None else None
+                    index, new = self._tool_slot(call.index, call.id, name)
+                    if new:
+                        events.append(ToolCallStart(index, self.tools.ids[index], self.tools.names[index]))
+                    elif name and not self.tools.names[index]:
+                        self.tools.names[index] = name
+                    if fn is not None and fn.arguments:
+                        self.tools.add_args(index, fn.arguments)
+                        events.append(ToolCallArgsDelta(index, fn.arguments))
+            if choice.finish_reason:
+                self.stop_reason = _STOP_REASONS.get(choice.finish_reason, "other")
+        return events
+
+    def _take_usage(self, usage: Any) -> None:
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+        prompt = usage.prompt_tokens or 0
+        self.usage = Usage(
+            input_tokens=max(prompt - cached, 0),
+            output_tokens=usage.completion_tokens or 0,
+            cache_read_tokens=cached,
+        )
+
+    def response(self) -> ModelResponse:
+        content: list[TextBlock | ToolUseBlock] = []
+        text = "".join(self.text)
+        tools = self.tools.blocks()
+        if text and self.text_before_tools:
+            content.append(TextBlock(text=text))
+        content.extend(tools)
+        if text and not self.text_before_tools:
+            content.append(TextBlock(text=text))
+        stop = self.stop_reason or "other"
+        if tools and stop == "end_turn":
+            stop = "tool_use"  # some compatible servers say "stop" after tool calls
+        return ModelResponse(content, stop, self.usage, self.model, self.request_id)
+
+
+class OpenAIProvider:
+    """Streams model turns through `AsyncOpenAI.chat.completions.create(stream=True)`."""
+
+    def __init__(
+        self, client: openai.AsyncOpenAI, policy: RetryPolicy, *, name: str = "openai", compatible: bool = False
+    ) -> None:
+        self.client = client
+        self.policy = policy
+        self.name = name
+        self.compatible = compatible
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one turn, retrying retryable failures."""
+        return stream_with_retries(lambda: self._attempt(request), self.policy)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        builder = _TurnBuilder(request.model)
+        streamed = False
+        done = False
+        try:
+            stream = await self.client.chat.completions.create(
+                **request_params(request, compatible=self.compatible),
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            async with stream:
+                async for chunk in stream:
+                    for event in builder.feed(chunk):
+                        streamed = True
+                        yield event
+                    done = done or builder.stop_reason is not None
+        except ProviderError:
+            raise
+        except (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError) as exc:
+            raise from_sdk_exception(self.name, exc, streamed=streamed) from exc
+        if not done:
+            raise StreamInterruptedError(
+                "the response stream ended before the model finished its turn", provider=self.name
+            )
+        yield ResponseDone(builder.response())

@@ -1,0 +1,50 @@
+"""Cost of a request from the maintained `genai-prices` table (offline snapshot)."""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+
+from agentcli.llm.base import Usage
+
+_PRICE_PROVIDER = {"anthropic": "anthropic", "openai": "openai"}
+
+
+@lru_cache(maxsize=256)
+def _known(provider: str, model: str) -> bool:
+    return cost_per_token_known(provider, model)
+
+
+def cost_per_token_known(provider: str, model: str) -> bool:
+    """Whether the table prices this model."""
+    return _calc(provider, model, Usage(input_tokens=1)) is not None
+
+
+def _calc(provider: str, model: str, usage: Usage) -> float | None:
+    provider_id = _PRICE_PROVIDER.get(provider)
+    if provider_id is None:
+        return None  # a compatible server: its prices are unknown
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    price_usage = PriceUsage(
+        # genai-prices counts cache traffic inside input_tokens.
+        input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = calc_price(price_usage, model_ref=model, provider_id=provider_id)
+    except LookupError:
+        return None
+    return float(result.total_price)
+
+
+def cost_usd(provider: str, model: str, usage: Usage) -> float | None:
+    """US dollars for `usage` on `provider`/`model`, or None when the price is unknown."""
+    if not _known(provider, model):
+        return None
+    return _calc(provider, model, usage)

@@ -1,0 +1,40 @@
+"""XDG locations for config, data and state."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+APP = "agentcli"
+
+
+def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
+    value = env.get(var, "")
+    base = Path(value) if value and Path(value).is_absolute() else Path.home() / fallback
+    return base / APP
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/agentcli` (default `~/.config/agentcli`)."""
+    return _xdg(os.environ if env is None else env, "XDG_CONFIG_HOME", ".config")
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_DATA_HOME/agentcli` (default `~/.local/share/agentcli`)."""
+    return _xdg(os.environ if env is None else env, "XDG_DATA_HOME", ".local/share")
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_STATE_HOME/agentcli` (default `~/.local/state/agentcli`): logs."""
+    return _xdg(os.environ if env is None else env, "XDG_STATE_HOME", ".local/state")
+
+
+def user_config_file(env: Mapping[str, str] | None = None) -> Path:
+    """The user config layer."""
+    return config_dir(env) / "config.toml"
+
+
+def project_config_file(workspace: Path) -> Path:
+    """The project config layer."""
+    return workspace / ".agentcli" / "config.toml"

@@ -1,0 +1,164 @@
+"""Script models of the fake LLM server: what to expect and how to answer.
+
+Every model forbids unknown fields, so a typo in a script file fails loudly at load time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ApiName = Literal["anthropic", "openai"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Match(_Strict):
+    """Predicates on a request; every one that is given must hold for the step to match."""
+
+    api: ApiName | None = None
+    model: str | None = None
+    system_contains: str | None = None
+    tools_include: list[str] | None = None
+    tools_exclude: list[str] | None = None
+    no_tools: bool | None = None
+    turn: int | None = Field(default=None, ge=0)
+    last_user_contains: str | None = None
+    any_message_contains: str | None = None
+
+
+class ToolCall(_Strict):
+    """One tool call in a reply; `id` defaults to `toolu_fake_N` / `call_fake_N`."""
+
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+    arguments_json: str | None = None
+    """Raw argument text to send instead of `json.dumps(input)` (e.g. malformed JSON)."""
+
+    def arguments_text(self) -> str:
+        """The argument JSON as it goes on the wire."""
+        if self.arguments_json is not None:
+            return self.arguments_json
+        return json.dumps(self.input)
+
+
+class Usage(_Strict):
+    """Token counts in Anthropic terms; OpenAI's prompt_tokens = input + cache read + cache creation."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class Reply(_Strict):
+    """The assistant message to send back: text, then tool calls."""
+
+    text: str = ""
+    chunk_size: int = Field(default=8, ge=1)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    args_chunk_size: int = Field(default=8, ge=1)
+    usage: Usage | None = None
+    stop_reason: str | None = None
+    """None = auto: tool_use / tool_calls when there are tool calls, else end_turn / stop."""
+    sloppy_tool_deltas: bool = False
+    """OpenAI only: like some compatible servers, omit `type`, and `index` on argument deltas."""
+    sloppy_omit_index: bool = True
+    """With sloppy_tool_deltas: drop `index` from argument deltas (False keeps it)."""
+
+
+FaultKind = Literal["http", "stream_error", "cut", "stall"]
+
+
+class Fault(_Strict):
+    """A failure to inject instead of (or in the middle of) the reply."""
+
+    kind: FaultKind
+    status: int = 500
+    """HTTP status for kind=http."""
+    error_type: str | None = None
+    """Error type in the body; None = derived from the status (http) or overloaded (stream_error)."""
+    message: str | None = None
+    retry_after: float | None = 0
+    """Seconds for the retry-after header (None = no header)."""
+    retry_after_ms: int | None = None
+    """retry-after-ms header; None = derived from retry_after (1 ms when retry_after is 0)."""
+    should_retry: bool | None = None
+    """Sets x-should-retry, which both SDKs obey; None = no header."""
+    after_events: int = Field(default=2, ge=0)
+    """SSE events (ping included) sent before a stream fault strikes."""
+    abort: bool = False
+    """cut: abort the transport instead of closing the body cleanly."""
+    seconds: float = Field(default=1.0, ge=0)
+    """stall: how long to go silent."""
+    then: Literal["continue", "close"] = "continue"
+    """stall: go on with the reply or close the body cleanly."""
+
+
+class Step(_Strict):
+    """One scripted exchange: which requests it answers, and how."""
+
+    match: Match = Field(default_factory=Match)
+    reply: Reply = Field(default_factory=Reply)
+    fault: Fault | None = None
+    latency_ms: int | None = Field(default=None, ge=0)
+    chunk_delay_ms: int | None = Field(default=None, ge=0)
+    times: int | None = Field(default=1, ge=1)
+    """How many requests this step answers; None = unlimited."""
+    optional: bool = False
+    """An optional step is not reported as unused by assert_done()."""
+    name: str | None = None
+
+    def label(self, index: int) -> str:
+        """`step 3` or `step 3 (name)` for messages."""
+        return f"step {index}" + (f" ({self.name})" if self.name else "")
+
+
+class Script(_Strict):
+    """An ordered list of steps; the first matching step with uses left answers a request."""
+
+    steps: list[Step] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_bare_list(cls, data: Any) -> Any:
+        if isinstance(data, list):
+            return {"steps": data}
+        return data
+
+    @classmethod
+    def load(cls, path: str | Path) -> Script:
+        """Read a script from a JSON or YAML file (`{steps: [...]}` or a bare list of steps)."""
+        p = Path(path)
+        text = p.read_text(encoding="utf-8")
+        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+        return cls.model_validate(data if data is not None else {})
+
+
+class RecordedRequest(BaseModel):
+    """One request the server received, as logged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int
+    api: Literal["anthropic", "openai", "unknown"]
+    method: str
+    path: str
+    body: Any
+    headers: dict[str, str]
+    stream: bool
+    step_index: int | None
+    unexpected: list[str] | None = None
+    """Why no step matched (None when a step answered)."""
+    status: int | None = None
+    outcome: str | None = None
+    """How the response ended: complete, http_error, stream_error, cut, aborted, client_gone, ..."""
+    received_at: float
+    finished_at: float | None = None

@@ -1,0 +1,80 @@
+"""Shared test setup: isolate every test from the machine's config, keys and the network."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_REAL_CONNECT = socket.socket.connect
+_REAL_CONNECT_EX = socket.socket.connect_ex
+
+# Variables that could point a test at a real provider or a real profile.
+_SCRUBBED = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "LLM_MODEL_ID",
+    "LLM_API_KEY",
+    "LLM_BASE_URL",
+    "LLM_PROVIDER",
+    "LIGHT_LLM_MODEL_ID",
+    "LIGHT_LLM_API_KEY",
+    "LIGHT_LLM_BASE_URL",
+    "LIGHT_LLM_PROVIDER",
+)
+
+
+def _is_local(address: Any) -> bool:
+    if isinstance(address, (str, bytes)):
+        return True  # AF_UNIX path
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    if not _is_local(address):
+        raise RuntimeError(f"test tried to reach {address!r}: only 127.0.0.1 is allowed in tests")
+    _REAL_CONNECT(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    if not _is_local(address):
+        raise RuntimeError(f"test tried to reach {address!r}: only 127.0.0.1 is allowed in tests")
+    return _REAL_CONNECT_EX(self, address)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Fresh HOME and XDG dirs, no provider variables, no outbound network."""
+    home = tmp_path_factory.mktemp("home")
+    for name in _SCRUBBED:
+        monkeypatch.delenv(name, raising=False)
+    for name in list(__import__("os").environ):
+        if name.startswith("AGENTCLI_"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local/share"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local/state"))
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(home / ".anthropic"))
+    # Anything that slips through to the SDK defaults lands on a closed local port.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    yield home

@@ -1,0 +1,55 @@
+"""Start-up stays fast: the help and config paths import neither SDK nor Textual."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("anthropic", "openai", "textual", "httpx2", "aiohttp", "genai_prices")
+
+PROBE = """
+import json, sys
+from agentcli.cli import app
+try:
+    app(args=sys.argv[1:], prog_name="agentcli")
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+heavy = [m for m in {heavy!r} if m in sys.modules]
+sys.stderr.write("PROBE " + json.dumps({{"code": code, "heavy": heavy}}) + "\\n")
+"""
+
+
+def _probe(args: list[str], cwd: Path) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
+    line = next(ln for ln in proc.stderr.splitlines() if ln.startswith("PROBE "))
+    result: dict[str, object] = json.loads(line.removeprefix("PROBE "))
+    result["stdout"] = proc.stdout
+    return result
+
+
+@pytest.mark.parametrize("args", [["--help"], ["config", "show"], ["run", "--help"]])
+def test_light_paths_import_no_sdk(args: list[str], tmp_path: Path) -> None:
+    result = _probe(args, tmp_path)
+    assert result["code"] in (0, None)
+    assert result["heavy"] == []
+    assert result["stdout"]
+
+
+def test_python_dash_m_runs(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentcli", "--version"], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("agentcli ")
