@@ -1,0 +1,125 @@
+"""Tool base: a pydantic `Args` model, a markdown description, `run()` returning a `ToolResult`."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+if TYPE_CHECKING:
+    from agentcli.tools.permissions import PermissionPolicy
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: input comes from a model, so unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool returns to the model; `is_error` marks a failed or refused call."""
+
+    content: str
+    is_error: bool = False
+    files_modified: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolError(Exception):
+    """Raised inside a tool for a failure the model should read (bad path, no match, ...)."""
+
+
+@dataclass(slots=True)
+class TodoItem:
+    """One entry of an agent's todo list."""
+
+    content: str
+    status: str  # pending | in_progress | completed
+    id: str = ""
+
+
+class FileLocks:
+    """Per-file asyncio locks shared by every agent of a session tree: no two write one file at once."""
+
+    def __init__(self) -> None:
+        self._locks: dict[Path, asyncio.Lock] = {}
+
+    def lock(self, path: Path) -> asyncio.Lock:
+        """The lock of one resolved path."""
+        lock = self._locks.get(path)
+        if lock is None:
+            lock = self._locks[path] = asyncio.Lock()
+        return lock
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Everything a tool may use; one per agent (siblings never share a context)."""
+
+    workspace: Path  # resolved absolute path; file tools stay inside it
+    agent: str  # label shown in approvals: main, explore#2
+    session_id: str
+    permissions: PermissionPolicy
+    file_locks: FileLocks
+    bash_timeout_seconds: int = 120
+    bash_max_timeout_seconds: int = 600
+    bash_output_limit_bytes: int = 30_000
+    write_paths: list[str] | None = None  # globs a subagent may write to; None = anywhere in the workspace
+    todos: list[TodoItem] = field(default_factory=list)
+    tool_call_id: str = ""  # set per call by the loop (on a copy of the agent's context)
+    progress: Callable[[], None] = lambda: None  # call while working, so idle timeouts see progress
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+
+class Tool(ABC, Generic[A]):
+    """A tool the model can call. Subclasses set `name`, `args_model`, `mutating`, `concurrency_safe`."""
+
+    name: ClassVar[str]
+    args_model: ClassVar[type[ToolArgs]]
+    mutating: ClassVar[bool] = False  # needs permission: writes files or runs commands
+    concurrency_safe: ClassVar[bool] = False  # may run at the same time as other safe calls of one turn
+
+    def description(self) -> str:
+        """The markdown description in `prompts/tools/<name>.md`."""
+        from agentcli.prompts import load_prompt
+
+        return load_prompt(f"tools/{self.name.lower()}.md").strip()
+
+    def input_schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments, as sent to the model."""
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return schema
+
+    def parse(self, raw: dict[str, Any]) -> A:
+        """Validate raw arguments; raises `ToolError` listing every problem."""
+        try:
+            return self.args_model.model_validate(raw)  # type: ignore[return-value]
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ToolError(f"Invalid arguments for {self.name}: {problems}") from None
+
+    def summary(self, args: A) -> str:
+        """One line for the UI and approvals: what this call does."""
+        first = next(iter(args.model_dump(exclude_defaults=True).values()), "")
+        return str(first).splitlines()[0][:120] if first else ""
+
+    def permission_target(self, args: A) -> str:
+        """The string permission rules match against: a path for file tools, the command for Bash."""
+        return self.summary(args)
+
+    @abstractmethod
+    async def run(self, args: A, ctx: ToolContext) -> ToolResult:
+        """Do the work. Raise `ToolError` for failures the model should see."""

@@ -1,0 +1,206 @@
+"""Mutating file tools: Write, Edit and MultiEdit (exact string replacement, all or nothing)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from agentcli.tools.files_read import is_binary_file
+from agentcli.tools.paths import display_path, normalize_rel, resolve_in_workspace
+
+_SNIPPET_CONTEXT = 3
+_SNIPPET_MAX_LINES = 16
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def _read_text(path: Path, rel: str) -> str:
+    if is_binary_file(path):
+        raise ToolError(f"{rel} is a binary file; Edit only changes text files")
+    try:
+        with path.open("r", encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except UnicodeDecodeError:
+        raise ToolError(f"{rel} is not valid UTF-8 text; Edit cannot change it safely") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
+
+
+def _write_text(path: Path, rel: str, content: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            fh.write(content)
+    except OSError as exc:
+        raise ToolError(f"Cannot write {rel}: {exc.strerror or exc}") from None
+
+
+def _check_writable_target(path: Path, rel: str) -> None:
+    if path.is_dir():
+        raise ToolError(f"{rel} is a directory; give a file path")
+    if path.exists() and not path.is_file():
+        raise ToolError(f"{rel} is not a regular file")
+
+
+class WriteArgs(ToolArgs):
+    """Arguments of Write."""
+
+    file_path: str = Field(description="Path of the file to create or overwrite, relative to the workspace")
+    content: str = Field(description="The complete new content of the file")
+
+
+class WriteTool(Tool[WriteArgs]):
+    """Create or overwrite a file."""
+
+    name: ClassVar[str] = "Write"
+    args_model: ClassVar[type[ToolArgs]] = WriteArgs
+    mutating: ClassVar[bool] = True
+
+    def summary(self, args: WriteArgs) -> str:
+        return f"{normalize_rel(args.file_path)} ({_line_count(args.content)} lines)"
+
+    def permission_target(self, args: WriteArgs) -> str:
+        return args.file_path.strip()  # as given: PermissionPolicy resolves it to the workspace-relative path
+
+    async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
+        path = resolve_in_workspace(ctx, args.file_path, for_write=True)
+        rel = display_path(ctx, path)
+        async with ctx.file_locks.lock(path):
+            _check_writable_target(path, rel)
+            existed = path.exists()
+            await asyncio.to_thread(_write_text, path, rel, args.content)
+        verb = "Overwrote" if existed else "Created"
+        return ToolResult(f"{verb} {rel} ({_line_count(args.content)} lines)", files_modified=[rel])
+
+
+class EditSpec(BaseModel):
+    """One replacement of MultiEdit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    old_string: str = Field(description="Exact text to replace (empty only to create a new file)")
+    new_string: str = Field(description="Text to put in its place")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one")
+
+
+def apply_edit(content: str, edit: EditSpec, rel: str, *, creating: bool) -> tuple[str, int, int]:
+    """Apply one edit in memory: (new content, occurrences replaced, offset of the first one)."""
+    old, new = edit.old_string, edit.new_string
+    if old == new:
+        raise ToolError("old_string and new_string are identical; nothing would change")
+    if old == "":
+        if creating or content == "":
+            return new, 1, 0
+        raise ToolError(f"old_string is empty but {rel} is not empty; give the text to replace, or use Write")
+    count = content.count(old)
+    if count == 0 and "\r\n" in content and "\n" in old and "\r\n" not in old:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # the file uses CRLF endings
+        count = content.count(old)
+    if count == 0:
+        raise ToolError(
+            f"old_string not found in {rel}. It must match the file exactly, including whitespace and "
+            "indentation; Read the file to check"
+        )
+    if count > 1 and not edit.replace_all:
+        raise ToolError(f"old_string found {count} times in {rel}; add context to make it unique or set replace_all")
+    first = content.find(old)
+    if edit.replace_all:
+        return content.replace(old, new), count, first
+    return content.replace(old, new, 1), 1, first
+
+
+def _snippet(content: str, offset: int, new_len: int) -> str:
+    """Numbered lines around the changed region, so the model sees the result without a Read."""
+    start_line = content.count("\n", 0, offset)
+    end_line = content.count("\n", 0, offset + new_len)
+    lines = content.split("\n")
+    lo = max(0, start_line - _SNIPPET_CONTEXT)
+    hi = min(len(lines), end_line + _SNIPPET_CONTEXT + 1, lo + _SNIPPET_MAX_LINES)
+    return "\n".join(f"{n + 1:>6}\t{lines[n].rstrip(chr(13))}" for n in range(lo, hi))
+
+
+async def _edit_file(ctx: ToolContext, raw_path: str, edits: list[EditSpec]) -> ToolResult:
+    """Apply `edits` in order under the file's lock; write only when every one succeeds."""
+    path = resolve_in_workspace(ctx, raw_path, for_write=True)
+    rel = display_path(ctx, path)
+    async with ctx.file_locks.lock(path):
+        _check_writable_target(path, rel)
+        creating = not path.exists()
+        if creating and edits[0].old_string != "":
+            raise ToolError(f"File does not exist: {rel}. Use Write to create it (or an empty old_string)")
+        content = "" if creating else await asyncio.to_thread(_read_text, path, rel)
+        total = 0
+        offset, new_len = 0, 0
+        for index, edit in enumerate(edits, start=1):
+            try:
+                content, replaced, offset = apply_edit(content, edit, rel, creating=creating and index == 1)
+            except ToolError as exc:
+                if len(edits) == 1:
+                    raise
+                raise ToolError(f"Edit {index} of {len(edits)} failed: {exc}. No changes were written") from None
+            total += replaced
+            new_len = len(edit.new_string)
+        await asyncio.to_thread(_write_text, path, rel, content)
+    if creating:
+        return ToolResult(f"Created {rel} ({_line_count(content)} lines)", files_modified=[rel])
+    what = f"{len(edits)} edits" if len(edits) > 1 else "1 edit"
+    header = f"Applied {what} to {rel} ({total} replacement{'s' if total != 1 else ''})."
+    body = f"{header} The last change now reads:\n{_snippet(content, offset, new_len)}"
+    return ToolResult(body, files_modified=[rel])
+
+
+class EditArgs(ToolArgs):
+    """Arguments of Edit."""
+
+    file_path: str = Field(description="Path of the file to change, relative to the workspace")
+    old_string: str = Field(description="Exact text to replace; must be unique unless replace_all")
+    new_string: str = Field(description="Text to put in its place (must differ from old_string)")
+    replace_all: bool = Field(False, description="Replace every occurrence of old_string")
+
+
+class EditTool(Tool[EditArgs]):
+    """Replace an exact string in a file."""
+
+    name: ClassVar[str] = "Edit"
+    args_model: ClassVar[type[ToolArgs]] = EditArgs
+    mutating: ClassVar[bool] = True
+
+    def summary(self, args: EditArgs) -> str:
+        return normalize_rel(args.file_path) + (" (replace all)" if args.replace_all else "")
+
+    def permission_target(self, args: EditArgs) -> str:
+        return args.file_path.strip()  # as given: PermissionPolicy resolves it to the workspace-relative path
+
+    async def run(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
+        spec = EditSpec(old_string=args.old_string, new_string=args.new_string, replace_all=args.replace_all)
+        return await _edit_file(ctx, args.file_path, [spec])
+
+
+class MultiEditArgs(ToolArgs):
+    """Arguments of MultiEdit."""
+
+    file_path: str = Field(description="Path of the file to change, relative to the workspace")
+    edits: list[EditSpec] = Field(min_length=1, description="Edits applied in order; all succeed or none is written")
+
+
+class MultiEditTool(Tool[MultiEditArgs]):
+    """Several exact replacements in one file, atomically."""
+
+    name: ClassVar[str] = "MultiEdit"
+    args_model: ClassVar[type[ToolArgs]] = MultiEditArgs
+    mutating: ClassVar[bool] = True
+
+    def summary(self, args: MultiEditArgs) -> str:
+        return f"{normalize_rel(args.file_path)} ({len(args.edits)} edits)"
+
+    def permission_target(self, args: MultiEditArgs) -> str:
+        return args.file_path.strip()  # as given: PermissionPolicy resolves it to the workspace-relative path
+
+    async def run(self, args: MultiEditArgs, ctx: ToolContext) -> ToolResult:
+        return await _edit_file(ctx, args.file_path, list(args.edits))

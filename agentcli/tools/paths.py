@@ -1,0 +1,147 @@
+"""Workspace confinement for file tools, and the glob matcher every tool and rule shares.
+
+Glob syntax (one matcher for `write_paths`, permission rules, Glob and Grep's `include`):
+`*` matches within one path segment, `**` across segments (`src/**`, `**/*.py`), `?` one
+character, `[abc]` / `[!abc]` a class, `{a,b}` alternatives. Anchored patterns match the
+whole workspace-relative path; unanchored ones (`anchored=False`) without a `/` match the
+file name at any depth, like `.gitignore` (`*.md` matches `docs/x.md`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from agentcli.tools.base import ToolContext, ToolError
+
+
+def resolve_in_workspace(ctx: ToolContext, raw: str, *, for_write: bool = False) -> Path:
+    """The resolved absolute path of `raw`, refusing anything that lands outside the workspace.
+
+    Relative paths are taken from the workspace. Symlinks (of the file or any parent) are
+    followed, so one pointing outside is refused; a file that does not exist yet resolves
+    through its nearest existing parent. With `for_write` and `ctx.write_paths` set, the path
+    must also match one of those globs.
+    """
+    text = raw.strip()
+    if not text:
+        raise ToolError("Path is empty: give a file path relative to the workspace")
+    if "\x00" in text:
+        raise ToolError(f"Path {text!r} contains a NUL byte")
+    workspace = ctx.workspace.resolve()
+    candidate = Path(os.path.expanduser(text))
+    if not candidate.is_absolute():
+        candidate = workspace / candidate
+    try:
+        resolved = candidate.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # symlink loops, permission problems
+        raise ToolError(f"Cannot resolve path {text}: {exc}") from None
+    if resolved != workspace and not resolved.is_relative_to(workspace):
+        raise ToolError(
+            f"Path {text} is outside the workspace ({workspace}); file tools only work inside it"
+            + (" (it is a symlink that points outside)" if _lexically_inside(candidate, workspace) else "")
+        )
+    if for_write and ctx.write_paths is not None:
+        rel = display_path(ctx, resolved)
+        if not any(match_glob(glob, rel) for glob in ctx.write_paths):
+            globs = ", ".join(ctx.write_paths) or "none"
+            raise ToolError(
+                f"Subagent lacks permission for required tools: write to {rel} is outside write_paths ({globs})"
+            )
+    return resolved
+
+
+def _lexically_inside(candidate: Path, workspace: Path) -> bool:
+    """Whether the path, before following symlinks, names something inside the workspace."""
+    normal = Path(os.path.normpath(candidate))
+    return normal == workspace or normal.is_relative_to(workspace)
+
+
+def display_path(ctx: ToolContext, path: Path) -> str:
+    """`path` relative to the workspace, with `/` separators (`.` for the workspace itself)."""
+    workspace = ctx.workspace.resolve()
+    try:
+        rel = path.relative_to(workspace)
+    except ValueError:
+        return str(path)
+    text = rel.as_posix()
+    return text if text and text != "." else "."
+
+
+def normalize_rel(raw: str) -> str:
+    """A lexical, workspace-style form of a path argument (for summaries): `./a//b` → `a/b`."""
+    text = raw.strip()
+    if not text:
+        return text
+    normal = os.path.normpath(text).replace(os.sep, "/")
+    return normal
+
+
+def match_glob(pattern: str, rel: str, *, anchored: bool = True) -> bool:
+    """Whether the workspace-relative path `rel` matches the glob `pattern` (see module docstring)."""
+    pattern = pattern.strip()
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    elif pattern.startswith("/"):
+        pattern = pattern.lstrip("/")
+    if not anchored and "/" not in pattern.rstrip("/"):
+        pattern = "**/" + pattern
+    if pattern.endswith("/"):
+        pattern += "**"
+    return glob_regex(pattern).fullmatch(rel) is not None
+
+
+@lru_cache(maxsize=512)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob (with `**` and `{a,b}`) into an anchored regular expression."""
+    return re.compile(_translate(pattern), re.DOTALL)
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                at_start = i == 0 or pattern[i - 1] == "/"
+                j = i + 2
+                if at_start and pattern.startswith("/", j):
+                    out.append("(?:.*/)?")  # `**/` : zero or more whole segments
+                    i = j + 1
+                    continue
+                if at_start and j == n:
+                    out.append(".*")  # trailing `/**` (or a lone `**`): everything below
+                    i = j
+                    continue
+                out.append(".*")
+                i = j
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            start = i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1
+            end = pattern.find("]", start + 1)  # a `]` right after `[` (or `[!`) is literal
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "{":
+            end = pattern.find("}", i)
+            if end == -1 or "{" in pattern[i + 1 : end]:
+                out.append(re.escape(c))
+            else:
+                options = pattern[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(_translate(opt) for opt in options) + ")")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)

@@ -1,0 +1,390 @@
+"""The permission policy: which tool calls run, which are refused, which ask the person.
+
+Order of decision for one call:
+1. A matching **deny** rule refuses it: deny wins over everything (auto mode, read-only tools).
+2. Tools that are not `mutating` (Read, LS, Glob, Grep, TodoWrite) run.
+3. Mode `readonly` refuses every mutating tool (allow rules do not reopen it).
+4. Mode `auto`, a matching **allow** rule, or an earlier "allow always" answer lets it run.
+5. Otherwise the approver (the TUI) is asked; requests from parallel agents are asked one at
+   a time. Without an approver (a one-shot run) the call is refused with a reason the model
+   can act on.
+
+Rules: `Tool` or `Tool(pattern)`; tool names are case-insensitive (`edit` = `Edit`), and an
+`Edit(...)` rule also covers Write and MultiEdit (every tool that edits files). Patterns of
+file tools are path globs on the workspace-relative, symlink-resolved path (`src/**`; `*.md`
+without a `/` matches at any depth). Bash patterns match the command with `*` as wildcard
+(`Bash(git status*)`; `Bash(npm run test:*)` = that command with any arguments). A compound
+command (`a && b | c`) is allowed only when every part is; a command with `$(…)`, backticks,
+output redirection to a file, or several lines is allowed only by a plain `Bash` rule or a
+rule equal to the whole command. Bash deny rules also match any part of a command and any
+word onward (`Bash(rm *)` blocks `sudo rm -rf x` and `find . -exec rm {} ;`): a guard rail,
+not a sandbox.
+
+Remembered "allow always" answers (for this session, this policy object):
+- file edits: one answer for Write, Edit or MultiEdit allows all three from then on;
+- Bash: the command's prefix (its first word, plus the second when it is a sub-command word,
+  e.g. `git status`, `pytest`, `npm run`) for each of its parts; a command that is not
+  simple (see above) is remembered exactly;
+- any other mutating tool: by tool name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shlex
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError
+from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
+
+if TYPE_CHECKING:
+    from agentcli.config_schema import PermissionsSettings
+
+Approval = Literal["allow_once", "allow_always", "deny"]
+Mode = Literal["ask", "auto", "readonly"]
+
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+PATH_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "LS"})
+_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9._:-]*$")
+_CONTROL = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "\n"})
+_LOOSE_SPLIT = re.compile(r"\$\(|`|<\(|>\(|&&|\|\||[;&|()\n]")
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """What the approver is asked: `[agent] wants to run <tool>: <summary>`."""
+
+    agent: str
+    tool: str
+    summary: str
+    target: str
+    always_scope: str = ""  # what "allow always" would allow from then on, for the dialog
+
+
+Approver = Callable[[PermissionRequest], Awaitable[Approval]]
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    """The verdict on one call; `reason` (for refusals) goes to the model as the tool result."""
+
+    allowed: bool
+    reason: str = ""
+
+
+_ALLOWED = PermissionDecision(True)
+
+
+def _tool_key(name: str) -> str:
+    from agentcli.tools.registry import canonical_tool_name
+
+    return canonical_tool_name(name) or name.strip()
+
+
+@dataclass(frozen=True)
+class PermissionRule:
+    """One `Tool` or `Tool(pattern)` rule."""
+
+    tool: str  # canonical tool name (as written when agentcli has no such tool)
+    pattern: str | None
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> PermissionRule:
+        """Parse a rule; ValueError on bad syntax."""
+        match = _RULE.match(text)
+        if not match:
+            raise ValueError(f"bad permission rule {text!r}: write Tool or Tool(pattern), e.g. 'Bash(git status*)'")
+        pattern = match.group(2)
+        pattern = pattern.strip() if pattern is not None else None
+        return cls(_tool_key(match.group(1)), pattern or None, text.strip())
+
+    def covers(self, tool: str) -> bool:
+        """Whether the rule is about `tool` (an Edit rule covers every file-editing tool)."""
+        if self.tool == "Edit":
+            return tool in EDIT_TOOLS
+        return self.tool.lower() == tool.lower()
+
+
+@dataclass(frozen=True)
+class _Command:
+    """A Bash command taken apart for rule matching."""
+
+    text: str  # whitespace-normalized
+    segments: tuple[tuple[str, ...], ...]  # words of each simple command
+    simple: bool  # parsed cleanly: no substitution, file redirection or multiple lines
+
+
+def _normalize_ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def parse_command(command: str) -> _Command:
+    """Split a Bash command into its simple commands (conservatively: `simple=False` when unsure)."""
+    text = _normalize_ws(command)
+    raw = command.strip()
+    simple = not any(marker in raw for marker in ("$(", "`", "<(", ">(", "\n", "<<"))
+    try:
+        lexer = shlex.shlex(raw, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes
+        return _Command(text, (), False)
+    segments: list[tuple[str, ...]] = []
+    words: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token in _CONTROL:
+            if words:
+                segments.append(tuple(words))
+            words = []
+        elif token in ("(", ")", "{", "}"):
+            simple = False
+        elif set(token) <= set("<>&|;()"):  # a redirection operator
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+            harmless = token == "<" or (token in (">&", "<&") and nxt.isdigit()) or nxt == "/dev/null"
+            if not harmless:
+                simple = False
+            if words and words[-1].isdigit():
+                words.pop()  # the fd number of `2>`
+            i += 1  # skip the redirection target
+        else:
+            words.append(token)
+        i += 1
+    if words:
+        segments.append(tuple(words))
+    return _Command(text, tuple(segments), simple and bool(segments))
+
+
+def _wild(pattern: str, text: str) -> bool:
+    """`*` matches anything; everything else literally; whitespace-insensitive."""
+    pattern = _normalize_ws(pattern)
+    if pattern.endswith(":*"):  # Claude Code's prefix form: `npm run test:*`
+        stem = re.escape(pattern[:-2])
+        return re.fullmatch(stem + r"(?: .*)?", text, re.DOTALL) is not None
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, text, re.DOTALL) is not None
+
+
+def _deny_candidates(command: str, parsed: _Command) -> set[str]:
+    """Every string a Bash deny rule is tried against: the command, its parts, each word onward."""
+    out = {parsed.text}
+    word_lists = [list(seg) for seg in parsed.segments]
+    word_lists += [[w.strip("'\"") for w in frag.split()] for frag in _LOOSE_SPLIT.split(command)]
+    for words in word_lists:
+        for start in range(len(words)):
+            out.add(" ".join(words[start:]))
+    out.discard("")
+    return out
+
+
+def command_prefix(words: tuple[str, ...]) -> tuple[str, ...]:
+    """What "allow always" remembers of one simple command: `git status`, `pytest`, `npm run`."""
+    if len(words) >= 2 and _SUBCOMMAND.match(words[1]):
+        return words[:2]
+    return words[:1]
+
+
+class PermissionPolicy:
+    """Decides every tool call of one session tree (shared by the main agent and its subagents)."""
+
+    def __init__(
+        self,
+        mode: Mode,
+        allow: Sequence[str] = (),
+        deny: Sequence[str] = (),
+        approver: Approver | None = None,
+        *,
+        non_interactive: bool = False,
+    ) -> None:
+        self.mode: Mode = mode
+        self.allow = [PermissionRule.parse(rule) for rule in allow]
+        self.deny = [PermissionRule.parse(rule) for rule in deny]
+        self.approver = approver
+        self.non_interactive = non_interactive
+        self._approval_lock = asyncio.Lock()
+        self._always_tools: set[str] = set()  # tool names (file edits as "Edit")
+        self._always_prefixes: set[tuple[str, ...]] = set()  # Bash command prefixes
+        self._always_commands: set[str] = set()  # Bash commands remembered exactly
+
+    @classmethod
+    def from_settings(
+        cls,
+        perms: PermissionsSettings,
+        *,
+        approver: Approver | None = None,
+        oneshot: bool = False,
+        yes: bool = False,
+    ) -> PermissionPolicy:
+        """The policy for a session. `yes` (--yes) means auto; so does `allow_mutating_in_run` in a
+        one-shot run, unless the mode is readonly. A one-shot run without either never asks."""
+        mode: Mode = perms.mode
+        if yes or (oneshot and perms.allow_mutating_in_run and mode != "readonly"):
+            mode = "auto"
+        return cls(mode, perms.allow, perms.deny, approver, non_interactive=oneshot)
+
+    # ---- the decision -------------------------------------------------------------------
+
+    async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
+        """Whether this call may run; may wait for the person's answer."""
+        name = tool.name
+        if not tool.mutating and not any(rule.covers(name) for rule in self.deny):
+            return _ALLOWED  # the common case (reads): no path resolution, no parsing
+        raw_target = tool.permission_target(args)
+        target = self._resolved_target(name, raw_target, ctx)
+        rule = self._denying_rule(name, raw_target, target)
+        if rule is not None:
+            return PermissionDecision(
+                False,
+                f"Permission denied: {name} {target} is blocked by the rule {rule.text!r} in [permissions] deny. "
+                "Do not retry this call; continue without it or explain what you would have done.",
+            )
+        if not tool.mutating:
+            return _ALLOWED
+        if self.mode == "readonly":
+            return PermissionDecision(
+                False,
+                f"Permission denied: {name} is not allowed in readonly mode. It changes files or runs "
+                "commands; continue with read-only tools, or explain what you would have done.",
+            )
+        if self.mode == "auto" or self._allowed_by_rules(name, target) or self._remembered(name, target):
+            return _ALLOWED
+        if self.approver is None:
+            return PermissionDecision(False, self._no_approver_reason(name, target))
+        request = PermissionRequest(
+            agent=ctx.agent,
+            tool=name,
+            summary=tool.summary(args),
+            target=target,
+            always_scope=self._scope(name, target),
+        )
+        async with self._approval_lock:  # one question at a time, across parallel subagents
+            if self._remembered(name, target):  # answered "always" while this one queued
+                return _ALLOWED
+            try:
+                answer = await self.approver(request)
+            except Exception as exc:  # the UI went away: refuse, never crash the agent
+                return PermissionDecision(False, f"Permission denied: asking the person for approval failed ({exc}).")
+            if answer == "allow_always":
+                self._remember(name, target)
+            if answer in ("allow_once", "allow_always"):
+                return _ALLOWED
+        return PermissionDecision(
+            False,
+            f"Permission denied: the person declined this {name} call ({request.summary}). Do not retry it; "
+            "ask them what to do instead, or continue another way.",
+        )
+
+    # ---- rules --------------------------------------------------------------------------
+
+    @staticmethod
+    def _resolved_target(name: str, raw: str, ctx: ToolContext) -> str:
+        """For file tools, the workspace-relative path after following symlinks."""
+        if name not in PATH_TOOLS or not raw:
+            return raw
+        try:
+            return display_path(ctx, resolve_in_workspace(ctx, raw))
+        except ToolError:
+            return raw  # outside the workspace: the tool refuses it itself
+
+    @staticmethod
+    def _matches(rule: PermissionRule, name: str, target: str) -> bool:
+        if rule.pattern is None:
+            return True
+        if name in PATH_TOOLS:
+            return match_glob(rule.pattern, target, anchored=False)
+        return _wild(rule.pattern, _normalize_ws(target))
+
+    def _denying_rule(self, name: str, raw: str, target: str) -> PermissionRule | None:
+        rules = [rule for rule in self.deny if rule.covers(name)]
+        if not rules:
+            return None
+        candidates = _deny_candidates(target, parse_command(target)) if name == "Bash" else {target, raw}
+        for rule in rules:
+            if rule.pattern is None or any(self._matches(rule, name, c) for c in candidates):
+                return rule
+        return None
+
+    def _allowed_by_rules(self, name: str, target: str) -> bool:
+        rules = [rule for rule in self.allow if rule.covers(name)]
+        if any(rule.pattern is None for rule in rules):
+            return True
+        if name != "Bash":
+            return any(self._matches(rule, name, target) for rule in rules)
+        parsed = parse_command(target)
+        if any(_normalize_ws(rule.pattern or "") == parsed.text for rule in rules):
+            return True
+        return self._every_part_allowed(parsed)
+
+    def _every_part_allowed(self, parsed: _Command) -> bool:
+        """A simple Bash command whose every part matches an allow rule or a remembered prefix."""
+        if not parsed.simple:
+            return False
+        patterns = [rule.pattern for rule in self.allow if rule.covers("Bash") and rule.pattern]
+        return all(
+            self._prefix_remembered(seg) or any(_wild(pattern, " ".join(seg)) for pattern in patterns)
+            for seg in parsed.segments
+        )
+
+    # ---- remembered answers -------------------------------------------------------------
+
+    @staticmethod
+    def _family(name: str) -> str:
+        return "Edit" if name in EDIT_TOOLS else name
+
+    def _prefix_remembered(self, words: tuple[str, ...]) -> bool:
+        return any(words[: len(prefix)] == prefix for prefix in self._always_prefixes)
+
+    def _remembered(self, name: str, target: str) -> bool:
+        if name != "Bash":
+            return self._family(name) in self._always_tools
+        parsed = parse_command(target)
+        return parsed.text in self._always_commands or self._every_part_allowed(parsed)
+
+    def _remember(self, name: str, target: str) -> None:
+        if name != "Bash":
+            self._always_tools.add(self._family(name))
+            return
+        parsed = parse_command(target)
+        if parsed.simple:
+            self._always_prefixes.update(command_prefix(seg) for seg in parsed.segments)
+        else:
+            self._always_commands.add(parsed.text)
+
+    def _scope(self, name: str, target: str) -> str:
+        """Words for the dialog: what "allow always" would allow."""
+        if name in EDIT_TOOLS:
+            return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
+        if name != "Bash":
+            return f"every {name} call for the rest of this session"
+        parsed = parse_command(target)
+        if not parsed.simple:
+            return "this exact command for the rest of this session"
+        prefixes = sorted({" ".join(command_prefix(seg)) for seg in parsed.segments})
+        return "Bash commands starting with " + ", ".join(f"`{p}`" for p in prefixes) + " for the rest of this session"
+
+    def _no_approver_reason(self, name: str, target: str) -> str:
+        if name == "Bash":
+            parsed = parse_command(target)
+            stem = " ".join(command_prefix(parsed.segments[0])) if parsed.segments else "..."
+            example = f"Bash({stem}*)"
+        elif name in PATH_TOOLS:
+            example = f"Edit({target})" if name in EDIT_TOOLS else f"{name}({target})"
+        else:
+            example = name
+        if self.non_interactive:
+            return (
+                f"Permission denied: {name} needs approval, and this is a non-interactive run (agentcli run). "
+                f'The person can re-run with --yes or allow it in config ([permissions] allow = ["{example}"]). '
+                "Do not retry this call; continue without it or explain what you would have done."
+            )
+        return (
+            f"Permission denied: {name} needs approval and there is no one to ask in this session. The person can "
+            f'allow it in config ([permissions] allow = ["{example}"]) or set [permissions] mode = "auto". '
+            "Do not retry this call; continue without it or explain what you would have done."
+        )

@@ -1,0 +1,116 @@
+"""Bash: output, exit codes, timeouts and cancellation that leave no process behind, output cap."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from agentcli.tools.base import ToolContext, ToolError, ToolResult
+from agentcli.tools.shell import BashTool, OutputBuffer
+
+BASH = BashTool()
+
+
+async def bash(ctx: ToolContext, command: str, **extra: object) -> ToolResult:
+    return await BASH.run(BASH.parse({"command": command, **extra}), ctx)
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs. A zombie waiting for init to reap it counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in (b"Z", b"X")
+
+
+async def test_output_and_exit_code(ctx: ToolContext, workspace: Path) -> None:
+    ok = await bash(ctx, "pwd; echo err >&2")
+    assert ok.content == f"{workspace}\nerr"
+    assert not ok.is_error and ok.metadata["exit_code"] == 0
+    failed = await bash(ctx, "echo partial; exit 3")
+    assert failed.content == "partial\n\nexit code 3"
+    assert failed.is_error is False
+    assert (await bash(ctx, "true")).content == "(no output)"
+
+
+async def test_stdin_is_closed(ctx: ToolContext) -> None:
+    result = await bash(ctx, "cat; echo done", timeout=10)
+    assert result.content == "done"
+
+
+async def test_summary_and_target() -> None:
+    args = BASH.parse({"command": "git status\ngit diff", "description": "show changes"})
+    assert BASH.summary(args) == "git status …"
+    assert BASH.permission_target(args) == "git status\ngit diff"
+    assert BASH.mutating and not BASH.concurrency_safe
+
+
+async def test_timeout_kills_the_process_group(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "sleep 30 & echo $!; wait", timeout=0.5)
+    assert time.monotonic() - started < 5
+    assert result.is_error
+    assert result.content.startswith("Command timed out after 0.5s")
+    pid = int(result.content.split()[-1])
+    assert not alive(pid)
+
+
+async def test_background_child_does_not_outlive_the_command(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "sleep 30 & echo $!")
+    assert time.monotonic() - started < 5
+    assert not result.is_error
+    assert not alive(int(result.content))
+
+
+async def test_cancellation_kills_the_process_group(ctx: ToolContext, workspace: Path) -> None:
+    output_seen = asyncio.Event()
+    watched = dataclasses.replace(ctx, progress=output_seen.set)
+    task = asyncio.create_task(bash(watched, "sleep 30 & echo $! > pid.txt; echo started; wait"))
+    await output_seen.wait()
+    pid = int((workspace / "pid.txt").read_text())
+    assert alive(pid)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not alive(pid)
+
+
+async def test_output_cap_keeps_head_and_tail(ctx: ToolContext) -> None:
+    small = dataclasses.replace(ctx, bash_output_limit_bytes=200)
+    result = await bash(small, "echo HEAD; seq 1 2000; echo TAIL")
+    assert result.content.startswith("HEAD\n1\n2\n")
+    assert result.content.endswith("1999\n2000\nTAIL")
+    assert "bytes of output cut;" in result.content
+    assert len(result.content) < 400
+
+
+def test_output_buffer_counts_what_it_cut() -> None:
+    buffer = OutputBuffer(10)
+    for chunk in (b"abc", b"defghij", b"klmnop"):
+        buffer.feed(chunk)
+    assert buffer.head == b"abcde" and buffer.tail == b"lmnop" and buffer.total == 16
+    assert "[6 bytes of output cut; 16 bytes in all]" in buffer.text()
+
+
+async def test_timeout_above_maximum_is_refused(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match=r"above the maximum of 600s"):
+        await bash(ctx, "true", timeout=601)
+    with pytest.raises(ToolError, match=r"timeout"):
+        BASH.parse({"command": "true", "timeout": -1})
+
+
+async def test_progress_is_reported_as_output_arrives(ctx: ToolContext) -> None:
+    ticks: list[int] = []
+    await bash(dataclasses.replace(ctx, progress=lambda: ticks.append(1)), "echo a")
+    assert ticks
