@@ -1,0 +1,293 @@
+"""The SQLite store: one writer thread that owns the write connection, per-thread read connections.
+
+Every write is a job (see `agentcli.store.writes`) queued to the writer thread, which runs the jobs in
+submission order, many to one transaction, each inside its own savepoint: a job that raises is rolled
+back alone, logged, and re-raised to whoever awaits it; the writer goes on. A job's future resolves
+only after its transaction committed, so `await store.write(job)` means "on disk" (WAL,
+synchronous=NORMAL: survives a crash of the process). Reads run on a separate connection per calling
+thread beside the writer (WAL).
+
+    store = Store.open()                      # data_dir()/agentcli.db, migrated
+    store.submit(add_message(sid, 0, msg))    # hot path: never blocks
+    await store.write(upsert_task(record))    # stored before the caller goes on
+    store.close()                             # drains the queue
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import queue
+import sqlite3
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentcli.llm.base import Message
+from agentcli.paths import data_dir
+from agentcli.store import queries
+from agentcli.store.queries import AmbiguousIdError
+from agentcli.store.records import SessionRecord, TaskRecord, ToolCallRecord, UsageRollup
+from agentcli.store.schema import StoreError, connect, migrate
+from agentcli.store.writes import (
+    WriteJob,
+    add_message,
+    add_usage,
+    cancel_session_tree,
+    create_session,
+    finish_session,
+    mark_running_cancelled,
+    tool_call_finished,
+    tool_call_started,
+    upsert_task,
+)
+
+__all__ = [
+    "AmbiguousIdError",
+    "Store",
+    "StoreClosedError",
+    "StoreError",
+    "WriteJob",
+    "add_message",
+    "add_usage",
+    "cancel_session_tree",
+    "create_session",
+    "default_path",
+    "finish_session",
+    "mark_running_cancelled",
+    "tool_call_finished",
+    "tool_call_started",
+    "upsert_task",
+]
+
+log = logging.getLogger("agentcli.store")
+T = TypeVar("T")
+DB_NAME = "agentcli.db"
+MAX_BATCH = 256  # jobs per transaction
+
+
+class StoreClosedError(StoreError):
+    """A write was submitted after `close()`."""
+
+
+def default_path() -> Path:
+    """`$XDG_DATA_HOME/agentcli/agentcli.db`."""
+    return data_dir() / DB_NAME
+
+
+def _noop(conn: sqlite3.Connection) -> None:
+    """A job that marks a point in the queue (flush)."""
+
+
+class _Job:
+    __slots__ = ("fn", "future")
+
+    def __init__(self, fn: WriteJob[Any]) -> None:
+        self.fn = fn
+        self.future: Future[Any] = Future()
+
+
+class Store:
+    """The persistence of sessions, messages, tool calls, usage and tasks. Thread- and asyncio-safe."""
+
+    def __init__(self, path: Path, write_conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = write_conn
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._thread = threading.Thread(target=self._run, name="agentcli-store-writer", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)  # a daemon thread: drain what is queued before the interpreter ends
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> Store:
+        """Open (creating directories and the file) and migrate the database; raises StoreError."""
+        path = path or default_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(path)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the database {path}: {exc}") from exc
+        try:
+            migrate(conn, path)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot use the database {path}: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return cls(path, conn)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    def submit(self, job: WriteJob[T]) -> Future[T]:
+        """Queue a write job without blocking; the future resolves after it committed (or raises)."""
+        item = _Job(job)
+        with self._lock:
+            if self._closed:
+                raise StoreClosedError(f"the store {self.path} is closed")
+            self._queue.put(item)
+        return item.future
+
+    async def write(self, job: WriteJob[T]) -> T:
+        """Queue a write job and wait until it committed; its exception is raised here.
+
+        Cancelling the awaiting task does not cancel the write: the job still runs and commits.
+        """
+        return await asyncio.shield(asyncio.wrap_future(self.submit(job)))
+
+    async def flush(self) -> None:
+        """Wait until everything queued so far is committed."""
+        await self.write(_noop)
+
+    def flush_sync(self, timeout: float | None = None) -> None:
+        """Block until everything queued so far is committed; TimeoutError after `timeout` seconds."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("flush_sync() called from a write job would wait for itself")
+        self.submit(_noop).result(timeout)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Commit everything queued, stop the writer and close every connection. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(None)
+        atexit.unregister(self.close)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+        with self._lock:
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            conn.close()
+
+    def mark_running_cancelled(self) -> Future[tuple[int, int]]:
+        """Queue `writes.mark_running_cancelled()` (rows of dead processes → cancelled); (sessions, tasks)."""
+        return self.submit(mark_running_cancelled())
+
+    def cancel_session_tree(self, session_id: str, error: str = "cancelled") -> Future[tuple[int, int]]:
+        """Queue `writes.cancel_session_tree()` (a session and everything below it → cancelled)."""
+        return self.submit(cancel_session_tree(session_id, error))
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
+        return self._closed
+
+    def _run(self) -> None:
+        """The writer thread: take every job waiting, run them in one transaction, resolve their futures."""
+        try:
+            stop = False
+            while not stop:
+                first = self._queue.get()
+                if first is None:
+                    break
+                batch = [first]
+                while len(batch) < MAX_BATCH:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        stop = True
+                        break
+                    batch.append(item)
+                try:
+                    self._execute(batch)
+                except BaseException as exc:  # never let the writer die with futures unresolved
+                    log.exception("store writer: batch failed")
+                    for job in batch:
+                        if not job.future.done():
+                            job.future.set_exception(exc)
+        finally:
+            self._conn.close()
+
+    def _execute(self, batch: list[_Job]) -> None:
+        conn = self._conn
+        for job in batch:
+            job.future.set_running_or_notify_cancel()  # a cancelled future's job still runs
+        outcomes: list[tuple[_Job, bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for job in batch:
+                conn.execute("SAVEPOINT job")
+                try:
+                    result = job.fn(conn)
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    log.error("store write %s failed: %s", getattr(job.fn, "__qualname__", job.fn), exc, exc_info=exc)
+                    outcomes.append((job, False, exc))
+                else:
+                    conn.execute("RELEASE job")
+                    outcomes.append((job, True, result))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        for job, ok, value in outcomes:
+            if job.future.cancelled():
+                continue
+            if ok:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(value)
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreClosedError(f"the store {self.path} is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            with self._lock:
+                if self._closed:
+                    raise StoreClosedError(f"the store {self.path} is closed")
+                conn = connect(self.path, readonly=True)
+                self._readers.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def list_sessions(
+        self, limit: int = 20, include_subagents: bool = False, parent_session_id: str | None = None
+    ) -> list[SessionRecord]:
+        """Newest first; top-level only unless `include_subagents`, or the children of one session."""
+        return queries.list_sessions(self._reader(), limit, include_subagents, parent_session_id)
+
+    def get_session(self, ref: str) -> SessionRecord | None:
+        """A session by id or unique prefix (None: no match; AmbiguousIdError: several)."""
+        return queries.get_session(self._reader(), ref)
+
+    def get_messages(self, session_id: str) -> list[Message]:
+        """A session's messages in order."""
+        return queries.get_messages(self._reader(), session_id)
+
+    def get_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        """A session's tool calls in the order they started."""
+        return queries.get_tool_calls(self._reader(), session_id)
+
+    def list_tasks(
+        self, parent_session_id: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[TaskRecord]:
+        """Tasks newest first, optionally of one parent session and/or one status."""
+        return queries.list_tasks(self._reader(), parent_session_id, status, limit)
+
+    def get_task(self, ref: str) -> TaskRecord | None:
+        """A task by id or unique prefix (None: no match; AmbiguousIdError: several)."""
+        return queries.get_task(self._reader(), ref)
+
+    def session_usage_rollup(self, session_id: str) -> UsageRollup | None:
+        """Usage of a session and all its descendant sessions."""
+        return queries.session_usage_rollup(self._reader(), session_id)

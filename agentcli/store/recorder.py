@@ -1,0 +1,116 @@
+"""StoreRecorder: persists the event stream (sessions, messages, tool calls, usage, outcomes) without blocking."""
+
+from __future__ import annotations
+
+import logging
+
+from agentcli.events import (
+    MessageAddedEvent,
+    MessageManager,
+    RunFinishedEvent,
+    SessionStartedEvent,
+    SubagentEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+    UsageEvent,
+)
+from agentcli.llm.base import PROVIDERS, Usage
+from agentcli.store.db import Store, StoreClosedError
+from agentcli.store.writes import (
+    WriteJob,
+    add_message,
+    add_usage,
+    create_session,
+    finish_session,
+    tool_call_finished,
+    tool_call_started,
+)
+
+log = logging.getLogger("agentcli.store")
+
+
+def split_model(model: str) -> tuple[str | None, str]:
+    """`provider:model` → (provider, model); a label such as `main` → (None, label)."""
+    provider, sep, name = model.partition(":")
+    if sep and provider in PROVIDERS and name:
+        return provider, name
+    return None, model
+
+
+class StoreRecorder(MessageManager):
+    """Subscribe it to the event stream: every event becomes a queued write (`Store.submit`, never blocks).
+
+    Subagent events arrive wrapped in `SubagentEvent`; they are unwrapped (at any nesting depth) and
+    recorded as the child session's own rows. Text deltas are not stored: the finished message is.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def _submit(self, job: WriteJob[None]) -> None:
+        try:
+            self.store.submit(job)
+        except StoreClosedError:
+            log.debug("store closed: event not recorded")
+
+    def on_session_started(self, event: SessionStartedEvent, agent_type: str | None = None) -> None:
+        """A session began (its title comes from its first user message)."""
+        if event.provider and event.model_id:
+            provider: str | None = event.provider
+            model = event.model_id
+        else:
+            provider, model = split_model(event.model)
+        self._submit(
+            create_session(
+                event.session_id,
+                model=model,
+                provider=provider,
+                workspace=event.workspace,
+                agent=event.agent,
+                depth=event.depth,
+                parent_session_id=event.parent_session_id,
+                task_id=event.task_id,
+                agent_type=agent_type or event.agent_type,
+            )
+        )
+
+    def on_message_added(self, event: MessageAddedEvent) -> None:
+        """A message joined the history."""
+        self._submit(add_message(event.session_id, event.seq, event.message))
+
+    def on_tool_call_started(self, event: ToolCallStartedEvent) -> None:
+        """A tool call began."""
+        self._submit(tool_call_started(event.session_id, event.tool_call_id, event.name, event.args, event.summary))
+
+    def on_tool_call_finished(self, event: ToolCallFinishedEvent) -> None:
+        """A tool call ended."""
+        self._submit(
+            tool_call_finished(
+                event.session_id,
+                event.tool_call_id,
+                event.name,
+                is_error=event.is_error,
+                output=event.output,
+                duration_ms=event.duration_ms,
+                files_modified=event.files_modified,
+            )
+        )
+
+    def on_usage(self, event: UsageEvent) -> None:
+        """One request's usage, into the ledger and the session's totals."""
+        usage = Usage(event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens)
+        self._submit(add_usage(event.session_id, event.provider, event.model, usage, event.cost_usd))
+
+    def on_run_finished(self, event: RunFinishedEvent) -> None:
+        """A run ended."""
+        self._submit(finish_session(event.session_id, event.status, event.error, turns=event.turns))
+
+    def on_subagent_event(self, event: SubagentEvent) -> None:
+        """A child's event: record it as the child's own (the innermost wrapper names the child's type)."""
+        inner = event.event
+        if isinstance(inner, SessionStartedEvent):
+            if inner.task_id is None:
+                inner = inner.model_copy(update={"task_id": event.task_id})
+            self.on_session_started(inner, agent_type=event.subagent_type)
+        else:
+            self(inner)

@@ -1,0 +1,115 @@
+"""Typed rows of the store: a task record (SPEC §4 "Record of a task"), sessions, tool calls, usage."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TaskStatus = Literal["queued", "running", "completed", "failed", "timed_out", "cancelled", "budget_exceeded"]
+SessionStatus = Literal["running", "completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
+ToolCallStatus = Literal["running", "ok", "error", "cancelled"]
+
+TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
+SESSION_STATUSES: tuple[str, ...] = get_args(SessionStatus)
+TOOL_CALL_STATUSES: tuple[str, ...] = get_args(ToolCallStatus)
+
+
+class ToolCount(BaseModel):
+    """How often a subagent used one tool."""
+
+    model_config = ConfigDict(extra="forbid")
+    tool: str
+    count: int
+
+
+class TaskRecord(BaseModel):
+    """One delegation through the Task tool, exactly SPEC §4's record; the Task tool fills it."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    task_id: str
+    parent_session_id: str | None = None
+    parent_task_id: str | None = None
+    parent_tool_call_id: str | None = None
+    child_session_id: str | None = None
+    depth: int = 1
+    chain: list[str] = Field(default_factory=list)
+    subagent_type: str
+    description: str = ""
+    prompt: str = ""
+    model_used: str | None = None
+    status: TaskStatus = "queued"
+    result: str | None = None
+    error: str | None = None
+    tool_summary: list[ToolCount] = Field(default_factory=list)
+    files_modified: list[str] = Field(default_factory=list)
+    time_ms: float | None = None
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class SessionRecord(BaseModel):
+    """One session (the main agent's, or a subagent's) with its running usage totals."""
+
+    id: str
+    parent_session_id: str | None = None
+    task_id: str | None = None
+    depth: int = 0
+    agent: str = "main"
+    agent_type: str | None = None
+    workspace: str = ""
+    model: str = ""
+    provider: str | None = None
+    status: SessionStatus = "running"
+    title: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+    turns: int = 0
+    pid: int | None = None
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call of a session, with its full output."""
+
+    id: str
+    session_id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    summary: str = ""
+    status: ToolCallStatus = "running"
+    output: str | None = None
+    is_error: bool = False
+    duration_ms: float | None = None
+    files_modified: list[str] = Field(default_factory=list)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class UsageRollup(BaseModel):
+    """Usage of a session and every session below it in the delegation tree."""
+
+    session_id: str
+    sessions: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None  # None: no request had a known price
+    turns: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Everything billed: input, output and cache traffic."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens

@@ -1,0 +1,176 @@
+"""Connection settings and the ordered schema migrations (`PRAGMA user_version` = migrations applied)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from agentcli.store.records import SESSION_STATUSES, TASK_STATUSES, TOOL_CALL_STATUSES
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class StoreError(Exception):
+    """The database cannot be used; `str()` is a one-line message for the person."""
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+_V1 = f"""
+CREATE TABLE sessions (
+    id                 TEXT PRIMARY KEY,
+    parent_session_id  TEXT,
+    task_id            TEXT,
+    depth              INTEGER NOT NULL DEFAULT 0,
+    agent              TEXT NOT NULL DEFAULT 'main',
+    agent_type         TEXT,
+    workspace          TEXT NOT NULL DEFAULT '',
+    model              TEXT NOT NULL DEFAULT '',
+    provider           TEXT,
+    status             TEXT NOT NULL DEFAULT 'running' CHECK (status IN ({_in(SESSION_STATUSES)})),
+    title              TEXT,
+    created_at         TEXT NOT NULL,
+    updated_at         TEXT NOT NULL,
+    finished_at        TEXT,
+    error              TEXT,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd           REAL,
+    turns              INTEGER NOT NULL DEFAULT 0,
+    pid                INTEGER,
+    pid_started        INTEGER
+);
+CREATE INDEX sessions_by_created ON sessions (created_at DESC);
+CREATE INDEX sessions_by_parent ON sessions (parent_session_id);
+CREATE INDEX sessions_live ON sessions (status) WHERE status = 'running';
+
+CREATE TABLE messages (
+    session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    role        TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content     TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE tool_calls (
+    id              TEXT NOT NULL,
+    session_id      TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    name            TEXT NOT NULL,
+    args            TEXT NOT NULL DEFAULT '{{}}',
+    summary         TEXT NOT NULL DEFAULT '',
+    status          TEXT NOT NULL DEFAULT 'running' CHECK (status IN ({_in(TOOL_CALL_STATUSES)})),
+    output          TEXT,
+    is_error        INTEGER NOT NULL DEFAULT 0,
+    duration_ms     REAL,
+    files_modified  TEXT NOT NULL DEFAULT '[]',
+    started_at      TEXT,
+    finished_at     TEXT,
+    PRIMARY KEY (session_id, id)
+);
+
+CREATE TABLE usage (
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id         TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    provider           TEXT NOT NULL,
+    model              TEXT NOT NULL,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd           REAL,
+    created_at         TEXT NOT NULL
+);
+CREATE INDEX usage_by_session ON usage (session_id);
+
+CREATE TABLE tasks (
+    task_id              TEXT PRIMARY KEY,
+    parent_session_id    TEXT,
+    parent_task_id       TEXT,
+    parent_tool_call_id  TEXT,
+    child_session_id     TEXT,
+    depth                INTEGER NOT NULL DEFAULT 1,
+    chain                TEXT NOT NULL DEFAULT '[]',
+    subagent_type        TEXT NOT NULL,
+    description          TEXT NOT NULL DEFAULT '',
+    prompt               TEXT NOT NULL DEFAULT '',
+    model_used           TEXT,
+    status               TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ({_in(TASK_STATUSES)})),
+    result               TEXT,
+    error                TEXT,
+    tool_summary         TEXT NOT NULL DEFAULT '[]',
+    files_modified       TEXT NOT NULL DEFAULT '[]',
+    time_ms              REAL,
+    tool_calls           INTEGER NOT NULL DEFAULT 0,
+    input_tokens         INTEGER NOT NULL DEFAULT 0,
+    output_tokens        INTEGER NOT NULL DEFAULT 0,
+    cost_usd             REAL,
+    started_at           TEXT,
+    finished_at          TEXT,
+    created_at           TEXT NOT NULL,
+    pid                  INTEGER,
+    pid_started          INTEGER
+);
+CREATE INDEX tasks_by_parent ON tasks (parent_session_id, created_at);
+CREATE INDEX tasks_by_created ON tasks (created_at DESC);
+CREATE INDEX tasks_by_child ON tasks (child_session_id);
+CREATE INDEX tasks_live ON tasks (status) WHERE status IN ('queued', 'running');
+"""
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    for statement in _V1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+Migration = Callable[[sqlite3.Connection], None]
+# Append only: migration N (1-based) brings the database from user_version N-1 to N.
+MIGRATIONS: list[Migration] = [_v1]
+
+
+def schema_version() -> int:
+    """The version this code writes."""
+    return len(MIGRATIONS)
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit) with the store's pragmas."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    if readonly:
+        conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Put the database in WAL mode and apply pending migrations in one transaction; returns the version."""
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise StoreError(f"cannot put {path} in WAL mode (journal_mode is {mode})")
+    target = schema_version()
+    if conn.execute("PRAGMA user_version").fetchone()[0] == target:
+        return target  # the common case: nothing to do, no write lock taken
+    conn.execute("BEGIN IMMEDIATE")  # another process may be migrating: read the version under the lock
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > target:
+            raise StoreError(
+                f"{path} has schema version {version}, newer than this agentcli knows ({target}): upgrade agentcli"
+            )
+        for number in range(version + 1, target + 1):
+            MIGRATIONS[number - 1](conn)
+        conn.execute(f"PRAGMA user_version = {target}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return target

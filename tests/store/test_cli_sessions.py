@@ -1,0 +1,115 @@
+"""`agentcli sessions list|show` over a store at $XDG_DATA_HOME (isolated per test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcli.cli import app
+from agentcli.store.db import Store
+from agentcli.store.recorder import StoreRecorder
+from tests.store.sample_events import CHILD, GRAND, MAIN, sample_events
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def recorded(isolated_env: Path) -> None:
+    """The sample run recorded in the default database."""
+    with Store.open() as store:
+        recorder = StoreRecorder(store)
+        for event in sample_events():
+            recorder(event)
+
+
+def test_list_shows_top_level_sessions(recorded: None) -> None:
+    result = runner.invoke(app, ["sessions", "list"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["ID", "STARTED", "STATUS", "MODEL", "TURNS", "TOKENS", "IN/OUT", "COST", "TITLE"]
+    assert len(lines) == 2
+    row = lines[1]
+    for cell in (MAIN, "completed", "anthropic:claude-sonnet-4-5", "300/50", "$0.0030", "Find the auth code"):
+        assert cell in row
+
+
+def test_list_all_and_json(recorded: None) -> None:
+    result = runner.invoke(app, ["sessions", "list", "--all"])
+    assert result.exit_code == 0
+    assert {MAIN, CHILD, GRAND} <= set(result.stdout.split())
+    assert "explore#1" in result.stdout
+    data = json.loads(runner.invoke(app, ["sessions", "list", "--all", "--json", "--limit", "2"]).stdout)
+    assert [d["id"] for d in data] == [GRAND, CHILD]
+    assert data[1]["parent_session_id"] == MAIN and data[1]["agent_type"] == "explore"
+
+
+def test_list_empty(isolated_env: Path) -> None:
+    result = runner.invoke(app, ["sessions", "list"])
+    assert result.exit_code == 0 and result.stdout.strip() == "No sessions yet."
+
+
+def test_show_by_prefix(recorded: None) -> None:
+    result = runner.invoke(app, ["sessions", "show", MAIN[:7]])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.startswith(f"Session {MAIN}\n")
+    assert "status:" in out and "completed" in out
+    assert "with subagents: 2 subagent sessions · in 440 · out 66" in out
+    assert CHILD in out  # listed as a subagent session
+    assert "[user]\nFind the auth code and summarize it\nThen tell me what to fix." in out
+    assert "→ Task: explore: Find auth code  [ok, 40 ms]" in out
+    assert "← result tc_task" in out
+    assert "[assistant]\nThe login code is in auth.py." in out
+
+
+def test_show_subagent_transcript_excerpts_long_output(recorded: None) -> None:
+    out = runner.invoke(app, ["sessions", "show", CHILD]).stdout
+    assert f"parent:         {MAIN} (task tsk_1)" in out
+    assert "→ Grep: Grep 'def login'  [ok, 3 ms]" in out
+    assert "    auth.py:3: def login():" in out
+    assert "… (21 lines," in out  # cut, and says so
+
+
+def test_show_json_has_the_full_record(recorded: None) -> None:
+    result = runner.invoke(app, ["sessions", "show", CHILD, "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["session"]["id"] == CHILD
+    assert len(data["messages"]) == 4 and data["messages"][1]["content"][1]["type"] == "tool_use"
+    assert data["tool_calls"][0]["output"].count("\n") == 21
+    assert [s["id"] for s in data["subagent_sessions"]] == [GRAND]
+    assert data["usage_rollup"]["sessions"] == 2
+
+
+def test_show_unknown_and_ambiguous_ids(recorded: None) -> None:
+    result = runner.invoke(app, ["sessions", "show", "xyz"])
+    assert result.exit_code == 1
+    assert result.stderr == "agentcli: no session matches 'xyz'\n"
+    assert result.stdout == ""
+    result = runner.invoke(app, ["sessions", "show", "ses_"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("agentcli: 'ses_' matches several sessions")
+
+
+def test_list_through_python_dash_m_marks_dead_rows_cancelled(recorded: None, tmp_path: Path) -> None:
+    def job(conn: object) -> None:
+        conn.execute("UPDATE sessions SET status = 'running', pid = NULL WHERE id = ?", (MAIN,))  # type: ignore[attr-defined]
+
+    with Store.open() as store:
+        store.submit(job)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentcli", "sessions", "list"], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert MAIN in proc.stdout and "cancelled" in proc.stdout
+
+
+def test_sessions_cli_imports_no_store_at_start_up(tmp_path: Path) -> None:
+    probe = "import sys, agentcli.cli; print([m for m in ('agentcli.store.db', 'sqlite3') if m in sys.modules])"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr
