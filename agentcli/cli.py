@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from agentcli.cli_sessions import sessions_app
+
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
 
@@ -22,6 +24,7 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Inspect the effective configuration.", rich_markup_mode=None)
 app.add_typer(config_app, name="config")
+app.add_typer(sessions_app, name="sessions")
 
 
 class OutputFormat(StrEnum):

@@ -1,17 +1,22 @@
-"""`agentcli run`: one non-interactive job, printed as text, json or stream-json."""
+"""`agentcli run`: one non-interactive job through the agent loop, printed as text, json or stream-json."""
 
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from agentcli.agent.loop import RunOutcome
+    from agentcli.agent.session import Session
     from agentcli.config import LoadedConfig
-    from agentcli.llm.base import ModelResponse
+    from agentcli.output import Printer
+
+log = logging.getLogger(__name__)
+EXIT_OK, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 130
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,86 +31,109 @@ class OneShotOptions:
     verbose: bool
 
 
-def _emit(out: TextIO, obj: dict[str, Any]) -> None:
-    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    out.flush()
+def _summary(session: Session, outcome: RunOutcome, printer: Printer) -> None:
+    from agentcli.output import RunSummary
+
+    usage = session.usage
+    printer.finish(
+        RunSummary(
+            status=outcome.status,
+            result=outcome.result,
+            session_id=session.id,
+            model=session.model.display,
+            turns=outcome.turns,
+            error=outcome.error,
+            usage={
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+            },
+            cost_usd=session.cost_usd,
+        )
+    )
 
 
 async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: TextIO) -> int:
-    from agentcli.llm.base import Message, ModelRequest, ProviderError, ResponseDone, StreamRetry, TextDelta
+    from agentcli.agent.loop import AgentLoop, RunOutcome
+    from agentcli.agent.session import Session
+    from agentcli.events import EventBus
+    from agentcli.llm.base import ProviderError
     from agentcli.llm.models import ModelSpecError, ProviderPool, resolve_model
     from agentcli.llm.prices import cost_usd
+    from agentcli.logs import setup_logging
+    from agentcli.output import make_printer
     from agentcli.prompts import render_system_prompt
+    from agentcli.store.db import Store
+    from agentcli.store.recorder import StoreRecorder
+    from agentcli.tools.base import FileLocks, ToolContext
+    from agentcli.tools.permissions import PermissionPolicy
+    from agentcli.tools.registry import build_tools
 
     settings = loaded.settings
     try:
         model = resolve_model(options.model, settings)
     except (ProviderError, ModelSpecError) as exc:
         err.write(f"agentcli: {exc}\n")
-        return 1
-    pool = ProviderPool.from_settings(settings)
-    request = ModelRequest(
-        model=model.model,
-        system=render_system_prompt(options.workspace),
-        messages=[Message.user(options.prompt)],
-        max_tokens=model.max_output_tokens,
+        return EXIT_FAILURE
+    setup_logging(settings.logging.level, verbose=options.verbose, secrets=[model.api_key])
+
+    store = Store.open()
+    store.mark_running_cancelled()
+    bus = EventBus()
+    bus.subscribe(StoreRecorder(store))
+    printer = make_printer(options.output_format, out, err, verbose=options.verbose)
+    bus.subscribe(printer)
+
+    session = Session(
+        system_prompt=render_system_prompt(options.workspace, instructions=settings.agent.project_instructions),
+        model=model,
+        workspace=options.workspace,
     )
-    fmt = options.output_format
-    response: ModelResponse | None = None
+    context = ToolContext(
+        workspace=options.workspace,
+        agent="main",
+        session_id=session.id,
+        permissions=PermissionPolicy.from_settings(settings.permissions, oneshot=True, yes=options.approve_mutating),
+        file_locks=FileLocks(),
+        bash_timeout_seconds=settings.agent.bash_timeout_seconds,
+        bash_output_limit_bytes=settings.agent.bash_output_limit_bytes,
+    )
+    pool = ProviderPool.from_settings(settings)
+    loop = AgentLoop(
+        session,
+        pool.get(model),
+        build_tools(),
+        context,
+        bus,
+        max_turns=settings.agent.max_turns,
+        price=cost_usd,
+    )
+    log.info("run started: session %s, model %s, workspace %s", session.id, model.display, options.workspace)
+    outcome: RunOutcome | None = None
     try:
-        async for event in pool.get(model).stream(request):
-            if isinstance(event, TextDelta):
-                if fmt == "text":
-                    out.write(event.text)
-                    out.flush()
-                elif fmt == "stream-json":
-                    _emit(out, {"type": "text_delta", "text": event.text})
-            elif isinstance(event, StreamRetry):
-                if options.verbose or fmt == "text":
-                    err.write(f"agentcli: {event.error}; retry {event.attempt} in {event.delay_seconds:.1f}s\n")
-                if fmt == "stream-json":
-                    _emit(out, {"type": "retry", "attempt": event.attempt, "error": str(event.error)})
-            elif isinstance(event, ResponseDone):
-                response = event.response
-    except ProviderError as exc:
-        if fmt == "text":
-            out.write("\n")
-        err.write(f"agentcli: {exc}\n")
-        return 1
+        outcome = await loop.run(options.prompt)
     finally:
+        if outcome is None:  # cancelled (Ctrl-C): the loop recorded it; say so in the printer's format
+            outcome = RunOutcome("cancelled", "", session.turns, "interrupted")
         await pool.aclose()
-    assert response is not None
-    usage = response.usage
-    cost = cost_usd(model.provider, response.model, usage)
-    summary = {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "cost_usd": cost,
-    }
-    if fmt == "text":
-        cost_text = f", ${cost:.4f}" if cost is not None else ""
-        out.write(f"\n\n[{model.display} · {usage.input_tokens} in / {usage.output_tokens} out{cost_text}]\n")
-    else:
-        final = {
-            "type": "result",
-            "status": "completed",
-            "result": response.text(),
-            "model": model.display,
-            "stop_reason": response.stop_reason,
-            "usage": summary,
-        }
-        _emit(out, final)
-    return 0
+        await store.flush()
+        store.close()
+        _summary(session, outcome, printer)
+        log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
+    if outcome.status == "completed":
+        return EXIT_OK
+    err.write(f"agentcli: {outcome.error or outcome.status}\n")
+    return EXIT_FAILURE
 
 
 def run_oneshot(
     loaded: LoadedConfig, options: OneShotOptions, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Run the job to completion and return the process exit code."""
+    err_stream = err or sys.stderr
     try:
-        return asyncio.run(_run(loaded, options, out or sys.stdout, err or sys.stderr))
+        return asyncio.run(_run(loaded, options, out or sys.stdout, err_stream))
     except KeyboardInterrupt:
-        (err or sys.stderr).write("agentcli: interrupted\n")
-        return 130
+        err_stream.write("agentcli: interrupted\n")
+        return EXIT_INTERRUPTED

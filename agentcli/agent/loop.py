@@ -1,0 +1,334 @@
+"""AgentLoop: runs one session's turns — stream the model, run its tool calls, repeat — reporting events."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agentcli.agent.session import Session
+from agentcli.events import (
+    ErrorEvent,
+    Event,
+    EventSink,
+    MessageAddedEvent,
+    RetryEvent,
+    RunFinishedEvent,
+    SessionStartedEvent,
+    TextDeltaEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+    UsageEvent,
+)
+from agentcli.llm.base import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    ResponseDone,
+    StreamRetry,
+    TextBlock,
+    TextDelta,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    Usage,
+)
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+log = logging.getLogger(__name__)
+
+RunStatus = Literal["completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
+CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
+PriceFn = Callable[[str, str, Usage], float | None]
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """How a run ended and what it produced."""
+
+    status: RunStatus
+    result: str
+    turns: int
+    error: str | None = None
+
+
+class AgentLoop:
+    """Drives one Session. Holds no global state: two loops in one process never see each other."""
+
+    def __init__(
+        self,
+        session: Session,
+        provider: Provider,
+        tools: Sequence[Tool[Any]],
+        context: ToolContext,
+        emit: EventSink,
+        *,
+        max_turns: int = 50,
+        price: PriceFn | None = None,
+    ) -> None:
+        self.session = session
+        self.provider = provider
+        self.tools = {tool.name: tool for tool in tools}
+        self.context = context
+        self.emit = emit
+        self.max_turns = max_turns
+        self.price = price
+        self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
+        self._started = False
+
+    # --- public ---------------------------------------------------------------------------------
+
+    async def run(self, prompt: str | Message) -> RunOutcome:
+        """Add the prompt and run turns until the model stops calling tools, a limit, an error or cancel."""
+        if not self._started:
+            self._started = True
+            self._event(
+                SessionStartedEvent(
+                    session_id=self.session.id,
+                    agent=self.session.agent,
+                    model=self.session.model.display,
+                    provider=self.session.model.provider,
+                    model_id=self.session.model.model,
+                    agent_type=self.session.agent_type,
+                    workspace=str(self.session.workspace),
+                    depth=self.session.depth,
+                    parent_session_id=self.session.parent_session_id,
+                    task_id=self.session.task_id,
+                )
+            )
+        message = Message.user(prompt) if isinstance(prompt, str) else prompt
+        self._append(message)
+        outcome = RunOutcome("cancelled", "", 0)
+        try:
+            outcome = await self._turns()
+        except asyncio.CancelledError:
+            outcome = RunOutcome("cancelled", self._last_text(), self.session.turns, "cancelled")
+            raise
+        finally:
+            self._finish(outcome)
+        return outcome
+
+    # --- turns ----------------------------------------------------------------------------------
+
+    async def _turns(self) -> RunOutcome:
+        session = self.session
+        for _ in range(self.max_turns):
+            try:
+                response = await self._model_turn()
+            except ProviderError as exc:
+                self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
+                return RunOutcome("failed", self._last_text(), session.turns, str(exc))
+            session.turns += 1
+            self._append(response.message())
+            calls = response.tool_uses()
+            if not calls:
+                return RunOutcome("completed", response.text(), session.turns)
+            await self._run_tools(calls)
+        return RunOutcome(
+            "max_turns", self._last_text(), session.turns, f"stopped after max_turns={self.max_turns} turns"
+        )
+
+    async def _model_turn(self) -> ModelResponse:
+        session = self.session
+        request = ModelRequest(
+            model=session.model.model,
+            system=session.system_prompt,
+            messages=tuple(session.messages),
+            tools=self._specs,
+            max_tokens=session.model.max_output_tokens,
+        )
+        partial: list[str] = []
+        try:
+            async for event in self.provider.stream(request):
+                if isinstance(event, TextDelta):
+                    partial.append(event.text)
+                    self._event(TextDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
+                    self.context.progress()
+                elif isinstance(event, ResponseDone):
+                    self._account(event.response)
+                    return event.response
+                elif isinstance(event, StreamRetry):
+                    partial.clear()
+                    self._event(
+                        RetryEvent(
+                            session_id=session.id,
+                            agent=session.agent,
+                            attempt=event.attempt,
+                            delay_seconds=event.delay_seconds,
+                            error=str(event.error),
+                        )
+                    )
+                else:
+                    self.context.progress()
+        except (asyncio.CancelledError, ProviderError):
+            if partial:  # keep what the person already saw; the transcript stays valid
+                self._append(Message(role="assistant", content=[TextBlock(text="".join(partial))]))
+            raise
+        raise ProviderError("the stream ended without a response", provider=self.provider.name)
+
+    def _account(self, response: ModelResponse) -> None:
+        session = self.session
+        usage = response.usage
+        cost = self.price(session.model.provider, response.model, usage) if self.price else None
+        session.add_usage(usage, cost)
+        self._event(
+            UsageEvent(
+                session_id=session.id,
+                agent=session.agent,
+                provider=session.model.provider,
+                model=response.model,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                cost_usd=cost,
+            )
+        )
+
+    # --- tools ----------------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
+        """Run one turn's calls: consecutive concurrency-safe calls together, others alone; results in order."""
+        results: list[ToolResultBlock | None] = [None] * len(calls)
+
+        async def one(index: int) -> None:
+            results[index] = await self._run_one(calls[index])
+
+        try:
+            for group in self._groups(calls):
+                if len(group) == 1:
+                    await one(group[0])
+                else:
+                    async with asyncio.TaskGroup() as tg:
+                        for index in group:
+                            tg.create_task(one(index))
+        finally:
+            blocks = [
+                r if r is not None else ToolResultBlock(tool_use_id=c.id, content=CANCELLED_RESULT, is_error=True)
+                for r, c in zip(results, calls, strict=True)
+            ]
+            self._append(Message(role="user", content=list(blocks)))
+
+    def _groups(self, calls: list[ToolUseBlock]) -> list[list[int]]:
+        groups: list[list[int]] = []
+        previous_safe = False
+        for index, call in enumerate(calls):
+            safe = self._safe(call)
+            if safe and previous_safe:
+                groups[-1].append(index)
+            else:
+                groups.append([index])
+            previous_safe = safe
+        return groups
+
+    def _safe(self, call: ToolUseBlock) -> bool:
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.concurrency_safe and call.input_error is None
+
+    async def _run_one(self, call: ToolUseBlock) -> ToolResultBlock:
+        session = self.session
+        tool = self.tools.get(call.name)
+        started = time.perf_counter()
+        args: Any = None
+        summary = _raw_summary(call.input)
+        error: str | None = None
+        if tool is None:
+            error = f"Unknown tool '{call.name}'. Available tools: {', '.join(self.tools)}."
+        elif call.input_error is not None:
+            error = f"Invalid arguments for {call.name}: {call.input_error}"
+        else:
+            try:
+                args = tool.parse(call.input)
+                summary = tool.summary(args)
+            except ToolError as exc:
+                error = str(exc)
+        self._event(
+            ToolCallStartedEvent(
+                session_id=session.id,
+                agent=session.agent,
+                tool_call_id=call.id,
+                name=call.name,
+                args=call.input,
+                summary=summary,
+            )
+        )
+        session.tool_calls += 1
+        result = ToolResult(error, is_error=True) if error is not None else None
+        try:
+            if result is None:
+                assert tool is not None
+                result = await self._execute(tool, args, call.id)
+        except asyncio.CancelledError:
+            self._tool_finished(call, ToolResult(CANCELLED_RESULT, is_error=True), started)
+            raise
+        self._tool_finished(call, result, started)
+        return ToolResultBlock(tool_use_id=call.id, content=result.content, is_error=result.is_error)
+
+    async def _execute(self, tool: Tool[Any], args: Any, call_id: str) -> ToolResult:
+        ctx = dataclasses.replace(self.context, tool_call_id=call_id)
+        decision = await ctx.permissions.check(tool, args, ctx)
+        if not decision.allowed:
+            return ToolResult(decision.reason, is_error=True)
+        try:
+            return await tool.run(args, ctx)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except Exception as exc:  # a tool bug must not end the run: the model reads it and goes on
+            log.exception("tool %s failed", tool.name)
+            return ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+    def _tool_finished(self, call: ToolUseBlock, result: ToolResult, started: float) -> None:
+        self._event(
+            ToolCallFinishedEvent(
+                session_id=self.session.id,
+                agent=self.session.agent,
+                tool_call_id=call.id,
+                name=call.name,
+                is_error=result.is_error,
+                output=result.content,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                files_modified=result.files_modified,
+            )
+        )
+
+    # --- bookkeeping ----------------------------------------------------------------------------
+
+    def _append(self, message: Message) -> None:
+        seq = self.session.append(message)
+        self._event(MessageAddedEvent(session_id=self.session.id, agent=self.session.agent, seq=seq, message=message))
+
+    def _finish(self, outcome: RunOutcome) -> None:
+        self._event(
+            RunFinishedEvent(
+                session_id=self.session.id,
+                agent=self.session.agent,
+                status=outcome.status,
+                result=outcome.result,
+                turns=outcome.turns,
+                error=outcome.error,
+            )
+        )
+
+    def _last_text(self) -> str:
+        for message in reversed(self.session.messages):
+            if message.role == "assistant" and (text := message.text()):
+                return text
+        return ""
+
+    def _event(self, event: Event) -> None:
+        try:
+            self.emit(event)
+        except Exception:  # a broken consumer must not break the agent
+            log.exception("event consumer failed on %s", event.kind)
+
+
+def _raw_summary(raw: dict[str, Any]) -> str:
+    text = json.dumps(raw, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:119] + "…"

@@ -1,0 +1,211 @@
+"""The typed event stream every consumer (TUI, one-shot printer, store, JSON stream) subscribes to.
+
+Events are pydantic models in one discriminated union (`Event`). Producers call an `EventSink`
+(any callable taking an event). `MessageManager` is the consumer base class: it dispatches each
+event to an `on_<kind>` method (seed 000's names: `on_subagent_block_added`, ...).
+A subagent's events reach its parent wrapped in `SubagentEvent` with the task id and the
+parent's tool call id, so consumers can find the block they belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentcli.llm.base import Message
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    session_id: str
+    agent: str = "main"  # label of the agent that emitted it: main, explore#2, ...
+
+
+class SessionStartedEvent(_Event):
+    """A session (main or subagent) began."""
+
+    kind: Literal["session_started"] = "session_started"
+    model: str  # display label: main, light, provider:model
+    provider: str = ""
+    model_id: str = ""  # the provider's model id
+    agent_type: str = "main"
+    workspace: str
+    depth: int = 0
+    parent_session_id: str | None = None
+    task_id: str | None = None
+
+
+class TextDeltaEvent(_Event):
+    """A piece of assistant text, as it streams."""
+
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class MessageAddedEvent(_Event):
+    """A message was appended to the session's history (user prompt, assistant turn, tool results)."""
+
+    kind: Literal["message_added"] = "message_added"
+    seq: int
+    message: Message
+
+
+class ToolCallStartedEvent(_Event):
+    """A tool call is about to run."""
+
+    kind: Literal["tool_call_started"] = "tool_call_started"
+    tool_call_id: str
+    name: str
+    args: dict[str, Any]
+    summary: str
+
+
+class ToolCallFinishedEvent(_Event):
+    """A tool call finished (or was refused, or failed)."""
+
+    kind: Literal["tool_call_finished"] = "tool_call_finished"
+    tool_call_id: str
+    name: str
+    is_error: bool
+    output: str
+    duration_ms: float
+    files_modified: list[str] = Field(default_factory=list)
+
+
+class UsageEvent(_Event):
+    """Usage of one model request."""
+
+    kind: Literal["usage"] = "usage"
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class RetryEvent(_Event):
+    """A model request failed and is being retried; text streamed by the failed attempt is void."""
+
+    kind: Literal["retry"] = "retry"
+    attempt: int
+    delay_seconds: float
+    error: str
+
+
+class ErrorEvent(_Event):
+    """Something went wrong; `fatal` ends the run."""
+
+    kind: Literal["error"] = "error"
+    message: str
+    fatal: bool = True
+
+
+class RunFinishedEvent(_Event):
+    """A session's run ended."""
+
+    kind: Literal["run_finished"] = "run_finished"
+    status: Literal["completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
+    result: str
+    turns: int
+    error: str | None = None
+
+
+class SubagentBlockAddedEvent(_Event):
+    """A Task call created a subagent (the UI adds a block)."""
+
+    kind: Literal["subagent_block_added"] = "subagent_block_added"
+    task_id: str
+    parent_tool_call_id: str
+    subagent_type: str
+    description: str
+    model: str
+    depth: int
+    status: str = "queued"
+
+
+class SubagentBlockUpdatedEvent(_Event):
+    """A subagent's status or counters changed."""
+
+    kind: Literal["subagent_block_updated"] = "subagent_block_updated"
+    task_id: str
+    status: str
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    elapsed_ms: float = 0.0
+
+
+class SubagentBlockFinishedEvent(_Event):
+    """A subagent finished; carries its short result for the collapsed block."""
+
+    kind: Literal["subagent_block_finished"] = "subagent_block_finished"
+    task_id: str
+    status: str
+    short_result: str
+    error: str | None = None
+    elapsed_ms: float = 0.0
+
+
+class SubagentEvent(_Event):
+    """An event of a subagent, relayed to its parent."""
+
+    kind: Literal["subagent_event"] = "subagent_event"
+    task_id: str
+    parent_tool_call_id: str
+    subagent_type: str
+    event: Event
+
+
+Event = Annotated[
+    SessionStartedEvent
+    | TextDeltaEvent
+    | MessageAddedEvent
+    | ToolCallStartedEvent
+    | ToolCallFinishedEvent
+    | UsageEvent
+    | RetryEvent
+    | ErrorEvent
+    | RunFinishedEvent
+    | SubagentBlockAddedEvent
+    | SubagentBlockUpdatedEvent
+    | SubagentBlockFinishedEvent
+    | SubagentEvent,
+    Field(discriminator="kind"),
+]
+SubagentEvent.model_rebuild()
+
+EventSink = Callable[[Event], None]
+
+
+class MessageManager:
+    """Consumer base: `manager(event)` calls `on_<kind>(event)` if defined, else `on_other(event)`."""
+
+    def __call__(self, event: Event) -> None:
+        handler = getattr(self, f"on_{event.kind}", None)
+        if handler is not None:
+            handler(event)
+        else:
+            self.on_other(event)
+
+    def on_other(self, event: Event) -> None:
+        """Events this manager does not handle."""
+
+
+class EventBus:
+    """Fans one event stream out to every subscriber, in subscription order."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[EventSink] = []
+
+    def subscribe(self, sink: EventSink) -> Callable[[], None]:
+        """Add a subscriber; returns a function that removes it."""
+        self._subscribers.append(sink)
+        return lambda: self._subscribers.remove(sink)
+
+    def __call__(self, event: Event) -> None:
+        for sink in tuple(self._subscribers):
+            sink(event)

@@ -1,0 +1,155 @@
+"""One-shot printers over the event stream: text, json (one final object) and stream-json (a line an event)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from agentcli.events import (
+    Event,
+    MessageManager,
+    RetryEvent,
+    TextDeltaEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+)
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What the printers report at the end of a run."""
+
+    status: str
+    result: str
+    session_id: str
+    model: str
+    turns: int
+    error: str | None
+    usage: dict[str, Any]
+    cost_usd: float | None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of the final result object."""
+        return {
+            "type": "result",
+            "status": self.status,
+            "result": self.result,
+            "error": self.error,
+            "session_id": self.session_id,
+            "model": self.model,
+            "turns": self.turns,
+            "usage": self.usage,
+            "cost_usd": self.cost_usd,
+            "tool_calls": self.tool_calls,
+            "tasks": self.tasks,
+        }
+
+
+class Printer(MessageManager):
+    """Base of the one-shot printers: records tool calls for the summary."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, verbose: bool = False) -> None:
+        self.out = out
+        self.err = err
+        self.verbose = verbose
+        self.tool_calls: dict[str, dict[str, Any]] = {}
+
+    def on_tool_call_started(self, event: ToolCallStartedEvent) -> None:
+        self.tool_calls[event.tool_call_id] = {
+            "id": event.tool_call_id,
+            "agent": event.agent,
+            "name": event.name,
+            "summary": event.summary,
+            "status": "running",
+        }
+
+    def on_tool_call_finished(self, event: ToolCallFinishedEvent) -> None:
+        record = self.tool_calls.setdefault(event.tool_call_id, {"id": event.tool_call_id, "name": event.name})
+        record["status"] = "error" if event.is_error else "ok"
+        record["duration_ms"] = round(event.duration_ms, 1)
+        if event.files_modified:
+            record["files_modified"] = event.files_modified
+
+    def finish(self, summary: RunSummary) -> None:
+        """Print the end of the run."""
+
+
+class TextPrinter(Printer):
+    """Assistant text to stdout as it streams; progress, errors and the usage line to stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, verbose: bool = False) -> None:
+        super().__init__(out, err, verbose=verbose)
+        self._mid_line = False
+
+    def _say(self, line: str) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self._mid_line = False
+        self.err.write(line + "\n")
+        self.err.flush()
+
+    def on_text_delta(self, event: TextDeltaEvent) -> None:
+        self.out.write(event.text)
+        self.out.flush()
+        self._mid_line = not event.text.endswith("\n")
+
+    def on_tool_call_started(self, event: ToolCallStartedEvent) -> None:
+        super().on_tool_call_started(event)
+        self._say(f"  → {event.name} {event.summary}".rstrip())
+
+    def on_tool_call_finished(self, event: ToolCallFinishedEvent) -> None:
+        super().on_tool_call_finished(event)
+        first = event.output.strip().splitlines()[0] if event.output.strip() else ""
+        if event.is_error:
+            self._say(f"  ✗ {event.name}: {first[:200]}")
+        elif self.verbose and first:
+            self._say(f"    {first[:200]}")
+
+    def on_retry(self, event: RetryEvent) -> None:
+        self._say(f"  ⟳ {event.error}; retry {event.attempt} in {event.delay_seconds:.1f}s")
+
+    def finish(self, summary: RunSummary) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self.out.flush()
+        if summary.status != "completed":
+            return  # the runner prints the one-line reason
+        usage = summary.usage
+        cost = f" · ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
+        self.err.write(
+            f"[{summary.model} · {summary.turns} turns · {usage['input_tokens']} in / "
+            f"{usage['output_tokens']} out{cost} · session {summary.session_id}]\n"
+        )
+        self.err.flush()
+
+
+class JsonPrinter(Printer):
+    """Prints nothing until the end, then one JSON object."""
+
+    def finish(self, summary: RunSummary) -> None:
+        data = summary.as_dict()
+        data["tool_calls"] = list(self.tool_calls.values())
+        self.out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class StreamJsonPrinter(JsonPrinter):
+    """One JSON line per event, then the final result object."""
+
+    def __call__(self, event: Event) -> None:
+        super().__call__(event)
+        self.out.write(event.model_dump_json() + "\n")
+        self.out.flush()
+
+
+def make_printer(fmt: str, out: TextIO, err: TextIO, *, verbose: bool = False) -> Printer:
+    """The printer for `--output-format`."""
+    if fmt == "json":
+        return JsonPrinter(out, err, verbose=verbose)
+    if fmt == "stream-json":
+        return StreamJsonPrinter(out, err, verbose=verbose)
+    return TextPrinter(out, err, verbose=verbose)

@@ -1,0 +1,211 @@
+"""AgentLoop against the fake server through the real SDKs: turns, tool dispatch, errors, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
+from agentcli.agent.session import Session
+from agentcli.events import Event, MessageAddedEvent, RunFinishedEvent, ToolCallFinishedEvent, ToolCallStartedEvent
+from agentcli.llm.base import RetryPolicy, ToolResultBlock
+from agentcli.llm.models import ProviderPool, ResolvedModel
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
+from agentcli.tools.base import FileLocks, ToolContext, ToolResult
+from agentcli.tools.files import ReadTool
+from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.registry import build_tools
+
+APIS = ("anthropic", "openai")
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(Script(steps=[])) as srv:
+        yield srv
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[ProviderPool]:
+    p = ProviderPool(RetryPolicy(max_retries=1, initial_delay=0.01, max_delay=0.01))
+    yield p
+    await p.aclose()
+
+
+def _model(api: str, srv: FakeLLMServer) -> ResolvedModel:
+    if api == "anthropic":
+        return ResolvedModel("main", "anthropic", "fake", srv.base_url, "sk-ant-test", 1024)
+    return ResolvedModel("main", "openai", "fake", srv.base_url + "/v1", "sk-test", 1024)
+
+
+def _loop(
+    api: str,
+    srv: FakeLLMServer,
+    pool: ProviderPool,
+    workspace: Path,
+    events: list[Event],
+    tools: list[Any] | None = None,
+) -> AgentLoop:
+    model = _model(api, srv)
+    session = Session(system_prompt="You are the loop under test.", model=model, workspace=workspace)
+    ctx = ToolContext(
+        workspace=workspace, agent="main", session_id=session.id,
+        permissions=PermissionPolicy("auto"), file_locks=FileLocks(),
+    )
+    return AgentLoop(session, pool.get(model), tools or build_tools(), ctx, events.append, max_turns=6)
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_tool_round_trip_and_transcript(api: str, server: FakeLLMServer, pool: ProviderPool,
+                                              tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    server.add_steps(
+        Step(match=Match(api=api, turn=0), reply=Reply(text="Reading.", tool_calls=[
+            ToolCall(name="Read", input={"file_path": "notes.txt"})])),
+        Step(match=Match(api=api, turn=1, last_user_contains="beta"), reply=Reply(text="It says alpha and beta.")),
+    )
+    events: list[Event] = []
+    loop = _loop(api, server, pool, tmp_path, events)
+    outcome = await loop.run("what is in notes.txt?")
+    assert outcome.status == "completed"
+    assert outcome.result == "It says alpha and beta."
+    roles = [m.role for m in loop.session.messages]
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert [e.seq for e in events if isinstance(e, MessageAddedEvent)] == [0, 1, 2, 3]
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
+    assert loop.session.usage.output_tokens > 0
+    server.assert_done()
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_bad_arguments_and_unknown_tool_become_tool_errors(
+    api: str, server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+) -> None:
+    server.add_steps(
+        Step(match=Match(api=api, turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Read", arguments_json='{"file_path": "x.txt", '),  # malformed JSON
+            ToolCall(name="Read", input={"path_typo": "x.txt"}),  # schema violation
+            ToolCall(name="Teleport", input={"to": "mars"}),  # no such tool
+        ])),
+        Step(match=Match(api=api, turn=1), reply=Reply(text="I will stop guessing.")),
+    )
+    events: list[Event] = []
+    loop = _loop(api, server, pool, tmp_path, events)
+    outcome = await loop.run("go")
+    assert outcome.status == "completed"
+    results = loop.session.messages[2].content
+    assert all(isinstance(r, ToolResultBlock) and r.is_error for r in results)
+    texts = [r.content for r in results if isinstance(r, ToolResultBlock)]
+    assert "not valid JSON" in texts[0]
+    assert "file_path" in texts[1] and "path_typo" in texts[1]
+    assert "Unknown tool 'Teleport'" in texts[2] and "Read" in texts[2]
+    # The model was told: the errors are in the next request.
+    assert "Unknown tool 'Teleport'" in str(server.requests[-1].body)
+    server.assert_done()
+
+
+class GatedRead(ReadTool):
+    """A Read that waits until every gated call of the turn has started: it proves overlap structurally."""
+
+    started: list[str]
+    gate: asyncio.Event
+    expected = 2
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        self.started.append(ctx.tool_call_id)
+        if len(self.started) >= self.expected:
+            self.gate.set()
+        await asyncio.wait_for(self.gate.wait(), timeout=5)  # sequential dispatch would time out here
+        return await super().run(args, ctx)
+
+
+async def test_two_reads_of_one_turn_overlap_and_keep_order(
+    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("AAA\n")
+    (tmp_path / "b.txt").write_text("BBB\n")
+    server.add_steps(
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Read", input={"file_path": "a.txt"}),
+            ToolCall(name="Read", input={"file_path": "b.txt"}),
+        ])),
+        Step(match=Match(turn=1), reply=Reply(text="both read")),
+    )
+    gated = GatedRead()
+    gated.started, gated.gate = [], asyncio.Event()
+    events: list[Event] = []
+    loop = _loop("anthropic", server, pool, tmp_path, events, tools=[gated])
+    outcome = await loop.run("read both")
+    assert outcome.status == "completed"
+    starts = [i for i, e in enumerate(events) if isinstance(e, ToolCallStartedEvent)]
+    finishes = [i for i, e in enumerate(events) if isinstance(e, ToolCallFinishedEvent)]
+    assert max(starts) < min(finishes), "both calls started before either finished"
+    results = [b for b in loop.session.messages[2].content if isinstance(b, ToolResultBlock)]
+    assert "AAA" in results[0].content and "BBB" in results[1].content  # call order kept
+    server.assert_done()
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_provider_failure_mid_run_keeps_transcript(
+    api: str, server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("x\n")
+    server.add_steps(
+        Step(match=Match(api=api, turn=0), reply=Reply(text="Step one.", tool_calls=[
+            ToolCall(name="Read", input={"file_path": "f.txt"})])),
+        Step(match=Match(api=api, turn=1), fault=Fault(kind="http", status=500), times=2),
+    )
+    events: list[Event] = []
+    loop = _loop(api, server, pool, tmp_path, events)
+    outcome = await loop.run("go")
+    assert outcome.status == "failed"
+    assert outcome.error is not None and "500" in outcome.error
+    assert [m.role for m in loop.session.messages] == ["user", "assistant", "user"]
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "failed"
+    server.assert_done()
+
+
+async def test_cancel_during_tool_call_leaves_consistent_transcript(
+    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+) -> None:
+    server.add_steps(
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Bash", input={"command": "touch started.flag; sleep 30"})])),
+    )
+    events: list[Event] = []
+    loop = _loop("anthropic", server, pool, tmp_path, events)
+    task = asyncio.create_task(loop.run("run it"))
+    flag = tmp_path / "started.flag"
+    async with asyncio.timeout(10):
+        while not flag.exists():
+            await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    last = loop.session.messages[-1]
+    assert last.role == "user"
+    (block,) = last.content
+    assert isinstance(block, ToolResultBlock) and block.content == CANCELLED_RESULT
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "cancelled"
+    server.assert_done()
+
+
+async def test_two_loops_share_nothing(server: FakeLLMServer, pool: ProviderPool, tmp_path: Path) -> None:
+    server.add_steps(
+        Step(match=Match(last_user_contains="first"), reply=Reply(text="one")),
+        Step(match=Match(last_user_contains="second"), reply=Reply(text="two")),
+    )
+    a_events: list[Event] = []
+    b_events: list[Event] = []
+    a = _loop("anthropic", server, pool, tmp_path, a_events)
+    b = _loop("anthropic", server, pool, tmp_path, b_events)
+    ra, rb = await asyncio.gather(a.run("first"), b.run("second"))
+    assert (ra.result, rb.result) == ("one", "two")
+    assert all("second" not in str(m) for m in a.session.messages)
+    assert {e.session_id for e in a_events} == {a.session.id}
+    assert a.session.id != b.session.id
+    server.assert_done()
