@@ -1,0 +1,30 @@
+"""The system prompt carries workspace facts and the project's own instructions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+from pathlib import Path
+
+from agentcli.prompts import render_system_prompt
+
+
+def test_system_prompt_has_workspace_date_git_and_instructions(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "new_file.py").write_text("x = 1\n")
+    (tmp_path / "AGENTS.md").write_text("Always run `make check` before finishing. {not a placeholder}\n")
+    (tmp_path / "CLAUDE.md").write_text("Use tabs.\n")
+    text = render_system_prompt(tmp_path, today=dt.date(2026, 11, 22))
+    assert str(tmp_path) in text
+    assert "2026-11-22" in text
+    assert "?? new_file.py" in text  # git status summary
+    assert "Always run `make check`" in text and "{not a placeholder}" in text
+    assert "## CLAUDE.md" in text and "Use tabs." in text
+    assert "$workspace" not in text
+
+
+def test_instructions_can_be_left_out_and_non_git_is_said(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("secret house rules\n")
+    text = render_system_prompt(tmp_path, instructions=False)
+    assert "secret house rules" not in text
+    assert "not a git repository" in text
