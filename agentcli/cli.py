@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from agentcli.cli_agents import agents_app
 from agentcli.cli_sessions import sessions_app
+from agentcli.cli_tasks import tasks_app
 
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
@@ -24,6 +26,8 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Inspect the effective configuration.", rich_markup_mode=None)
 app.add_typer(config_app, name="config")
+app.add_typer(agents_app, name="agents")
+app.add_typer(tasks_app, name="tasks")
 app.add_typer(sessions_app, name="sessions")
 
 

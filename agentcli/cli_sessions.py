@@ -1,6 +1,8 @@
 """`agentcli sessions list|show`: stored sessions and their transcripts, as plain text or JSON.
 
 Only typer and the standard library at import time: the store is imported inside the commands.
+The public helpers (`open_store`, `fail`, `format_*`, `table`, `transcript`) are shared with
+`agentcli tasks` (cli_tasks.py).
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ EXCERPT_LINES = 4
 EXCERPT_CHARS = 300
 
 
-def _fail(message: str) -> NoReturn:
+def fail(message: str) -> NoReturn:
     print(f"agentcli: {message}", file=sys.stderr)
     raise typer.Exit(1)
 
 
-def _open() -> Store:
+def open_store() -> Store:
     import sqlite3
 
     from agentcli.store.db import Store, StoreError
@@ -36,20 +38,20 @@ def _open() -> Store:
     try:
         store = Store.open()
     except StoreError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     try:
         store.mark_running_cancelled().result()  # rows left running by a process that is gone
     except sqlite3.Error as exc:
         store.close()
-        _fail(f"cannot use the database {store.path}: {exc}")
+        fail(f"cannot use the database {store.path}: {exc}")
     return store
 
 
-def _when(value: datetime | None) -> str:
+def format_when(value: datetime | None) -> str:
     return value.astimezone().strftime("%Y-%m-%d %H:%M") if value else "-"
 
 
-def _tokens(n: int) -> str:
+def format_tokens(n: int) -> str:
     if n < 1000:
         return str(n)
     if n < 1_000_000:
@@ -57,7 +59,7 @@ def _tokens(n: int) -> str:
     return f"{n / 1_000_000:.1f}M"
 
 
-def _cost(value: float | None) -> str:
+def format_cost(value: float | None) -> str:
     if value is None:
         return "-"
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"
@@ -67,7 +69,7 @@ def _model(s: SessionRecord) -> str:
     return f"{s.provider}:{s.model}" if s.provider else s.model or "-"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     lines = []
     for cells in [headers, *rows]:
@@ -83,7 +85,7 @@ def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List stored sessions, newest first."""
-    store = _open()
+    store = open_store()
     try:
         sessions = store.list_sessions(limit=limit, include_subagents=all_)
     finally:
@@ -98,11 +100,11 @@ def sessions_list(
     headers += ["AGENT", "TITLE"] if all_ else ["TITLE"]
     rows = []
     for s in sessions:
-        row = [s.id, _when(s.created_at), s.status, _model(s), str(s.turns)]
-        row += [f"{_tokens(s.input_tokens)}/{_tokens(s.output_tokens)}", _cost(s.cost_usd)]
+        row = [s.id, format_when(s.created_at), s.status, _model(s), str(s.turns)]
+        row += [f"{format_tokens(s.input_tokens)}/{format_tokens(s.output_tokens)}", format_cost(s.cost_usd)]
         row += [s.agent, s.title or ""] if all_ else [s.title or ""]
         rows.append(row)
-    print(_table(headers, rows))
+    print(table(headers, rows))
 
 
 @sessions_app.command("show")
@@ -113,14 +115,14 @@ def sessions_show(
     """Show one session: its fields, usage and transcript."""
     from agentcli.store.db import AmbiguousIdError
 
-    store = _open()
+    store = open_store()
     try:
         try:
             session = store.get_session(session_id)
         except AmbiguousIdError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         if session is None:
-            _fail(f"no session matches '{session_id}'")
+            fail(f"no session matches '{session_id}'")
         messages = store.get_messages(session.id)
         calls = store.get_tool_calls(session.id)
         rollup = store.session_usage_rollup(session.id)
@@ -141,7 +143,7 @@ def sessions_show(
         return
     print(_header(session, rollup, children))
     print()
-    print(_transcript(messages, calls))
+    print(transcript(messages, calls))
 
 
 def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[SessionRecord]) -> str:
@@ -155,15 +157,15 @@ def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[Session
     fields += [
         ("model", _model(s)),
         ("workspace", s.workspace or "-"),
-        ("started", _when(s.created_at)),
-        ("finished", _when(s.finished_at)),
+        ("started", format_when(s.created_at)),
+        ("finished", format_when(s.finished_at)),
         ("turns", str(s.turns)),
         (
             "tokens",
             f"in {s.input_tokens} · out {s.output_tokens} · cache read {s.cache_read_tokens}"
             f" · cache write {s.cache_write_tokens}",
         ),
-        ("cost", _cost(s.cost_usd)),
+        ("cost", format_cost(s.cost_usd)),
     ]
     if rollup is not None and rollup.sessions > 1:
         fields.append(
@@ -171,7 +173,7 @@ def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[Session
                 "with subagents",
                 f"{rollup.sessions - 1} subagent session{'s' if rollup.sessions > 2 else ''}"
                 f" · in {rollup.input_tokens} · out {rollup.output_tokens}"
-                f" · cost {_cost(rollup.cost_usd)}",
+                f" · cost {format_cost(rollup.cost_usd)}",
             )
         )
     for child in children:
@@ -202,7 +204,7 @@ def _tool_use(block: ToolUseBlock, call: ToolCallRecord | None) -> list[str]:
     return lines
 
 
-def _transcript(messages: list[Message], calls: list[ToolCallRecord]) -> str:
+def transcript(messages: list[Message], calls: list[ToolCallRecord]) -> str:
     """User and assistant text, each tool call with its summary and an output excerpt, tool results."""
     from agentcli.llm.base import TextBlock, ToolResultBlock, ToolUseBlock
 

@@ -31,8 +31,18 @@ ALL_TOOLS: dict[str, type[Tool[Any]]] = {
 READ_ONLY_TOOLS: tuple[str, ...] = ("LS", "Glob", "Grep", "Read", "TodoWrite")
 MUTATING_TOOLS: tuple[str, ...] = tuple(name for name, cls in ALL_TOOLS.items() if cls.mutating)
 
+# The subagent layer's tools: known names even before `register_tool` has added their classes.
+TASK_TOOL_NAMES: tuple[str, ...] = ("Task", "TaskOutput", "TaskCancel")
+
 # Other assistants' names for our tools (after lower-casing and dropping `_`, `-`, spaces).
-_ALIASES: dict[str, str] = {"list": "LS", "listdir": "LS", "multiedits": "MultiEdit", "todo": "TodoWrite"}
+# Claude Code 2.1 calls its Task tool `Agent`.
+_ALIASES: dict[str, str] = {
+    "list": "LS",
+    "listdir": "LS",
+    "multiedits": "MultiEdit",
+    "todo": "TodoWrite",
+    "agent": "Task",
+}
 
 
 def _key(name: str) -> str:
@@ -45,15 +55,19 @@ def register_tool(cls: type[Tool[Any]]) -> None:
 
 
 def canonical_tool_name(name: str) -> str | None:
-    """Our name for `name`, case-insensitively (`read` → `Read`, `multi_edit` → `MultiEdit`), or None."""
+    """Our name for `name`, case-insensitively (`read` → `Read`, `multi_edit` → `MultiEdit`), or None.
+
+    Task, TaskOutput and TaskCancel are known names whether or not their classes are registered yet.
+    """
     key = _key(name)
     if not key:
         return None
-    for known in ALL_TOOLS:
+    known_names = (*ALL_TOOLS, *(n for n in TASK_TOOL_NAMES if n not in ALL_TOOLS))
+    for known in known_names:
         if _key(known) == key:
             return known
     alias = _ALIASES.get(key)
-    return alias if alias in ALL_TOOLS else None
+    return alias if alias in known_names else None
 
 
 def build_tools(names: Iterable[str] | None = None) -> list[Tool[Any]]:
@@ -67,7 +81,7 @@ def build_tools(names: Iterable[str] | None = None) -> list[Tool[Any]]:
     unknown: list[str] = []
     for name in names:
         canonical = canonical_tool_name(name)
-        if canonical is None:
+        if canonical is None or canonical not in ALL_TOOLS:  # an unregistered Task tool is unknown here
             unknown.append(name)
         else:
             wanted.add(canonical)

@@ -1,0 +1,155 @@
+"""`agentcli agents list|show`: the subagent types of a workspace, where each came from, what was skipped.
+
+Only typer and the standard library at import time: the registry and config load inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from agentcli.subagents.registry import AgentRegistry, AgentType
+
+agents_app = typer.Typer(help="Subagent types: built-in and from agent files.", rich_markup_mode=None)
+
+CwdOption = Annotated[Path | None, typer.Option("--cwd", help="Workspace directory (default: the current directory).")]
+ConfigOption = Annotated[Path | None, typer.Option("--config", help="Extra config file, above project config.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    print(f"agentcli: {message}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def _registry(cwd: Path | None, config: Path | None) -> tuple[AgentRegistry, Path]:
+    """The workspace's registry, with the model aliases of its effective config."""
+    from agentcli.config import ConfigError, load_config
+    from agentcli.subagents.registry import AgentRegistry
+
+    workspace = (cwd or Path.cwd()).expanduser()
+    if not workspace.is_dir():
+        _fail(f"--cwd {workspace} is not a directory", 2)
+    workspace = workspace.resolve()
+    try:
+        loaded = load_config(workspace=workspace, config_file=config)
+    except ConfigError as exc:
+        _fail(str(exc), 2)
+    return AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases), workspace
+
+
+def _where(path: str, workspace: Path) -> str:
+    """A file's path relative to the workspace, or to `~`, when it is below one of them."""
+    if path == "built-in":
+        return path
+    p = Path(path)
+    for base, prefix in ((workspace, ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(p.relative_to(base))
+        except ValueError:
+            continue
+    return path
+
+
+def tools_summary(agent: AgentType) -> str:
+    """`all`, `read-only`, `all except ...` or the allowed tools."""
+    from agentcli.subagents.agent_files import all_tool_names
+    from agentcli.tools.registry import READ_ONLY_TOOLS
+
+    allowed = agent.allowed_tools(all_tool_names())
+    if agent.tools is None and not agent.disallowed_tools:
+        return "all"
+    if set(allowed) == set(READ_ONLY_TOOLS):
+        return "read-only"
+    if agent.tools is None:
+        return "all except " + ", ".join(agent.disallowed_tools)
+    if not allowed:
+        return "none"
+    return ", ".join(allowed) + (" (read-only)" if agent.read_only else "")
+
+
+def _label(agent: AgentType, workspace: Path) -> str:
+    return f"{agent.name} ({agent.scope}, {_where(agent.source, workspace)})"
+
+
+@agents_app.command("list")
+def agents_list(cwd: CwdOption = None, config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """List the subagent types, then skipped files, warnings and shadowed definitions."""
+    registry, workspace = _registry(cwd, config)
+    if as_json:
+        winners = {name: agent.source for name, agent in registry.types.items()}
+        record: dict[str, Any] = {
+            "agents": [t.as_dict(prompt=False) for t in registry.types.values()],
+            "skipped": [{"path": p.path, "reason": p.reason} for p in registry.problems],
+            "shadowed": [{**t.as_dict(prompt=False), "shadowed_by": winners.get(t.name)} for t in registry.shadowed],
+        }
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return
+    from agentcli.cli_sessions import table
+
+    rows = [
+        [t.name, t.scope, t.model or "inherit", tools_summary(t), _where(t.source, workspace)]
+        for t in registry.types.values()
+    ]
+    print(table(["NAME", "SCOPE", "MODEL", "TOOLS", "SOURCE"], rows))
+    if registry.problems:
+        print("\nSkipped files:")
+        for problem in registry.problems:
+            print(f"  {_where(problem.path, workspace)}: {problem.reason}")
+    flagged = registry.with_warnings()
+    if flagged:
+        print("\nWarnings:")
+        for agent in flagged:
+            for warning in agent.warnings:
+                print(f"  {_label(agent, workspace)}: {warning}")
+    if registry.shadowed:
+        print("\nShadowed definitions:")
+        for agent in registry.shadowed:
+            winner = registry.types[agent.name]
+            print(f"  {_label(agent, workspace)} is hidden by {_label(winner, workspace)}")
+
+
+@agents_app.command("show")
+def agents_show(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The agent's name (case-insensitive).")],
+    cwd: CwdOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one subagent type: where it came from, its model, tools, limits, warnings and prompt."""
+    registry, _ = _registry(cwd, config)
+    agent = registry.normalize(name)
+    if agent is None:
+        _fail(f"no agent named '{name}'. Available: {', '.join(registry.names())}")
+    if as_json:
+        print(json.dumps(agent.as_dict(), indent=2, ensure_ascii=False))
+        return
+    from agentcli.subagents.agent_files import all_tool_names
+
+    fields = [
+        ("source", agent.source),
+        ("format", agent.file_format),
+        ("scope", agent.scope),
+        ("description", agent.description),
+        ("model", agent.model or "inherit"),
+        ("tools", ", ".join(agent.allowed_tools(all_tool_names())) or "none"),
+        ("disallowed", ", ".join(agent.disallowed_tools) or "-"),
+        ("read-only", "yes" if agent.read_only else "no"),
+        ("max turns", str(agent.max_turns) if agent.max_turns else "-"),
+        ("timeout", f"{agent.timeout_seconds} s" if agent.timeout_seconds else "-"),
+    ]
+    fields += [("warning", w) for w in agent.warnings]
+    width = max(len(k) for k, _ in fields) + 1
+    pad = " " * (width + 3)
+    lines = [f"Agent {agent.name}"]
+    for key, value in fields:
+        value = value.replace("\n", "\n" + pad)
+        lines.append(f"  {(key + ':').ljust(width)} {value}")
+    print("\n".join(lines))
+    print("\nPrompt:\n")
+    print(agent.prompt)

@@ -1,0 +1,151 @@
+"""`agentcli tasks list|show`: stored Task delegations, their records, results and the child transcripts.
+
+Only typer and the standard library at import time: the store is imported inside the commands. The
+store, formatting and transcript helpers are the ones `agentcli sessions` uses (cli_sessions.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from agentcli.cli_sessions import fail, format_cost, format_tokens, format_when, open_store, table, transcript
+
+if TYPE_CHECKING:
+    from agentcli.store.records import TaskRecord
+
+tasks_app = typer.Typer(help="Stored subagent tasks (Task tool delegations).", rich_markup_mode=None)
+
+
+def _duration(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def _one_line(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@tasks_app.command("list")
+def tasks_list(
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", metavar="ID", help="Only tasks of this parent session (or prefix).")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many tasks, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List stored tasks, newest first."""
+    from agentcli.store.db import AmbiguousIdError
+
+    store = open_store()
+    try:
+        parent: str | None = None
+        if session is not None:
+            try:
+                found = store.get_session(session)
+            except AmbiguousIdError as exc:
+                fail(str(exc))
+            if found is None:
+                fail(f"no session matches '{session}'")
+            parent = found.id
+        tasks = store.list_tasks(parent_session_id=parent, limit=limit)
+    finally:
+        store.close()
+    if as_json:
+        print(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2, ensure_ascii=False))
+        return
+    if not tasks:
+        print("No tasks yet." if session is None else f"No tasks in session {parent}.")
+        return
+    headers = ["ID", "STARTED", "STATUS", "TYPE", "MODEL", "TIME", "TOOLS", "TOKENS IN/OUT", "COST", "DESCRIPTION"]
+    rows = [
+        [
+            t.task_id,
+            format_when(t.started_at),
+            t.status,
+            t.subagent_type,
+            t.model_used or "-",
+            _duration(t.time_ms),
+            str(t.tool_calls),
+            f"{format_tokens(t.input_tokens)}/{format_tokens(t.output_tokens)}",
+            format_cost(t.cost_usd),
+            _one_line(t.description),
+        ]
+        for t in tasks
+    ]
+    print(table(headers, rows))
+
+
+@tasks_app.command("show")
+def tasks_show(
+    task_id: Annotated[str, typer.Argument(metavar="ID", help="Task id or a unique prefix.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the record and the transcript as JSON.")] = False,
+) -> None:
+    """Show one task: every field of its record, the full result, then the subagent's transcript."""
+    from agentcli.store.db import AmbiguousIdError
+
+    store = open_store()
+    try:
+        try:
+            task = store.get_task(task_id)
+        except AmbiguousIdError as exc:
+            fail(str(exc))
+        if task is None:
+            fail(f"no task matches '{task_id}'")
+        child = store.get_session(task.child_session_id) if task.child_session_id else None
+        messages = store.get_messages(child.id) if child else []
+        calls = store.get_tool_calls(child.id) if child else []
+    finally:
+        store.close()
+    if as_json:
+        record: dict[str, Any] = {
+            "task": task.model_dump(mode="json"),
+            "child_session": child.model_dump(mode="json") if child else None,
+            "messages": [m.model_dump(mode="json") for m in messages],
+            "tool_calls": [c.model_dump(mode="json") for c in calls],
+        }
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return
+    print(_header(task))
+    for title, text in (("Prompt", task.prompt), ("Result", task.result), ("Error", task.error)):
+        if text:
+            print(f"\n{title}:\n{text.rstrip()}")
+    if task.child_session_id:
+        print(f"\nTranscript (session {task.child_session_id}):\n")
+        print(transcript(messages, calls) if child else "(the session was not stored)")
+
+
+def _header(t: TaskRecord) -> str:
+    """Every field of the record but prompt, result and error, which follow in full."""
+    parent = t.parent_session_id or "-"
+    if t.parent_task_id:
+        parent += f" (task {t.parent_task_id})"
+    if t.parent_tool_call_id:
+        parent += f" (tool call {t.parent_tool_call_id})"
+    tools = ", ".join(f"{c.tool} ×{c.count}" for c in t.tool_summary)
+    fields: list[tuple[str, str]] = [
+        ("type", t.subagent_type),
+        ("description", t.description or "-"),
+        ("status", t.status),
+        ("model", t.model_used or "-"),
+        ("parent", parent),
+        ("session", t.child_session_id or "-"),
+        ("depth", str(t.depth)),
+        ("chain", " → ".join(t.chain) or "-"),
+        ("started", format_when(t.started_at)),
+        ("finished", format_when(t.finished_at)),
+        ("time", _duration(t.time_ms)),
+        ("tool calls", str(t.tool_calls) + (f" ({tools})" if tools else "")),
+        ("files modified", ", ".join(t.files_modified) or "-"),
+        ("tokens", f"in {t.input_tokens} · out {t.output_tokens}"),
+        ("cost", format_cost(t.cost_usd)),
+    ]
+    width = max(len(k) for k, _ in fields) + 1
+    return "\n".join([f"Task {t.task_id}", *(f"  {(k + ':').ljust(width)} {v}" for k, v in fields)])

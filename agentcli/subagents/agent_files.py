@@ -1,0 +1,455 @@
+"""Agent definition files: Markdown with YAML front matter, in agentcli's, Claude Code's or opencode's format.
+
+    ---
+    name: code-reviewer
+    description: Reviews a change for bugs and style.
+    tools: Read, Grep, Glob          # or a YAML list; opencode: a mapping {write: false}
+    model: sonnet                    # main | light | inherit | an alias | provider:model
+    ---
+    You are a careful code reviewer ...   (the body is the role prompt)
+
+The front matter is read with `yaml.safe_load` only: a tag such as `!!python/object` is refused and
+the file skipped. Claude Code accepts descriptions that are not strict YAML (an unquoted `: ` inside
+a long description with `<example>` blocks); such front matter is read again leniently, key by key
+(see `_lenient`), still with the safe loader, and the file gets a warning.
+
+Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep); tools agentcli lacks
+(WebFetch, WebSearch, NotebookEdit, `mcp__server__tool`, `Bash(git:*)` patterns) are dropped from an
+allow list with one warning per file. A pattern in `disallowed_tools` (`Bash(rm:*)`) disallows the
+whole tool. opencode's mapping `tools: {write: false, "mcp_*": false, read: true}` is read as
+opencode reads it: every tool starts enabled, entries apply in order (last match wins, `*` and `?`
+wildcards), and the tools that end disabled become `disallowed_tools`; `true` entries never narrow
+the set to an allow list (they only re-enable tools after a wildcard `false`). As in opencode, `edit`
+stands for every editing tool (Edit and MultiEdit). opencode's `permission:` mapping is honoured where
+it forbids: `edit: deny` disallows Write, Edit and MultiEdit, `bash: deny` (or `bash: {"*": deny}`)
+disallows Bash; `ask` and `allow` are left to agentcli's own permission settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from yaml.constructor import ConstructorError
+
+from agentcli.tools.registry import ALL_TOOLS, TASK_TOOL_NAMES, canonical_tool_name
+
+Scope = Literal["built-in", "user", "project"]
+FileFormat = Literal["built-in", "agentcli", "claude", "opencode"]
+
+WRITE_TOOLS: tuple[str, ...] = ("Write", "Edit", "MultiEdit", "Bash")
+MAX_FILE_BYTES = 1_000_000
+
+# Keys of agentcli, Claude Code and opencode agent files; any other key is ignored with a warning.
+KNOWN_KEYS = frozenset(
+    {
+        "name", "description", "tools", "disallowed_tools", "disallowedTools", "disallowed-tools", "model",
+        "max_turns", "maxTurns", "maxSteps", "steps", "timeout_seconds", "timeoutSeconds",
+        # Claude Code
+        "color", "permissionMode", "skills", "hooks", "memory", "mcpServers", "effort", "isolation",
+        "background", "initialPrompt", "argument-hint", "version", "author", "tags",
+        # opencode
+        "mode", "temperature", "top_p", "permission", "disable", "prompt", "options", "hidden",
+    }
+)  # fmt: skip
+_MAX_TURNS_KEYS = ("max_turns", "maxTurns", "maxSteps", "steps")
+_TIMEOUT_KEYS = ("timeout_seconds", "timeoutSeconds")
+_DISALLOWED_KEYS = ("disallowed_tools", "disallowedTools", "disallowed-tools")
+_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t](.*))?$")
+_YAML_SYNTAX = frozenset("[{\"'|>&*%@`")
+_TOOL_TOKEN = re.compile(r"[^,\s()]+(?:\([^)]*\))?")
+_DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
+_OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers every editing tool
+
+
+def all_tool_names() -> tuple[str, ...]:
+    """Every tool an agent could be given: the registered tools plus Task, TaskOutput, TaskCancel."""
+    return (*ALL_TOOLS, *(n for n in TASK_TOOL_NAMES if n not in ALL_TOOLS))
+
+
+@dataclass(frozen=True, slots=True)
+class AgentType:
+    """One subagent type: built-in or read from an agent file."""
+
+    name: str
+    description: str
+    prompt: str = field(repr=False)  # role prompt (file body / built-in prompt)
+    tools: tuple[str, ...] | None  # canonical allow list; None = every tool the depth allows
+    disallowed_tools: tuple[str, ...] = ()
+    model: str | None = None  # raw: main | light | inherit | alias | provider:model | bare id; None = inherit
+    max_turns: int | None = None
+    timeout_seconds: int | None = None
+    source: str = "built-in"  # "built-in" or the file path
+    scope: Scope = "built-in"
+    file_format: FileFormat = "built-in"
+    warnings: tuple[str, ...] = ()
+
+    def allowed_tools(self, available: Iterable[str]) -> list[str]:
+        """(tools or available) ∩ available − disallowed, in `available` order."""
+        wanted = None if self.tools is None else set(self.tools)
+        denied = set(self.disallowed_tools)
+        return [t for t in available if (wanted is None or t in wanted) and t not in denied]
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the type can never write files or run commands."""
+        return not set(self.allowed_tools(all_tool_names())) & set(WRITE_TOOLS)
+
+    def as_dict(self, *, prompt: bool = True) -> dict[str, Any]:
+        """A JSON-ready view, with the effective tools over every known tool."""
+        data: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "scope": self.scope,
+            "format": self.file_format,
+            "source": self.source,
+            "model": self.model,
+            "tools": list(self.tools) if self.tools is not None else None,
+            "disallowed_tools": list(self.disallowed_tools),
+            "allowed_tools": self.allowed_tools(all_tool_names()),
+            "read_only": self.read_only,
+            "max_turns": self.max_turns,
+            "timeout_seconds": self.timeout_seconds,
+            "warnings": list(self.warnings),
+        }
+        if prompt:
+            data["prompt"] = self.prompt
+        return data
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """An agent file that was skipped, and why."""
+
+    path: str
+    reason: str
+
+
+class AgentFileError(ValueError):
+    """The file cannot be used as an agent definition; the message is the one-line reason."""
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+# --- front matter ----------------------------------------------------------------------------------
+
+
+def split_front_matter(text: str) -> tuple[str, str]:
+    """(front matter, body) of a Markdown file; BOM and CRLF tolerated."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start >= len(lines) or lines[start].rstrip() != "---":
+        raise AgentFileError("no YAML front matter: the file must start with a '---' line")
+    for end in range(start + 1, len(lines)):
+        if lines[end].rstrip() in ("---", "..."):
+            return "\n".join(lines[start + 1 : end]), "\n".join(lines[end + 1 :])
+    raise AgentFileError("the front matter is not closed by a '---' line")
+
+
+def _safe_load(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except ConstructorError as exc:
+        raise AgentFileError(f"refused YAML (only plain data is allowed): {_one_line(exc.problem)}") from exc
+    except RecursionError as exc:
+        raise AgentFileError("the front matter is nested too deeply") from exc
+
+
+def parse_front_matter(raw: str) -> tuple[dict[str, Any], list[str]]:
+    """The front matter as a mapping with string keys, plus warnings (lenient reading)."""
+    warnings: list[str] = []
+    try:
+        data = _safe_load(raw)
+    except yaml.YAMLError as exc:
+        data = _lenient(raw)
+        if data is None:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 2})" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or exc
+            raise AgentFileError(f"bad YAML front matter{where}: {_one_line(problem)}") from exc
+        warnings.append("front matter is not valid YAML (an unquoted ': ' in a value?); read leniently")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise AgentFileError(f"the front matter is not a mapping of keys to values (got {type(data).__name__})")
+    return {str(k): v for k, v in data.items()}, warnings
+
+
+def _lenient(raw: str) -> dict[str, Any] | None:
+    """Key-by-key reading of front matter that is not strict YAML, as Claude Code tolerates it.
+
+    A line `key: ...` at column 0 starts an entry when the key is a known front-matter key (or is the
+    first one); every other line continues the previous entry. An entry that parses as YAML on its
+    own is taken as parsed (safe loader), otherwise as plain text unless it starts with YAML syntax
+    (a quote, bracket, block scalar, anchor or tag). None when this reading fails too.
+    """
+    entries: list[tuple[str, list[str]]] = []
+    for line in raw.split("\n"):
+        match = _KEY_LINE.match(line)
+        if match and (match.group(1) in KNOWN_KEYS or not entries):
+            entries.append((match.group(1), [match.group(2) or ""]))
+        elif entries:
+            entries[-1][1].append(line)
+        elif line.strip() and not line.lstrip().startswith("#"):
+            return None
+    data: dict[str, Any] = {}
+    for key, parts in entries:
+        if parts[0].lstrip().startswith("!"):
+            return None  # a tag: never guess around one
+        chunk = f"{key}: " + "\n".join(parts)
+        try:
+            parsed = _safe_load(chunk)
+        except AgentFileError:
+            return None
+        except yaml.YAMLError:
+            parsed = None
+        if isinstance(parsed, dict) and set(parsed) == {key}:
+            data[key] = parsed[key]
+        elif parts[0].lstrip()[:1] in _YAML_SYNTAX:
+            return None  # a broken quoted string, flow collection or block scalar: really bad YAML
+        else:
+            data[key] = "\n".join(p.rstrip() for p in parts).strip()
+    return data
+
+
+# --- fields ----------------------------------------------------------------------------------------
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
+    """The names of a comma/space separated string or a YAML list; None when absent or unusable."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items = _TOOL_TOKEN.findall(value)
+    elif isinstance(value, list):
+        items = [tok for item in value if item is not None for tok in _TOOL_TOKEN.findall(str(item))]
+    else:
+        warnings.append(f"'{key}' ignored: expected a comma-separated string or a list")
+        return None
+    return items
+
+
+def _canonical(name: str) -> str | None:
+    return None if "(" in name else canonical_tool_name(name)
+
+
+def _allow_list(items: list[str], lacking: list[str]) -> tuple[str, ...] | None:
+    if any(item in ("*", "all", "All") for item in items):
+        return None
+    tools: list[str] = []
+    for item in items:
+        canonical = _canonical(item)
+        if canonical is None:
+            lacking.append(item)
+        elif canonical not in tools:
+            tools.append(canonical)
+    return tuple(tools)
+
+
+def _deny_list(items: list[str], warnings: list[str]) -> list[str]:
+    denied: list[str] = []
+    for item in items:
+        canonical = canonical_tool_name(item.split("(", 1)[0]) if "(" in item else canonical_tool_name(item)
+        if canonical is None:
+            continue  # a tool agentcli lacks is never given anyway
+        if "(" in item:
+            warnings.append(f"pattern rules are not supported: '{item}' disallows all of {canonical}")
+        if canonical not in denied:
+            denied.append(canonical)
+    return denied
+
+
+def _opencode_tools(mapping: Mapping[Any, Any], lacking: list[str], warnings: list[str]) -> list[str]:
+    """opencode's `tools:` mapping → disallowed tools (all start enabled; last matching entry wins)."""
+    universe = all_tool_names()
+    enabled = dict.fromkeys(universe, True)
+    for raw_key, value in mapping.items():
+        key = str(raw_key).strip()
+        if not isinstance(value, bool):
+            warnings.append(f"tools entry '{key}' ignored: expected true or false")
+            continue
+        if any(ch in key for ch in "*?["):
+            matches = [n for n in universe if fnmatchcase(n.lower(), key.lower())]
+        else:
+            canonical = _canonical(key)
+            matches = list(_OPENCODE_GROUPS.get(canonical, (canonical,))) if canonical else []
+            if not matches and value:
+                lacking.append(key)
+        for name in matches:
+            enabled[name] = value
+    return [name for name in universe if not enabled[name]]
+
+
+def _opencode_permission(value: Any) -> list[str]:
+    """Tools an opencode `permission:` mapping denies outright."""
+    if not isinstance(value, dict):
+        return []
+    denied: list[str] = []
+    for key, rule in value.items():
+        if isinstance(rule, dict):
+            rule = rule.get("*")
+        if rule != "deny":
+            continue
+        if str(key).lower() == "edit":
+            denied += ["Write", "Edit", "MultiEdit"]
+        elif str(key).lower() == "bash":
+            denied.append("Bash")
+    return denied
+
+
+def _model(value: str | None, file_format: FileFormat, aliases: Iterable[str], warnings: list[str]) -> str | None:
+    from agentcli.llm.base import PROVIDERS
+
+    if value is None:
+        return None
+    if "/" in value and ":" not in value:
+        provider, _, model = value.partition("/")
+        if file_format == "opencode" or provider in PROVIDERS:
+            value = f"{provider}:{model}"
+    lowered = value.lower()
+    if lowered in ("main", "light", "inherit"):
+        return lowered
+    for alias in aliases:
+        if alias.lower() == lowered:
+            return alias
+    provider, sep, model = value.partition(":")
+    if sep and model:
+        if provider not in PROVIDERS:
+            warnings.append(
+                f"model '{value}': unknown provider '{provider}' (known: {', '.join(PROVIDERS)}); kept as written"
+            )
+        return value
+    known = ", ".join(["main", "light", "inherit", *aliases])
+    warnings.append(
+        f"model '{value}' is not one of {known} or provider:model; it is used as a model id of the main provider"
+    )
+    return value
+
+
+def _positive_int(data: Mapping[str, Any], keys: tuple[str, ...], warnings: list[str]) -> int | None:
+    for key in keys:
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        warnings.append(f"'{key}: {value}' ignored: expected a whole number of at least 1")
+    return None
+
+
+def parse_agent_file(
+    path: Path,
+    *,
+    scope: Scope,
+    file_format: FileFormat,
+    aliases: Iterable[str] | None = None,
+    source: str | None = None,
+) -> AgentType:
+    """Read one agent file. Raises AgentFileError (the one-line reason) when it must be skipped."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise AgentFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentFileError("not UTF-8 text") from exc
+    except OSError as exc:
+        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
+    raw, body = split_front_matter(text)
+    data, warnings = parse_front_matter(raw)
+    return agent_from_front_matter(
+        data,
+        body,
+        stem=path.stem,
+        scope=scope,
+        file_format=file_format,
+        aliases=_DEFAULT_ALIASES if aliases is None else tuple(aliases),
+        source=source or str(path),
+        warnings=warnings,
+    )
+
+
+def agent_from_front_matter(
+    data: Mapping[str, Any],
+    body: str,
+    *,
+    stem: str,
+    scope: Scope,
+    file_format: FileFormat,
+    aliases: Iterable[str],
+    source: str,
+    warnings: list[str] | None = None,
+) -> AgentType:
+    """Build the AgentType of parsed front matter and body; AgentFileError when it must be skipped."""
+    warnings = list(warnings or [])
+    if str(data.get("mode", "")).strip().lower() == "primary":
+        raise AgentFileError("primary agent, not a subagent (mode: primary)")
+    if data.get("disable") is True:
+        raise AgentFileError("disabled (disable: true)")
+    name = _text(data, "name") or (stem.strip() if file_format == "opencode" else None)
+    if not name:
+        raise AgentFileError("missing required 'name' in the front matter")
+    description = _text(data, "description")
+    if not description:
+        raise AgentFileError("missing required 'description' in the front matter")
+    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
+    if unknown:
+        warnings.append(f"unknown front matter keys ignored: {', '.join(unknown)}")
+
+    lacking: list[str] = []
+    tools: tuple[str, ...] | None = None
+    disallowed: list[str] = []
+    raw_tools = data.get("tools")
+    if isinstance(raw_tools, dict):
+        disallowed += _opencode_tools(raw_tools, lacking, warnings)
+    else:
+        items = _tool_items(raw_tools, "tools", warnings)
+        if items is not None:
+            tools = _allow_list(items, lacking)
+    disallowed += [t for t in _opencode_permission(data.get("permission")) if t not in disallowed]
+    for key in _DISALLOWED_KEYS:
+        items = _tool_items(data.get(key), key, warnings)
+        for tool in _deny_list(items or [], warnings):
+            if tool not in disallowed:
+                disallowed.append(tool)
+    if lacking:
+        warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
+
+    model = _model(_text(data, "model"), file_format, aliases, warnings)
+    prompt = body.strip()
+    if not prompt:
+        warnings.append("empty body: the description is used as the role prompt")
+        prompt = description
+    return AgentType(
+        name=" ".join(name.split()),
+        description=description,
+        prompt=prompt,
+        tools=tools,
+        disallowed_tools=tuple(disallowed),
+        model=model,
+        max_turns=_positive_int(data, _MAX_TURNS_KEYS, warnings),
+        timeout_seconds=_positive_int(data, _TIMEOUT_KEYS, warnings),
+        source=source,
+        scope=scope,
+        file_format=file_format,
+        warnings=tuple(warnings),
+    )
