@@ -31,10 +31,10 @@ class OneShotOptions:
     verbose: bool
 
 
-def _summary(session: Session, outcome: RunOutcome, printer: Printer) -> None:
+def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: list[dict[str, object]]) -> None:
     from agentcli.output import RunSummary
 
-    usage = session.usage
+    usage = session.total_usage
     printer.finish(
         RunSummary(
             status=outcome.status,
@@ -49,7 +49,8 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer) -> None:
                 "cache_read_tokens": usage.cache_read_tokens,
                 "cache_write_tokens": usage.cache_write_tokens,
             },
-            cost_usd=session.cost_usd,
+            cost_usd=session.total_cost_usd,
+            tasks=tasks,
         )
     )
 
@@ -63,12 +64,13 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
     from agentcli.llm.prices import cost_usd
     from agentcli.logs import setup_logging
     from agentcli.output import make_printer
-    from agentcli.prompts import render_system_prompt
+    from agentcli.prompts import project_instructions, render_system_prompt
     from agentcli.store.db import Store
     from agentcli.store.recorder import StoreRecorder
+    from agentcli.subagents.registry import AgentRegistry
+    from agentcli.subagents.runner import ParentLink, SubagentRunner
     from agentcli.tools.base import FileLocks, ToolContext
     from agentcli.tools.permissions import PermissionPolicy
-    from agentcli.tools.registry import build_tools
 
     settings = loaded.settings
     try:
@@ -77,6 +79,8 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
         err.write(f"agentcli: {exc}\n")
         return EXIT_FAILURE
     setup_logging(settings.logging.level, verbose=options.verbose, secrets=[model.api_key])
+    if settings.task_tool.enable_verbose_logging:
+        logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
 
     store = Store.open()
     store.mark_running_cancelled()
@@ -90,24 +94,37 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
         model=model,
         workspace=options.workspace,
     )
+    permissions = PermissionPolicy.from_settings(settings.permissions, oneshot=True, yes=options.approve_mutating)
     context = ToolContext(
         workspace=options.workspace,
         agent="main",
         session_id=session.id,
-        permissions=PermissionPolicy.from_settings(settings.permissions, oneshot=True, yes=options.approve_mutating),
+        permissions=permissions,
         file_locks=FileLocks(),
         bash_timeout_seconds=settings.agent.bash_timeout_seconds,
         bash_output_limit_bytes=settings.agent.bash_output_limit_bytes,
     )
     pool = ProviderPool.from_settings(settings)
+    runner = SubagentRunner(
+        settings=settings,
+        registry=AgentRegistry.load(options.workspace, aliases=settings.models.aliases),
+        pool=pool,
+        workspace=options.workspace,
+        permissions=permissions,
+        store=store,
+        file_locks=context.file_locks,
+        price=cost_usd,
+        instructions=project_instructions(options.workspace) if settings.agent.project_instructions else "",
+    )
     loop = AgentLoop(
         session,
         pool.get(model),
-        build_tools(),
+        runner.tools_for(ParentLink(session, bus)),
         context,
         bus,
         max_turns=settings.agent.max_turns,
         price=cost_usd,
+        notices=runner.notices_for(session.id),
     )
     log.info("run started: session %s, model %s, workspace %s", session.id, model.display, options.workspace)
     outcome: RunOutcome | None = None
@@ -116,10 +133,11 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
     finally:
         if outcome is None:  # cancelled (Ctrl-C): the loop recorded it; say so in the printer's format
             outcome = RunOutcome("cancelled", "", session.turns, "interrupted")
+        await runner.aclose()
         await pool.aclose()
         await store.flush()
         store.close()
-        _summary(session, outcome, printer)
+        _summary(session, outcome, printer, [r.model_dump(mode="json") for r in runner.records()])
         log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
     if outcome.status == "completed":
         return EXIT_OK

@@ -10,6 +10,9 @@ from agentcli.events import (
     Event,
     MessageManager,
     RetryEvent,
+    SubagentBlockAddedEvent,
+    SubagentBlockFinishedEvent,
+    SubagentEvent,
     TextDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
@@ -99,15 +102,40 @@ class TextPrinter(Printer):
 
     def on_tool_call_started(self, event: ToolCallStartedEvent) -> None:
         super().on_tool_call_started(event)
-        self._say(f"  → {event.name} {event.summary}".rstrip())
+        if event.name != "Task":  # a Task call shows as its subagent's line
+            self._say(f"  → {event.name} {event.summary}".rstrip())
 
     def on_tool_call_finished(self, event: ToolCallFinishedEvent) -> None:
         super().on_tool_call_finished(event)
         first = event.output.strip().splitlines()[0] if event.output.strip() else ""
         if event.is_error:
             self._say(f"  ✗ {event.name}: {first[:200]}")
-        elif self.verbose and first:
+        elif self.verbose and first and event.name != "Task":
             self._say(f"    {first[:200]}")
+
+    def on_subagent_block_added(self, event: SubagentBlockAddedEvent, depth: int = 0) -> None:
+        indent = "  " * (depth + 1)
+        self._say(f"{indent}🤖 Subagent [{event.subagent_type}]: {event.description}")
+
+    def on_subagent_block_finished(self, event: SubagentBlockFinishedEvent, depth: int = 0) -> None:
+        indent = "  " * (depth + 1)
+        mark = "✓" if event.status == "completed" else "✗"
+        self._say(f"{indent}{mark} {event.short_result} ({event.elapsed_ms / 1000:.1f}s)")
+
+    def on_subagent_event(self, event: SubagentEvent) -> None:
+        depth, inner = 1, event.event
+        while isinstance(inner, SubagentEvent):
+            depth, inner = depth + 1, inner.event
+        indent = "  " * (depth + 1)
+        if isinstance(inner, SubagentBlockAddedEvent):
+            self.on_subagent_block_added(inner, depth)
+        elif isinstance(inner, SubagentBlockFinishedEvent):
+            self.on_subagent_block_finished(inner, depth)
+        elif self.verbose and isinstance(inner, ToolCallStartedEvent):
+            self._say(f"{indent}→ {inner.name} {inner.summary}".rstrip())
+        elif isinstance(inner, ToolCallFinishedEvent) and inner.is_error and self.verbose:
+            first = inner.output.strip().splitlines()[0] if inner.output.strip() else ""
+            self._say(f"{indent}✗ {inner.name}: {first[:200]}")
 
     def on_retry(self, event: RetryEvent) -> None:
         self._say(f"  ⟳ {event.error}; retry {event.attempt} in {event.delay_seconds:.1f}s")

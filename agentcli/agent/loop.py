@@ -72,6 +72,8 @@ class AgentLoop:
         *,
         max_turns: int = 50,
         price: PriceFn | None = None,
+        notices: Callable[[], list[str]] | None = None,
+        unavailable: dict[str, str] | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -80,6 +82,8 @@ class AgentLoop:
         self.emit = emit
         self.max_turns = max_turns
         self.price = price
+        self.notices = notices  # e.g. background tasks that finished: told to the model at its next turn
+        self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
         self._started = False
 
@@ -104,7 +108,7 @@ class AgentLoop:
                 )
             )
         message = Message.user(prompt) if isinstance(prompt, str) else prompt
-        self._append(message)
+        self._append(self._with_notices(message))
         outcome = RunOutcome("cancelled", "", 0)
         try:
             outcome = await self._turns()
@@ -120,6 +124,9 @@ class AgentLoop:
     async def _turns(self) -> RunOutcome:
         session = self.session
         for _ in range(self.max_turns):
+            # Cancellation checkpoint: a stop requested from inside this task (an event consumer, such as a
+            # subagent's budget check) is only delivered at the next suspension; take it before a request goes out.
+            await asyncio.sleep(0)
             try:
                 response = await self._model_turn()
             except ProviderError as exc:
@@ -202,6 +209,7 @@ class AgentLoop:
             results[index] = await self._run_one(calls[index])
 
         try:
+            await asyncio.sleep(0)  # cancellation checkpoint (see `_turns`): a stop during the answer runs no tool
             for group in self._groups(calls):
                 if len(group) == 1:
                     await one(group[0])
@@ -214,7 +222,7 @@ class AgentLoop:
                 r if r is not None else ToolResultBlock(tool_use_id=c.id, content=CANCELLED_RESULT, is_error=True)
                 for r, c in zip(results, calls, strict=True)
             ]
-            self._append(Message(role="user", content=list(blocks)))
+            self._append(self._with_notices(Message(role="user", content=list(blocks))))
 
     def _groups(self, calls: list[ToolUseBlock]) -> list[list[int]]:
         groups: list[list[int]] = []
@@ -240,7 +248,9 @@ class AgentLoop:
         summary = _raw_summary(call.input)
         error: str | None = None
         if tool is None:
-            error = f"Unknown tool '{call.name}'. Available tools: {', '.join(self.tools)}."
+            error = self.unavailable.get(call.name) or (
+                f"Unknown tool '{call.name}'. Available tools: {', '.join(self.tools)}."
+            )
         elif call.input_error is not None:
             error = f"Invalid arguments for {call.name}: {call.input_error}"
         else:
@@ -315,6 +325,17 @@ class AgentLoop:
                 error=outcome.error,
             )
         )
+
+    def _with_notices(self, message: Message) -> Message:
+        notes = self.notices() if self.notices is not None else []
+        if not notes:
+            return message
+        extra = [TextBlock(text=f"<system-notice>{note}</system-notice>") for note in notes]
+        return Message(role=message.role, content=[*message.content, *extra])
+
+    def last_text(self) -> str:
+        """The latest assistant text of the session (what a stopped run produced so far)."""
+        return self._last_text()
 
     def _last_text(self) -> str:
         for message in reversed(self.session.messages):

@@ -35,6 +35,7 @@ class Session:
     agent_type: str = "main"
     depth: int = 0
     chain: tuple[str, ...] = ("main",)  # agent types from the root to this session
+    lineage: tuple[tuple[str, str], ...] = ()  # (type, normalized prompt) of each delegation above
     parent_session_id: str | None = None
     task_id: str | None = None
     messages: list[Message] = field(default_factory=list)
@@ -42,6 +43,8 @@ class Session:
     cost_usd: float | None = None
     turns: int = 0
     tool_calls: int = 0
+    delegated_usage: Usage = field(default_factory=Usage)  # rolled up from every subagent below
+    delegated_cost_usd: float | None = None
 
     def append(self, message: Message) -> int:
         """Add a message to the history; returns its sequence number."""
@@ -53,3 +56,21 @@ class Session:
         self.usage = self.usage + usage
         if cost is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost
+
+    def add_delegated(self, usage: Usage, cost: float | None) -> None:
+        """Roll a finished subagent's usage (its own and its subtree's) up into this session."""
+        self.delegated_usage = self.delegated_usage + usage
+        if cost is not None:
+            self.delegated_cost_usd = (self.delegated_cost_usd or 0.0) + cost
+
+    @property
+    def total_usage(self) -> Usage:
+        """This session's usage plus everything it delegated."""
+        return self.usage + self.delegated_usage
+
+    @property
+    def total_cost_usd(self) -> float | None:
+        """This session's cost plus its subagents', None when no price is known."""
+        if self.cost_usd is None and self.delegated_cost_usd is None:
+            return None
+        return (self.cost_usd or 0.0) + (self.delegated_cost_usd or 0.0)

@@ -150,11 +150,13 @@ class ProviderPool:
 
             from agentcli.llm.anthropic import AnthropicProvider
 
+            timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
             client = anthropic.AsyncAnthropic(
                 api_key=model.api_key,
                 base_url=model.base_url,
                 max_retries=0,  # retries are ours: the SDK does not retry errors inside a 200 stream
-                timeout=anthropic.Timeout(self.request_timeout, connect=self.connect_timeout),
+                timeout=timeout,
+                http_client=anthropic.DefaultAioHttpClient(timeout=timeout),
             )
             self._clients.append(client)
             return AnthropicProvider(client, self.policy)
@@ -162,11 +164,13 @@ class ProviderPool:
 
         from agentcli.llm.openai import OpenAIProvider
 
+        otimeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
         oclient = openai.AsyncOpenAI(
             api_key=model.api_key,
             base_url=model.base_url,
             max_retries=0,
-            timeout=openai.Timeout(self.request_timeout, connect=self.connect_timeout),
+            timeout=otimeout,
+            http_client=openai.DefaultAioHttpClient(timeout=otimeout),
         )
         self._clients.append(oclient)
         return OpenAIProvider(

@@ -77,6 +77,7 @@ class ToolContext:
 
 
 A = TypeVar("A", bound=ToolArgs)
+_SCHEMAS: dict[type[ToolArgs], dict[str, Any]] = {}
 
 
 class Tool(ABC, Generic[A]):
@@ -94,12 +95,15 @@ class Tool(ABC, Generic[A]):
         return load_prompt(f"tools/{self.name.lower()}.md").strip()
 
     def input_schema(self) -> dict[str, Any]:
-        """JSON schema of the arguments, as sent to the model."""
-        schema = self.args_model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return schema
+        """JSON schema of the arguments, as sent to the model (built once per argument model; do not mutate)."""
+        cached = _SCHEMAS.get(self.args_model)
+        if cached is None:
+            cached = self.args_model.model_json_schema()
+            cached.pop("title", None)
+            for prop in cached.get("properties", {}).values():
+                prop.pop("title", None)
+            _SCHEMAS[self.args_model] = cached
+        return cached
 
     def parse(self, raw: dict[str, Any]) -> A:
         """Validate raw arguments; raises `ToolError` listing every problem."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
+from tests.e2e.helpers import cli_env, db
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\nassert add(2, 3) == 5, add(2, 3)\nprint('calc ok')\n"
@@ -26,23 +26,6 @@ def _repo(tmp_path: Path) -> Path:
     (repo / "test_calc.py").write_text(TEST)
     (repo / "README.md").write_text("calculator\n")
     return repo
-
-
-def _env(api: str, server: FakeLLMServer, home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
-    env.update(XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"),
-               XDG_CONFIG_HOME=str(home / "config"), AGENTCLI_LLM__MAX_RETRIES="0")
-    if api == "anthropic":
-        env.update(ANTHROPIC_API_KEY="sk-ant-e2e-secret", ANTHROPIC_BASE_URL=server.base_url)
-    else:
-        env.update(OPENAI_API_KEY="sk-e2e-secret", OPENAI_BASE_URL=server.base_url + "/v1",
-                   AGENTCLI_MODELS__MAIN__PROVIDER="openai", AGENTCLI_MODELS__MAIN__MODEL="gpt-fake")
-    env.update(extra)
-    return env
-
-
-def _db(home: Path) -> sqlite3.Connection:
-    return sqlite3.connect(home / "data" / "agentcli" / "agentcli.db")
 
 
 def _fix_script(api: str) -> Script:
@@ -68,7 +51,7 @@ def test_run_fixes_a_bug_end_to_end(api: str, tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, "-m", "agentcli", "run", "--yes", "--output-format", "json", "--cwd", str(repo),
              "Fix add in the calculator"],
-            capture_output=True, text=True, env=_env(api, server, tmp_path), timeout=120,
+            capture_output=True, text=True, env=cli_env(api, server, tmp_path), timeout=120,
         )
     assert proc.returncode == 0, proc.stderr
     server.assert_done()
@@ -79,9 +62,9 @@ def test_run_fixes_a_bug_end_to_end(api: str, tmp_path: Path) -> None:
     assert [c["name"] for c in result["tool_calls"]] == ["Grep", "Read", "Edit", "Bash"]
     assert result["usage"]["output_tokens"] > 0
     # The session and every message are in the database.
-    with _db(tmp_path) as db:
-        status, = db.execute("SELECT status FROM sessions WHERE id = ?", (result["session_id"],)).fetchone()
-        count, = db.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (result["session_id"],)).fetchone()
+    with db(tmp_path) as conn:
+        status, = conn.execute("SELECT status FROM sessions WHERE id = ?", (result["session_id"],)).fetchone()
+        count, = conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (result["session_id"],)).fetchone()
     assert status == "completed"
     assert count == 10  # prompt + 5 assistant turns + 4 tool-result messages
     # Keys never reach the transcript, the log or the output.
@@ -100,7 +83,7 @@ def test_text_output_and_refused_mutation_without_yes(tmp_path: Path) -> None:
     with FakeLLMServer(script) as server:
         proc = subprocess.run(
             [sys.executable, "-m", "agentcli", "run", "--cwd", str(repo), "rewrite calc"],
-            capture_output=True, text=True, env=_env("anthropic", server, tmp_path), timeout=120,
+            capture_output=True, text=True, env=cli_env("anthropic", server, tmp_path), timeout=120,
         )
     assert proc.returncode == 0, proc.stderr
     server.assert_done()
@@ -121,7 +104,7 @@ def test_provider_failure_mid_turn_exits_1_and_keeps_transcript(tmp_path: Path) 
         proc = subprocess.run(
             [sys.executable, "-m", "agentcli", "run", "--cwd", str(repo), "--output-format", "stream-json",
              "read the readme"],
-            capture_output=True, text=True, env=_env("anthropic", server, tmp_path), timeout=120,
+            capture_output=True, text=True, env=cli_env("anthropic", server, tmp_path), timeout=120,
         )
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0, proc.stderr
@@ -129,15 +112,15 @@ def test_provider_failure_mid_turn_exits_1_and_keeps_transcript(tmp_path: Path) 
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert lines[-1]["type"] == "result" and lines[-1]["status"] == "failed"
     assert any(line.get("kind") == "tool_call_finished" for line in lines)
-    with _db(tmp_path) as db:
-        status, = db.execute("SELECT status FROM sessions").fetchone()
-        roles = [r for (r,) in db.execute("SELECT role FROM messages ORDER BY seq")]
+    with db(tmp_path) as conn:
+        status, = conn.execute("SELECT status FROM sessions").fetchone()
+        roles = [r for (r,) in conn.execute("SELECT role FROM messages ORDER BY seq")]
     assert status == "failed"
     assert roles == ["user", "assistant", "user"]
     server.assert_done()
 
 
-def test_sigint_during_tool_call_exits_130_with_consistent_db(tmp_path: Path) -> None:
+def test_sigint_during_tool_call_exits_130_with_consistentdb(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     script = Script(steps=[
         Step(match=Match(turn=0), reply=Reply(tool_calls=[ToolCall(name="Bash", input={
@@ -146,7 +129,7 @@ def test_sigint_during_tool_call_exits_130_with_consistent_db(tmp_path: Path) ->
     with FakeLLMServer(script) as server:
         proc = subprocess.Popen(
             [sys.executable, "-m", "agentcli", "run", "--yes", "--cwd", str(repo), "run the slow thing"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env("anthropic", server, tmp_path),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env("anthropic", server, tmp_path),
         )
         deadline = time.monotonic() + 60
         while not (repo / "started.flag").exists():
@@ -160,10 +143,10 @@ def test_sigint_during_tool_call_exits_130_with_consistent_db(tmp_path: Path) ->
     shell_pid = int((repo / "shell.pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(shell_pid, 0)  # the tool's process group is gone
-    with _db(tmp_path) as db:
-        status, = db.execute("SELECT status FROM sessions").fetchone()
-        rows = db.execute("SELECT role, content FROM messages ORDER BY seq").fetchall()
-        tool_status, = db.execute("SELECT status FROM tool_calls").fetchone()
+    with db(tmp_path) as conn:
+        status, = conn.execute("SELECT status FROM sessions").fetchone()
+        rows = conn.execute("SELECT role, content FROM messages ORDER BY seq").fetchall()
+        tool_status, = conn.execute("SELECT status FROM tool_calls").fetchone()
     assert status == "cancelled"
     assert [r for r, _ in rows] == ["user", "assistant", "user"]
     assert "Cancelled" in rows[-1][1]

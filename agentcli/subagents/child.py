@@ -1,0 +1,135 @@
+"""Run one child AgentLoop under its limits: wall-clock and idle timeouts, budgets, cancellation, output schema."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from agentcli.agent.loop import AgentLoop, RunOutcome
+from agentcli.tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from agentcli.subagents.runner import SubagentRunner, TaskHandle
+
+_STATUS = {
+    "completed": "completed",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "max_turns": "budget_exceeded",
+    "timed_out": "timed_out",
+    "budget_exceeded": "budget_exceeded",
+}
+
+
+async def run_child(runner: SubagentRunner, handle: TaskHandle, tools: list[Tool[Any]]) -> tuple[str, str, str | None]:
+    """Run the subagent to an end; returns (status, result text, error)."""
+    settings = runner.settings
+    session = handle.session
+    context = ToolContext(
+        workspace=runner.workspace,
+        agent=session.agent,
+        session_id=session.id,
+        permissions=runner.permissions,
+        file_locks=runner.file_locks,
+        bash_timeout_seconds=settings.agent.bash_timeout_seconds,
+        bash_output_limit_bytes=settings.agent.bash_output_limit_bytes,
+        write_paths=handle.write_paths,
+        progress=handle.touch,
+    )
+    loop = AgentLoop(
+        session,
+        runner.pool.get(handle.model),
+        tools,
+        context,
+        runner._relay(handle),
+        max_turns=handle.agent_type.max_turns or settings.agent.max_turns,
+        price=runner.price,
+        notices=runner.notices_for(session.id),
+        unavailable=runner.withheld(session.depth),
+    )
+    handle.loop = loop
+    status, result, error = await _run_once(runner, handle, loop, handle.user_message)
+    schema = handle.output_schema
+    if status == "completed" and schema is not None:
+        problem = schema_problem(result, schema)
+        if problem is not None:  # one repair turn
+            repair = (
+                f"Your answer does not satisfy the required JSON schema: {problem}. "
+                "Reply again with only the corrected JSON document."
+            )
+            status, result, error = await _run_once(runner, handle, loop, repair)
+            if status == "completed" and (problem := schema_problem(result, schema)) is not None:
+                return "failed", result, f"output_schema not satisfied after one repair turn: {problem}"
+    return status, result, error
+
+
+async def _run_once(
+    runner: SubagentRunner, handle: TaskHandle, loop: AgentLoop, message: str
+) -> tuple[str, str, str | None]:
+    if handle.stop is not None:  # stopped before it could start
+        return handle.stop[0], loop.last_text(), handle.stop[1]
+    task = asyncio.create_task(loop.run(message), name=f"subagent-{handle.record.task_id}")
+    handle.loop_task = task
+    watchdog = asyncio.create_task(_watch(runner, handle, task))
+    try:
+        outcome: RunOutcome = await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if (current is not None and current.cancelling()) or handle.stop is None:
+            raise  # the caller itself was cancelled: propagate down and up
+        status, reason = handle.stop
+        return status, loop.last_text(), reason
+    finally:
+        watchdog.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watchdog
+    return _STATUS.get(outcome.status, "failed"), outcome.result, outcome.error
+
+
+async def _watch(runner: SubagentRunner, handle: TaskHandle, task: asyncio.Task[RunOutcome]) -> None:
+    """Stop the child at its wall-clock deadline, or when its model stream makes no progress for too long.
+
+    Idle time counts only while no tool call is in flight: tools have their own timeouts, and a
+    tool may be waiting for the person to approve it.
+    """
+    idle = float(runner.settings.task_tool.idle_timeout_seconds)
+    wall_deadline = handle.started + handle.timeout
+    while not task.done():
+        now = time.monotonic()
+        if now >= wall_deadline:
+            runner.stop(handle, "timed_out", f"Subagent task timed out after {round(handle.timeout * 1000)}ms")
+            return
+        idle_deadline = handle.last_progress + idle if handle.in_flight_tools == 0 else now + idle
+        if now >= idle_deadline:
+            elapsed = round((now - handle.started) * 1000)
+            runner.stop(
+                handle,
+                "timed_out",
+                f"Subagent task timed out after {elapsed}ms (no model output or tool progress for "
+                f"{idle:g}s, task_tool.idle_timeout_seconds)",
+            )
+            return
+        await asyncio.sleep(max(0.005, min(wall_deadline, idle_deadline) - now))
+
+
+def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
+    """Why `text` is not a JSON document satisfying `schema`, or None when it is."""
+    import jsonschema
+
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    try:
+        document = json.loads(body)
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON ({exc.msg} at line {exc.lineno})"
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    first = errors[0]
+    where = "/".join(str(p) for p in first.path) or "(root)"
+    return f"{where}: {first.message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")

@@ -1,0 +1,192 @@
+"""Task, TaskOutput and TaskCancel: thin tools that validate their input and call the SubagentRunner."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
+
+from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from agentcli.subagents.runner import ParentLink, SubagentRunner
+
+
+class TaskArgs(ToolArgs):
+    """The Task tool's input (SPEC §4). Limits that depend on config come through the validation context."""
+
+    description: str = Field(description="A short (3-5 word) summary of the task")
+    prompt: str = Field(description="Full instructions for the subagent: it sees nothing else of this conversation")
+    subagent_type: str = Field(description="Which agent type runs the task (see the list in the description)")
+    model: str | None = Field(None, description="main, light or provider:model; default: the type's model")
+    expected_response: str | None = Field(None, description="Format the answer must follow")
+    run_in_background: bool = Field(False, description="Return a task_id at once; read the result with TaskOutput")
+    write_paths: list[str] | None = Field(None, description="Globs the subagent may write to (e.g. src/api/**)")
+    timeout_seconds: int | None = Field(None, description="Wall-clock limit for this task")
+    output_schema: dict[str, Any] | None = Field(None, description="JSON schema the final answer must satisfy")
+    resume: str | None = Field(None, description="task_id of a finished subagent to continue with this prompt")
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, value: str) -> str:
+        text = value.strip()
+        if len(text) < 3:
+            raise ValueError("must be at least 3 characters")
+        words = len(text.split())
+        if words > 10:
+            raise ValueError(f"must be a 3-5 word summary, got {words} words")
+        return text
+
+    @field_validator("prompt", "subagent_type")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        ctx = info.context or {}
+        if value is not None and not ctx.get("allow_model_override", True):
+            raise ValueError("model override is disabled by configuration (task_tool.allow_model_override)")
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: int | None, info: ValidationInfo) -> int | None:
+        limit = (info.context or {}).get("max_timeout_seconds", 1800)
+        if value is not None and not 1 <= value <= limit:
+            raise ValueError(f"must be between 1 and {limit} (task_tool.max_timeout_seconds)")
+        return value
+
+    @field_validator("write_paths")
+    @classmethod
+    def _write_paths(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        bad = [p for p in value if not p.strip() or p.startswith("/") or ".." in p.split("/")]
+        if bad:
+            raise ValueError(f"must be workspace-relative globs without '..': {', '.join(map(repr, bad))}")
+        if not value:
+            raise ValueError("must list at least one glob (omit it for no write restriction)")
+        return [p.strip() for p in value]
+
+    @field_validator("output_schema")
+    @classmethod
+    def _schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        import jsonschema
+
+        try:
+            jsonschema.validators.validator_for(value).check_schema(value)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"is not a valid JSON schema: {exc.message}") from None
+        return value
+
+    @field_validator("resume")
+    @classmethod
+    def _resume(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must be the task_id of a finished task")
+        return value.strip() if value is not None else None
+
+
+def invalid_parameters(exc: ValidationError) -> str:
+    """The INVALID_PARAM message listing every problem."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown parameter"
+        problems.append(f"{where}: {message}" if where else message)
+    return "Invalid parameters: " + "; ".join(problems)
+
+
+class TaskTool(Tool[TaskArgs]):
+    """Delegate focused work to an isolated subagent; one instance per agent, bound to it."""
+
+    name: ClassVar[str] = "Task"
+    args_model: ClassVar[type[ToolArgs]] = TaskArgs
+    mutating: ClassVar[bool] = False
+    concurrency_safe: ClassVar[bool] = True  # several Task calls of one turn run at once
+
+    def __init__(self, runner: SubagentRunner, parent: ParentLink) -> None:
+        self.runner = runner
+        self.parent = parent
+
+    def description(self) -> str:
+        return self.runner.task_tool_description(self.parent)
+
+    def parse(self, raw: dict[str, Any]) -> TaskArgs:
+        settings = self.runner.settings.task_tool
+        context = {
+            "allow_model_override": settings.allow_model_override,
+            "max_timeout_seconds": settings.max_timeout_seconds,
+        }
+        try:
+            return TaskArgs.model_validate(raw, context=context)
+        except ValidationError as exc:
+            raise ToolError(invalid_parameters(exc)) from None
+
+    def summary(self, args: TaskArgs) -> str:
+        return f"{args.subagent_type}: {args.description}"
+
+    async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
+        return await self.runner.run_task(args, self.parent, ctx.tool_call_id)
+
+
+class TaskOutputArgs(ToolArgs):
+    """TaskOutput's input."""
+
+    task_id: str = Field(description="The task's id, from Task or a truncation marker")
+    offset: int = Field(0, ge=0, description="Character offset into the full result")
+    wait_seconds: float = Field(0, ge=0, le=1800, description="Wait up to this long for a running task to finish")
+
+
+class TaskOutputTool(Tool[TaskOutputArgs]):
+    """Status of a task and its full result from an offset (background or finished tasks)."""
+
+    name: ClassVar[str] = "TaskOutput"
+    args_model: ClassVar[type[ToolArgs]] = TaskOutputArgs
+    concurrency_safe: ClassVar[bool] = True
+
+    def __init__(self, runner: SubagentRunner) -> None:
+        self.runner = runner
+
+    def summary(self, args: TaskOutputArgs) -> str:
+        return f"{args.task_id} from {args.offset}" if args.offset else args.task_id
+
+    async def run(self, args: TaskOutputArgs, ctx: ToolContext) -> ToolResult:
+        return await self.runner.task_output(args.task_id, args.offset, args.wait_seconds)
+
+
+class TaskCancelArgs(ToolArgs):
+    """TaskCancel's input."""
+
+    task_id: str = Field(description="The running task to stop")
+
+
+class TaskCancelTool(Tool[TaskCancelArgs]):
+    """Stop a running (usually background) subagent; its transcript is kept and it can be resumed."""
+
+    name: ClassVar[str] = "TaskCancel"
+    args_model: ClassVar[type[ToolArgs]] = TaskCancelArgs
+    concurrency_safe: ClassVar[bool] = True
+
+    def __init__(self, runner: SubagentRunner) -> None:
+        self.runner = runner
+
+    def summary(self, args: TaskCancelArgs) -> str:
+        return args.task_id
+
+    async def run(self, args: TaskCancelArgs, ctx: ToolContext) -> ToolResult:
+        if await self.runner.cancel(args.task_id, reason="cancelled by the parent agent"):
+            return ToolResult(
+                f"Cancelled task {args.task_id}. Its transcript is kept; resume it with Task(resume=...)."
+            )
+        raise ToolError(f"No running task '{args.task_id}' to cancel.")

@@ -1,0 +1,175 @@
+"""Delegation figures from one run against the fake server (real SDK, real runner, real store).
+
+Run: python bench/delegation.py [--calls 30] [--latency-ms 500] [--sizes 1,5,16,50]
+
+1. Overhead per Task call at zero model latency, from the server's clock:
+   dispatch = end of the parent's response holding the Task call -> the subagent's first request;
+   return   = end of the subagent's last response -> the parent's next request.
+   Beside them, the gap of a plain tool turn (a Read) measured in the same run.
+2. Parallel efficiency: N subagents started by one parent turn, each one model call of
+   --latency-ms. Ideal wall = one model call; efficiency = ideal / measured wall between the
+   parent's Task dispatch and its next request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentcli.agent.loop import AgentLoop
+from agentcli.agent.session import Session
+from agentcli.config import load_config
+from agentcli.llm.base import RetryPolicy
+from agentcli.llm.models import ProviderPool, resolve_model
+from agentcli.llm.prices import cost_usd
+from agentcli.store.db import Store
+from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.runner import ParentLink, SubagentRunner
+from agentcli.testing.fake_llm import Match, RecordedRequest, Reply, Script, Step, ToolCall
+from agentcli.tools.base import FileLocks, ToolContext
+from agentcli.tools.permissions import PermissionPolicy
+
+MAIN = "MAIN AGENT UNDER BENCH"
+
+
+def _task(i: int) -> ToolCall:
+    return ToolCall(name="Task", input={"description": f"Bench task {i:04d}", "prompt": f"answer bench question {i}",
+                                        "subagent_type": "explore"})
+
+
+@contextlib.contextmanager
+def _server_process(script: Script, workspace: Path) -> Iterator[tuple[str, list[RecordedRequest]]]:
+    """The fake server in its own process (as a remote API would be), so it takes no CPU from this one."""
+    script_file, log_file = workspace / "script.json", workspace / "requests.jsonl"
+    script_file.write_text(script.model_dump_json())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentcli.testing.fake_llm", "--script", str(script_file), "--log", str(log_file)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None
+    base_url = proc.stdout.readline().split()[-1]
+    requests: list[RecordedRequest] = []
+    try:
+        yield base_url, requests
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    requests.extend(RecordedRequest.model_validate_json(line) for line in log_file.read_text().splitlines())
+    if proc.returncode != 0:
+        raise RuntimeError(f"fake server: script not followed:\n{err}")
+
+
+async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[RecordedRequest]:
+    with _server_process(script, workspace) as (base_url, requests):
+        os.environ["ANTHROPIC_API_KEY"] = "sk-bench"
+        os.environ["ANTHROPIC_BASE_URL"] = base_url
+        settings = load_config(
+            workspace=workspace,
+            env=dict(os.environ),
+            overrides={"task_tool.max_concurrent": max_concurrent, "llm.max_retries": 0},
+        ).settings
+        pool = ProviderPool(RetryPolicy(max_retries=0))
+        store = Store.open(workspace / "bench.db")
+        model = resolve_model("main", settings)
+        session = Session(system_prompt=MAIN, model=model, workspace=workspace)
+        permissions = PermissionPolicy("auto")
+        runner = SubagentRunner(settings=settings, registry=AgentRegistry.load(workspace), pool=pool,
+                                workspace=workspace, permissions=permissions, store=store, price=cost_usd)
+        events: list[Any] = []
+        ctx = ToolContext(workspace=workspace, agent="main", session_id=session.id, permissions=permissions,
+                          file_locks=FileLocks())
+        loop = AgentLoop(session, pool.get(model), runner.tools_for(ParentLink(session, events.append)), ctx,
+                         events.append, max_turns=10_000, price=cost_usd, notices=runner.notices_for(session.id))
+        outcome = await loop.run("bench")
+        assert outcome.status == "completed", outcome
+        await runner.aclose()
+        await pool.aclose()
+        await store.flush()
+        store.close()
+    return requests
+
+
+def _is_main(request: Any) -> bool:
+    return MAIN in str(request.body.get("system", ""))
+
+
+async def overhead(workspace: Path, calls: int) -> dict[str, float]:
+    """Sequential Task calls (one per parent turn) and plain Read turns, zero latency."""
+    steps = []
+    for i in range(calls):
+        steps.append(Step(match=Match(system_contains=MAIN, turn=2 * i), reply=Reply(tool_calls=[_task(i)])))
+        steps.append(Step(match=Match(system_contains=f"# Task\nBench task {i:04d}"), reply=Reply(text=f"answer {i}")))
+        steps.append(Step(match=Match(system_contains=MAIN, turn=2 * i + 1),
+                          reply=Reply(tool_calls=[ToolCall(name="Read", input={"file_path": "small.txt"})])))
+    steps.append(Step(match=Match(system_contains=MAIN, turn=2 * calls), reply=Reply(text="done")))
+    reqs = sorted(await _run(workspace, Script(steps=steps), max_concurrent=5), key=lambda r: r.received_at)
+    dispatch, back, plain = [], [], []
+    for a, b in itertools.pairwise(reqs):
+        assert a.finished_at is not None
+        gap = (b.received_at - a.finished_at) * 1000
+        if _is_main(a) and not _is_main(b):
+            dispatch.append(gap)
+        elif not _is_main(a) and _is_main(b):
+            back.append(gap)
+        elif _is_main(a) and _is_main(b):
+            plain.append(gap)
+    return {
+        "dispatch": statistics.median(dispatch),
+        "return": statistics.median(back),
+        "plain": statistics.median(plain),
+    }
+
+
+async def efficiency(workspace: Path, n: int, latency_ms: int) -> tuple[float, float]:
+    """One parent turn starts n subagents of one model call each; returns (measured wall s, efficiency)."""
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[_task(i) for i in range(n)]))]
+    steps += [Step(match=Match(system_contains=f"# Task\nBench task {i:04d}"), reply=Reply(text=f"answer {i}"),
+                   latency_ms=latency_ms) for i in range(n)]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="done")))
+    requests = await _run(workspace, Script(steps=steps), max_concurrent=max(n, 1))
+    mains = sorted((r for r in requests if _is_main(r)), key=lambda r: r.received_at)
+    assert mains[0].finished_at is not None
+    wall = mains[1].received_at - mains[0].finished_at
+    return wall, (latency_ms / 1000) / wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--latency-ms", type=int, default=500)
+    parser.add_argument("--sizes", default="1,5,16,50")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp).resolve()
+        (workspace / "small.txt").write_text("hello\n")
+        os.environ.setdefault("XDG_CONFIG_HOME", str(workspace / "xdg"))
+        asyncio.run(overhead(workspace, 3))  # warm imports and caches
+        figures = asyncio.run(overhead(workspace, args.calls))
+        print(f"Task call overhead at zero model latency ({args.calls} sequential calls, medians)")
+        print(f"  parent response end -> subagent first request   {figures['dispatch']:7.2f} ms")
+        print(f"  subagent last response end -> parent next request {figures['return']:5.2f} ms")
+        print(f"  plain tool turn (Read) gap, same run               {figures['plain']:5.2f} ms")
+        extra = figures["dispatch"] + figures["return"] - figures["plain"]
+        print(f"  runtime overhead per Task call (dispatch + return - plain gap) {extra:6.2f} ms")
+        print(f"Parallel efficiency, {args.latency_ms} ms per subagent model call (ideal wall {args.latency_ms} ms)")
+        for n in (int(s) for s in args.sizes.split(",")):
+            start = time.perf_counter()
+            wall, eff = asyncio.run(efficiency(workspace, n, args.latency_ms))
+            total = time.perf_counter() - start
+            print(f"  N={n:3d}: wall {wall * 1000:7.1f} ms  efficiency {eff:5.2f}   (whole run {total:5.2f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Shared helpers for tests that run the real `agentcli` executable against the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentcli.testing.fake_llm import FakeLLMServer
+
+MAIN = "You are agentcli"  # the main agent's system prompt starts with this
+
+
+def cli_env(api: str, server: FakeLLMServer, home: Path, **extra: str) -> dict[str, str]:
+    """Environment for a CLI subprocess: fake server, isolated XDG dirs, no retries."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
+    env.update(XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"),
+               XDG_CONFIG_HOME=str(home / "config"), AGENTCLI_LLM__MAX_RETRIES="0")
+    if api == "anthropic":
+        env.update(ANTHROPIC_API_KEY="sk-ant-e2e-secret", ANTHROPIC_BASE_URL=server.base_url)
+    else:
+        env.update(OPENAI_API_KEY="sk-e2e-secret", OPENAI_BASE_URL=server.base_url + "/v1",
+                   AGENTCLI_MODELS__MAIN__PROVIDER="openai", AGENTCLI_MODELS__MAIN__MODEL="gpt-fake",
+                   AGENTCLI_MODELS__LIGHT__PROVIDER="openai", AGENTCLI_MODELS__LIGHT__MODEL="gpt-fake-mini")
+    env.update(extra)
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], cwd: Path | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `python -m agentcli ARGS` and capture its output."""
+    return subprocess.run([sys.executable, "-m", "agentcli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=timeout)
+
+
+def last_json(stdout: str) -> dict[str, Any]:
+    """The final JSON object a json-mode run printed."""
+    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    return result
+
+
+def db(home: Path) -> sqlite3.Connection:
+    """The agentcli database a CLI run wrote under `home`."""
+    return sqlite3.connect(home / "data" / "agentcli" / "agentcli.db")

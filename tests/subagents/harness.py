@@ -1,0 +1,161 @@
+"""In-process harness for the subagent runtime: the real runner, loops, SDKs and store against the fake server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.agent.loop import AgentLoop, RunOutcome
+from agentcli.agent.session import Session
+from agentcli.config import Settings, load_config
+from agentcli.events import Event, EventBus, SubagentEvent
+from agentcli.llm.base import RetryPolicy
+from agentcli.llm.models import ProviderPool, ResolvedModel
+from agentcli.store.db import Store
+from agentcli.store.recorder import StoreRecorder
+from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.runner import ParentLink, SubagentRunner
+from agentcli.testing.fake_llm import FakeLLMServer, RecordedRequest, ToolCall
+from agentcli.tools.base import ToolContext
+from agentcli.tools.permissions import PermissionPolicy
+
+MAIN = "You are the main agent under test."
+
+
+def task_call(description: str, prompt: str, subagent_type: str = "explore", **extra: Any) -> ToolCall:
+    """A Task tool call in a scripted reply."""
+    return ToolCall(
+        name="Task",
+        input={"description": description, "prompt": prompt, "subagent_type": subagent_type, **extra},
+    )
+
+
+def sub(description: str) -> str:
+    """The part of a subagent's system prompt that names its task (for `Match(system_contains=...)`)."""
+    return f"# Task\n{description}"
+
+
+def system_of(request: RecordedRequest) -> str:
+    """A recorded Anthropic request's system prompt as text."""
+    system = request.body.get("system", "")
+    if isinstance(system, list):
+        return "\n".join(str(block.get("text", "")) for block in system)
+    return str(system)
+
+
+def tools_of(request: RecordedRequest) -> set[str]:
+    """The tool names a recorded Anthropic request offered."""
+    return {str(t["name"]) for t in request.body.get("tools") or []}
+
+
+def requests_for(server: FakeLLMServer, text: str) -> list[RecordedRequest]:
+    """The requests whose system prompt contains `text`, in arrival order."""
+    return [r for r in server.requests if text in system_of(r)]
+
+
+def write_agent(workspace: Path, name: str, description: str, body: str = "", tools: str | None = None) -> None:
+    """A project agent file `.agentcli/agents/<name>.md`."""
+    folder = workspace / ".agentcli" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    front = f"name: {name}\ndescription: {description}\n" + (f"tools: {tools}\n" if tools is not None else "")
+    (folder / f"{name}.md").write_text(f"---\n{front}---\n{body or f'You are the {name}.'}\n", encoding="utf-8")
+
+
+@dataclass
+class Harness:
+    """One main agent with a SubagentRunner, wired like `agentcli run` but in-process."""
+
+    server: FakeLLMServer
+    workspace: Path
+    settings: Settings
+    registry: AgentRegistry
+    store: Store
+    pool: ProviderPool
+    runner: SubagentRunner
+    session: Session
+    loop: AgentLoop
+    events: list[Event] = field(default_factory=list)
+    bus: EventBus = field(default_factory=EventBus)
+
+    async def run(self, prompt: str = "go", timeout: float = 15.0) -> RunOutcome:
+        """Run the main agent on `prompt` to its end."""
+        async with asyncio.timeout(timeout):
+            return await self.loop.run(prompt)
+
+    def subagent_events(self, task_id: str | None = None) -> list[SubagentEvent]:
+        """Every wrapped child event (of one task when given)."""
+        return [e for e in self.events if isinstance(e, SubagentEvent) and (task_id is None or e.task_id == task_id)]
+
+    async def wait_for(self, condition: Callable[[], bool], timeout: float = 5.0) -> None:
+        """Wait (bounded) until `condition()` holds, letting the event loop run meanwhile."""
+        async with asyncio.timeout(timeout):
+            while not condition():
+                await asyncio.sleep(0.005)
+
+    async def aclose(self) -> None:
+        """End the session: cancel leftovers, close clients and the store."""
+        await self.runner.aclose()
+        await self.pool.aclose()
+        if not self.store.closed:  # another harness may share it
+            await self.store.flush()
+            self.store.close()
+
+
+def build_harness(
+    server: FakeLLMServer,
+    workspace: Path,  # its parent holds the database
+    monkeypatch: pytest.MonkeyPatch,
+    overrides: dict[str, object] | None = None,
+    *,
+    registry: AgentRegistry | None = None,
+    store: Store | None = None,
+    system_prompt: str = MAIN,
+    max_turns: int = 10,
+) -> Harness:
+    """Settings, registry, store, pool, runner, main session and loop for one test."""
+    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.base_url}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)  # resolve_model(spec, settings) reads os.environ
+    cfg: dict[str, object] = {"models.main.model": "m", "models.light.model": "m-light"}
+    cfg.update(overrides or {})
+    settings = load_config(workspace=workspace, env=env, overrides=cfg).settings
+    registry = registry if registry is not None else AgentRegistry.load(workspace)
+    store = store if store is not None else Store.open(workspace.parent / "db.sqlite")
+    pool = ProviderPool(RetryPolicy(max_retries=0))
+    permissions = PermissionPolicy("auto")
+    runner = SubagentRunner(
+        settings=settings,
+        registry=registry,
+        pool=pool,
+        workspace=workspace,
+        permissions=permissions,
+        store=store,
+    )
+    model = ResolvedModel("main", "anthropic", "m", server.base_url, "k", 1024)
+    session = Session(system_prompt=system_prompt, model=model, workspace=workspace)
+    events: list[Event] = []
+    bus = EventBus()
+    bus.subscribe(events.append)
+    bus.subscribe(StoreRecorder(store))
+    context = ToolContext(
+        workspace=workspace,
+        agent="main",
+        session_id=session.id,
+        permissions=permissions,
+        file_locks=runner.file_locks,
+    )
+    loop = AgentLoop(
+        session,
+        pool.get(model),
+        runner.tools_for(ParentLink(session, bus)),
+        context,
+        bus,
+        max_turns=max_turns,
+        notices=runner.notices_for(session.id),
+    )
+    return Harness(server, workspace, settings, registry, store, pool, runner, session, loop, events, bus)
