@@ -56,88 +56,42 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
 
 
 async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: TextIO) -> int:
-    from agentcli.agent.loop import AgentLoop, RunOutcome
-    from agentcli.agent.session import Session
-    from agentcli.events import EventBus
+    from agentcli.agent.conversation import Conversation
+    from agentcli.agent.loop import RunOutcome
     from agentcli.llm.base import ProviderError
-    from agentcli.llm.models import ModelSpecError, ProviderPool, resolve_model
-    from agentcli.llm.prices import cost_usd
+    from agentcli.llm.models import ModelSpecError
     from agentcli.logs import setup_logging
     from agentcli.output import make_printer
-    from agentcli.prompts import project_instructions, render_system_prompt
     from agentcli.store.db import Store
-    from agentcli.store.recorder import StoreRecorder
-    from agentcli.subagents.registry import AgentRegistry
-    from agentcli.subagents.runner import ParentLink, SubagentRunner
-    from agentcli.tools.base import FileLocks, ToolContext
-    from agentcli.tools.permissions import PermissionPolicy
 
     settings = loaded.settings
+    store = Store.open()
     try:
-        model = resolve_model(options.model, settings)
+        conversation = Conversation(
+            settings, options.workspace, model=options.model, store=store, oneshot=True, yes=options.approve_mutating
+        )
     except (ProviderError, ModelSpecError) as exc:
+        store.close()
         err.write(f"agentcli: {exc}\n")
         return EXIT_FAILURE
-    setup_logging(settings.logging.level, verbose=options.verbose, secrets=[model.api_key])
+    setup_logging(settings.logging.level, verbose=options.verbose, secrets=[conversation.model.api_key])
     if settings.task_tool.enable_verbose_logging:
         logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
-
-    store = Store.open()
     store.mark_running_cancelled()
-    bus = EventBus()
-    bus.subscribe(StoreRecorder(store))
     printer = make_printer(options.output_format, out, err, verbose=options.verbose)
-    bus.subscribe(printer)
-
-    session = Session(
-        system_prompt=render_system_prompt(options.workspace, instructions=settings.agent.project_instructions),
-        model=model,
-        workspace=options.workspace,
-    )
-    permissions = PermissionPolicy.from_settings(settings.permissions, oneshot=True, yes=options.approve_mutating)
-    context = ToolContext(
-        workspace=options.workspace,
-        agent="main",
-        session_id=session.id,
-        permissions=permissions,
-        file_locks=FileLocks(),
-        bash_timeout_seconds=settings.agent.bash_timeout_seconds,
-        bash_output_limit_bytes=settings.agent.bash_output_limit_bytes,
-    )
-    pool = ProviderPool.from_settings(settings)
-    runner = SubagentRunner(
-        settings=settings,
-        registry=AgentRegistry.load(options.workspace, aliases=settings.models.aliases),
-        pool=pool,
-        workspace=options.workspace,
-        permissions=permissions,
-        store=store,
-        file_locks=context.file_locks,
-        price=cost_usd,
-        instructions=project_instructions(options.workspace) if settings.agent.project_instructions else "",
-    )
-    loop = AgentLoop(
-        session,
-        pool.get(model),
-        runner.tools_for(ParentLink(session, bus)),
-        context,
-        bus,
-        max_turns=settings.agent.max_turns,
-        price=cost_usd,
-        notices=runner.notices_for(session.id),
-    )
-    log.info("run started: session %s, model %s, workspace %s", session.id, model.display, options.workspace)
+    conversation.bus.subscribe(printer)
+    session = conversation.session
+    log.info("run started: session %s, model %s, workspace %s", session.id, conversation.model.display,
+             options.workspace)
     outcome: RunOutcome | None = None
     try:
-        outcome = await loop.run(options.prompt)
+        outcome = await conversation.send(options.prompt)
     finally:
         if outcome is None:  # cancelled (Ctrl-C): the loop recorded it; say so in the printer's format
             outcome = RunOutcome("cancelled", "", session.turns, "interrupted")
-        await runner.aclose()
-        await pool.aclose()
-        await store.flush()
+        await conversation.aclose()
         store.close()
-        _summary(session, outcome, printer, [r.model_dump(mode="json") for r in runner.records()])
+        _summary(session, outcome, printer, [r.model_dump(mode="json") for r in conversation.runner.records()])
         log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
     if outcome.status == "completed":
         return EXIT_OK

@@ -1,0 +1,171 @@
+"""Conversation: one person's session with the main agent, as the TUI and `agentcli run` drive it.
+
+It wires the engine's parts together (model, provider pool, store, permissions, subagent runner,
+AgentLoop) and publishes everything on one `EventBus`. It never imports the UI, and it imports
+no SDK until `prepare()` (which does so in a worker thread, so a UI can paint meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.agent.loop import AgentLoop, RunOutcome
+from agentcli.agent.session import Session
+from agentcli.events import EventBus
+from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
+from agentcli.llm.prices import cost_usd
+from agentcli.prompts import project_instructions, render_system_prompt
+from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.runner import ParentLink, SubagentRunner
+from agentcli.tools.base import FileLocks, ToolContext
+from agentcli.tools.permissions import Approver, PermissionPolicy
+
+if TYPE_CHECKING:
+    from agentcli.config import Settings
+    from agentcli.store.db import Store
+
+log = logging.getLogger(__name__)
+
+
+class Conversation:
+    """The main agent's session plus everything it needs; one turn at a time."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        workspace: Path,
+        *,
+        model: str = "main",
+        store: Store | None = None,
+        approver: Approver | None = None,
+        oneshot: bool = False,
+        yes: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.store = store
+        self.bus = EventBus()
+        if store is not None:
+            from agentcli.store.recorder import StoreRecorder
+
+            self.bus.subscribe(StoreRecorder(store))
+        self.model: ResolvedModel = resolve_model(model, settings)  # raises MissingCredentialsError early
+        self.pool = ProviderPool.from_settings(settings)
+        self.permissions = PermissionPolicy.from_settings(
+            settings.permissions, approver=approver, oneshot=oneshot, yes=yes
+        )
+        self.file_locks = FileLocks()
+        self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
+        self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
+        self.runner = self._new_runner()
+        self.session = self._new_session()
+        self._loop: AgentLoop | None = None
+        self._turn: asyncio.Task[RunOutcome] | None = None
+
+    # --- set-up -----------------------------------------------------------------------------------
+
+    def _new_runner(self) -> SubagentRunner:
+        return SubagentRunner(
+            settings=self.settings,
+            registry=self.registry,
+            pool=self.pool,
+            workspace=self.workspace,
+            permissions=self.permissions,
+            store=self.store,
+            file_locks=self.file_locks,
+            price=cost_usd,
+            instructions=self._instructions,
+        )
+
+    def _new_session(self) -> Session:
+        system = render_system_prompt(self.workspace, instructions=self.settings.agent.project_instructions)
+        return Session(system_prompt=system, model=self.model, workspace=self.workspace)
+
+    async def prepare(self) -> None:
+        """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread."""
+        if self._loop is not None:
+            return
+        provider = await asyncio.to_thread(self.pool.get, self.model)
+        context = ToolContext(
+            workspace=self.workspace,
+            agent="main",
+            session_id=self.session.id,
+            permissions=self.permissions,
+            file_locks=self.file_locks,
+            bash_timeout_seconds=self.settings.agent.bash_timeout_seconds,
+            bash_output_limit_bytes=self.settings.agent.bash_output_limit_bytes,
+        )
+        self._loop = AgentLoop(
+            self.session,
+            provider,
+            self.runner.tools_for(ParentLink(self.session, self.bus)),
+            context,
+            self.bus,
+            max_turns=self.settings.agent.max_turns,
+            price=cost_usd,
+            notices=self.runner.notices_for(self.session.id),
+        )
+
+    # --- turns ------------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self._turn is not None and not self._turn.done()
+
+    async def send(self, prompt: str) -> RunOutcome:
+        """Run one turn of the main agent on `prompt` (its subagents included)."""
+        if self.busy:
+            raise RuntimeError("a turn is already running")
+        await self.prepare()
+        assert self._loop is not None
+        loop = self._loop
+        self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
+        try:
+            return await turn
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # our caller is being cancelled (Ctrl-C): propagate
+            return RunOutcome("cancelled", loop.last_text(), self.session.turns, "cancelled by the person")
+        finally:
+            self._turn = None
+
+    def cancel_turn(self) -> bool:
+        """Stop the running turn (Esc / Ctrl-C): every subagent under it stops too."""
+        if self._turn is None or self._turn.done():
+            return False
+        self._turn.cancel()
+        return True
+
+    async def cancel_task(self, task_id: str) -> bool:
+        """Stop one subagent; its siblings and the parent go on (the parent gets a tool error)."""
+        return await self.runner.cancel(task_id, reason="cancelled by the person")
+
+    def set_model(self, spec: str) -> ResolvedModel:
+        """Switch the main agent's model for the next turns (`/model`)."""
+        model = resolve_model(spec, self.settings)
+        self.model = model
+        self.session.model = model
+        if self._loop is not None:
+            self._loop.provider = self.pool.get(model)
+        return model
+
+    async def clear(self) -> None:
+        """Start a fresh session (`/clear`): new history, new task table."""
+        if self.busy:
+            self.cancel_turn()
+        await self.runner.aclose()
+        self.runner = self._new_runner()
+        self.session = self._new_session()
+        self._loop = None
+
+    async def aclose(self) -> None:
+        """End: cancel background subagents, close SDK clients, flush the store."""
+        await self.runner.aclose()
+        await self.pool.aclose()
+        if self.store is not None:
+            await self.store.flush()
