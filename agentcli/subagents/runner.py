@@ -483,8 +483,9 @@ class SubagentRunner:
                 used = record.input_tokens + record.output_tokens
                 if used > cfg.max_tokens:
                     self.stop(handle, "budget_exceeded", f"token budget exceeded: {used} > {cfg.max_tokens} tokens")
-                elif record.tool_calls >= cfg.max_tool_calls and kind == "tool_call_finished":
-                    self.stop(handle, "budget_exceeded", f"tool call limit reached ({cfg.max_tool_calls} calls)")
+            if kind == "tool_call_started" and record.tool_calls > cfg.max_tool_calls:
+                # max_tool_calls calls are allowed; the one beyond them stops the run.
+                self.stop(handle, "budget_exceeded", f"tool call limit reached ({cfg.max_tool_calls} calls)")
 
         return relay
 

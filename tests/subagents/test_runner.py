@@ -22,6 +22,7 @@ from agentcli.events import (
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
     SubagentBlockUpdatedEvent,
+    ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
 from agentcli.llm.base import ToolResultBlock
@@ -351,14 +352,10 @@ async def test_write_paths_confine_writes_and_take_bash_away(server: FakeLLMServ
     assert (ws / "src" / "new.py").read_text() == "x = 1\n"
     (record,) = h.runner.records()
     assert record.files_modified == ["src/new.py"]
-    refused = [
-        e.event
-        for e in h.subagent_events()
-        if e.event.kind == "tool_call_finished" and e.event.is_error  # type: ignore[union-attr]
-    ]
+    refused = [e.event for e in h.subagent_events() if isinstance(e.event, ToolCallFinishedEvent) and e.event.is_error]
     assert len(refused) == 1
     assert "Subagent lacks permission for required tools: write to other/x.txt is outside write_paths (src/**)" in (
-        refused[0].output  # type: ignore[union-attr]
+        refused[0].output
     )
     server.assert_done()
 
@@ -541,13 +538,34 @@ async def test_max_tool_calls_stops_the_run(server: FakeLLMServer, make: Make) -
             match=Match(system_contains=sub(desc), turn=1),
             reply=Reply(text="second look", tool_calls=[ToolCall(name="LS", input={"path": "src"})]),
         ),
+        Step(
+            match=Match(system_contains=sub(desc), turn=2),
+            reply=Reply(text="third look", tool_calls=[ToolCall(name="LS", input={"path": "."})]),
+        ),
         main_step(1, Reply(text="ok"), last_user_contains="tool call limit reached"),
     )
     h = make({"task_tool.max_tool_calls": 2})
     await h.run()
     (record,) = h.runner.records()
     assert (record.status, record.error) == ("budget_exceeded", "tool call limit reached (2 calls)")
-    assert record.tool_calls == 2 and record.result == "second look"
+    assert record.tool_calls == 3 and record.result == "third look"
+    server.assert_done()
+
+
+async def test_max_tool_calls_allows_that_many_calls_and_an_answer(server: FakeLLMServer, make: Make) -> None:
+    desc = "Frugal search job"
+    server.add_steps(
+        main_step(0, Reply(tool_calls=[task_call(desc, "look")])),
+        Step(match=Match(system_contains=sub(desc), turn=0), reply=Reply(tool_calls=[ToolCall(name="LS", input={})])),
+        Step(match=Match(system_contains=sub(desc), turn=1),
+             reply=Reply(tool_calls=[ToolCall(name="LS", input={"path": "src"})])),
+        Step(match=Match(system_contains=sub(desc), turn=2), reply=Reply(text="all found")),
+        main_step(1, Reply(text="ok"), last_user_contains="all found"),
+    )
+    h = make({"task_tool.max_tool_calls": 2})
+    await h.run()
+    (record,) = h.runner.records()
+    assert (record.status, record.tool_calls, record.result) == ("completed", 2, "all found")
     server.assert_done()
 
 
