@@ -401,6 +401,9 @@ class FakeLLMServer:
             seq = len(self._requests)
             step_index, reasons = self._route(view) if view is not None else (None, [problem])
             step = self._steps[step_index] if step_index is not None else None
+            if step is not None and view is not None and step.reply.echo_last_user:
+                echoed = step.reply.text + view.last_user[: step.reply.echo_last_user]
+                step = step.model_copy(update={"reply": step.reply.model_copy(update={"text": echoed})})
             tool_ids: tuple[str, ...] = ()
             if step is not None and view is not None:
                 prefix = "toolu_fake_" if view.api == "anthropic" else "call_fake_"

@@ -42,6 +42,7 @@ class RequestView:
     tools: tuple[str, ...]
     turn: int
     last_user: str
+    last_is_tool_result: bool
     all_text: str
     stream: bool
     include_usage: bool
@@ -77,6 +78,7 @@ class RequestView:
             tools=tools,
             turn=turn,
             last_user=_last_user_text(messages),
+            last_is_tool_result=_answers_tools(messages),
             all_text="\n".join([system, *(_message_text(m) for m in messages)]),
             stream=stream,
             include_usage=include_usage,
@@ -98,6 +100,19 @@ def _last_user_text(messages: list[dict[str, Any]]) -> str:
     if not tail:
         tail = [m for m in messages if m.get("role") == "user"][-1:]
     return "\n".join(_text_of(m.get("content")) for m in tail)
+
+
+def _answers_tools(messages: list[dict[str, Any]]) -> bool:
+    """Whether the request's last message carries tool results (Anthropic blocks or OpenAI tool role)."""
+    if not messages:
+        return False
+    last = messages[-1]
+    if last.get("role") == "tool":
+        return True
+    content = last.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -128,6 +143,9 @@ def mismatch(match: Match, view: RequestView) -> str | None:
         return f"turn is {view.turn}, not {match.turn}"
     if match.last_user_contains is not None and match.last_user_contains not in view.last_user:
         return f"last user message lacks {match.last_user_contains!r} (is {_short(view.last_user)!r})"
+    if match.last_user_is_tool_result is not None and match.last_user_is_tool_result != view.last_is_tool_result:
+        verb = "does not carry" if match.last_user_is_tool_result else "carries"
+        return f"the last message {verb} tool results"
     if match.any_message_contains is not None and match.any_message_contains not in view.all_text:
         return f"no message contains {match.any_message_contains!r}"
     return None

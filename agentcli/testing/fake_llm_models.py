@@ -31,6 +31,8 @@ class Match(_Strict):
     turn: int | None = Field(default=None, ge=0)
     last_user_contains: str | None = None
     any_message_contains: str | None = None
+    last_user_is_tool_result: bool | None = None
+    """True: the request answers tool calls; False: the last user message is a plain prompt."""
 
 
 class ToolCall(_Strict):
@@ -72,6 +74,8 @@ class Reply(_Strict):
     """OpenAI only: like some compatible servers, omit `type`, and `index` on argument deltas."""
     sloppy_omit_index: bool = True
     """With sloppy_tool_deltas: drop `index` from argument deltas (False keeps it)."""
+    echo_last_user: int = Field(default=0, ge=0)
+    """Append up to this many characters of the request's last user message (e.g. tool results)."""
 
 
 FaultKind = Literal["http", "stream_error", "cut", "stall"]

@@ -631,3 +631,25 @@ def test_unknown_endpoint_is_404_and_listed(make_server: MakeServer) -> None:
     [req] = server.requests
     assert req.api == "unknown" and req.unexpected == ["no such endpoint GET /v1/models"]
     assert len(server.problems()) == 1
+
+
+def test_echo_last_user_and_tool_result_predicate() -> None:
+    """A reply can quote the request's tool results; steps can tell prompts from tool answers."""
+    import httpx2
+
+    script = Script(steps=[
+        Step(match=Match(last_user_is_tool_result=False), reply=Reply(text="prompt seen")),
+        Step(match=Match(last_user_is_tool_result=True), reply=Reply(text="Found: ", echo_last_user=9)),
+    ])
+    with FakeLLMServer(script) as server:
+        url = server.base_url + "/v1/messages"
+        first = httpx2.post(url, json={"model": "m", "max_tokens": 5,
+                                       "messages": [{"role": "user", "content": "hello"}]})
+        second = httpx2.post(url, json={"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "LS", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py\nb.py\nc.py"}]},
+        ]})
+    assert first.json()["content"][0]["text"] == "prompt seen"
+    assert second.json()["content"][0]["text"] == "Found: a.py\nb.py"
+    server.assert_done()
