@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import itertools
 import os
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from fake_server import server_process
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
@@ -49,30 +46,8 @@ def _task(i: int) -> ToolCall:
                                         "subagent_type": "explore"})
 
 
-@contextlib.contextmanager
-def _server_process(script: Script, workspace: Path) -> Iterator[tuple[str, list[RecordedRequest]]]:
-    """The fake server in its own process (as a remote API would be), so it takes no CPU from this one."""
-    script_file, log_file = workspace / "script.json", workspace / "requests.jsonl"
-    script_file.write_text(script.model_dump_json())
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentcli.testing.fake_llm", "--script", str(script_file), "--log", str(log_file)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    assert proc.stdout is not None
-    base_url = proc.stdout.readline().split()[-1]
-    requests: list[RecordedRequest] = []
-    try:
-        yield base_url, requests
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    requests.extend(RecordedRequest.model_validate_json(line) for line in log_file.read_text().splitlines())
-    if proc.returncode != 0:
-        raise RuntimeError(f"fake server: script not followed:\n{err}")
-
-
 async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[RecordedRequest]:
-    with _server_process(script, workspace) as (base_url, requests):
+    with server_process(script, workspace) as (base_url, requests):
         os.environ["ANTHROPIC_API_KEY"] = "sk-bench"
         os.environ["ANTHROPIC_BASE_URL"] = base_url
         settings = load_config(

@@ -2,7 +2,7 @@
 
 Run: python bench/loop_overhead.py [--turns 40] [--api anthropic|openai]
 
-Against the fake server with zero latency, one AgentLoop run of N turns (each turn one Read of a
+Against the fake server (its own process) with zero latency, one AgentLoop run of N turns (each turn one Read of a
 small file) is timed from the server's side: the gap between the end of response i and the
 arrival of request i+1. The same gap is measured for a bare SDK script sending N streamed
 requests back to back with the same growing history. Loop overhead per turn = loop gap − bare
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from fake_server import gaps_ms, server_process
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
@@ -31,7 +32,7 @@ from agentcli.llm.base import (
     ToolUseBlock,
 )
 from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import Match, Reply, Script, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions import PermissionPolicy
 from agentcli.tools.registry import build_tools
@@ -47,25 +48,16 @@ def _script(turns: int) -> Script:
     return Script(steps=steps)
 
 
-def _gaps(server: FakeLLMServer) -> list[float]:
-    reqs = sorted(server.requests, key=lambda r: r.received_at)
-    return [
-        (b.received_at - a.finished_at) * 1000
-        for a, b in itertools.pairwise(reqs)
-        if a.finished_at is not None
-    ]
-
-
-def _model(api: str, server: FakeLLMServer) -> ResolvedModel:
+def _model(api: str, base_url: str) -> ResolvedModel:
     if api == "anthropic":
-        return ResolvedModel("main", "anthropic", "bench", server.base_url, "sk-bench", 1024)
-    return ResolvedModel("main", "openai", "bench", server.base_url + "/v1", "sk-bench", 1024)
+        return ResolvedModel("main", "anthropic", "bench", base_url, "sk-bench", 1024)
+    return ResolvedModel("main", "openai", "bench", base_url + "/v1", "sk-bench", 1024)
 
 
 async def _loop_run(api: str, turns: int, workspace: Path) -> tuple[list[float], float]:
-    with FakeLLMServer(_script(turns)) as server:
+    with server_process(_script(turns), workspace) as (base_url, requests):
         pool = ProviderPool(RetryPolicy(max_retries=0))
-        model = _model(api, server)
+        model = _model(api, base_url)
         session = Session(system_prompt="bench", model=model, workspace=workspace)
         ctx = ToolContext(workspace=workspace, agent="main", session_id=session.id,
                           permissions=PermissionPolicy("auto"), file_locks=FileLocks())
@@ -74,16 +66,15 @@ async def _loop_run(api: str, turns: int, workspace: Path) -> tuple[list[float],
         outcome = await loop.run("read small.txt repeatedly")
         wall = time.perf_counter() - start
         await pool.aclose()
-        server.wait_for_finished(turns)
         assert outcome.status == "completed", outcome
-        return _gaps(server), wall
+    return gaps_ms(requests), wall
 
 
-async def _bare_run(api: str, turns: int) -> tuple[list[float], float]:
+async def _bare_run(api: str, turns: int, workspace: Path) -> tuple[list[float], float]:
     """The same conversation driven by a bare loop over the SDK adapter: no tools, no events."""
-    with FakeLLMServer(_script(turns)) as server:
+    with server_process(_script(turns), workspace) as (base_url, requests):
         pool = ProviderPool(RetryPolicy(max_retries=0))
-        model = _model(api, server)
+        model = _model(api, base_url)
         provider = pool.get(model)
         messages: list[Message] = [Message.user("read small.txt repeatedly")]
         specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in build_tools()]
@@ -103,8 +94,7 @@ async def _bare_run(api: str, turns: int) -> tuple[list[float], float]:
                 ToolResultBlock(tool_use_id=c.id, content="     1\thello\n") for c in calls]))
         wall = time.perf_counter() - start
         await pool.aclose()
-        server.wait_for_finished(turns)
-        return _gaps(server), wall
+    return gaps_ms(requests), wall
 
 
 def main() -> None:
@@ -115,8 +105,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp).resolve()
         (workspace / "small.txt").write_text("hello\n")
-        asyncio.run(_bare_run(args.api, 3))  # warm imports and connections
-        bare_gaps, bare_wall = asyncio.run(_bare_run(args.api, args.turns))
+        asyncio.run(_bare_run(args.api, 3, workspace))  # warm imports and caches
+        bare_gaps, bare_wall = asyncio.run(_bare_run(args.api, args.turns, workspace))
         loop_gaps, loop_wall = asyncio.run(_loop_run(args.api, args.turns, workspace))
     bare, loop = statistics.median(bare_gaps), statistics.median(loop_gaps)
     print(f"{args.api}, {args.turns} turns, zero model latency")
