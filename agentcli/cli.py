@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="agentcli",
-    help="A terminal coding assistant that delegates focused work to subagents.",
+    help="A terminal coding assistant that delegates focused work to subagents. "
+    "Without a command it opens the interactive TUI in the current directory (--cwd to choose another).",
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -77,21 +78,50 @@ def load(
         fail(str(exc), EXIT_USAGE)
 
 
+ModelOption = Annotated[str | None, typer.Option("--model", help="main, light, an alias or provider:model.")]
+
+
+def _model_spec(
+    workspace: Path, config: Path | None, model: str | None, loaded: LoadedConfig
+) -> tuple[LoadedConfig, str]:
+    """The model spec to use; a bare model id replaces the main model's id, as the command-line layer."""
+    spec = model or "main"
+    if spec not in ("main", "light") and ":" not in spec and spec not in loaded.settings.models.aliases:
+        loaded = load(workspace, config, {"models.main.model": spec}, {"models.main.model": "--model"})
+        spec = "main"
+    return loaded, spec
+
+
 @app.callback(invoke_without_command=True)
 def main(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    cwd: CwdOption = None,
+    config: ConfigOption = None,
+    model: ModelOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details to the log file.")] = False,
 ) -> None:
-    """Run `agentcli run "PROMPT"` for a one-shot job."""
+    """Without a command: the interactive TUI in the current directory. `agentcli run "PROMPT"` runs a one-shot job."""
     if version:
         from agentcli import __version__
 
         print(f"agentcli {__version__}")
         raise typer.Exit(EXIT_OK)
     if ctx.invoked_subcommand is None:
-        # The interactive TUI is delivered by a later step; until then show what exists.
-        print(ctx.get_help())
-        raise typer.Exit(EXIT_OK)
+        workspace = _workspace(cwd)
+        loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
+        from agentcli.ui.app import run_tui
+
+        raise typer.Exit(run_tui(loaded, workspace, spec, verbose=verbose))
+
+
+@app.command()
+def demo(cwd: CwdOption = None) -> None:
+    """Open the TUI on a scripted demo: a fake model delegates real read-only work on this folder (no key)."""
+    from agentcli.demo import run_demo
+
+    workspace = _workspace(cwd)
+    raise typer.Exit(run_demo(load(workspace, None), workspace))
 
 
 @config_app.command("show")
@@ -110,7 +140,7 @@ def config_show(
 @app.command()
 def run(
     prompt: Annotated[str, typer.Argument(help='The task; "-" reads it from standard input.')],
-    model: Annotated[str | None, typer.Option("--model", help="main, light, an alias or provider:model.")] = None,
+    model: ModelOption = None,
     output_format: Annotated[
         OutputFormat, typer.Option("--output-format", help="text, json or stream-json.")
     ] = OutputFormat.text,
@@ -127,12 +157,7 @@ def run(
     if not prompt.strip():
         fail("the prompt is empty", EXIT_USAGE)
     workspace = _workspace(cwd)
-    loaded = load(workspace, config)
-    spec = model or "main"
-    if spec not in ("main", "light") and ":" not in spec and spec not in loaded.settings.models.aliases:
-        # A bare model id: it replaces the main model's id, as the command-line layer.
-        loaded = load(workspace, config, {"models.main.model": spec}, {"models.main.model": "--model"})
-        spec = "main"
+    loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
     options = OneShotOptions(
         prompt=prompt,
         model=spec,

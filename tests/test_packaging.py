@@ -21,6 +21,7 @@ def test_wheel_ships_prompts_and_default_config(tmp_path: Path) -> None:
     assert "agentcli/_bundled/prompts/system.md" in names
     assert "agentcli/py.typed" in names
     assert "agentcli/testing/fake_llm.py" in names
+    assert "agentcli/ui/app.tcss" in names  # the TUI's styles ship inside the package
     shipped = zipfile.ZipFile(wheel).read("agentcli/_bundled/default_config.toml").decode()
     assert shipped == (ROOT / "default_config.toml").read_text()
 

@@ -1,0 +1,1 @@
+"""The interactive Textual TUI (`agentcli` with no command); imported lazily, never by the engine."""

@@ -1,0 +1,140 @@
+"""Slash commands of the TUI: /help, /agents, /tasks, /model, /clear, /cost, /quit."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
+
+from agentcli.ui.model import compact_tokens, format_seconds
+from agentcli.ui.widgets.status_bar import format_cost
+
+if TYPE_CHECKING:
+    from agentcli.agent.conversation import Conversation
+    from agentcli.ui.model import UsageTally
+
+
+class CommandHost(Protocol):
+    """What commands need from the app."""
+
+    @property
+    def conversation(self) -> Conversation: ...
+
+    @property
+    def turn_running(self) -> bool: ...
+
+    @property
+    def tally(self) -> UsageTally: ...
+
+    def say(self, text: str) -> None: ...
+
+    def say_error(self, text: str) -> None: ...
+
+    async def reset_view(self) -> None: ...
+
+    def quit_app(self) -> None: ...
+
+
+Handler = Callable[[CommandHost, str], Awaitable[None]]
+
+KEYS_HELP = (
+    "Keys: Enter sends · Shift+Enter or Ctrl+J new line · Up/Down (first/last line) history · "
+    "Esc stops the running turn · Tab moves focus; on a subagent block: Enter expands/collapses, "
+    "x cancels that subagent · Ctrl+Q quits. While a turn runs, new prompts are refused (Esc stops it)."
+)
+
+
+async def _help(host: CommandHost, arg: str) -> None:
+    lines = ["Commands:"] + [f"  /{name:<7} {text}" for name, (_, text) in COMMANDS.items()]
+    host.say("\n".join([*lines, "", KEYS_HELP]))
+
+
+async def _agents(host: CommandHost, arg: str) -> None:
+    types = host.conversation.registry.types
+    if not types:
+        host.say("No subagent types are available.")
+        return
+    lines = ["Subagent types:"]
+    for agent in types.values():
+        access = "read-only" if agent.read_only else "can edit and run commands"
+        lines.append(f"  {agent.name} ({agent.model or 'inherit'}, {access}): {agent.description.strip()}")
+    host.say("\n".join(lines))
+
+
+async def _tasks(host: CommandHost, arg: str) -> None:
+    records = host.conversation.runner.records()
+    if not records:
+        host.say("No tasks in this session yet.")
+        return
+    lines = ["Tasks of this session:"]
+    for r in records:
+        took = format_seconds((r.time_ms or 0) / 1000)
+        tokens = compact_tokens(r.input_tokens + r.output_tokens)
+        indent = "  " * r.depth
+        lines.append(
+            f"{indent}{r.task_id}  {r.subagent_type:<8} {r.status:<10} {r.description}  "
+            f"({r.model_used}, {took}, {r.tool_calls} tool{'s' if r.tool_calls != 1 else ''}, {tokens} tok)"
+        )
+    host.say("\n".join(lines))
+
+
+async def _model(host: CommandHost, arg: str) -> None:
+    conversation = host.conversation
+    if not arg:
+        host.say(f"Model: {conversation.model.display} ({conversation.model.provider}:{conversation.model.model}). "
+                 "Change it with /model main | light | provider:model.")
+        return
+    if host.turn_running:
+        host.say_error("/model: a turn is running; press Esc to stop it first")
+        return
+    try:  # switching provider may import its SDK: do it off the UI thread
+        model = await asyncio.to_thread(conversation.set_model, arg)
+    except Exception as exc:
+        host.say_error(f"/model: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        return
+    host.say(f"Model set to {model.display} ({model.provider}:{model.model}).")
+
+
+async def _clear(host: CommandHost, arg: str) -> None:
+    if host.turn_running:
+        host.say_error("/clear: a turn is running; press Esc to stop it first")
+        return
+    await host.conversation.clear()
+    await host.reset_view()
+    host.say("Started a new session.")
+
+
+async def _cost(host: CommandHost, arg: str) -> None:
+    tally = host.tally
+    host.say(
+        f"Tokens: {tally.input_tokens:,} in / {tally.output_tokens:,} out "
+        f"(main agent {tally.main_input:,} / {tally.main_output:,}; "
+        f"subagents {tally.sub_input:,} / {tally.sub_output:,}) in {tally.requests} requests. "
+        f"Cost: {format_cost(tally.cost_usd)}"
+        + ("" if tally.cost_usd is not None or not tally.requests else " (no price known for this model)")
+    )
+
+
+async def _quit(host: CommandHost, arg: str) -> None:
+    host.quit_app()
+
+
+COMMANDS: dict[str, tuple[Handler, str]] = {
+    "help": (_help, "this help"),
+    "agents": (_agents, "list the subagent types with their descriptions"),
+    "tasks": (_tasks, "this session's subagent tasks and their status"),
+    "model": (_model, "show or set the model: /model main | light | provider:model"),
+    "clear": (_clear, "start a new session (empty history and view)"),
+    "cost": (_cost, "tokens and cost of this session, subagents included"),
+    "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
+}
+
+
+async def run_command(host: CommandHost, line: str) -> None:
+    """Run one `/command args` line; an unknown command gets a one-line error."""
+    name, _, arg = line.strip()[1:].partition(" ")
+    entry = COMMANDS.get(name.lower())
+    if entry is None:
+        host.say_error(f"Unknown command /{name}. Type /help for the list.")
+        return
+    await entry[0](host, arg.strip())

@@ -1,0 +1,194 @@
+"""What the TUI knows about the conversation, independent of the widgets that show it.
+
+The router fills these objects from the event stream; widgets render them. A transcript (the
+main agent's, or one subagent's) is a list of items: streamed text, tool calls, nested subagent
+blocks and notes. A collapsed block keeps its items here and mounts no widgets for them; when it
+is expanded again, its widgets are rebuilt from this model.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
+
+    from agentcli.ui.widgets.message_list import TextView
+    from agentcli.ui.widgets.subagent_block import SubagentBlock
+    from agentcli.ui.widgets.tool_call import ToolCallView
+
+ACTIVE = frozenset({"queued", "running"})
+
+
+@dataclass(eq=False)
+class TextItem:
+    """Assistant text as it streams; `pending` is what its widget has not shown yet."""
+
+    parts: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    done: bool = False  # the message is complete
+    view: TextView | None = None
+
+    @property
+    def text(self) -> str:
+        """Everything streamed so far."""
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+    def add(self, delta: str) -> None:
+        """Append a delta (and queue it for the widget, if one shows this item)."""
+        self.parts.append(delta)
+        if self.view is not None:
+            self.pending.append(delta)
+
+    def take_pending(self) -> str:
+        """The text the widget still has to append; clears it."""
+        chunk = "".join(self.pending)
+        self.pending.clear()
+        return chunk
+
+    def reset(self) -> None:
+        """Forget the text (a retried request voids what its failed attempt streamed)."""
+        self.parts.clear()
+        self.pending.clear()
+
+
+@dataclass(eq=False)
+class NoteItem:
+    """A one-line (or short) message that is not model text: a prompt, an error, a notice."""
+
+    text: str
+    kind: Literal["user", "error", "info"] = "info"
+    view: Widget | None = None
+
+
+@dataclass(eq=False)
+class ToolItem:
+    """One tool call; a Task call is replaced in its transcript by the block it creates."""
+
+    tool_call_id: str
+    name: str
+    summary: str
+    status: Literal["running", "ok", "error"] = "running"
+    output: str = ""
+    duration_ms: float | None = None
+    expanded: bool = False
+    replaced_by: BlockItem | None = None
+    view: ToolCallView | None = None
+
+
+@dataclass(eq=False)
+class Transcript:
+    """The items one agent produced, in order, and the text item currently streaming."""
+
+    items: list[Entry] = field(default_factory=list)
+    current_text: TextItem | None = None
+
+
+@dataclass(eq=False)
+class BlockItem(Transcript):
+    """One subagent (one Task call): its header data and its own transcript."""
+
+    task_id: str = ""
+    parent_tool_call_id: str = ""
+    subagent_type: str = ""
+    description: str = ""
+    model: str = ""
+    depth: int = 1
+    parent: BlockItem | None = None
+    agent: str = ""  # the subagent's label, e.g. explore#2, once its first event arrives
+    status: str = "queued"
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    elapsed_ms: float = 0.0
+    started: float | None = None  # monotonic time it started running, for the ticking clock
+    short_result: str = ""
+    error: str | None = None
+    collapsed: bool = False
+    view: SubagentBlock | None = None
+
+    @property
+    def active(self) -> bool:
+        """Queued or running."""
+        return self.status in ACTIVE
+
+    @property
+    def label(self) -> str:
+        """`explore#2` once known, else the type."""
+        return self.agent or self.subagent_type
+
+    def elapsed_seconds(self) -> float:
+        """Seconds it has run: ticking while running, final once finished."""
+        if self.status == "running" and self.started is not None:
+            return time.monotonic() - self.started
+        return self.elapsed_ms / 1000
+
+
+Entry = TextItem | NoteItem | ToolItem | BlockItem
+
+
+@dataclass
+class UsageTally:
+    """Tokens and cost of every model request seen on the bus: the main agent's and all subagents'."""
+
+    main_input: int = 0
+    main_output: int = 0
+    sub_input: int = 0
+    sub_output: int = 0
+    cost_usd: float | None = None
+    requests: int = 0
+
+    @property
+    def input_tokens(self) -> int:
+        """Input tokens (cache reads and writes included) of all agents."""
+        return self.main_input + self.sub_input
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens of all agents."""
+        return self.main_output + self.sub_output
+
+    def add(self, *, subagent: bool, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+        """Account one request."""
+        self.requests += 1
+        if subagent:
+            self.sub_input += input_tokens
+            self.sub_output += output_tokens
+        else:
+            self.main_input += input_tokens
+            self.main_output += output_tokens
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+
+def detach(items: list[Entry]) -> None:
+    """Forget the widgets of `items` (and of everything nested in them): they are being removed."""
+    for item in items:
+        item.view = None
+        if isinstance(item, TextItem):
+            item.pending.clear()
+        elif isinstance(item, BlockItem):
+            detach(item.items)
+
+
+def compact_tokens(count: int) -> str:
+    """`950`, `12.3k`, `1.2M`."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def format_seconds(seconds: float) -> str:
+    """`0.4s`, `12s`, `3m05s`."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"

@@ -1,0 +1,303 @@
+"""Event → widget dispatch: the TUI's subscriber on the conversation's event bus.
+
+`UIRouter` is a `MessageManager`: `on_subagent_block_added` / `on_subagent_block_updated` /
+... receive the bus events. A subagent's events arrive wrapped in `SubagentEvent` (once per
+level of nesting); the router unwraps them, and each layer's `task_id` names the block the inner
+event belongs to, so an event is handled with `owner` = the innermost block (None for the main
+agent). A nested block is announced by a `SubagentBlockAddedEvent` inside its parent's wrapper:
+it takes the place of the parent's Task tool call (found by `parent_tool_call_id`) inside the
+parent block. Tool calls are keyed by (owner task id, tool call id).
+
+Rendering is batched: text deltas only accumulate in the model (`TextItem.pending`) and block
+headers are only marked dirty; `flush()` — called by the app on a 20 Hz timer — appends each
+widget's accumulated text in one go and re-renders dirty headers. Collapsed blocks keep their
+data in the model and have no body widgets to update.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual.widget import Widget
+
+from agentcli.events import (
+    ErrorEvent,
+    MessageAddedEvent,
+    MessageManager,
+    RetryEvent,
+    SubagentBlockAddedEvent,
+    SubagentBlockFinishedEvent,
+    SubagentBlockUpdatedEvent,
+    SubagentEvent,
+    TextDeltaEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+    UsageEvent,
+)
+from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ToolItem, Transcript, UsageTally
+from agentcli.ui.widgets.message_list import MessageList, StreamText
+from agentcli.ui.widgets.subagent_block import SubagentBlock, entry_view
+
+PROMPT_PREVIEW_CHARS = 300
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    """The first non-empty line of `text`, clipped: errors are shown on one line."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class UIRouter(MessageManager):
+    """Keeps the transcript model current and the mounted widgets in step with it."""
+
+    def __init__(self, view: MessageList) -> None:
+        self.view = view
+        self.main = Transcript()
+        self.blocks: dict[str, BlockItem] = {}
+        self.tally = UsageTally()
+        self._tools: dict[tuple[str, str], ToolItem] = {}
+        self._dirty_text: dict[TextItem, None] = {}
+        self._dirty_blocks: dict[BlockItem, None] = {}
+        self._mounts: dict[Widget, list[Widget]] = {}  # new widgets per container, mounted at the next flush
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _transcript(self, owner: BlockItem | None) -> Transcript:
+        return owner if owner is not None else self.main
+
+    def _container(self, owner: BlockItem | None) -> Widget | None:
+        """Where new entries of `owner` are mounted now (None: a collapsed or unmounted block)."""
+        if owner is None:
+            return self.view
+        view = owner.view
+        return view if view is not None and view.accepts_entries else None
+
+    def _add(self, owner: BlockItem | None, entry: Entry) -> None:
+        """Append an entry; its widget is built now and mounted at the next flush, with the frame's others."""
+        self._transcript(owner).items.append(entry)
+        container = self._container(owner)
+        if container is not None:
+            self._mounts.setdefault(container, []).append(entry_view(entry, in_block=owner is not None))
+
+    def _end_text(self, owner: BlockItem | None) -> None:
+        """The owner's streaming text is complete (a block's text then shows in full)."""
+        transcript = self._transcript(owner)
+        item, transcript.current_text = transcript.current_text, None
+        if item is None:
+            return
+        item.done = True
+        if isinstance(item.view, StreamText):
+            self._dirty_text.pop(item, None)
+            item.pending.clear()
+            item.view.finish()
+
+    @staticmethod
+    def _key(owner: BlockItem | None) -> str:
+        return owner.task_id if owner is not None else ""
+
+    def add_note(self, text: str, kind: str = "info") -> NoteItem:
+        """A line from the app in the main transcript: the person's prompt, a command's output, an error."""
+        note = NoteItem(text, kind)  # type: ignore[arg-type]
+        self.main.current_text = None
+        self._add(None, note)
+        return note
+
+    # --- the main agent's and every subagent's events ----------------------------------------------
+
+    def on_subagent_event(self, event: SubagentEvent, owner: BlockItem | None = None) -> None:
+        """Unwrap one level: the inner event belongs to the block of `event.task_id`."""
+        block = self.blocks.get(event.task_id)
+        if block is None:
+            return
+        inner = event.event
+        if not block.agent:
+            block.agent = inner.agent
+        handler = getattr(self, f"on_{inner.kind}", None)
+        if handler is not None:
+            handler(inner, block)
+
+    def on_text_delta(self, event: TextDeltaEvent, owner: BlockItem | None = None) -> None:
+        """Streamed text goes to the owner's current text item (created on the first delta)."""
+        transcript = self._transcript(owner)
+        item = transcript.current_text
+        if item is None:
+            item = transcript.current_text = TextItem()
+            item.add(event.text)
+            self._add(owner, item)
+        else:
+            item.add(event.text)
+            if item.view is not None:
+                self._dirty_text[item] = None
+
+    def on_message_added(self, event: MessageAddedEvent, owner: BlockItem | None = None) -> None:
+        """An assistant message ends the streaming item; a subagent's first message is its prompt."""
+        message = event.message
+        if message.role == "assistant":
+            self._end_text(owner)
+        elif owner is not None and event.seq == 0:
+            prompt = message.text().strip()
+            if prompt:
+                clipped = prompt if len(prompt) <= PROMPT_PREVIEW_CHARS else prompt[:PROMPT_PREVIEW_CHARS] + "…"
+                self._add(owner, NoteItem(f"▸ {clipped}", "user"))
+
+    def on_retry(self, event: RetryEvent, owner: BlockItem | None = None) -> None:
+        """A retried request voids the text its failed attempt streamed: that item goes away."""
+        transcript = self._transcript(owner)
+        item = transcript.current_text
+        if item is not None:
+            transcript.current_text = None
+            item.reset()
+            self._dirty_text.pop(item, None)
+            transcript.items = [entry for entry in transcript.items if entry is not item]
+            view, item.view = item.view, None
+            if view is not None:
+                view.remove()
+        if owner is None:
+            self.add_note(f"retrying (attempt {event.attempt}) after: {first_line(event.error, 160)}", "info")
+
+    def on_tool_call_started(self, event: ToolCallStartedEvent, owner: BlockItem | None = None) -> None:
+        """A compact tool call line (a Task call is replaced by its block when that appears)."""
+        self._transcript(owner).current_text = None
+        item = ToolItem(event.tool_call_id, event.name, event.summary)
+        self._tools[(self._key(owner), event.tool_call_id)] = item
+        self._add(owner, item)
+
+    def on_tool_call_finished(self, event: ToolCallFinishedEvent, owner: BlockItem | None = None) -> None:
+        """Status icon, duration and output of a finished call."""
+        item = self._tools.get((self._key(owner), event.tool_call_id))
+        if item is None:
+            return
+        item.status = "error" if event.is_error else "ok"
+        item.output = event.output
+        item.duration_ms = event.duration_ms
+        if item.view is not None:
+            item.view.refresh_state()
+
+    def on_usage(self, event: UsageEvent, owner: BlockItem | None = None) -> None:
+        """Count every request of every agent, live."""
+        self.tally.add(
+            subagent=owner is not None,
+            input_tokens=event.input_tokens + event.cache_read_tokens + event.cache_write_tokens,
+            output_tokens=event.output_tokens,
+            cost=event.cost_usd,
+        )
+
+    def on_error(self, event: ErrorEvent, owner: BlockItem | None = None) -> None:
+        """An error, on one line, where it happened."""
+        self._add(owner, NoteItem(f"error: {first_line(event.message)}", "error"))
+
+    # --- subagent blocks ---------------------------------------------------------------------------
+
+    def on_subagent_block_added(self, event: SubagentBlockAddedEvent, owner: BlockItem | None = None) -> None:
+        """A new block, in place of the Task call that created it (inside the parent block when nested)."""
+        transcript = self._transcript(owner)
+        block = BlockItem(
+            task_id=event.task_id,
+            parent_tool_call_id=event.parent_tool_call_id,
+            subagent_type=event.subagent_type,
+            description=event.description,
+            model=event.model,
+            depth=event.depth,
+            parent=owner,
+            status=event.status,
+        )
+        self.blocks[event.task_id] = block
+        tool = self._tools.get((self._key(owner), event.parent_tool_call_id))
+        index = next((i for i, entry in enumerate(transcript.items) if entry is tool), None)
+        if tool is None or index is None:
+            self._add(owner, block)
+            return
+        transcript.items[index] = block
+        tool.replaced_by = block
+        old, tool.view = tool.view, None
+        if old is None:
+            return
+        new = entry_view(block, in_block=owner is not None)
+        for pending in self._mounts.values():
+            if old in pending:  # not mounted yet: take its place in the queue
+                pending[pending.index(old)] = new
+                return
+        parent = old.parent
+        if isinstance(parent, Widget):
+            parent.mount(new, before=old)
+        old.remove()
+
+    def on_subagent_block_updated(self, event: SubagentBlockUpdatedEvent, owner: BlockItem | None = None) -> None:
+        """Status and counters; the header is re-rendered at the next flush."""
+        block = self.blocks.get(event.task_id)
+        if block is None or (block.short_result and not block.active):
+            return
+        block.status = event.status
+        block.tool_calls = event.tool_calls
+        block.input_tokens = event.input_tokens
+        block.output_tokens = event.output_tokens
+        block.elapsed_ms = event.elapsed_ms
+        if event.status == "running" and block.started is None:
+            block.started = time.monotonic() - event.elapsed_ms / 1000
+        self._dirty_blocks[block] = None
+
+    def on_subagent_block_finished(self, event: SubagentBlockFinishedEvent, owner: BlockItem | None = None) -> None:
+        """Final status; the block collapses to its short result."""
+        block = self.blocks.get(event.task_id)
+        if block is None:
+            return
+        block.status = event.status
+        block.short_result = event.short_result
+        block.error = event.error
+        block.elapsed_ms = event.elapsed_ms
+        self._end_text(block)
+        if block.view is not None:
+            block.view.set_collapsed(True)
+            block.view.refresh_header()
+        else:
+            block.collapsed = True
+        self._dirty_blocks.pop(block, None)
+
+    # --- rendering ---------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Mount the frame's new widgets (one mount per container), push accumulated text to its widgets
+        (one append per widget) and re-render dirty headers."""
+        if self._mounts:
+            mounts, self._mounts = self._mounts, {}
+            for container, widgets in mounts.items():
+                if container is self.view or (isinstance(container, SubagentBlock) and container.accepts_entries):
+                    # A widget whose entry has another view by now is stale (its block collapsed and expanded).
+                    fresh = [w for w in widgets if getattr(getattr(w, "item", None), "view", w) is w]
+                    container.mount_all(fresh)  # a block collapsed meanwhile rebuilds them when expanded
+        for item in list(self._dirty_text):
+            view = item.view
+            if view is None:
+                del self._dirty_text[item]
+            elif not view.busy:
+                view.push(item.take_pending())
+                del self._dirty_text[item]
+        if self._dirty_blocks:
+            blocks = list(self._dirty_blocks)
+            self._dirty_blocks.clear()
+            for block in blocks:
+                if block.view is not None:
+                    block.view.refresh_header()
+
+    def tick(self) -> None:
+        """Once a second: running blocks' clocks."""
+        for block in self.blocks.values():
+            if block.status == "running" and block.view is not None:
+                block.view.refresh_header()
+
+    def counts(self) -> tuple[int, int]:
+        """(running, queued) subagents."""
+        running = sum(1 for b in self.blocks.values() if b.status == "running")
+        queued = sum(1 for b in self.blocks.values() if b.status == "queued")
+        return running, queued
+
+    def reset(self) -> None:
+        """Forget everything (`/clear`) and empty the view."""
+        self.main = Transcript()
+        self.blocks.clear()
+        self._tools.clear()
+        self._dirty_text.clear()
+        self._dirty_blocks.clear()
+        self._mounts.clear()
+        self.tally = UsageTally()
+        self.view.remove_children()

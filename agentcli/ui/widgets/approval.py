@@ -1,0 +1,82 @@
+"""Approval of mutating tool calls: a modal naming the agent that asks, and the Approver the engine calls."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from agentcli.tools.permissions import Approval, PermissionRequest
+
+
+def request_line(request: PermissionRequest) -> str:
+    """`[explore#2] wants to run: rm -rf build/` (for Bash the command; else the tool and its target)."""
+    what = request.summary if request.tool == "Bash" else f"{request.tool} {request.summary or request.target}"
+    return f"[{request.agent}] wants to run: {what}"
+
+
+class ApprovalScreen(ModalScreen[Approval]):
+    """Allow once, allow always (for this session), or deny one tool call. Enter on the focused
+    button; `y` / `a` / `n` (or Esc) from anywhere. Deny has the focus at first."""
+
+    AUTO_FOCUS = "#deny"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer('allow_once')", "Allow once"),
+        Binding("a", "answer('allow_always')", "Allow always"),
+        Binding("n,escape", "answer('deny')", "Deny"),
+    ]
+
+    def __init__(self, request: PermissionRequest, waiting: int = 0) -> None:
+        super().__init__(classes="approval-screen")
+        self.request = request
+        self.waiting = waiting
+
+    def compose(self) -> Any:
+        """The question, what "always" would cover, and the three answers."""
+        request = self.request
+        with Vertical(id="approval-dialog"):
+            yield Static(request_line(request), id="approval-question", markup=False)
+            if request.tool == "Bash" and request.target and request.target.strip() != request.summary.strip():
+                yield Static(request.target, id="approval-target", markup=False)
+            if request.always_scope:
+                yield Static(f"Allow always = {request.always_scope}", id="approval-scope", markup=False)
+            if self.waiting:
+                yield Static(f"{self.waiting} more request(s) waiting", id="approval-waiting", markup=False)
+            with Horizontal(id="approval-buttons"):
+                yield Button(Content("Allow once [y]"), id="allow_once", variant="success")
+                yield Button(Content("Allow always [a]"), id="allow_always", variant="primary")
+                yield Button(Content("Deny [n]"), id="deny", variant="error")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A button answers."""
+        event.stop()
+        self.action_answer(event.button.id or "deny")
+
+    def action_answer(self, answer: str) -> None:
+        """Close the dialog with the answer."""
+        result: Approval = answer if answer in ("allow_once", "allow_always") else "deny"  # type: ignore[assignment]
+        self.dismiss(result)
+
+
+class Approvals:
+    """The Approver handed to a `Conversation` before the app exists; the app attaches itself.
+
+    Without an attached app every request is denied (with the policy's reason to the model).
+    """
+
+    def __init__(self) -> None:
+        self._target: Callable[[PermissionRequest], Awaitable[Approval]] | None = None
+
+    def attach(self, target: Callable[[PermissionRequest], Awaitable[Approval]] | None) -> None:
+        """Send requests to `target` from now on (None: deny them)."""
+        self._target = target
+
+    async def __call__(self, request: PermissionRequest) -> Approval:
+        if self._target is None:
+            return "deny"
+        return await self._target(request)

@@ -1,0 +1,132 @@
+"""The conversation view: a scrolling list of messages that follows new output until the person scrolls up."""
+
+from __future__ import annotations
+
+import textwrap
+
+from textual.await_complete import AwaitComplete
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown, Static
+
+from agentcli.ui.model import NoteItem, TextItem
+
+
+class MessageList(VerticalScroll):
+    """The main transcript. Anchored to the bottom: new content scrolls into view unless the person
+    scrolled up; scrolling back to the end re-anchors it (Textual's `anchor()`)."""
+
+    def on_mount(self) -> None:
+        """Start following new output."""
+        self.anchor()
+
+    def follow(self) -> None:
+        """Jump to the end and follow new output again."""
+        self.anchor()
+
+
+class AssistantText(Markdown):
+    """Streaming assistant text. The router appends batched chunks; one append runs at a time."""
+
+    def __init__(self, item: TextItem) -> None:
+        super().__init__(item.text, classes="assistant-text")
+        self.item = item
+        self._appending: AwaitComplete | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether an earlier append is still being parsed and mounted (or the widget is not mounted yet)."""
+        return not self.is_mounted or (self._appending is not None and not self._appending.is_done)
+
+    def push(self, chunk: str) -> None:
+        """Append a chunk of Markdown (call only when not `busy`)."""
+        if chunk:
+            self._appending = self.append(chunk)
+
+    def on_unmount(self) -> None:
+        """Stop receiving text once removed."""
+        if self.item.view is self:
+            self.item.view = None
+
+
+TAIL_ROWS = 4
+
+
+def tail_lines(text: str, width: int, rows: int = TAIL_ROWS) -> list[str]:
+    """The last `rows` lines of `text` wrapped at `width` (only the end of the text is wrapped)."""
+    width = max(width, 20)
+    lines: list[str] = []
+    for paragraph in reversed(text[-rows * width * 2 :].split("\n")):
+        lines[:0] = textwrap.wrap(paragraph, width) or [""]
+        if len(lines) > rows:
+            break
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines[-rows:]
+
+
+class StreamText(Static):
+    """A subagent's text inside its block, as plain text. While it streams it shows only its last few
+    lines, wrapped here, so five parallel streams cost a few short lines per frame and no relayout
+    unless the line count changes; once the message is complete it shows the whole text."""
+
+    def __init__(self, item: TextItem) -> None:
+        super().__init__("", markup=False, classes="stream-text")
+        self.item = item
+        self.live = not item.done
+        self._rows = -1
+        self.set_class(self.live, "-tail")
+
+    @property
+    def busy(self) -> bool:
+        """Whether it cannot take text yet (not mounted)."""
+        return not self.is_mounted
+
+    def on_mount(self) -> None:
+        """First render."""
+        self._render_text()
+
+    def on_resize(self) -> None:
+        """The tail is wrapped here: re-wrap at the new width."""
+        if self.live:
+            self._render_text()
+
+    def push(self, chunk: str) -> None:
+        """Show the new end of the text (the chunk is already part of the item)."""
+        self._render_text()
+
+    def finish(self) -> None:
+        """The message is complete: show all of it."""
+        self.live = False
+        self.remove_class("-tail")
+        self._render_text()
+
+    def _render_text(self) -> None:
+        if not self.live:
+            self.update(self.item.text)
+            return
+        width = self.content_size.width or max(self.app.size.width - 12, 20)
+        lines = tail_lines(self.item.text, width)
+        layout = len(lines) != self._rows
+        self._rows = len(lines)
+        self.update("\n".join(lines), layout=layout)
+
+    def on_unmount(self) -> None:
+        """Stop receiving text once removed."""
+        if self.item.view is self:
+            self.item.view = None
+
+
+TextView = AssistantText | StreamText
+
+
+class NoteLine(Static):
+    """A prompt the person sent, an error, or a notice (plain text, never markup)."""
+
+    def __init__(self, item: NoteItem) -> None:
+        super().__init__(item.text, markup=False, classes=f"note -{item.kind}")
+        self.item = item
+
+    def on_unmount(self) -> None:
+        """Forget the widget once removed."""
+        if self.item.view is self:
+            self.item.view = None

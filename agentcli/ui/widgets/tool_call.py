@@ -1,0 +1,84 @@
+"""A tool call as one compact line (status icon, name, argument summary), with its output on demand."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.widgets import Static
+
+from agentcli.ui.model import ToolItem, format_seconds
+
+ICONS = {"running": ("⋯", "$text-muted"), "ok": ("✓", "$success"), "error": ("✗", "$error")}
+MAX_OUTPUT_LINES = 40
+MAX_OUTPUT_CHARS = 4000
+SUMMARY_CHARS = 100
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def output_excerpt(output: str) -> str:
+    """The start of a tool's output, with a note of what is not shown."""
+    lines = output.splitlines()
+    shown = lines[:MAX_OUTPUT_LINES]
+    text = "\n".join(shown)
+    more = len(lines) - len(shown)
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = text[:MAX_OUTPUT_CHARS]
+        more = max(more, 1)
+    if more > 0:
+        text += f"\n… ({more} more lines)"
+    return text or "(no output)"
+
+
+class ToolCallView(Static, can_focus=True):
+    """`✓ Read  src/config.py  12 ms`; Enter or a click shows or hides the output."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle_output", "Show output", show=False)]
+
+    def __init__(self, item: ToolItem) -> None:
+        super().__init__(classes="tool-call")
+        self.item = item
+        self.refresh_state()
+
+    def header(self) -> Content:
+        """The one-line form."""
+        item = self.item
+        icon, style = ICONS[item.status]
+        parts: list[tuple[str, str] | str] = [(icon, style), " ", (item.name, "bold"), "  ",
+                                              _clip(item.summary, SUMMARY_CHARS)]
+        if item.duration_ms is not None:
+            parts += ["  ", (format_seconds(item.duration_ms / 1000), "$text-muted")]
+        if item.status == "error" and not item.expanded:
+            first = item.output.strip().splitlines()[0] if item.output.strip() else "failed"
+            parts += ["  ", (_clip(first, 100), "$text-error")]
+        return Content.assemble(*parts)
+
+    def refresh_state(self) -> None:
+        """Re-render from the item."""
+        self.set_class(self.item.expanded, "-expanded")
+        self.set_class(self.item.status == "error", "-error")
+        if self.item.expanded and self.item.status != "running":
+            body = Content.assemble(self.header(), "\n", (output_excerpt(self.item.output), "$text-muted"))
+            self.update(body)
+        else:
+            self.update(self.header())
+
+    def action_toggle_output(self) -> None:
+        """Show or hide the output."""
+        self.item.expanded = not self.item.expanded
+        self.refresh_state()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click toggles the output too."""
+        event.stop()
+        self.action_toggle_output()
+
+    def on_unmount(self) -> None:
+        """Forget the widget once removed."""
+        if self.item.view is self:
+            self.item.view = None

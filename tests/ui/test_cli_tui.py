@@ -1,0 +1,72 @@
+"""`agentcli` with no command: errors before any TUI starts, and the TUI itself in a real terminal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from tests.e2e.helpers import cli_env
+from tests.ui.conftest import MAIN
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agentcli", *args], capture_output=True, text=True, env=env,
+                          stdin=subprocess.DEVNULL, timeout=60)
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
+    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), **extra)
+    return env
+
+
+def test_a_missing_key_is_one_line_before_the_tui(tmp_path: Path) -> None:
+    proc = _run(["--cwd", str(tmp_path)], _env(tmp_path))
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("agentcli: no API key") and "ANTHROPIC_API_KEY" in lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_an_invalid_config_exits_2_before_the_tui(tmp_path: Path) -> None:
+    proc = _run(["--cwd", str(tmp_path)], _env(tmp_path, AGENTCLI_TASK_TOOL__MAX_DEPTH="deep",
+                                                ANTHROPIC_API_KEY="sk-ant-x"))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("agentcli: ") and "max_depth" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_an_unknown_cwd_is_bad_usage(tmp_path: Path) -> None:
+    proc = _run(["--cwd", str(tmp_path / "nope")], _env(tmp_path, ANTHROPIC_API_KEY="sk-ant-x"))
+    assert proc.returncode == 2 and "is not a directory" in proc.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+def test_the_tui_in_a_real_terminal(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="ping"),
+                                reply=Reply(text="PONG-FROM-FAKE"))])
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color", COLUMNS="100", LINES="30")
+        child = pexpect.spawn(sys.executable, ["-m", "agentcli", "--cwd", str(ws)], env=env,  # type: ignore[arg-type]
+                              dimensions=(30, 100), encoding="utf-8", timeout=30)
+        try:
+            child.expect("Type a task")
+            child.send("ping")
+            child.expect("ping")
+            child.send("\r")  # sent at once: the turn waits for the SDK import if it is still running
+            child.expect("PONG-FROM-FAKE")
+            child.sendcontrol("q")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 0
+    server.assert_done()

@@ -1,0 +1,187 @@
+"""UIRouter on synthetic events: nested routing by task id, batching, collapsed blocks mount nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App
+from textual.pilot import Pilot
+
+from agentcli.events import (
+    Event,
+    MessageAddedEvent,
+    RetryEvent,
+    SubagentBlockAddedEvent,
+    SubagentBlockFinishedEvent,
+    SubagentBlockUpdatedEvent,
+    SubagentEvent,
+    TextDeltaEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+    UsageEvent,
+)
+from agentcli.llm.base import Message
+from agentcli.ui.model import BlockItem, TextItem, ToolItem
+from agentcli.ui.router import UIRouter
+from agentcli.ui.widgets.message_list import AssistantText, MessageList, StreamText
+from agentcli.ui.widgets.subagent_block import SubagentBlock
+from agentcli.ui.widgets.tool_call import ToolCallView
+
+
+class RouterApp(App[None]):
+    """Just the conversation view and a router."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.view = MessageList()
+        self.router = UIRouter(self.view)
+
+    def compose(self) -> Any:
+        yield self.view
+
+
+def wrap(event: Event, *task_ids: str) -> Event:
+    """Wrap `event` as it reaches the main bus from the subagent `task_ids[-1]` (outermost first)."""
+    for task_id in reversed(task_ids):
+        event = SubagentEvent(session_id="s", agent="main", task_id=task_id, parent_tool_call_id="",
+                              subagent_type="explore", event=event)
+    return event
+
+
+def task_started(call_id: str, agent: str = "main") -> ToolCallStartedEvent:
+    return ToolCallStartedEvent(session_id="s", agent=agent, tool_call_id=call_id, name="Task",
+                                args={}, summary="work")
+
+
+def added(task_id: str, call_id: str, depth: int = 1, agent: str = "main") -> SubagentBlockAddedEvent:
+    return SubagentBlockAddedEvent(session_id="s", agent=agent, task_id=task_id, parent_tool_call_id=call_id,
+                                   subagent_type="explore", description=f"job {task_id}", model="light",
+                                   depth=depth)
+
+
+def delta(text: str, agent: str = "main") -> TextDeltaEvent:
+    return TextDeltaEvent(session_id="s", agent=agent, text=text)
+
+
+async def settle(pilot: Pilot[None], router: UIRouter) -> None:
+    """What the app's frame timer does: flush, and let the mounts happen."""
+    for _ in range(3):
+        router.flush()
+        await pilot.pause()
+
+
+async def test_nested_events_find_their_block_and_text_is_batched() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        r(wrap(SubagentBlockUpdatedEvent(session_id="s", task_id="A", status="running"), ))
+        r(wrap(task_started("c2", "general#1"), "A"))
+        r(wrap(added("B", "c2", depth=2, agent="general#1"), "A"))
+        await settle(pilot, r)
+        a, b = r.blocks["A"], r.blocks["B"]
+        assert a.agent == "general#1" and b.parent is a and a.items == [b]  # B replaced the Task call c2
+        assert [type(e) for e in r.main.items] == [BlockItem]  # A replaced c1
+        for piece in ("Hello ", "from ", "**B**"):
+            r(wrap(delta(piece, "explore#1"), "A", "B"))
+        assert b.agent == "explore#1"
+        (text,) = [e for e in b.items if isinstance(e, TextItem)]
+        assert text.text == "Hello from **B**" and not [e for e in a.items if isinstance(e, TextItem)]
+        await settle(pilot, r)
+        assert isinstance(text.view, StreamText) and text.view.parent is b.view and b.view.parent is a.view
+        assert str(text.view.render()) == "Hello from **B**"  # plain text inside a block, its tail while live
+        # Later deltas wait for the next flush, then reach the widget in one update.
+        r(wrap(delta(" and more", "explore#1"), "A", "B"))
+        assert str(text.view.render()) == "Hello from **B**" and text.pending == [" and more"]
+        await settle(pilot, r)
+        assert str(text.view.render()) == "Hello from **B** and more" and text.pending == []
+        # The main agent's text is Markdown, appended in batches.
+        r(delta("# Title\n\nmain "))
+        await settle(pilot, r)
+        r(delta("text"))
+        r(delta(" streams"))
+        (main_text,) = [e for e in r.main.items if isinstance(e, TextItem)]
+        assert isinstance(main_text.view, AssistantText) and main_text.pending == ["text", " streams"]
+        await settle(pilot, r)
+        assert main_text.view.source == "# Title\n\nmain text streams"
+        # Tool calls are keyed by owner: the same id in two agents never collides.
+        r(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Read", args={}, summary="main.py"))
+        r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Grep", args={}, summary="x"), "A", "B"))
+        r(wrap(ToolCallFinishedEvent(session_id="s", tool_call_id="t1", name="Grep", is_error=True, output="boom",
+                                     duration_ms=3), "A", "B"))
+        main_tool = r.main.items[-1]
+        b_tool = b.items[-1]
+        assert isinstance(main_tool, ToolItem) and isinstance(b_tool, ToolItem)
+        assert (main_tool.status, b_tool.status, b_tool.output) == ("running", "error", "boom")
+
+
+async def test_a_collapsed_block_keeps_data_but_mounts_no_body() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        await settle(pilot, r)
+        a = r.blocks["A"]
+        assert a.view is not None
+        a.view.set_collapsed(True)
+        await settle(pilot, r)
+        for i in range(50):
+            r(wrap(delta(f"chunk {i} ", "explore#1"), "A"))
+            r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id=f"t{i}", name="Read", args={},
+                                        summary=f"f{i}.py"), "A"))
+        await settle(pilot, r)
+        assert list(a.view.children) == [a.view.header]
+        assert not app.query(StreamText) and not app.query(ToolCallView)
+        assert len(a.items) == 100 and all(e.view is None for e in a.items)
+        a.view.set_collapsed(False)  # expanding builds the body from the kept data
+        await settle(pilot, r)
+        assert len(a.view.query(ToolCallView)) == 50 and len(a.view.query(StreamText)) == 50
+        r(wrap(delta("pending while collapsing", "explore#1"), "A"))
+        r(wrap(SubagentBlockFinishedEvent(session_id="s", task_id="A", status="completed",
+                                          short_result="Task completed by explore", elapsed_ms=1500), ))
+        await settle(pilot, r)
+        assert a.collapsed and list(a.view.children) == [a.view.header]
+        assert "Task completed by explore" in str(a.view.header.render()) and "1.5s" in str(a.view.header.render())
+
+
+async def test_usage_retry_and_subagent_prompt() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        r(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=10, output_tokens=5,
+                     cache_read_tokens=2, cost_usd=0.5))
+        r(wrap(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=7, output_tokens=3), "A"))
+        assert (r.tally.main_input, r.tally.main_output, r.tally.sub_input, r.tally.sub_output) == (12, 5, 7, 3)
+        assert r.tally.cost_usd == 0.5
+        r(wrap(MessageAddedEvent(session_id="s", seq=0, message=Message.user("look for the auth code")), "A"))
+        r(delta("partial answ"))
+        r(RetryEvent(session_id="s", attempt=1, delay_seconds=0.1, error="overloaded"))
+        r(delta("fresh answer"))
+        await settle(pilot, r)
+        a = r.blocks["A"]
+        assert getattr(a.items[0], "text", "") == "▸ look for the auth code"
+        texts = [e for e in r.main.items if isinstance(e, TextItem)]
+        assert [t.text for t in texts] == ["fresh answer"]
+        assert any("retrying (attempt 1)" in getattr(e, "text", "") for e in r.main.items)
+        assert r.counts() == (0, 1)
+        assert isinstance(app.query_one(SubagentBlock).item, BlockItem)
+
+
+async def test_collapse_and_expand_before_a_flush_mounts_each_entry_once() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        await settle(pilot, r)
+        a = r.blocks["A"]
+        assert a.view is not None
+        r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Read", args={}, summary="x.py"), "A"))
+        a.view.set_collapsed(True)  # a fast double click, between two frames
+        a.view.set_collapsed(False)
+        await settle(pilot, r)
+        assert len(a.view.query(ToolCallView)) == 1

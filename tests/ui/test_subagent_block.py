@@ -1,0 +1,177 @@
+"""SubagentBlocks against the real engine: parallel blocks, collapse/expand, cancelling one, nesting."""
+
+from __future__ import annotations
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.ui.app import AgentApp
+from agentcli.ui.model import BlockItem, TextItem, ToolItem
+from agentcli.ui.widgets.subagent_block import SubagentBlock
+from agentcli.ui.widgets.tool_call import ToolCallView
+from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, screen_text, sub, submit, task, wait_for
+
+TOPICS = ("Inspect config module", "Inspect auth module", "Inspect readme file")
+
+
+def _blocks(app: AgentApp) -> dict[str, BlockItem]:
+    return {block.description: block for block in app.router.blocks.values()}
+
+
+def _parallel_script(latencies: tuple[int, ...]) -> Script:
+    files = ("src/config.py", "src/auth.py", "README.md")
+    steps = [Step(match=Match(system_contains=MAIN, turn=0),
+                  reply=Reply(text="Delegating.", tool_calls=[task(t, f"Report on: {t}") for t in TOPICS]))]
+    for topic, path, latency in zip(TOPICS, files, latencies, strict=True):
+        steps += [
+            Step(match=Match(system_contains=sub(topic), turn=0),
+                 reply=Reply(text=f"Reading {path}.", tool_calls=[ToolCall(name="Read", input={"file_path": path})])),
+            Step(match=Match(system_contains=sub(topic), turn=1),
+                 reply=Reply(text=f"report: {topic}"), latency_ms=latency),
+        ]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=1, last_user_contains="report: Inspect readme file"),
+                      reply=Reply(text="All three reported.")))
+    return Script(steps=steps)
+
+
+async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_results(make_app: MakeApp) -> None:
+    with FakeLLMServer(_parallel_script((100, 700, 1400))) as server:
+        app = make_app(server)
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "inspect everything")
+            await wait_for(pilot, lambda: len(app.query(SubagentBlock)) == 3)
+            views = {v.item.description: v for v in app.query(SubagentBlock)}
+            assert set(views) == set(TOPICS)
+            # Each block took the place of its Task call; none of the Task calls is shown as a plain tool line.
+            assert not [v for v in app.query(ToolCallView) if v.item.name == "Task"]
+            # They update independently: the fast one is done while the slow one still runs.
+            blocks = _blocks(app)
+            fast, slow = blocks["Inspect config module"], blocks["Inspect readme file"]
+            await wait_for(pilot, lambda: fast.status == "completed")
+            assert slow.status == "running"
+            await pilot.pause(0.1)
+            assert fast.collapsed and views["Inspect config module"].has_class("-collapsed")
+            assert not views["Inspect readme file"].has_class("-collapsed")
+            assert "Task completed by explore" in str(views["Inspect config module"].header.render())
+            # While running, a block shows its own streamed text and tool calls, live.
+            slow_tools = [v for v in views["Inspect readme file"].query(ToolCallView) if v.item.name == "Read"]
+            assert slow_tools and slow_tools[0].item.summary == "README.md"
+            await idle(pilot)
+            for description, view in views.items():
+                block = view.item
+                assert (block.status, block.short_result) == ("completed", "Task completed by explore")
+                assert block.collapsed and block.tool_calls == 1 and block.input_tokens > 0
+                assert list(view.children) == [view.header]  # collapsed: only the header is mounted
+                header = str(view.header.render())
+                assert "✓ done" in header and description in header and "Task completed by explore" in header
+                assert "1 tool" in header and "light" in header
+            text = screen_text(app)
+            assert text.count("Task completed by explore") == 3 and "All three reported." in text
+            assert app.router.counts() == (0, 0)
+            # /cost includes the subagents' usage; it matches the session's rolled-up ledger.
+            tally = app.router.tally
+            usage = app.conversation.session.total_usage
+            assert tally.sub_input > 0 and tally.requests == 8
+            assert tally.output_tokens == usage.output_tokens
+            await submit(pilot, "/tasks")
+            listing = app.router.main.items[-1]
+            assert all(t in getattr(listing, "text", "") for t in TOPICS)
+    server.assert_done()
+
+
+async def test_expanding_a_finished_block_shows_its_tool_calls(make_app: MakeApp) -> None:
+    with FakeLLMServer(_parallel_script((0, 0, 0))) as server:
+        app = make_app(server)
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "inspect everything")
+            await idle(pilot)
+            view = next(v for v in app.query(SubagentBlock) if v.item.description == "Inspect auth module")
+            assert not view.query(ToolCallView)
+            view.header.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not view.item.collapsed
+            (tool,) = view.query(ToolCallView)
+            assert (tool.item.name, tool.item.summary, tool.item.status) == ("Read", "src/auth.py", "ok")
+            texts = [e.text for e in view.item.items if isinstance(e, TextItem)]
+            assert texts == ["Reading src/auth.py.", "report: Inspect auth module"]
+            assert "▼" in str(view.header.render())
+            tool.focus()
+            await pilot.press("enter")  # a tool call's output unfolds
+            assert tool.item.expanded and "def login" in str(tool.render())
+            await pilot.click(view.header)  # a click on the header collapses it again
+            await pilot.pause()
+            assert view.item.collapsed and list(view.children) == [view.header]
+            assert tool.item.view is None
+    server.assert_done()
+
+
+async def test_cancelling_one_block_leaves_its_siblings_running(make_app: MakeApp) -> None:
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(tool_calls=[task("Hanging search job", "a"), task("Quick search job", "b")])),
+        Step(match=Match(system_contains=sub("Hanging search job")), reply=Reply(text="never"), latency_ms=20_000),
+        Step(match=Match(system_contains=sub("Quick search job")), reply=Reply(text="quick result"), latency_ms=1500),
+        Step(match=Match(system_contains=MAIN, turn=1, last_user_contains="quick result"),
+             reply=Reply(text="went on without it")),
+    ])
+    with FakeLLMServer(script) as server:
+        app = make_app(server)
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "search twice")
+            await wait_for(pilot, lambda: len(_blocks(app)) == 2 and all(
+                b.status == "running" and b.view is not None for b in _blocks(app).values()))
+            hanging, quick = _blocks(app)["Hanging search job"], _blocks(app)["Quick search job"]
+            assert hanging.view is not None
+            hanging.view.header.focus()
+            await pilot.pause()
+            assert "cancel_subagent" in {b.binding.action for b in app.active_bindings.values()}
+            await pilot.press("x")
+            await wait_for(pilot, lambda: hanging.status == "cancelled")
+            assert quick.status == "running"  # the sibling goes on
+            assert app.turn_running  # and so does the parent
+            await idle(pilot)
+            assert quick.status == "completed"
+            assert hanging.short_result == "Task failed: cancelled"
+            assert hanging.view is not None and "⊘ cancelled" in str(hanging.view.header.render())
+            records = {r.description: r.status for r in app.conversation.runner.records()}
+            assert records == {"Hanging search job": "cancelled", "Quick search job": "completed"}
+            # The parent's next request carries the cancelled task's tool error.
+            last = str(server.requests[-1].body)
+            assert "cancelled by the person" in last and "went on without it" in screen_text(app)
+    server.assert_done()
+
+
+async def test_nested_subagents_nest_inside_their_parent_block(make_app: MakeApp) -> None:
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(tool_calls=[task("Level one work", "go one level down", "general")])),
+        Step(match=Match(system_contains=sub("Level one work"), turn=0),
+             reply=Reply(text="Delegating further.", tool_calls=[task("Level two work", "look around")])),
+        Step(match=Match(system_contains=sub("Level two work"), turn=0),
+             reply=Reply(tool_calls=[ToolCall(name="LS", input={"path": "."})]), latency_ms=200),
+        Step(match=Match(system_contains=sub("Level two work"), turn=1), reply=Reply(text="level two done")),
+        Step(match=Match(system_contains=sub("Level one work"), turn=1, last_user_contains="level two done"),
+             reply=Reply(text="level one done"), latency_ms=600),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="all done")),
+    ])
+    with FakeLLMServer(script) as server:
+        app = make_app(server)
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "go deep")
+            await wait_for(pilot, lambda: len(_blocks(app)) == 2 and _blocks(app)["Level two work"].view is not None)
+            outer, inner = _blocks(app)["Level one work"], _blocks(app)["Level two work"]
+            assert inner.parent is outer and inner.depth == 2 and inner in outer.items
+            assert inner.view is not None and inner.view.parent is outer.view  # nested in the parent's block
+            assert outer.agent == "general#1" and inner.agent == "explore#1"
+            # The nested block replaced the Task call inside the parent block.
+            assert not [e for e in outer.items if isinstance(e, ToolItem) and e.name == "Task"]
+            await wait_for(pilot, lambda: inner.status == "completed")
+            await pilot.pause(0.1)
+            assert inner.collapsed and outer.status == "running" and not outer.collapsed
+            await idle(pilot)
+            assert outer.collapsed and outer.view is not None and inner.view is None  # folded inside its parent
+            outer.view.header.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert inner.view is not None and inner.view.parent is outer.view and inner.collapsed
+            assert "Task completed by explore" in str(inner.view.header.render())
+    server.assert_done()
