@@ -1,0 +1,128 @@
+"""`agentcli demo`: the TUI against the bundled fake model server with a scripted session.
+
+The model's words are canned, but the work is real: the scripted main agent delegates to three
+explore subagents in parallel, and their Glob, Grep and LS calls run on the current directory;
+their answers quote what those tools found. No API key is needed and nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.testing.fake_llm_models import Match, Reply, Script, Step, ToolCall
+
+if TYPE_CHECKING:
+    from agentcli.agent.conversation import Conversation
+    from agentcli.config import LoadedConfig
+    from agentcli.testing.fake_llm import FakeLLMServer
+
+DEMO_TITLE = "agentcli demo — scripted model, real tools on this folder (no API key used)"
+MAIN_MARK = "You are agentcli"
+_SUBTASKS = (
+    ("Map the project layout", "List the files of this workspace with Glob and describe its layout.",
+     ToolCall(name="Glob", input={"pattern": "**/*"}), "Files in this workspace (newest first):\n"),
+    ("Find TODO markers", "Search the code for TODO, FIXME and XXX markers with Grep and say where they are.",
+     ToolCall(name="Grep", input={"pattern": "TODO|FIXME|XXX", "output_mode": "content", "head_limit": 15}),
+     "Markers found:\n"),
+    ("Survey the top level", "List the top-level folder with LS and say what stands out.",
+     ToolCall(name="LS", input={"path": "."}), "The top level holds:\n"),
+)
+_FINAL = (
+    "All three explore subagents reported back; their answers are in the blocks above, and each "
+    "block expands to show the tool calls it made.\n\n"
+    "This is a **demo**: the model's words are scripted, but every Glob, Grep and LS ran for real "
+    "on this folder. Set `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`) and run `agentcli` to work "
+    "with a real model."
+)
+
+
+def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25) -> Script:
+    """The scripted session: every plain prompt starts the same three-way delegation."""
+    steps = [
+        Step(
+            name="main-delegates",
+            match=Match(system_contains=MAIN_MARK, last_user_is_tool_result=False),
+            reply=Reply(
+                text="I'll look at this workspace with three explore subagents working in parallel.",
+                chunk_size=6,
+                tool_calls=[
+                    ToolCall(name="Task", input={"description": d, "prompt": p, "subagent_type": "explore",
+                                                 "model": "light"})
+                    for d, p, _, _ in _SUBTASKS
+                ],
+            ),
+            latency_ms=latency_ms,
+            chunk_delay_ms=chunk_delay_ms,
+            times=None,
+            optional=True,
+        ),
+        Step(
+            name="main-summarizes",
+            match=Match(system_contains=MAIN_MARK, last_user_is_tool_result=True),
+            reply=Reply(text=_FINAL, chunk_size=8),
+            latency_ms=latency_ms,
+            chunk_delay_ms=chunk_delay_ms,
+            times=None,
+            optional=True,
+        ),
+    ]
+    for description, _, call, lead in _SUBTASKS:
+        mark = f"# Task\n{description}"
+        steps.append(Step(
+            name=f"{description}: tool", match=Match(system_contains=mark, last_user_is_tool_result=False),
+            reply=Reply(text="Looking.", chunk_size=4, tool_calls=[call]),
+            latency_ms=latency_ms, chunk_delay_ms=chunk_delay_ms, times=None, optional=True,
+        ))
+        steps.append(Step(
+            name=f"{description}: report", match=Match(system_contains=mark, last_user_is_tool_result=True),
+            reply=Reply(text=lead, chunk_size=12, echo_last_user=1200),
+            latency_ms=latency_ms, chunk_delay_ms=chunk_delay_ms, times=None, optional=True,
+        ))
+    return Script(steps=steps)
+
+
+def demo_conversation(
+    loaded: LoadedConfig, workspace: Path, server: FakeLLMServer, store_dir: Path
+) -> Conversation:
+    """A Conversation whose main and light models are the fake server's, with a throwaway store."""
+    from agentcli.agent.conversation import Conversation
+    from agentcli.config import load_config
+    from agentcli.store.db import Store
+
+    overrides: dict[str, object] = {}
+    for slot, model in (("main", "demo-main"), ("light", "demo-light")):
+        overrides |= {
+            f"models.{slot}.provider": "anthropic",
+            f"models.{slot}.model": model,
+            f"models.{slot}.base_url": server.base_url,
+            f"models.{slot}.api_key": "demo-key-not-secret",
+        }
+    settings = load_config(workspace=workspace, env={}, overrides=overrides).settings
+    del loaded  # the demo ignores the person's model settings on purpose
+    return Conversation(settings, workspace, store=Store.open(store_dir / "demo.db"))
+
+
+def run_demo(loaded: LoadedConfig, workspace: Path) -> int:
+    """Start the fake server and open the TUI on the scripted session; returns the exit code."""
+    from agentcli.testing.fake_llm import FakeLLMServer
+    from agentcli.ui.app import AgentApp
+
+    with tempfile.TemporaryDirectory(prefix="agentcli-demo-") as tmp, FakeLLMServer(demo_script()) as server:
+        conversation = demo_conversation(loaded, workspace, server, Path(tmp))
+
+        async def main() -> int:
+            app = AgentApp(conversation, title=DEMO_TITLE)
+            try:
+                await app.run_async()
+            finally:
+                await conversation.aclose()  # cancels background subagents, closes SDK clients
+            return app.return_code or 0
+
+        try:
+            return asyncio.run(main())
+        finally:
+            if conversation.store is not None:
+                conversation.store.close()
