@@ -20,7 +20,7 @@ from agentcli.llm.prices import cost_usd
 from agentcli.prompts import project_instructions, render_system_prompt
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import ParentLink, SubagentRunner
-from agentcli.tools.base import FileLocks, ToolContext
+from agentcli.tools.base import FileLocks
 from agentcli.tools.permissions import Approver, PermissionPolicy
 
 if TYPE_CHECKING:
@@ -89,15 +89,7 @@ class Conversation:
         if self._loop is not None:
             return
         provider = await asyncio.to_thread(self.pool.get, self.model)
-        context = ToolContext(
-            workspace=self.workspace,
-            agent="main",
-            session_id=self.session.id,
-            permissions=self.permissions,
-            file_locks=self.file_locks,
-            bash_timeout_seconds=self.settings.agent.bash_timeout_seconds,
-            bash_output_limit_bytes=self.settings.agent.bash_output_limit_bytes,
-        )
+        context = self.runner.tool_context(self.session)
         self._loop = AgentLoop(
             self.session,
             provider,

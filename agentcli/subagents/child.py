@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.loop import AgentLoop, RunOutcome
-from agentcli.tools.base import Tool, ToolContext
+from agentcli.tools.base import Tool
 
 if TYPE_CHECKING:
     from agentcli.subagents.runner import SubagentRunner, TaskHandle
@@ -28,17 +28,7 @@ async def run_child(runner: SubagentRunner, handle: TaskHandle, tools: list[Tool
     """Run the subagent to an end; returns (status, result text, error)."""
     settings = runner.settings
     session = handle.session
-    context = ToolContext(
-        workspace=runner.workspace,
-        agent=session.agent,
-        session_id=session.id,
-        permissions=runner.permissions,
-        file_locks=runner.file_locks,
-        bash_timeout_seconds=settings.agent.bash_timeout_seconds,
-        bash_output_limit_bytes=settings.agent.bash_output_limit_bytes,
-        write_paths=handle.write_paths,
-        progress=handle.touch,
-    )
+    context = runner.tool_context(session, write_paths=handle.write_paths, progress=handle.touch)
     loop = AgentLoop(
         session,
         runner.pool.get(handle.model),

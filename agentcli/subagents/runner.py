@@ -44,7 +44,7 @@ from agentcli.subagents.limits import (
     depth_error,
     normalize_prompt,
 )
-from agentcli.tools.base import FileLocks, Tool, ToolResult
+from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
 from agentcli.tools.registry import ALL_TOOLS, build_tools
 
 if TYPE_CHECKING:
@@ -154,6 +154,27 @@ class SubagentRunner:
         if self.can_delegate(parent.session.depth) and (names is None or "Task" in names):
             tools += [TaskTool(self, parent), TaskOutputTool(self), TaskCancelTool(self)]
         return tools
+
+    def tool_context(
+        self,
+        session: Session,
+        *,
+        write_paths: list[str] | None = None,
+        progress: Callable[[], None] | None = None,
+    ) -> ToolContext:
+        """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos)."""
+        agent = self.settings.agent
+        return ToolContext(
+            workspace=self.workspace,
+            agent=session.agent,
+            session_id=session.id,
+            permissions=self.permissions,
+            file_locks=self.file_locks,
+            bash_timeout_seconds=agent.bash_timeout_seconds,
+            bash_output_limit_bytes=agent.bash_output_limit_bytes,
+            write_paths=write_paths,
+            progress=progress or (lambda: None),
+        )
 
     def withheld(self, depth: int) -> dict[str, str]:
         """Why an agent past the depth limit gets no Task tools (said to a model that calls one anyway)."""
