@@ -59,6 +59,7 @@ class UIRouter(MessageManager):
         self._dirty_text: dict[TextItem, None] = {}
         self._dirty_blocks: dict[BlockItem, None] = {}
         self._mounts: dict[Widget, list[Widget]] = {}  # new widgets per container, mounted at the next flush
+        self._finishing: dict[BlockItem, TextItem] = {}  # a block's complete text, still shown as its tail
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -74,21 +75,33 @@ class UIRouter(MessageManager):
 
     def _add(self, owner: BlockItem | None, entry: Entry) -> None:
         """Append an entry; its widget is built now and mounted at the next flush, with the frame's others."""
+        if owner is not None:
+            self._show_whole_text(owner)
         self._transcript(owner).items.append(entry)
         container = self._container(owner)
         if container is not None:
             self._mounts.setdefault(container, []).append(entry_view(entry, in_block=owner is not None))
 
     def _end_text(self, owner: BlockItem | None) -> None:
-        """The owner's streaming text is complete (a block's text then shows in full)."""
+        """The owner's streaming text is complete. A block shows its final tail now and the whole text once the
+        subagent goes on (`_show_whole_text`): after a subagent's last message its block collapses at once, and
+        laying out five whole texts just before that stalled the screen for 80 ms (bench/tui_stream.py)."""
         transcript = self._transcript(owner)
         item, transcript.current_text = transcript.current_text, None
         if item is None:
             return
         item.done = True
-        if isinstance(item.view, StreamText):
+        if isinstance(item.view, StreamText) and owner is not None:
             self._dirty_text.pop(item, None)
             item.pending.clear()
+            if not item.view.busy:
+                item.view.push("")  # the final tail (a widget still to be mounted renders it on mount)
+            self._finishing[owner] = item
+
+    def _show_whole_text(self, owner: BlockItem) -> None:
+        """The block goes on after a complete text: show all of that text now."""
+        item = self._finishing.pop(owner, None)
+        if item is not None and isinstance(item.view, StreamText):
             item.view.finish()
 
     @staticmethod
@@ -246,6 +259,7 @@ class UIRouter(MessageManager):
         block.error = event.error
         block.elapsed_ms = event.elapsed_ms
         self._end_text(block)
+        self._finishing.pop(block, None)  # collapsed: its whole text shows only if expanded again
         if block.view is not None:
             block.view.set_collapsed(True)
             block.view.refresh_header()
@@ -299,5 +313,6 @@ class UIRouter(MessageManager):
         self._dirty_text.clear()
         self._dirty_blocks.clear()
         self._mounts.clear()
+        self._finishing.clear()
         self.tally = UsageTally()
         self.view.remove_children()

@@ -185,3 +185,23 @@ async def test_collapse_and_expand_before_a_flush_mounts_each_entry_once() -> No
         a.view.set_collapsed(False)
         await settle(pilot, r)
         assert len(a.view.query(ToolCallView)) == 1
+
+
+async def test_a_complete_block_text_shows_whole_only_once_the_subagent_goes_on() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        await settle(pilot, r)
+        a = r.blocks["A"]
+        lines = [f"line {i}" for i in range(10)]
+        r(wrap(delta("\n".join(lines), "explore#1"), "A"))
+        await settle(pilot, r)
+        (text,) = [e for e in a.items if isinstance(e, TextItem)]
+        view = text.view
+        assert isinstance(view, StreamText)
+        r(wrap(MessageAddedEvent(session_id="s", seq=1, message=Message(role="assistant", content=[])), "A"))
+        assert text.done and view.live and str(view.render()).splitlines() == lines[-4:]  # still its tail
+        r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Read", args={}, summary="x.py"), "A"))
+        assert not view.live and str(view.render()).splitlines() == lines  # the subagent went on: all of it
