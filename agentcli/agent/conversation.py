@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.events import EventBus
+from agentcli.llm.base import Provider, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.prompts import project_instructions, render_system_prompt
@@ -84,11 +85,17 @@ class Conversation:
         system = render_system_prompt(self.workspace, instructions=self.settings.agent.project_instructions)
         return Session(system_prompt=system, model=self.model, workspace=self.workspace)
 
+    def _load_provider(self) -> Provider:
+        """Import the SDK and build its client; warm the price table too (its first lookup takes ~0.1 s)."""
+        provider = self.pool.get(self.model)
+        cost_usd(self.model.provider, self.model.model, Usage())
+        return provider
+
     async def prepare(self) -> None:
         """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread."""
         if self._loop is not None:
             return
-        provider = await asyncio.to_thread(self.pool.get, self.model)
+        provider = await asyncio.to_thread(self._load_provider)
         context = self.runner.tool_context(self.session)
         self._loop = AgentLoop(
             self.session,
