@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -25,9 +26,25 @@ EXCERPT_LINES = 4
 EXCERPT_CHARS = 300
 
 
+T = TypeVar("T")
+
+
 def fail(message: str) -> NoReturn:
     print(f"agentcli: {message}", file=sys.stderr)
     raise typer.Exit(1)
+
+
+def find_or_fail(get: Callable[[str], T | None], ident: str, kind: str) -> T:
+    """`get(ident)` (an id or a unique prefix), or exit 1 with one line when none or several match."""
+    from agentcli.store.db import AmbiguousIdError
+
+    try:
+        found = get(ident)
+    except AmbiguousIdError as exc:
+        fail(str(exc))
+    if found is None:
+        fail(f"no {kind} matches '{ident}'")
+    return found
 
 
 def open_store() -> Store:
@@ -113,16 +130,9 @@ def sessions_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record with messages as JSON.")] = False,
 ) -> None:
     """Show one session: its fields, usage and transcript."""
-    from agentcli.store.db import AmbiguousIdError
-
     store = open_store()
     try:
-        try:
-            session = store.get_session(session_id)
-        except AmbiguousIdError as exc:
-            fail(str(exc))
-        if session is None:
-            fail(f"no session matches '{session_id}'")
+        session = find_or_fail(store.get_session, session_id, "session")
         messages = store.get_messages(session.id)
         calls = store.get_tool_calls(session.id)
         rollup = store.session_usage_rollup(session.id)

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentcli.cli_sessions import fail, format_cost, format_tokens, format_when, open_store, table, transcript
+from agentcli.cli_sessions import (
+    fail,
+    find_or_fail,
+    format_cost,
+    format_tokens,
+    format_when,
+    open_store,
+    table,
+    transcript,
+)
 
 if TYPE_CHECKING:
     from agentcli.store.records import TaskRecord
@@ -89,16 +98,9 @@ def tasks_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the record and the transcript as JSON.")] = False,
 ) -> None:
     """Show one task: every field of its record, the full result, then the subagent's transcript."""
-    from agentcli.store.db import AmbiguousIdError
-
     store = open_store()
     try:
-        try:
-            task = store.get_task(task_id)
-        except AmbiguousIdError as exc:
-            fail(str(exc))
-        if task is None:
-            fail(f"no task matches '{task_id}'")
+        task = find_or_fail(store.get_task, task_id, "task")
         child = store.get_session(task.child_session_id) if task.child_session_id else None
         messages = store.get_messages(child.id) if child else []
         calls = store.get_tool_calls(child.id) if child else []
