@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentcli.cli_sessions import (
-    fail,
     find_or_fail,
     format_cost,
     format_tokens,
@@ -51,19 +50,9 @@ def tasks_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List stored tasks, newest first."""
-    from agentcli.store.db import AmbiguousIdError
-
     store = open_store()
     try:
-        parent: str | None = None
-        if session is not None:
-            try:
-                found = store.get_session(session)
-            except AmbiguousIdError as exc:
-                fail(str(exc))
-            if found is None:
-                fail(f"no session matches '{session}'")
-            parent = found.id
+        parent = find_or_fail(store.get_session, session, "session").id if session is not None else None
         tasks = store.list_tasks(parent_session_id=parent, limit=limit)
     finally:
         store.close()
