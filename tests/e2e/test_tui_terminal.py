@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,15 +25,16 @@ class Terminal:
 
     def __init__(self, name: str, command: str, env: dict[str, str], cwd: Path) -> None:
         self.name = name
+        self.tmux = ["tmux", "-L", f"agentcli-test-{os.getpid()}"]  # a private server: no clash with others
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "45", "-c", str(cwd),
+            [*self.tmux, "new-session", "-d", "-s", name, "-x", "150", "-y", "45", "-c", str(cwd),
              f"env -i {exports} {command}; sleep 30"],
             check=True,
         )
 
     def screen(self) -> str:
-        out = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
+        out = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
         return out.stdout
 
     def wait_for(self, text: str, timeout: float = 60) -> str:
@@ -45,13 +48,13 @@ class Terminal:
             time.sleep(0.1)
 
     def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
 
     def wait_until_exited(self, timeout: float = 20) -> None:
         """The command has ended (the pane then runs the trailing `sleep`)."""
         deadline = time.monotonic() + timeout
         while True:
-            out = subprocess.run(["tmux", "list-panes", "-t", self.name, "-F", "#{pane_current_command}"],
+            out = subprocess.run([*self.tmux, "list-panes", "-t", self.name, "-F", "#{pane_current_command}"],
                                  capture_output=True, text=True)
             if out.stdout.strip() == "sleep":
                 return
@@ -60,7 +63,7 @@ class Terminal:
             time.sleep(0.1)
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
 @pytest.fixture
@@ -96,7 +99,7 @@ def test_tui_in_a_real_terminal(tmp_path: Path, terminal_factory: list[Terminal]
     with FakeLLMServer(script) as server:
         env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color", COLORTERM="truecolor")
         command = f"{shlex.quote(sys.executable)} -m agentcli --cwd {shlex.quote(str(ws))}"
-        term = Terminal(f"agentcli-e2e-{tmp_path.name}", command, env, ws)
+        term = Terminal(f"agentcli-e2e-{uuid.uuid4().hex[:8]}", command, env, ws)
         terminal_factory.append(term)
         term.wait_for("agentcli")
         term.keys("look around", "Enter")
