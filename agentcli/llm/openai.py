@@ -196,10 +196,19 @@ class OpenAIProvider:
         streamed = False
         done = False
         try:
+            params = request_params(request, compatible=self.compatible)
+            # The SDK's typed transform walks every message and tool schema on each request (~30 ms
+            # per request at 40 turns). These two are plain JSON already, so they go as extra_body,
+            # which the SDK merges into the same request body untouched (it wins over `messages`).
+            raw = {"messages": params.pop("messages")}
+            if "tools" in params:
+                raw["tools"] = params.pop("tools")
             stream = await self.client.chat.completions.create(
-                **request_params(request, compatible=self.compatible),
+                **params,
+                messages=[],
                 stream=True,
                 stream_options={"include_usage": True},
+                extra_body=raw,
             )
             async with stream:
                 async for chunk in stream:
