@@ -62,10 +62,14 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
     from agentcli.llm.models import ModelSpecError
     from agentcli.logs import setup_logging
     from agentcli.output import make_printer
-    from agentcli.store.db import Store
+    from agentcli.store.db import Store, StoreError
 
     settings = loaded.settings
-    store = Store.open()
+    try:
+        store = Store.open()
+    except StoreError as exc:
+        err.write(f"agentcli: {exc}\n")
+        return EXIT_FAILURE
     try:
         conversation = Conversation(
             settings, options.workspace, model=options.model, store=store, oneshot=True, yes=options.approve_mutating

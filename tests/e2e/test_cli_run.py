@@ -90,3 +90,13 @@ def test_config_show_redacts_and_names_layers(tmp_path: Path) -> None:
     assert "sk-very-secret-9" not in proc.stdout
     assert "LLM_API_KEY" in proc.stdout
     assert "default_config.toml" in proc.stdout
+
+
+def test_unusable_database_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    data = tmp_path / "data" / "agentcli"
+    data.mkdir(parents=True)
+    (data / "agentcli.db").write_text("this is not a sqlite database" * 100)
+    proc = _run(["run", "hello"], _env(ANTHROPIC_API_KEY="k", XDG_DATA_HOME=str(tmp_path / "data")), tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "agentcli.db" in proc.stderr and "Traceback" not in proc.stderr
