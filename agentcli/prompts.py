@@ -59,16 +59,21 @@ def project_instructions(workspace: Path) -> str:
 def render_system_prompt(
     workspace: Path,
     *,
-    instructions: bool = True,
+    instructions: bool | str = True,
     today: _dt.date | None = None,
     template: str = "system.md",
 ) -> str:
-    """The main agent's system prompt with workspace facts and project instructions filled in."""
+    """The main agent's system prompt with workspace facts and project instructions filled in.
+
+    `instructions`: True reads AGENTS.md / CLAUDE.md, False leaves them out, a string is their text already read.
+    """
     text = Template(load_prompt(template)).safe_substitute(
         workspace=str(workspace),
         date=(today or _dt.date.today()).isoformat(),
         platform=f"{platform.system()} {platform.release()}",
         git_status=git_summary(workspace),
     )
-    extra = project_instructions(workspace) if instructions else ""
+    extra = instructions if isinstance(instructions, str) else ""
+    if instructions is True:
+        extra = project_instructions(workspace)
     return f"{text.rstrip()}\n\n{extra}".rstrip() + "\n" if extra else text

@@ -82,7 +82,7 @@ class Conversation:
         )
 
     def _new_session(self) -> Session:
-        system = render_system_prompt(self.workspace, instructions=self.settings.agent.project_instructions)
+        system = render_system_prompt(self.workspace, instructions=self._instructions)  # read once, in __init__
         return Session(system_prompt=system, model=self.model, workspace=self.workspace)
 
     def _load_provider(self) -> Provider:
