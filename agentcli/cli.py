@@ -121,7 +121,8 @@ def demo(cwd: CwdOption = None) -> None:
     from agentcli.demo import run_demo
 
     workspace = _workspace(cwd)
-    raise typer.Exit(run_demo(load(workspace, None), workspace))
+    load(workspace, None)  # an invalid config is one line and exit 2 before the demo starts
+    raise typer.Exit(run_demo(workspace))
 
 
 @config_app.command("show")

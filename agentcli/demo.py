@@ -16,7 +16,6 @@ from agentcli.testing.fake_llm_models import Match, Reply, Script, Step, ToolCal
 
 if TYPE_CHECKING:
     from agentcli.agent.conversation import Conversation
-    from agentcli.config import LoadedConfig
     from agentcli.testing.fake_llm import FakeLLMServer
 
 DEMO_TITLE = "agentcli demo — scripted model, real tools on this folder (no API key used)"
@@ -84,9 +83,7 @@ def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25) -> Script:
     return Script(steps=steps)
 
 
-def demo_conversation(
-    loaded: LoadedConfig, workspace: Path, server: FakeLLMServer, store_dir: Path
-) -> Conversation:
+def demo_conversation(workspace: Path, server: FakeLLMServer, store_dir: Path) -> Conversation:
     """A Conversation whose main and light models are the fake server's, with a throwaway store."""
     from agentcli.agent.conversation import Conversation
     from agentcli.config import load_config
@@ -100,18 +97,18 @@ def demo_conversation(
             f"models.{slot}.base_url": server.base_url,
             f"models.{slot}.api_key": "demo-key-not-secret",
         }
+    # The person's model settings are replaced on purpose; the rest of their config still applies.
     settings = load_config(workspace=workspace, env={}, overrides=overrides).settings
-    del loaded  # the demo ignores the person's model settings on purpose
     return Conversation(settings, workspace, store=Store.open(store_dir / "demo.db"))
 
 
-def run_demo(loaded: LoadedConfig, workspace: Path) -> int:
+def run_demo(workspace: Path) -> int:
     """Start the fake server and open the TUI on the scripted session; returns the exit code."""
     from agentcli.testing.fake_llm import FakeLLMServer
     from agentcli.ui.app import AgentApp
 
     with tempfile.TemporaryDirectory(prefix="agentcli-demo-") as tmp, FakeLLMServer(demo_script()) as server:
-        conversation = demo_conversation(loaded, workspace, server, Path(tmp))
+        conversation = demo_conversation(workspace, server, Path(tmp))
 
         async def main() -> int:
             app = AgentApp(conversation, title=DEMO_TITLE)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.config import load_config
 from agentcli.demo import demo_conversation, demo_script
 from agentcli.testing.fake_llm import FakeLLMServer
 
@@ -15,8 +14,7 @@ async def test_demo_delegates_three_explorers_that_really_look(tmp_path: Path) -
     (ws / "pkg" / "engine.py").write_text("def run():\n    pass  # TODO: handle errors\n")
     (ws / "NOTES.txt").write_text("notes\n")
     with FakeLLMServer(demo_script(latency_ms=0, chunk_delay_ms=0)) as server:
-        loaded = load_config(workspace=ws, env={})
-        conversation = demo_conversation(loaded, ws, server, tmp_path)
+        conversation = demo_conversation(ws, server, tmp_path)
         try:
             outcome = await conversation.send("show me around")
             second = await conversation.send("again please")  # every prompt replays the delegation
