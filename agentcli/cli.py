@@ -46,6 +46,10 @@ CwdOption = Annotated[
     Path | None, typer.Option("--cwd", help="Workspace directory (default: the current directory).")
 ]
 ConfigOption = Annotated[Path | None, typer.Option("--config", help="Extra config file, above project config.")]
+TrustOption = Annotated[
+    bool, typer.Option("--trust", help="Trust this workspace (recorded): apply its .agentcli/config.toml in full.")
+]
+_warned: set[str] = set()
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
@@ -61,21 +65,50 @@ def _workspace(cwd: Path | None) -> Path:
     return path.resolve()
 
 
+def _record_trust(workspace: Path) -> None:
+    """`--trust` / the TUI prompt: remember the workspace as trusted, or exit 1 saying why not."""
+    from agentcli import trust
+
+    try:
+        trust.trust(workspace)
+    except trust.TrustError as exc:
+        fail(str(exc))
+
+
 def load(
     workspace: Path,
     config_file: Path | None,
     overrides: dict[str, object] | None = None,
     origins: dict[str, str] | None = None,
+    *,
+    trusted: bool | None = None,
 ) -> LoadedConfig:
-    """Load the layered config or exit 2 with the config error."""
+    """Load the layered config or exit 2 with the config error.
+
+    The project file applies in full only in a trusted workspace (`agentcli trust`); otherwise
+    what it could not set is named once in a warning line.
+    """
     from agentcli.config import ConfigError, load_config
 
+    if trusted is None:
+        from agentcli import paths, trust
+
+        trusted = not paths.project_config_file(workspace).exists() or trust.is_trusted(workspace)
     try:
-        return load_config(
-            workspace=workspace, config_file=config_file, overrides=overrides, override_origins=origins
+        loaded = load_config(
+            workspace=workspace,
+            config_file=config_file,
+            overrides=overrides,
+            override_origins=origins,
+            trusted=trusted,
         )
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
+    warning = loaded.untrusted_warning()
+    if warning and warning not in _warned:
+        _warned.add(warning)
+        print(f"agentcli: warning: {warning}", file=sys.stderr)
+    return loaded
 
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="main, light, an alias or provider:model.")]
@@ -87,7 +120,9 @@ def _model_spec(
     """The model spec to use; a bare model id replaces the main model's id, as the command-line layer."""
     spec = model or "main"
     if spec not in ("main", "light") and ":" not in spec and spec not in loaded.settings.models.aliases:
-        loaded = load(workspace, config, {"models.main.model": spec}, {"models.main.model": "--model"})
+        loaded = load(
+            workspace, config, {"models.main.model": spec}, {"models.main.model": "--model"}, trusted=loaded.trusted
+        )
         spec = "main"
     return loaded, spec
 
@@ -100,6 +135,7 @@ def main(
     config: ConfigOption = None,
     model: ModelOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details to the log file.")] = False,
+    trust: TrustOption = False,
 ) -> None:
     """Without a command: the interactive TUI in the current directory. `agentcli run "PROMPT"` runs a one-shot job."""
     if version:
@@ -109,10 +145,17 @@ def main(
         raise typer.Exit(EXIT_OK)
     if ctx.invoked_subcommand is None:
         workspace = _workspace(cwd)
+        if trust:
+            _record_trust(workspace)
         loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
         from agentcli.ui.app import run_tui
 
-        raise typer.Exit(run_tui(loaded, workspace, spec, verbose=verbose))
+        def trusted_config() -> LoadedConfig:
+            """The TUI's trust prompt said "trust": record it and load the full config."""
+            _record_trust(workspace)
+            return _model_spec(workspace, config, model, load(workspace, config, trusted=True))[0]
+
+        raise typer.Exit(run_tui(loaded, workspace, spec, verbose=verbose, trust_reload=trusted_config))
 
 
 @app.command()
@@ -149,6 +192,7 @@ def run(
     cwd: CwdOption = None,
     config: ConfigOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details; tracebacks on errors.")] = False,
+    trust: TrustOption = False,
 ) -> None:
     """Run one task non-interactively and print the answer."""
     from agentcli.oneshot import OneShotOptions, run_oneshot
@@ -158,6 +202,8 @@ def run(
     if not prompt.strip():
         fail("the prompt is empty", EXIT_USAGE)
     workspace = _workspace(cwd)
+    if trust:
+        _record_trust(workspace)
     loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
     options = OneShotOptions(
         prompt=prompt,
@@ -168,3 +214,33 @@ def run(
         verbose=verbose,
     )
     raise typer.Exit(run_oneshot(loaded, options))
+
+
+@app.command("trust")
+def trust_command(
+    directory: Annotated[Path | None, typer.Argument(help="The workspace (default: the current directory).")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="Show the trusted workspaces.")] = False,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting DIR.")] = False,
+) -> None:
+    """Trust a workspace: its .agentcli/config.toml may then widen permissions and set model endpoints."""
+    from agentcli import trust
+
+    if list_:
+        for path in trust.trusted_paths():
+            print(path)
+        return
+    if directory is not None and not directory.expanduser().is_dir():
+        fail(f"{directory} is not a directory", EXIT_USAGE)
+    workspace = _workspace(directory)
+    if revoke:
+        removed = trust.revoke(workspace)
+        print(f"no longer trusted: {workspace}" if removed else f"{workspace} was not in the trusted list")
+        ancestor = trust.trusted_by(workspace)
+        if ancestor is not None:
+            fail(f"{workspace} is still trusted through {ancestor} (run 'agentcli trust --revoke {ancestor}')")
+        return
+    try:
+        recorded = trust.trust(workspace)
+    except trust.TrustError as exc:
+        fail(str(exc))
+    print(f"trusted: {recorded} (recorded in {trust.store_path()})")

@@ -29,17 +29,14 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 
 def _registry(cwd: Path | None, config: Path | None) -> tuple[AgentRegistry, Path]:
     """The workspace's registry, with the model aliases of its effective config."""
-    from agentcli.config import ConfigError, load_config
+    from agentcli.cli import load  # trust decision, one warning line, exit 2 on a config error
     from agentcli.subagents.registry import AgentRegistry
 
     workspace = (cwd or Path.cwd()).expanduser()
     if not workspace.is_dir():
         _fail(f"--cwd {workspace} is not a directory", 2)
     workspace = workspace.resolve()
-    try:
-        loaded = load_config(workspace=workspace, config_file=config)
-    except ConfigError as exc:
-        _fail(str(exc), 2)
+    loaded = load(workspace, config)
     return AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases), workspace
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json as jsonlib
 import os
 import re
+import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,27 @@ class LoadedConfig:
     settings: Settings
     layers: list[Source]
     provenance: Mapping[str, Source]
+    workspace: Path | None = None
+    trusted: bool = True
+    #: Keys of the project file not applied because the workspace is untrusted (they would widen).
+    ignored: tuple[str, ...] = ()
+    project_file: Path | None = None
+    ignored_values: Mapping[str, object] = field(default_factory=dict, repr=False)
+
+    def ignored_settings(self) -> list[str]:
+        """`key = value` of each ignored project setting, secrets redacted (for the TUI's trust prompt)."""
+        items = self.ignored_values.items()
+        return [f"{key} = {_show(tuple(key.split(' ')[0].split('.')), value)}" for key, value in items]
+
+    def untrusted_warning(self) -> str | None:
+        """The one warning line naming the ignored project keys, the file and the fix; None if none."""
+        if not self.ignored or self.project_file is None:
+            return None
+        ws = self.workspace if self.workspace is not None else self.project_file.parent.parent
+        return (
+            f"untrusted workspace {ws}: ignored {', '.join(self.ignored)} from {self.project_file} "
+            f"(run 'agentcli trust {shlex.quote(str(ws))}' to apply them)"
+        )
 
     def source_of(self, key: str) -> Source:
         """The layer and location of an effective leaf value, e.g. `"task_tool.max_depth"`."""
@@ -116,9 +138,12 @@ def load_config(
     overrides: Mapping[str, object] | None = None,
     *,
     override_origins: Mapping[str, str] | None = None,
+    trusted: bool = False,
 ) -> LoadedConfig:
     """Read, merge and validate every layer; ConfigError (one line) on any problem.
 
+    Unless `trusted`, the project file may only narrow what agentcli may do (see
+    `agentcli.config_trust`); what it could not set is in `LoadedConfig.ignored`.
     `overrides` maps dotted keys to values (None values are skipped); `override_origins` may
     name the flag each came from (`{"models.main.model": "--model"}`) for messages and
     `config show`.
@@ -129,10 +154,13 @@ def load_config(
     merged = MergedConfig()
     layers: list[Source] = []
 
+    workspace = Path(workspace).expanduser().absolute()
+    project_file = paths.project_config_file(workspace)
+    ignored: dict[str, object] = {}
     files: list[tuple[LayerName, Path, bool]] = [
         ("default", resources.default_config_path(), True),
         ("user", paths.user_config_file(env), False),
-        ("project", paths.project_config_file(Path(workspace).expanduser().absolute()), False),
+        ("project", project_file, False),
     ]
     if config_file is not None:
         explicit = Path(config_file).expanduser().absolute()
@@ -145,7 +173,12 @@ def load_config(
         if not required and not path.exists():
             continue
         source = Source(layer, str(path))
-        merged.assign((), read_toml(path), source)
+        if layer == "project" and not trusted:
+            from agentcli.config_trust import narrow_project_layer
+
+            ignored = narrow_project_layer(read_toml(path), merged, source)
+        else:
+            merged.assign((), read_toml(path), source)
         layers.append(source)
 
     sections = config_schema.top_level_sections()
@@ -159,7 +192,16 @@ def load_config(
 
     settings = _validate(merged)
     provenance = {dotted(path): merged.sources.get(path, BUILTIN) for path, _ in _leaves(settings)}
-    return LoadedConfig(settings=settings, layers=layers, provenance=provenance)
+    return LoadedConfig(
+        settings=settings,
+        layers=layers,
+        provenance=provenance,
+        workspace=workspace,
+        trusted=trusted,
+        ignored=tuple(ignored),
+        project_file=project_file if ignored else None,
+        ignored_values=ignored,
+    )
 
 
 def _validate(merged: MergedConfig) -> Settings:
@@ -301,6 +343,9 @@ def render_config(loaded: LoadedConfig, *, json: bool = False) -> str:
     width = max(len(src.layer) for src in loaded.layers)
     header = ["# Effective agentcli configuration; layers read, later wins:"]
     header += [f"#   {src.layer.ljust(width)}  {src.location}" for src in loaded.layers]
+    warning = loaded.untrusted_warning()
+    if warning:
+        header.append(f"# {warning}")
     blocks = ["\n".join(header) + "\n"]
     for section, entries in sections.items():
         width = min(max(len(a) for a, _ in entries), _MAX_VALUE_REPR)

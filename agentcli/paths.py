@@ -38,3 +38,18 @@ def user_config_file(env: Mapping[str, str] | None = None) -> Path:
 def project_config_file(workspace: Path) -> Path:
     """The project config layer."""
     return workspace / ".agentcli" / "config.toml"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create one of agentcli's own dirs (and missing parents) owner-only (0700); returns `path`.
+
+    Parents that already exist are left alone; `path` itself, when it exists with group or other
+    access, is tightened to 0700 (agentcli keeps sessions, logs and trust decisions there).
+    """
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError:
+        pass  # not ours to change (e.g. a read-only mount); using it is still the caller's call
+    return path

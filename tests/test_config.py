@@ -42,6 +42,7 @@ class Layout:
 
     def load(self, **kwargs: object) -> LoadedConfig:
         kwargs.setdefault("env", self.env)
+        kwargs.setdefault("trusted", True)  # the project layer as a plain layer; tests/test_trust.py covers untrusted
         return load_config(self.workspace, **kwargs)  # type: ignore[arg-type]
 
     def error(self, **kwargs: object) -> str:

@@ -31,6 +31,8 @@ from agentcli.ui.widgets.status_bar import Status, StatusBar
 from agentcli.ui.widgets.subagent_block import SubagentBlock
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agentcli.agent.conversation import Conversation
     from agentcli.config import LoadedConfig
 
@@ -269,8 +271,27 @@ class AgentApp(App[int]):
                     screen.dismiss(None)
 
 
-def run_tui(loaded: LoadedConfig, workspace: Path, model: str, *, verbose: bool = False) -> int:
-    """Build the store, logging and conversation like `agentcli run` does, run the TUI; the exit code."""
+def run_tui(
+    loaded: LoadedConfig,
+    workspace: Path,
+    model: str,
+    *,
+    verbose: bool = False,
+    trust_reload: Callable[[], LoadedConfig] | None = None,
+) -> int:
+    """Build the store, logging and conversation like `agentcli run` does, run the TUI; the exit code.
+
+    In an untrusted workspace whose project config sets what only trust applies, the trust prompt
+    comes first; "trust" calls `trust_reload` (records trust, returns the full config).
+    """
+    if loaded.ignored and loaded.project_file is not None and trust_reload is not None:
+        from agentcli.ui.widgets.trust import ask_trust
+
+        choice = ask_trust(workspace, loaded.project_file, loaded.ignored_settings())
+        if choice == "quit":
+            return 0
+        if choice == "trust":
+            loaded = trust_reload()
     from agentcli.agent.conversation import Conversation
     from agentcli.llm.base import ProviderError
     from agentcli.llm.models import ModelSpecError

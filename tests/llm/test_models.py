@@ -15,7 +15,7 @@ def _settings(tmp_path: Path, toml: str = "", env: dict[str, str] | None = None)
     if toml:
         (tmp_path / ".agentcli").mkdir(exist_ok=True)
         (tmp_path / ".agentcli" / "config.toml").write_text(toml)
-    return load_config(workspace=tmp_path, env=env or {}).settings
+    return load_config(workspace=tmp_path, env=env or {}, trusted=True).settings
 
 
 def test_main_light_and_aliases(tmp_path: Path) -> None:

@@ -1,0 +1,89 @@
+"""The project layer of an untrusted workspace may narrow what agentcli does, never widen it.
+
+`narrow_project_layer` walks the project file's leaves against the layers merged below it
+(defaults, user file) and applies only what cannot widen:
+
+- `permissions.mode`: only when at least as strict as the value below (auto < ask < readonly);
+- `permissions.allow`, `agent.bash_pass_env`: only when every entry is already allowed below;
+- `permissions.allow_mutating_in_run`: only `false`;
+- `permissions.deny`, `task_tool.deny_tools`: united with the lists below (never dropped);
+- `models.<name>.base_url` / `api_key` / `provider`: never (no credential goes to a URL it names);
+- everything else (limits, agent settings, model ids, aliases, logging, llm) applies as usual.
+
+An ignored value equal to the one below is not reported (trusting would change nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from agentcli.config_layers import KeyPath, MergedConfig, Source, dotted
+
+_STRICTNESS = {"auto": 0, "ask": 1, "readonly": 2}
+_SUBSET_LISTS: frozenset[KeyPath] = frozenset({("permissions", "allow"), ("agent", "bash_pass_env")})
+_UNION_LISTS: frozenset[KeyPath] = frozenset({("permissions", "deny"), ("task_tool", "deny_tools")})
+_ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})
+_MISSING = object()
+
+
+def _leaves(value: object, path: KeyPath = ()) -> Iterator[tuple[KeyPath, object]]:
+    if isinstance(value, Mapping) and (path == () or value):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, str(key)))
+    else:
+        yield path, value
+
+
+def _below(merged: MergedConfig, path: KeyPath) -> Any:
+    try:
+        return merged.value_at(path)
+    except KeyError:
+        return _MISSING
+
+
+def _is_endpoint(path: KeyPath) -> bool:
+    return len(path) >= 3 and path[0] == "models" and path[1] != "aliases" and path[2] in _ENDPOINT_KEYS
+
+
+def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
+    """(apply?, value to assign) for one leaf of an untrusted project file."""
+    if _is_endpoint(path):
+        return False, value
+    if path == ("permissions", "mode"):
+        if below is _MISSING or not isinstance(value, str) or value not in _STRICTNESS:
+            return True, value  # an invalid value fails validation with its own message
+        return _STRICTNESS[value] >= _STRICTNESS.get(str(below), 0), value
+    if path == ("permissions", "allow_mutating_in_run"):
+        return value is False, value  # anything else (true, or a value that might coerce to it) is ignored
+    if path in _SUBSET_LISTS:
+        if not isinstance(value, list):
+            return True, value
+        allowed = below if isinstance(below, list) else []
+        return all(item in allowed for item in value), value
+    if path in _UNION_LISTS and isinstance(value, list) and isinstance(below, list):
+        united = list(below) + [item for item in value if item not in below]
+        return True, united
+    return True, value
+
+
+def narrow_project_layer(data: Mapping[str, Any], merged: MergedConfig, source: Source) -> dict[str, object]:
+    """Assign the untrusted project file `data` onto `merged`, skipping what would widen.
+
+    Returns the ignored dotted keys (in file order) with the value the file gives them.
+    """
+    ignored: dict[str, object] = {}
+    for path, value in _leaves(data):
+        below = _below(merged, path)
+        apply, assigned = _decide(path, value, below)
+        if not apply:
+            if value != below and not (below is None and value == ""):
+                ignored[dotted(path)] = value
+            continue
+        if path in _UNION_LISTS and isinstance(value, list) and isinstance(below, list):
+            if any(item not in value for item in below):
+                ignored[dotted(path) + " (removing entries)"] = value
+            if assigned == below:
+                continue  # nothing added: the value and its origin stay the lower layer's
+        merged.assign(path, assigned, source)
+    return ignored
