@@ -26,6 +26,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 Provider = Literal["anthropic", "openai", "openai-compatible"]
 PROVIDERS: tuple[str, ...] = typing.get_args(Provider)
 RESERVED_ALIASES = frozenset({"main", "light", "inherit"})
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\(.*\))?$", re.DOTALL)
 
 
@@ -58,10 +59,17 @@ def _check_rule(rule: str) -> str:
     return rule
 
 
+def _check_env_name(name: str) -> str:
+    if not _ENV_NAME.match(name):
+        raise ValueError("must be an environment variable name, e.g. 'OPENAI_API_KEY'")
+    return name
+
+
 AliasName = Annotated[str, AfterValidator(_check_alias_name)]
 AliasTarget = Annotated[str, AfterValidator(_check_alias_target)]
 ToolName = Annotated[str, AfterValidator(_check_tool_name)]
 PermissionRule = Annotated[str, AfterValidator(_check_rule)]
+EnvVarName = Annotated[str, AfterValidator(_check_env_name)]
 
 
 class _Section(BaseModel):
@@ -176,6 +184,7 @@ class AgentSettings(_Section):
     project_instructions: bool = True
     bash_timeout_seconds: int = Field(120, ge=1, le=86_400)
     bash_output_limit_bytes: int = Field(30_000, ge=100, le=100_000_000)
+    bash_pass_env: list[EnvVarName] = Field(default_factory=list)
 
 
 class LoggingSettings(_Section):

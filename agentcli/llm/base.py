@@ -205,6 +205,9 @@ class ProviderError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
     ) -> None:
+        from agentcli.redact import mask  # configured keys never reach a person, a log or the store
+
+        message = mask(message)
         super().__init__(message)
         self.message = message
         self.provider = provider

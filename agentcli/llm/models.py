@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentcli.llm.base import PROVIDERS, MissingCredentialsError, Provider, ProviderName, RetryPolicy
+from agentcli.redact import register_secret
 
 if TYPE_CHECKING:
     from agentcli.config import ModelSettings, Settings
@@ -59,6 +60,7 @@ def _credentials(
 ) -> tuple[str, str | None]:
     base_url = configured_url or env.get(_URL_ENV[provider]) or None
     key = configured_key or _env_value(env, _KEY_ENV[provider])
+    register_secret(key)  # masked in every provider error text and log record from now on
     if provider == "openai-compatible" and not base_url:
         raise MissingCredentialsError(
             f"{where} uses provider openai-compatible but has no server: set {where}.base_url "

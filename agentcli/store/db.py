@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agentcli.llm.base import Message
-from agentcli.paths import data_dir
+from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.store import queries
 from agentcli.store.queries import AmbiguousIdError
 from agentcli.store.records import SessionRecord, TaskRecord, ToolCallRecord, UsageRollup
@@ -77,6 +78,18 @@ def default_path() -> Path:
     return data_dir() / DB_NAME
 
 
+def _private_files(path: Path) -> None:
+    """Create the database file 0600 (SQLite gives its -wal and -shm the same mode); tighten looser ones."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
+        except FileNotFoundError:
+            continue
+
+
 def _noop(conn: sqlite3.Connection) -> None:
     """A job that marks a point in the queue (flush)."""
 
@@ -109,7 +122,11 @@ class Store:
         """Open (creating directories and the file) and migrate the database; raises StoreError."""
         path = path or default_path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path == default_path():
+                ensure_private_dir(path.parent)  # agentcli's own data dir: 0700
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            _private_files(path)
             conn = connect(path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the database {path}: {exc}") from exc

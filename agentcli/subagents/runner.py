@@ -46,6 +46,7 @@ from agentcli.subagents.limits import (
 )
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
 from agentcli.tools.registry import ALL_TOOLS, build_tools
+from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -135,6 +136,7 @@ class SubagentRunner:
         self.file_locks = file_locks or FileLocks()
         self.price = price
         self.instructions = instructions  # project AGENTS.md / CLAUDE.md, read once
+        self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
         cfg = settings.task_tool
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
         self.leases = WriteLeases()
@@ -174,6 +176,7 @@ class SubagentRunner:
             bash_output_limit_bytes=agent.bash_output_limit_bytes,
             write_paths=write_paths,
             progress=progress or (lambda: None),
+            bash_env=self.bash_env,
         )
 
     def withheld(self, depth: int) -> dict[str, str]:

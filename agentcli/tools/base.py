@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -74,6 +74,7 @@ class ToolContext:
     todos: list[TodoItem] = field(default_factory=list)
     tool_call_id: str = ""  # set per call by the loop (on a copy of the agent's context)
     progress: Callable[[], None] = lambda: None  # call while working, so idle timeouts see progress
+    bash_env: Mapping[str, str] | None = None  # Bash's environment, without provider keys; None = os.environ
 
 
 A = TypeVar("A", bound=ToolArgs)

@@ -174,7 +174,7 @@ class BashTool(Tool[BashArgs]):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env={**os.environ, **_EXTRA_ENV},
+                env={**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV},
             )
         except OSError as exc:
             raise ToolError(f"Cannot start bash: {exc}") from None
