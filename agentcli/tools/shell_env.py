@@ -52,6 +52,12 @@ def bash_environment(
 
 
 def session_bash_env(settings: Settings, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The Bash environment of one session, from the process environment and the settings."""
+    """The Bash environment of one session, from the process environment and the settings.
+
+    Every key found on the way joins the masking registry (`agentcli.redact`).
+    """
     env = os.environ if env is None else env
-    return bash_environment(env, configured_keys(settings, env), settings.agent.bash_pass_env)
+    keys = configured_keys(settings, env)
+    for key in keys:
+        redact.register_secret(key)  # configured but not yet resolved keys are masked too
+    return bash_environment(env, keys, settings.agent.bash_pass_env)
