@@ -219,7 +219,7 @@ def run(
 @app.command("trust")
 def trust_command(
     directory: Annotated[
-        Path | None, typer.Argument(metavar="[DIR]", help="The workspace (default: the current directory).")
+        Path | None, typer.Argument(metavar="DIR", help="The workspace (default: the current directory).")
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="Show the trusted workspaces.")] = False,
     revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting DIR.")] = False,
