@@ -44,6 +44,7 @@ from agentcli.subagents.limits import (
     depth_error,
     normalize_prompt,
 )
+from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
 from agentcli.tools.registry import ALL_TOOLS, build_tools
 
@@ -564,18 +565,19 @@ class SubagentRunner:
     def parent_result(self, handle: TaskHandle) -> ToolResult:
         """The parent's tool result: head line, the framed (possibly cut) result, files modified."""
         record = handle.record
-        label = f"{record.subagent_type}, {handle.model.display}"
+        label = defang_tags(f"{record.subagent_type}, {handle.model.display}")
+        error = defang_tags(record.error or "")
         body = results.frame(
             record.task_id, record.result or "", offset=0, max_tokens=self.settings.task_tool.max_result_tokens
         )
         if record.status == "completed":
             text = f"Subagent ({label}) completed.\n\n{body}"
         elif record.result:
-            text = f"{record.error}\n\nSubagent ({label}) stopped ({record.status}); what it produced so far:\n\n{body}"
+            text = f"{error}\n\nSubagent ({label}) stopped ({record.status}); what it produced so far:\n\n{body}"
         else:
-            text = f"{record.error}\n\nSubagent ({label}) stopped ({record.status}) before producing an answer."
+            text = f"{error}\n\nSubagent ({label}) stopped ({record.status}) before producing an answer."
         if record.files_modified:
-            text += "\nFiles modified: " + ", ".join(record.files_modified)
+            text += "\nFiles modified: " + defang_tags(", ".join(record.files_modified))
         return ToolResult(
             text,
             is_error=record.status != "completed",
@@ -605,11 +607,11 @@ class SubagentRunner:
         record = handle.record if handle else (self.store.get_task(task_id) if self.store else None)
         if record is None:
             return ToolResult(f"No task '{task_id}'.", is_error=True)
-        head = f"Task {record.task_id} ({record.subagent_type}): {record.status}"
+        head = defang_tags(f"Task {record.task_id} ({record.subagent_type}): {record.status}")
         if record.status not in FINISHED:
             return ToolResult(f"{head}. {record.tool_calls} tool calls so far; call TaskOutput again to wait.")
         if record.error:
-            head += f" — {record.error}"
+            head += f" — {defang_tags(record.error)}"
         body = results.frame(
             record.task_id, record.result or "", offset=offset, max_tokens=self.settings.task_tool.max_result_tokens
         )
