@@ -276,19 +276,20 @@ def run_tui(loaded: LoadedConfig, workspace: Path, model: str, *, verbose: bool 
     from agentcli.llm.models import ModelSpecError
     from agentcli.logs import setup_logging
     from agentcli.store.db import Store, StoreError
+    from agentcli.text import terminal_safe
 
     settings = loaded.settings
     try:
         store = Store.open()
     except StoreError as exc:
-        print(f"agentcli: {exc}", file=sys.stderr)
+        print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
     approvals = Approvals()
     try:
         conversation = Conversation(settings, workspace, model=model, store=store, approver=approvals)
     except (ProviderError, ModelSpecError) as exc:
         store.close()
-        print(f"agentcli: {exc}", file=sys.stderr)
+        print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
     setup_logging(settings.logging.level, verbose=verbose, secrets=[conversation.model.api_key])
     if settings.task_tool.enable_verbose_logging:
