@@ -199,7 +199,7 @@ class SubagentRunner:
                 continue  # delegating to an ancestor's type would be refused as circular
             access = "read-only" if agent.read_only else "can edit and run commands"
             model = agent.model or "inherit"
-            lines.append(f"- {agent.name} ({model}, {access}): {agent.description.strip()}")
+            lines.append(defang_tags(f"- {agent.name} ({model}, {access}): {agent.description.strip()}"))
         return "\n".join(lines)
 
     def notices_for(self, session_id: str) -> Callable[[], list[str]]:
@@ -278,8 +278,9 @@ class SubagentRunner:
                 self._background.add(job)
                 job.add_done_callback(self._background.discard)
                 return ToolResult(
-                    f"Started background task {handle.record.task_id} ({agent_type.name}, {model.display}): "
-                    f"{handle.record.description}. You will be told when it finishes; "
+                    f"Started background task {handle.record.task_id} "
+                    f"{defang_tags(f'({agent_type.name}, {model.display}): {handle.record.description}')}. "
+                    "You will be told when it finishes; "
                     f'TaskOutput(task_id="{handle.record.task_id}") returns its status and result, '
                     "TaskCancel stops it.",
                     metadata={"task_id": handle.record.task_id, "background": True},
