@@ -21,6 +21,7 @@ from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step,
 from tests.e2e.helpers import MAIN, cli_env
 from tests.subagents.harness import MAIN as HARNESS_MAIN
 from tests.subagents.harness import build_harness, requests_for, sub, task_call
+from tests.ui.conftest import make_app, workspace  # noqa: F401  (Pilot fixtures)
 
 # Everything a terminal acts on instead of showing: C0 controls but \n and \t (ESC, BEL, CR, BS...), DEL,
 # C1 controls (CSI U+009B, OSC U+009D, ST U+009C...), bidi overrides and isolates.
@@ -293,3 +294,146 @@ def test_project_config_escapes_are_neutralised_by_config_show(tmp_path: Path) -
     proc = _run(["config", "show", "--json", "--cwd", str(ws)], env)
     data = json.loads(_assert_terminal_safe(proc.stdout, "config show --json"))
     assert "pwned" in json.dumps(data)
+
+
+# --- the TUI ------------------------------------------------------------------------------------------
+
+MARKUP = "[bold]B[/bold] [@click=app.quit]Q[/] [link=https://evil.example]L[/link] [$accent]c[/]"
+
+
+def _all_rendered_text(app: Any) -> str:
+    """Every segment every visible widget renders (what would be written to the terminal), joined."""
+    from textual.geometry import Region
+
+    parts: list[str] = []
+    for widget in app.screen.query("*"):
+        width, height = widget.size
+        if width and height:
+            for strip in widget.render_lines(Region(0, 0, width, height)):
+                parts.append("".join(segment.text for segment in strip))
+    return "\n".join(parts)
+
+
+async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
+    make_app: Any, workspace: Path  # noqa: F811
+) -> None:
+    from agentcli.ui.widgets.message_list import AssistantText, StreamText
+    from agentcli.ui.widgets.tool_call import ToolCallView
+    from tests.ui.conftest import idle, screen_text, submit, task
+
+    (workspace / "notes.txt").write_text(f"file says {MARKUP} {HOSTILE}\n", encoding="utf-8")
+    desc = f"Check {TITLE}[bold]notes[/bold]"
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(text=f"Model: {MARKUP} {HOSTILE}\n", chunk_size=3,
+                         tool_calls=[ToolCall(name="Read", input={"file_path": "notes.txt"}),
+                                     task(desc, "check", "explore")])),
+        Step(match=Match(system_contains=f"# Task\n{desc}", turn=0), reply=Reply(text=f"Sub: {MARKUP} {HOSTILE}")),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="done")),
+    ])
+    with FakeLLMServer(script) as server:
+        app = make_app(server)
+        async with app.run_test(size=(160, 60)) as pilot:
+            await submit(pilot, "look")
+            await idle(pilot)
+            (read,) = [v for v in app.query(ToolCallView) if v.item.name == "Read"]
+            read.action_toggle_output()
+            (block,) = app.router.blocks.values()
+            assert block.view is not None
+            block.view.set_collapsed(False)
+            await pilot.pause(0.1)
+            rendered = _all_rendered_text(app)
+            assert not RAW_CONTROL.findall(rendered), RAW_CONTROL.findall(rendered)
+            shown = screen_text(app)
+            assert "Model: " + MARKUP in shown  # markup is shown as typed, not applied
+            assert "file says " + MARKUP in shown  # the tool output, expanded
+            assert "␛]0;pwned␇" in shown and "Check ␛]0;pwned␇[bold]notes[/bold]" in shown
+            streamed = [w for w in app.query(StreamText) if "Sub:" in w.item.text]
+            assert streamed and str(streamed[0].render()).startswith(f"Sub: {MARKUP} ␛]0;pwned␇")
+            assert any(MARKUP in w.source for w in app.query(AssistantText))
+            assert app.is_running  # `[@click=app.quit]` did nothing
+    server.assert_done()
+
+
+async def test_tui_opens_only_http_links_from_model_text(
+    make_app: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    from textual.widgets import Markdown
+
+    from agentcli.ui.widgets.message_list import AssistantText
+    from tests.ui.conftest import idle, submit
+
+    text = "[docs](https://example.com/docs) [local](file:///etc/passwd) [run](x-scheme-handler:evil)"
+    script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text=text))])
+    opened: list[str] = []
+    with FakeLLMServer(script) as server:
+        app = make_app(server)
+        monkeypatch.setattr(app, "open_url", lambda url, **_: opened.append(url))
+        async with app.run_test(size=(120, 30)) as pilot:
+            await submit(pilot, "links")
+            await idle(pilot)
+            view = app.query(AssistantText).last()
+            for href in ("https://example.com/docs", "file:///etc/passwd", "x-scheme-handler:evil"):
+                view.post_message(Markdown.LinkClicked(view, href))
+            await pilot.pause(0.1)
+    assert opened == ["https://example.com/docs"]
+
+
+async def test_tui_approval_dialog_shows_a_hostile_command_literally(
+    make_app: Any, workspace: Path  # noqa: F811
+) -> None:
+    from agentcli.ui.widgets.approval import ApprovalScreen
+    from tests.ui.conftest import idle, submit, wait_for
+
+    command = f"echo {TITLE}{MARKUP}\x9b2J"
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(tool_calls=[ToolCall(name="Bash", input={"command": command})])),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="ok")),
+    ])
+    with FakeLLMServer(script) as server:
+        app = make_app(server, mode="ask")
+        async with app.run_test(size=(160, 40)) as pilot:
+            await submit(pilot, "run it")
+            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+            question = str(app.screen.query_one("#approval-question").render())
+            assert question == f"[main] wants to run: echo ␛]0;pwned␇{MARKUP}\ufffd2J"
+            assert not RAW_CONTROL.findall(_all_rendered_text(app))
+            await pilot.press("n")
+            await idle(pilot)
+    server.assert_done()
+
+
+def test_tui_in_a_real_terminal_cannot_retitle_it(tmp_path: Path) -> None:
+    """The real TUI in tmux: a model's OSC 0/2 title sequences are shown, never obeyed (pane title unchanged)."""
+    import shlex
+    import shutil
+    import uuid
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    from tests.e2e.test_tui_terminal import Terminal
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    answer = f"TITLE TEST {TITLE} and \x1b]2;pwned2\x1b\\ and \x9d2;pwned3\x9c END"
+    script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text=answer))])
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color")
+        command = f"{shlex.quote(sys.executable)} -m agentcli --cwd {shlex.quote(str(ws))}"
+        term = Terminal(f"agentcli-sec-{uuid.uuid4().hex[:8]}", command, env, ws)
+        try:
+            term.wait_for("agentcli")
+            title = subprocess.run([*term.tmux, "display-message", "-p", "-t", term.name, "#{pane_title}"],
+                                   capture_output=True, text=True).stdout
+            term.keys("say it", "Enter")
+            screen = term.wait_for("END")
+            assert "TITLE TEST ␛]0;pwned␇" in screen
+            after = subprocess.run([*term.tmux, "display-message", "-p", "-t", term.name, "#{pane_title}"],
+                                   capture_output=True, text=True).stdout
+            assert "pwned" not in after and after == title
+            term.keys("C-q")
+            term.wait_until_exited()
+        finally:
+            term.close()
+    server.assert_done()
