@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker
 
+from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.commands import run_command
 from agentcli.ui.model import UsageTally
@@ -62,7 +63,7 @@ class AgentApp(App[int]):
     def __init__(self, conversation: Conversation, *, title: str | None = None) -> None:
         super().__init__()
         self.conversation = conversation
-        self.title = title or f"agentcli — {conversation.workspace}"
+        self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
         self.prompt = PromptInput(id="prompt")
@@ -276,7 +277,6 @@ def run_tui(loaded: LoadedConfig, workspace: Path, model: str, *, verbose: bool 
     from agentcli.llm.models import ModelSpecError
     from agentcli.logs import setup_logging
     from agentcli.store.db import Store, StoreError
-    from agentcli.text import terminal_safe
 
     settings = loaded.settings
     try:
