@@ -28,10 +28,13 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 def terminal_safe(text: str) -> str:
     """`text` with every character a terminal would act on replaced by a visible stand-in; \\n and \\t kept.
 
-    One regex search when the text is clean (the common case), one `str.translate` otherwise.
+    A CR LF line end is an ordinary line end (it overwrites nothing) and becomes LF. One regex search when the
+    text is clean (the common case), one `str.translate` otherwise.
     """
     if _UNSAFE.search(text) is None:
         return text
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
     return text.translate(_TABLE)
 
 

@@ -41,6 +41,11 @@ def test_terminal_safe_keeps_ordinary_text_and_shows_stand_ins() -> None:
     assert terminal_safe("a\x9bb\u202ec") == "a\ufffdb\ufffdc"
 
 
+def test_terminal_safe_keeps_crlf_line_ends_as_line_ends() -> None:
+    assert terminal_safe("one\r\ntwo\r\n") == "one\ntwo\n"  # a Windows file: nothing is overwritten
+    assert terminal_safe("ok\rEVIL\r\n") == "ok␍EVIL\n"
+
+
 def test_terminal_safe_replaces_lone_surrogates() -> None:
     shown = terminal_safe("bad \udcff byte")
     assert shown == "bad \ufffd byte"

@@ -223,7 +223,7 @@ def test_stored_hostile_text_is_neutralised_by_sessions_and_tasks_commands(tmp_p
     with FakeLLMServer(_hostile_script()) as server:
         proc, env, _ = _hostile_run(tmp_path, server, "--output-format", "json")
     assert proc.returncode == 0, proc.stderr
-    final = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    final = json.loads(_assert_terminal_safe(proc.stdout, "run --output-format json").strip().splitlines()[-1])
     session_id, task_id = final["session_id"], final["tasks"][0]["task_id"]
     for args in (["sessions", "list"], ["sessions", "list", "--all"], ["sessions", "show", session_id],
                  ["tasks", "list"], ["tasks", "show", task_id], ["sessions", "show", session_id, "--json"],
