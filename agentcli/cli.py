@@ -53,8 +53,10 @@ _warned: set[str] = set()
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
-    """Print a one-line error for the person and exit."""
-    print(f"agentcli: {message}", file=sys.stderr)
+    """Print a one-line error for the person (terminal escapes neutralised) and exit."""
+    from agentcli.text import terminal_safe
+
+    print(f"agentcli: {terminal_safe(message)}", file=sys.stderr)
     raise typer.Exit(code)
 
 
@@ -176,9 +178,11 @@ def config_show(
 ) -> None:
     """Print the effective merged config, the layer each value came from, secrets redacted."""
     from agentcli.config import render_config
+    from agentcli.text import json_safe, terminal_safe
 
     loaded = load(_workspace(cwd), config)
-    print(render_config(loaded, json=as_json))
+    text = render_config(loaded, json=as_json)
+    print(json_safe(text) if as_json else terminal_safe(text))  # project config values are untrusted
 
 
 @app.command()

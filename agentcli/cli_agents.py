@@ -5,12 +5,14 @@ Only typer and the standard library at import time: the registry and config load
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+from agentcli.cli_sessions import echo, print_json
+from agentcli.text import terminal_safe
 
 if TYPE_CHECKING:
     from agentcli.subagents.registry import AgentRegistry, AgentType
@@ -23,7 +25,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
-    print(f"agentcli: {message}", file=sys.stderr)
+    print(f"agentcli: {terminal_safe(message)}", file=sys.stderr)
     raise typer.Exit(code)
 
 
@@ -85,7 +87,7 @@ def agents_list(cwd: CwdOption = None, config: ConfigOption = None, as_json: Jso
             "skipped": [{"path": p.path, "reason": p.reason} for p in registry.problems],
             "shadowed": [{**t.as_dict(prompt=False), "shadowed_by": winners.get(t.name)} for t in registry.shadowed],
         }
-        print(json.dumps(record, indent=2, ensure_ascii=False))
+        print_json(record)
         return
     from agentcli.cli_sessions import table
 
@@ -93,22 +95,22 @@ def agents_list(cwd: CwdOption = None, config: ConfigOption = None, as_json: Jso
         [t.name, t.scope, t.model or "inherit", tools_summary(t), _where(t.source, workspace)]
         for t in registry.types.values()
     ]
-    print(table(["NAME", "SCOPE", "MODEL", "TOOLS", "SOURCE"], rows))
+    echo(table(["NAME", "SCOPE", "MODEL", "TOOLS", "SOURCE"], rows))
     if registry.problems:
-        print("\nSkipped files:")
+        echo("\nSkipped files:")
         for problem in registry.problems:
-            print(f"  {_where(problem.path, workspace)}: {problem.reason}")
+            echo(f"  {_where(problem.path, workspace)}: {problem.reason}")
     flagged = registry.with_warnings()
     if flagged:
-        print("\nWarnings:")
+        echo("\nWarnings:")
         for agent in flagged:
             for warning in agent.warnings:
-                print(f"  {_label(agent, workspace)}: {warning}")
+                echo(f"  {_label(agent, workspace)}: {warning}")
     if registry.shadowed:
-        print("\nShadowed definitions:")
+        echo("\nShadowed definitions:")
         for agent in registry.shadowed:
             winner = registry.types[agent.name]
-            print(f"  {_label(agent, workspace)} is hidden by {_label(winner, workspace)}")
+            echo(f"  {_label(agent, workspace)} is hidden by {_label(winner, workspace)}")
 
 
 @agents_app.command("show")
@@ -124,7 +126,7 @@ def agents_show(
     if agent is None:
         _fail(f"no agent named '{name}'. Available: {', '.join(registry.names())}")
     if as_json:
-        print(json.dumps(agent.as_dict(), indent=2, ensure_ascii=False))
+        print_json(agent.as_dict())
         return
     from agentcli.subagents.agent_files import all_tool_names
 
@@ -147,6 +149,6 @@ def agents_show(
     for key, value in fields:
         value = value.replace("\n", "\n" + pad)
         lines.append(f"  {(key + ':').ljust(width)} {value}")
-    print("\n".join(lines))
-    print("\nPrompt:\n")
-    print(agent.prompt)
+    echo("\n".join(lines))
+    echo("\nPrompt:\n")
+    echo(agent.prompt)

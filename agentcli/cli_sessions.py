@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
+from agentcli.text import json_safe, terminal_safe
+
 if TYPE_CHECKING:
     from agentcli.llm.base import Message, ToolUseBlock
     from agentcli.store.db import Store
@@ -29,8 +31,18 @@ EXCERPT_CHARS = 300
 T = TypeVar("T")
 
 
+def echo(text: str = "") -> None:
+    """Print text that may hold model, file or agent-file text, with terminal escapes neutralised."""
+    print(terminal_safe(text))
+
+
+def print_json(value: object) -> None:
+    """Print a JSON document (C0 controls escaped by JSON; C1 controls and bidi overrides by `json_safe`)."""
+    print(json_safe(json.dumps(value, indent=2, ensure_ascii=False)))
+
+
 def fail(message: str) -> NoReturn:
-    print(f"agentcli: {message}", file=sys.stderr)
+    print(f"agentcli: {terminal_safe(message)}", file=sys.stderr)
     raise typer.Exit(1)
 
 
@@ -108,10 +120,10 @@ def sessions_list(
     finally:
         store.close()
     if as_json:
-        print(json.dumps([s.model_dump(mode="json") for s in sessions], indent=2, ensure_ascii=False))
+        print_json([s.model_dump(mode="json") for s in sessions])
         return
     if not sessions:
-        print("No sessions yet.")
+        echo("No sessions yet.")
         return
     headers = ["ID", "STARTED", "STATUS", "MODEL", "TURNS", "TOKENS IN/OUT", "COST"]
     headers += ["AGENT", "TITLE"] if all_ else ["TITLE"]
@@ -121,7 +133,7 @@ def sessions_list(
         row += [f"{format_tokens(s.input_tokens)}/{format_tokens(s.output_tokens)}", format_cost(s.cost_usd)]
         row += [s.agent, s.title or ""] if all_ else [s.title or ""]
         rows.append(row)
-    print(table(headers, rows))
+    echo(table(headers, rows))
 
 
 @sessions_app.command("show")
@@ -149,11 +161,11 @@ def sessions_show(
             "subagent_sessions": [c.model_dump(mode="json") for c in children],
             "tasks": [t.model_dump(mode="json") for t in tasks],
         }
-        print(json.dumps(record, indent=2, ensure_ascii=False))
+        print_json(record)
         return
-    print(_header(session, rollup, children))
-    print()
-    print(transcript(messages, calls))
+    echo(_header(session, rollup, children))
+    echo()
+    echo(transcript(messages, calls))
 
 
 def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[SessionRecord]) -> str:

@@ -6,17 +6,18 @@ store, formatting and transcript helpers are the ones `agentcli sessions` uses (
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentcli.cli_sessions import (
+    echo,
     find_or_fail,
     format_cost,
     format_tokens,
     format_when,
     open_store,
+    print_json,
     table,
     transcript,
 )
@@ -57,10 +58,10 @@ def tasks_list(
     finally:
         store.close()
     if as_json:
-        print(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2, ensure_ascii=False))
+        print_json([t.model_dump(mode="json") for t in tasks])
         return
     if not tasks:
-        print("No tasks yet." if session is None else f"No tasks in session {parent}.")
+        echo("No tasks yet." if session is None else f"No tasks in session {parent}.")
         return
     headers = ["ID", "STARTED", "STATUS", "TYPE", "MODEL", "TIME", "TOOLS", "TOKENS IN/OUT", "COST", "DESCRIPTION"]
     rows = [
@@ -78,7 +79,7 @@ def tasks_list(
         ]
         for t in tasks
     ]
-    print(table(headers, rows))
+    echo(table(headers, rows))
 
 
 @tasks_app.command("show")
@@ -102,15 +103,15 @@ def tasks_show(
             "messages": [m.model_dump(mode="json") for m in messages],
             "tool_calls": [c.model_dump(mode="json") for c in calls],
         }
-        print(json.dumps(record, indent=2, ensure_ascii=False))
+        print_json(record)
         return
-    print(_header(task))
+    echo(_header(task))
     for title, text in (("Prompt", task.prompt), ("Result", task.result), ("Error", task.error)):
         if text:
-            print(f"\n{title}:\n{text.rstrip()}")
+            echo(f"\n{title}:\n{text.rstrip()}")
     if task.child_session_id:
-        print(f"\nTranscript (session {task.child_session_id}):\n")
-        print(transcript(messages, calls) if child else "(the session was not stored)")
+        echo(f"\nTranscript (session {task.child_session_id}):\n")
+        echo(transcript(messages, calls) if child else "(the session was not stored)")
 
 
 def _header(t: TaskRecord) -> str:

@@ -63,12 +63,13 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
     from agentcli.logs import setup_logging
     from agentcli.output import make_printer
     from agentcli.store.db import Store, StoreError
+    from agentcli.text import terminal_safe
 
     settings = loaded.settings
     try:
         store = Store.open()
     except StoreError as exc:
-        err.write(f"agentcli: {exc}\n")
+        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
         return EXIT_FAILURE
     try:
         conversation = Conversation(
@@ -76,7 +77,7 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
         )
     except (ProviderError, ModelSpecError) as exc:
         store.close()
-        err.write(f"agentcli: {exc}\n")
+        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
         return EXIT_FAILURE
     setup_logging(settings.logging.level, verbose=options.verbose, secrets=[conversation.model.api_key])
     if settings.task_tool.enable_verbose_logging:
@@ -99,7 +100,7 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
         log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
     if outcome.status == "completed":
         return EXIT_OK
-    err.write(f"agentcli: {outcome.error or outcome.status}\n")
+    err.write(f"agentcli: {terminal_safe(outcome.error or outcome.status)}\n")
     return EXIT_FAILURE
 
 

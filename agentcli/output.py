@@ -17,6 +17,7 @@ from agentcli.events import (
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
+from agentcli.text import json_safe, terminal_safe
 
 
 @dataclass(slots=True)
@@ -92,11 +93,11 @@ class TextPrinter(Printer):
             self.out.write("\n")
             self.out.flush()
             self._mid_line = False
-        self.err.write(line + "\n")
+        self.err.write(terminal_safe(line) + "\n")
         self.err.flush()
 
     def on_text_delta(self, event: TextDeltaEvent) -> None:
-        self.out.write(event.text)
+        self.out.write(terminal_safe(event.text))  # a model's escape sequences never reach the terminal
         self.out.flush()
         self._mid_line = not event.text.endswith("\n")
 
@@ -149,8 +150,11 @@ class TextPrinter(Printer):
         usage = summary.usage
         cost = f" · ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
         self.err.write(
-            f"[{summary.model} · {summary.turns} turns · {usage['input_tokens']} in / "
-            f"{usage['output_tokens']} out{cost} · session {summary.session_id}]\n"
+            terminal_safe(
+                f"[{summary.model} · {summary.turns} turns · {usage['input_tokens']} in / "
+                f"{usage['output_tokens']} out{cost} · session {summary.session_id}]"
+            )
+            + "\n"
         )
         self.err.flush()
 
@@ -161,7 +165,7 @@ class JsonPrinter(Printer):
     def finish(self, summary: RunSummary) -> None:
         data = summary.as_dict()
         data["tool_calls"] = list(self.tool_calls.values())
-        self.out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        self.out.write(json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
         self.out.flush()
 
 
@@ -170,7 +174,7 @@ class StreamJsonPrinter(JsonPrinter):
 
     def __call__(self, event: Event) -> None:
         super().__call__(event)
-        self.out.write(event.model_dump_json() + "\n")
+        self.out.write(json_safe(event.model_dump_json()) + "\n")
         self.out.flush()
 
 

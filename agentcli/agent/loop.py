@@ -40,6 +40,7 @@ from agentcli.llm.base import (
     ToolUseBlock,
     Usage,
 )
+from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 log = logging.getLogger(__name__)
@@ -330,7 +331,7 @@ class AgentLoop:
         notes = self.notices() if self.notices is not None else []
         if not notes:
             return message
-        extra = [TextBlock(text=f"<system-notice>{note}</system-notice>") for note in notes]
+        extra = [TextBlock(text=f"<system-notice>{defang_tags(note)}</system-notice>") for note in notes]
         return Message(role=message.role, content=[*message.content, *extra])
 
     def last_text(self) -> str:

@@ -44,6 +44,7 @@ from agentcli.subagents.limits import (
     depth_error,
     normalize_prompt,
 )
+from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
 from agentcli.tools.registry import ALL_TOOLS, build_tools
 from agentcli.tools.shell_env import session_bash_env
@@ -201,7 +202,7 @@ class SubagentRunner:
                 continue  # delegating to an ancestor's type would be refused as circular
             access = "read-only" if agent.read_only else "can edit and run commands"
             model = agent.model or "inherit"
-            lines.append(f"- {agent.name} ({model}, {access}): {agent.description.strip()}")
+            lines.append(defang_tags(f"- {agent.name} ({model}, {access}): {agent.description.strip()}"))
         return "\n".join(lines)
 
     def notices_for(self, session_id: str) -> Callable[[], list[str]]:
@@ -280,8 +281,9 @@ class SubagentRunner:
                 self._background.add(job)
                 job.add_done_callback(self._background.discard)
                 return ToolResult(
-                    f"Started background task {handle.record.task_id} ({agent_type.name}, {model.display}): "
-                    f"{handle.record.description}. You will be told when it finishes; "
+                    f"Started background task {handle.record.task_id} "
+                    f"{defang_tags(f'({agent_type.name}, {model.display}): {handle.record.description}')}. "
+                    "You will be told when it finishes; "
                     f'TaskOutput(task_id="{handle.record.task_id}") returns its status and result, '
                     "TaskCancel stops it.",
                     metadata={"task_id": handle.record.task_id, "background": True},
@@ -567,18 +569,19 @@ class SubagentRunner:
     def parent_result(self, handle: TaskHandle) -> ToolResult:
         """The parent's tool result: head line, the framed (possibly cut) result, files modified."""
         record = handle.record
-        label = f"{record.subagent_type}, {handle.model.display}"
+        label = defang_tags(f"{record.subagent_type}, {handle.model.display}")
+        error = defang_tags(record.error or "")
         body = results.frame(
             record.task_id, record.result or "", offset=0, max_tokens=self.settings.task_tool.max_result_tokens
         )
         if record.status == "completed":
             text = f"Subagent ({label}) completed.\n\n{body}"
         elif record.result:
-            text = f"{record.error}\n\nSubagent ({label}) stopped ({record.status}); what it produced so far:\n\n{body}"
+            text = f"{error}\n\nSubagent ({label}) stopped ({record.status}); what it produced so far:\n\n{body}"
         else:
-            text = f"{record.error}\n\nSubagent ({label}) stopped ({record.status}) before producing an answer."
+            text = f"{error}\n\nSubagent ({label}) stopped ({record.status}) before producing an answer."
         if record.files_modified:
-            text += "\nFiles modified: " + ", ".join(record.files_modified)
+            text += "\nFiles modified: " + defang_tags(", ".join(record.files_modified))
         return ToolResult(
             text,
             is_error=record.status != "completed",
@@ -608,11 +611,11 @@ class SubagentRunner:
         record = handle.record if handle else (self.store.get_task(task_id) if self.store else None)
         if record is None:
             return ToolResult(f"No task '{task_id}'.", is_error=True)
-        head = f"Task {record.task_id} ({record.subagent_type}): {record.status}"
+        head = defang_tags(f"Task {record.task_id} ({record.subagent_type}): {record.status}")
         if record.status not in FINISHED:
             return ToolResult(f"{head}. {record.tool_calls} tool calls so far; call TaskOutput again to wait.")
         if record.error:
-            head += f" — {record.error}"
+            head += f" — {defang_tags(record.error)}"
         body = results.frame(
             record.task_id, record.result or "", offset=offset, max_tokens=self.settings.task_tool.max_result_tokens
         )

@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker
 
+from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.commands import run_command
 from agentcli.ui.model import UsageTally
@@ -64,7 +65,7 @@ class AgentApp(App[int]):
     def __init__(self, conversation: Conversation, *, title: str | None = None) -> None:
         super().__init__()
         self.conversation = conversation
-        self.title = title or f"agentcli — {conversation.workspace}"
+        self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
         self.prompt = PromptInput(id="prompt")
@@ -302,14 +303,14 @@ def run_tui(
     try:
         store = Store.open()
     except StoreError as exc:
-        print(f"agentcli: {exc}", file=sys.stderr)
+        print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
     approvals = Approvals()
     try:
         conversation = Conversation(settings, workspace, model=model, store=store, approver=approvals)
     except (ProviderError, ModelSpecError) as exc:
         store.close()
-        print(f"agentcli: {exc}", file=sys.stderr)
+        print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
     setup_logging(settings.logging.level, verbose=verbose, secrets=[conversation.model.api_key])
     if settings.task_tool.enable_verbose_logging:

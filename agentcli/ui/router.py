@@ -8,6 +8,10 @@ agent). A nested block is announced by a `SubagentBlockAddedEvent` inside its pa
 it takes the place of the parent's Task tool call (found by `parent_tool_call_id`) inside the
 parent block. Tool calls are keyed by (owner task id, tool call id).
 
+Text from models, tools, files and agent files is made terminal-safe here, as it enters the model
+(`agentcli.text.terminal_safe`): no escape sequence reaches the terminal. Widgets never parse it as
+markup (plain `Static`s, `Content` parts, and Markdown, which shows markup literally).
+
 Rendering is batched: text deltas only accumulate in the model (`TextItem.pending`) and block
 headers are only marked dirty; `flush()` — called by the app on a 20 Hz timer — appends each
 widget's accumulated text in one go and re-renders dirty headers. Collapsed blocks keep their
@@ -34,6 +38,7 @@ from agentcli.events import (
     ToolCallStartedEvent,
     UsageEvent,
 )
+from agentcli.text import terminal_safe
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ToolItem, Transcript, UsageTally
 from agentcli.ui.widgets.message_list import MessageList, StreamText
 from agentcli.ui.widgets.subagent_block import SubagentBlock, entry_view
@@ -110,7 +115,7 @@ class UIRouter(MessageManager):
 
     def add_note(self, text: str, kind: str = "info") -> NoteItem:
         """A line from the app in the main transcript: the person's prompt, a command's output, an error."""
-        note = NoteItem(text, kind)  # type: ignore[arg-type]
+        note = NoteItem(terminal_safe(text), kind)  # type: ignore[arg-type]
         self.main.current_text = None
         self._add(None, note)
         return note
@@ -124,7 +129,7 @@ class UIRouter(MessageManager):
             return
         inner = event.event
         if not block.agent:
-            block.agent = inner.agent
+            block.agent = terminal_safe(inner.agent)
         handler = getattr(self, f"on_{inner.kind}", None)
         if handler is not None:
             handler(inner, block)
@@ -133,12 +138,13 @@ class UIRouter(MessageManager):
         """Streamed text goes to the owner's current text item (created on the first delta)."""
         transcript = self._transcript(owner)
         item = transcript.current_text
+        text = terminal_safe(event.text)
         if item is None:
             item = transcript.current_text = TextItem()
-            item.add(event.text)
+            item.add(text)
             self._add(owner, item)
         else:
-            item.add(event.text)
+            item.add(text)
             if item.view is not None:
                 self._dirty_text[item] = None
 
@@ -148,7 +154,7 @@ class UIRouter(MessageManager):
         if message.role == "assistant":
             self._end_text(owner)
         elif owner is not None and event.seq == 0:
-            prompt = message.text().strip()
+            prompt = terminal_safe(message.text().strip())
             if prompt:
                 clipped = prompt if len(prompt) <= PROMPT_PREVIEW_CHARS else prompt[:PROMPT_PREVIEW_CHARS] + "…"
                 self._add(owner, NoteItem(f"▸ {clipped}", "user"))
@@ -171,7 +177,7 @@ class UIRouter(MessageManager):
     def on_tool_call_started(self, event: ToolCallStartedEvent, owner: BlockItem | None = None) -> None:
         """A compact tool call line (a Task call is replaced by its block when that appears)."""
         self._transcript(owner).current_text = None
-        item = ToolItem(event.tool_call_id, event.name, event.summary)
+        item = ToolItem(event.tool_call_id, terminal_safe(event.name), terminal_safe(event.summary))
         self._tools[(self._key(owner), event.tool_call_id)] = item
         self._add(owner, item)
 
@@ -181,7 +187,7 @@ class UIRouter(MessageManager):
         if item is None:
             return
         item.status = "error" if event.is_error else "ok"
-        item.output = event.output
+        item.output = terminal_safe(event.output)
         item.duration_ms = event.duration_ms
         if item.view is not None:
             item.view.refresh_state()
@@ -197,7 +203,7 @@ class UIRouter(MessageManager):
 
     def on_error(self, event: ErrorEvent, owner: BlockItem | None = None) -> None:
         """An error, on one line, where it happened."""
-        self._add(owner, NoteItem(f"error: {first_line(event.message)}", "error"))
+        self._add(owner, NoteItem(terminal_safe(f"error: {first_line(event.message)}"), "error"))
 
     # --- subagent blocks ---------------------------------------------------------------------------
 
@@ -207,9 +213,9 @@ class UIRouter(MessageManager):
         block = BlockItem(
             task_id=event.task_id,
             parent_tool_call_id=event.parent_tool_call_id,
-            subagent_type=event.subagent_type,
-            description=event.description,
-            model=event.model,
+            subagent_type=terminal_safe(event.subagent_type),
+            description=terminal_safe(event.description),
+            model=terminal_safe(event.model),
             depth=event.depth,
             parent=owner,
             status=event.status,
@@ -255,8 +261,8 @@ class UIRouter(MessageManager):
         if block is None:
             return
         block.status = event.status
-        block.short_result = event.short_result
-        block.error = event.error
+        block.short_result = terminal_safe(event.short_result)
+        block.error = terminal_safe(event.error) if event.error else event.error
         block.elapsed_ms = event.elapsed_ms
         self._end_text(block)
         self._finishing.pop(block, None)  # collapsed: its whole text shows only if expanded again

@@ -11,13 +11,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 
 
 def request_line(request: PermissionRequest) -> str:
     """`[explore#2] wants to run: rm -rf build/` (for Bash the command; else the tool and its target)."""
     what = request.summary if request.tool == "Bash" else f"{request.tool} {request.summary or request.target}"
-    return f"[{request.agent}] wants to run: {what}"
+    return terminal_safe(f"[{request.agent}] wants to run: {what}")
 
 
 class ApprovalScreen(ModalScreen[Approval]):
@@ -42,9 +43,9 @@ class ApprovalScreen(ModalScreen[Approval]):
         with Vertical(id="approval-dialog"):
             yield Static(request_line(request), id="approval-question", markup=False)
             if request.tool == "Bash" and request.target and request.target.strip() != request.summary.strip():
-                yield Static(request.target, id="approval-target", markup=False)
+                yield Static(terminal_safe(request.target), id="approval-target", markup=False)
             if request.always_scope:
-                yield Static(f"Allow always = {request.always_scope}", id="approval-scope", markup=False)
+                yield Static(terminal_safe(f"Allow always = {request.always_scope}"), id="approval-scope", markup=False)
             if self.waiting:
                 yield Static(f"{self.waiting} more request(s) waiting", id="approval-waiting", markup=False)
             with Horizontal(id="approval-buttons"):

@@ -8,7 +8,10 @@ from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
+from agentcli.text import terminal_safe
 from agentcli.ui.model import NoteItem, TextItem
+
+SAFE_LINK_SCHEMES = ("http://", "https://")
 
 
 class MessageList(VerticalScroll):
@@ -25,12 +28,21 @@ class MessageList(VerticalScroll):
 
 
 class AssistantText(Markdown):
-    """Streaming assistant text. The router appends batched chunks; one append runs at a time."""
+    """Streaming assistant text. The router appends batched chunks; one append runs at a time.
+
+    Markdown shows Rich/Textual markup literally; a link opens on a click only if it is http(s) (a model's
+    `file:` or custom-scheme link is not handed to the system's opener)."""
 
     def __init__(self, item: TextItem) -> None:
-        super().__init__(item.text, classes="assistant-text")
+        super().__init__(item.text, classes="assistant-text", open_links=False)
         self.item = item
         self._appending: AwaitComplete | None = None
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """Open http(s) links only."""
+        event.stop()
+        if event.href.strip().lower().startswith(SAFE_LINK_SCHEMES):
+            self.app.open_url(event.href.strip())
 
     @property
     def busy(self) -> bool:
@@ -123,7 +135,7 @@ class NoteLine(Static):
     """A prompt the person sent, an error, or a notice (plain text, never markup)."""
 
     def __init__(self, item: NoteItem) -> None:
-        super().__init__(item.text, markup=False, classes=f"note -{item.kind}")
+        super().__init__(terminal_safe(item.text), markup=False, classes=f"note -{item.kind}")
         self.item = item
 
     def on_unmount(self) -> None:

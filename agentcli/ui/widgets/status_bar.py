@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
+from agentcli.text import terminal_safe
 from agentcli.ui.model import compact_tokens
 
 
@@ -43,7 +44,7 @@ class StatusBar(Static):
             return
         self._shown = status
         parts: list[tuple[str, str] | str] = [
-            ("model ", "$text-muted"), (status.model, "bold"),
+            ("model ", "$text-muted"), (terminal_safe(status.model), "bold"),
             ("  ·  ", "$text-muted"),
             f"{compact_tokens(status.input_tokens)} in / {compact_tokens(status.output_tokens)} out",
             ("  ·  ", "$text-muted"), format_cost(status.cost_usd),
