@@ -20,7 +20,8 @@ from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.files_read import is_binary_file
-from agentcli.tools.paths import display_path, glob_regex, match_glob, normalize_rel, resolve_in_workspace
+from agentcli.tools.globmatch import compile_glob
+from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_in_workspace
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
 GLOB_MAX_RESULTS = 200
@@ -153,7 +154,7 @@ class GlobTool(Tool[GlobArgs]):
             pattern = pattern[2:]
         if Path(pattern).is_absolute():
             raise ToolError("Glob patterns are relative to path; give e.g. **/*.py and set path instead")
-        regex = glob_regex(pattern)
+        regex = compile_glob(pattern)
         workspace = ctx.workspace.resolve()
 
         def work(stop: threading.Event, tick: Callable[[], None]) -> str:
