@@ -45,12 +45,19 @@ class HangingRead(ReadTool):
         raise AssertionError("unreachable")
 
 
-def _loop(srv: FakeLLMServer, pool: ProviderPool, workspace: Path, tools: list[Any], policy: PermissionPolicy,
-          timeout: float) -> AgentLoop:
+def _loop(
+    srv: FakeLLMServer, pool: ProviderPool, workspace: Path, tools: list[Any], policy: PermissionPolicy, timeout: float
+) -> AgentLoop:
     model = ResolvedModel("main", "anthropic", "fake", srv.base_url, "sk-ant-test", 1024)
     session = Session(system_prompt="deadline test", model=model, workspace=workspace)
-    ctx = ToolContext(workspace=workspace, agent="main", session_id=session.id, permissions=policy,
-                      file_locks=FileLocks(), tool_timeout_seconds=timeout)
+    ctx = ToolContext(
+        workspace=workspace,
+        agent="main",
+        session_id=session.id,
+        permissions=policy,
+        file_locks=FileLocks(),
+        tool_timeout_seconds=timeout,
+    )
     events: list[Event] = []
     return AgentLoop(session, pool.get(model), tools, ctx, events.append, max_turns=4)
 
@@ -76,8 +83,10 @@ async def test_a_hung_tool_times_out_and_the_run_goes_on(
 
 async def test_waiting_for_approval_does_not_count(server: FakeLLMServer, pool: ProviderPool, tmp_path: Path) -> None:
     server.add_steps(
-        Step(match=Match(turn=0), reply=Reply(tool_calls=[
-            ToolCall(name="Write", input={"file_path": "a.txt", "content": "hi\n"})])),
+        Step(
+            match=Match(turn=0),
+            reply=Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "a.txt", "content": "hi\n"})]),
+        ),
         Step(match=Match(turn=1, last_user_contains="Created a.txt"), reply=Reply(text="done")),
     )
     asked: list[str] = []
