@@ -12,7 +12,6 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files_read import is_binary_file
 from agentcli.tools.paths import display_path, normalize_rel, resolve_in_workspace
 
 _SNIPPET_CONTEXT = 3
@@ -25,6 +24,8 @@ def _line_count(text: str) -> int:
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # never open through a symlink swapped in after the check
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in fails to open instead of blocking; no effect on files
+_SNIFF_BYTES = 8192
 
 
 def _open_error(exc: OSError, rel: str, verb: str) -> ToolError:
@@ -42,26 +43,30 @@ def _refuse_links(st: os.stat_result, rel: str) -> None:
 
 
 def _read_text(path: Path, rel: str) -> str:
-    if is_binary_file(path):
-        raise ToolError(f"{rel} is a binary file; Edit only changes text files")
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
     except OSError as exc:
         raise _open_error(exc, rel, "read") from None
     try:
-        with os.fdopen(fd, "r", encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except UnicodeDecodeError:
-        raise ToolError(f"{rel} is not valid UTF-8 text; Edit cannot change it safely") from None
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ToolError(f"{rel} is not a regular file")
+            data = fh.read()
     except OSError as exc:
         raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise ToolError(f"{rel} is a binary file; Edit only changes text files")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{rel} is not valid UTF-8 text; Edit cannot change it safely") from None
 
 
 def _write_text(path: Path, rel: str, content: str) -> None:
     """Write without following a symlink at the last component, and never through a hard link."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
     except OSError as exc:
         raise _open_error(exc, rel, "write") from None
     try:

@@ -164,6 +164,8 @@ class GrepTool(Tool[GrepArgs]):
                 )
             if is_binary_file(root):
                 return ToolResult(_grep_report(args, [], 0, 0, 0, root_rel))
+        elif not root.is_dir():
+            raise ToolError(f"{root_rel} is not a regular file or a folder; Grep cannot search it")
         search = grep_engine.Search(
             pattern=args.pattern,
             root=root,

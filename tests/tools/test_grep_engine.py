@@ -185,3 +185,12 @@ async def test_rust_regex_errors_are_one_clear_line(ctx: ToolContext, workspace:
 
 def test_search_module_keeps_its_names() -> None:
     assert sorted(search.SKIP_DIRS) == [".git", ".venv", "__pycache__", "node_modules"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+async def test_a_named_pipe_never_blocks_the_search(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    write(workspace, "a.txt", "needle\n")
+    assert (await grep(ctx, pattern="needle")).content == "a.txt"
+    with pytest.raises(ToolError, match=r"^pipe is not a regular file or a folder"):
+        await grep(ctx, pattern="needle", path="pipe")
