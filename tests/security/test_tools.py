@@ -219,3 +219,22 @@ async def test_tool_deadline_with_a_tool_that_hangs(tmp_path: Path) -> None:
     (block,) = session.messages[2].content
     assert isinstance(block, ToolResultBlock) and block.is_error and block.content == "Read timed out after 0.5s"
     assert ticks >= 5
+
+
+def test_permission_rule_bomb(tmp_path: Path) -> None:
+    """Deny rules with many wildcards, against a long model-written command and a deep path, answer at once."""
+    repo = _repo(tmp_path)
+    config = tmp_path / "config" / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "[permissions]\n"
+        'deny = ["Bash(*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b)", "Write(**/**/**/**/**/**/**/**/**/**/**/x)"]\n'
+    )
+    deep = "/".join(["a" * 30] * 60) + "/y.txt"
+    calls = [
+        ToolCall(name="Bash", input={"command": "echo " + "a" * 20_000}),
+        ToolCall(name="Write", input={"file_path": deep, "content": "ok\n"}),
+    ]
+    result, _ = _run(tmp_path, repo, [_calls(*calls), _then("Created")])
+    assert [c["status"] for c in result["tool_calls"]] == ["ok", "ok"]
+    assert (repo / deep).read_text() == "ok\n"

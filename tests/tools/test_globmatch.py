@@ -55,3 +55,11 @@ def test_many_alternatives_fall_back_to_the_nfa_with_same_answers() -> None:
     pattern = "{a,b}" * 8  # 256 alternatives
     assert compile_glob(pattern).forms is None and MAX_ALTERNATIVES < 2**8
     assert compile_glob(pattern).fullmatch("abababab") and not compile_glob(pattern).fullmatch("abababac")
+
+
+def test_bash_rule_wildcards_do_not_backtrack() -> None:
+    from agentcli.tools.permissions import _wild
+
+    assert _wild("*a*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 20_000) is False
+    assert _wild("*a*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 20_000 + "b") is True
+    assert _wild("git *", "git status") and not _wild("git *", "gitx status")
