@@ -92,17 +92,14 @@ class GlobTool(Tool[GlobArgs]):
             walk = Walk(workspace, root, stop, tick, progress_every=_PROGRESS_EVERY)
             found: list[tuple[float, str]] = []
             try:
-                files = list(walk.files())
+                for path, rel in walk.files():  # the walk checks `stop` at every entry
+                    if regex.fullmatch(path.relative_to(root).as_posix()):
+                        try:
+                            found.append((path.stat().st_mtime, rel))
+                        except OSError:
+                            continue
             except Stopped:
-                return ""
-            for path, rel in files:
-                local = path.relative_to(root).as_posix()
-                if regex.fullmatch(local):
-                    try:
-                        mtime = path.stat().st_mtime
-                    except OSError:
-                        continue
-                    found.append((mtime, rel))
+                return ""  # cancelled or past the deadline: nobody reads this
             if not found:
                 return f"No files match {args.pattern}" + (f" in {root_rel}" if root_rel != "." else "")
             found.sort(key=lambda item: (-item[0], item[1]))
