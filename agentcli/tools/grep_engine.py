@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -150,7 +150,7 @@ def _worker_argv(search: Search) -> tuple[list[str], Path]:
     return [sys.executable, "-P", "-m", "agentcli.tools.grep_worker", json.dumps(spec)], _PACKAGE_ROOT
 
 
-async def run_search(search: Search, progress: Callable[[], None]) -> AsyncIterator[Record]:
+async def run_search(search: Search, progress: Callable[[], None]) -> AsyncGenerator[Record, None]:
     """The records of one search, streamed from the child; the child dies with the caller."""
     rg = find_rg()
     argv, cwd = _rg_argv(rg, search) if rg else _worker_argv(search)

@@ -9,6 +9,7 @@ call is cancelled or runs out of time, and skips binary files and files over 10 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
 from collections.abc import Callable
@@ -209,25 +210,27 @@ async def _collect(
     results: list[str] = []
     shown = total_results = files_matched = total_hits = 0
     last: tuple[str, int] | None = None
-    async for record in grep_engine.run_search(search, progress):
-        if not kept(record.path):
-            continue
-        rel = prefix + record.path if prefix or root_rel == "." else root_rel
-        if isinstance(record, grep_engine.Count):
-            files_matched += 1
-            total_hits += record.count
-            entry = rel if args.output_mode == "files_with_matches" else f"{rel}:{record.count}"
-        else:
-            new_group = last is not None and (last[0] != rel or record.number > last[1] + 1)
-            if args.context and new_group and shown < limit:
-                results.append("--")  # group separator, not a result
-            last = (rel, record.number)
-            sep = ":" if record.is_match else "-"
-            entry = f"{rel}{sep}{record.number}{sep}{record.text}" + ("…" if record.cut else "")
-        total_results += 1
-        if shown < limit:
-            results.append(entry)
-            shown += 1
+    records = grep_engine.run_search(search, progress)
+    async with contextlib.aclosing(records):  # however this ends, the child is killed and reaped
+        async for record in records:
+            if not kept(record.path):
+                continue
+            rel = prefix + record.path if prefix or root_rel == "." else root_rel
+            if isinstance(record, grep_engine.Count):
+                files_matched += 1
+                total_hits += record.count
+                entry = rel if args.output_mode == "files_with_matches" else f"{rel}:{record.count}"
+            else:
+                new_group = last is not None and (last[0] != rel or record.number > last[1] + 1)
+                if args.context and new_group and shown < limit:
+                    results.append("--")  # group separator, not a result
+                last = (rel, record.number)
+                sep = ":" if record.is_match else "-"
+                entry = f"{rel}{sep}{record.number}{sep}{record.text}" + ("…" if record.cut else "")
+            total_results += 1
+            if shown < limit:
+                results.append(entry)
+                shown += 1
     return _grep_report(args, results, total_results, files_matched, total_hits, root_rel)
 
 
