@@ -12,6 +12,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from agentcli.tools.files_read import human_size
 from agentcli.tools.paths import display_path, normalize_rel, resolve_in_workspace
 
 _SNIPPET_CONTEXT = 3
@@ -26,6 +27,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # never open through a symlink swapped
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in fails to open instead of blocking; no effect on files
 _SNIFF_BYTES = 8192
+EDIT_MAX_BYTES = 16 * 1024 * 1024  # Edit holds the file in memory: bigger ones are refused
 
 
 def _open_error(exc: OSError, rel: str, verb: str) -> ToolError:
@@ -49,9 +51,14 @@ def _read_text(path: Path, rel: str) -> str:
         raise _open_error(exc, rel, "read") from None
     try:
         with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
                 raise ToolError(f"{rel} is not a regular file")
-            data = fh.read()
+            if st.st_size > EDIT_MAX_BYTES:
+                raise ToolError(
+                    f"{rel} is {human_size(st.st_size)}; Edit changes files up to {human_size(EDIT_MAX_BYTES)}"
+                )
+            data = fh.read(EDIT_MAX_BYTES + 1)
     except OSError as exc:
         raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
     if b"\x00" in data[:_SNIFF_BYTES]:

@@ -75,3 +75,14 @@ async def test_ordinary_writes_still_work(ctx: ToolContext, workspace: Path) -> 
     edit = {"file_path": "a.txt", "old_string": "two", "new_string": "three"}
     await TOOLS["Edit"].run(TOOLS["Edit"].parse(edit), ctx)
     assert (workspace / "a.txt").read_text() == "three\n"
+
+
+async def test_edit_refuses_files_it_would_have_to_hold_whole(
+    ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files_write, "EDIT_MAX_BYTES", 1024)
+    (workspace / "big.txt").write_text("x = 1\n" * 400)
+    with pytest.raises(ToolError, match=r"^big.txt is 2.3 KB; Edit changes files up to 1.0 KB$"):
+        await TOOLS["Edit"].run(
+            TOOLS["Edit"].parse({"file_path": "big.txt", "old_string": "x", "new_string": "y"}), ctx
+        )
