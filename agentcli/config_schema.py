@@ -185,6 +185,7 @@ class AgentSettings(_Section):
     bash_timeout_seconds: int = Field(120, ge=1, le=86_400)
     bash_output_limit_bytes: int = Field(30_000, ge=100, le=100_000_000)
     bash_pass_env: list[EnvVarName] = Field(default_factory=list)
+    tool_timeout_seconds: int = Field(300, ge=1, le=86_400)
 
 
 class LoggingSettings(_Section):

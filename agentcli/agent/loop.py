@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 RunStatus = Literal["completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
 CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
+OWN_TIME_LIMITS = frozenset({"Bash", "Task", "TaskOutput", "TaskCancel"})  # exempt from tool_timeout_seconds
 PriceFn = Callable[[str, str, Usage], float | None]
 
 
@@ -287,11 +288,15 @@ class AgentLoop:
         decision = await ctx.permissions.check(tool, args, ctx)
         if not decision.allowed:
             return ToolResult(decision.reason, is_error=True)
+        deadline = None if tool.name in OWN_TIME_LIMITS else ctx.tool_timeout_seconds  # starts after approval
         try:
-            return await tool.run(args, ctx)
+            async with asyncio.timeout(deadline) as timer:
+                return await tool.run(args, ctx)
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)
         except Exception as exc:  # a tool bug must not end the run: the model reads it and goes on
+            if isinstance(exc, TimeoutError) and timer.expired():
+                return ToolResult(f"{tool.name} timed out after {ctx.tool_timeout_seconds:g}s", is_error=True)
             log.exception("tool %s failed", tool.name)
             return ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
 

@@ -175,6 +175,7 @@ class SubagentRunner:
             file_locks=self.file_locks,
             bash_timeout_seconds=agent.bash_timeout_seconds,
             bash_output_limit_bytes=agent.bash_output_limit_bytes,
+            tool_timeout_seconds=agent.tool_timeout_seconds,
             write_paths=write_paths,
             progress=progress or (lambda: None),
             bash_env=self.bash_env,

@@ -75,6 +75,7 @@ class ToolContext:
     tool_call_id: str = ""  # set per call by the loop (on a copy of the agent's context)
     progress: Callable[[], None] = lambda: None  # call while working, so idle timeouts see progress
     bash_env: Mapping[str, str] | None = None  # Bash's environment, without provider keys; None = os.environ
+    tool_timeout_seconds: float = 300  # deadline of one tool call (Bash and the Task tools have their own)
 
 
 A = TypeVar("A", bound=ToolArgs)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TextIO
 
 from pydantic import Field
 
@@ -15,6 +16,9 @@ from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolv
 
 READ_DEFAULT_LINES = 2000
 READ_MAX_LINE_CHARS = 2000
+READ_MAX_BYTES = 256 * 1024  # text returned per call; the rest is read on with `offset`
+READ_COUNT_MAX_BYTES = 8 * 1024 * 1024  # files up to this size get their total line count
+_CHUNK_CHARS = 1 << 16
 LS_MAX_ENTRIES = 1000
 _SNIFF_BYTES = 8192
 
@@ -49,23 +53,81 @@ class ReadArgs(ToolArgs):
 @dataclass
 class _ReadPage:
     lines: list[str] = field(default_factory=list)
-    total: int = 0
+    total: int | None = 0  # lines in the file; None when the rest of a big file was not read
     cut_lines: int = 0
+    capped: bool = False  # stopped at READ_MAX_BYTES; the next line is `first + len(lines)`
 
 
-def _read_page(path: Path, first: int, count: int) -> _ReadPage:
-    """Lines `first..first+count-1` (1-based) of a text file, counting all lines."""
+class _Stopped(Exception):
+    """The call was cancelled or ran out of time: the reading thread stops."""
+
+
+def _rest_of_line(fh: TextIO, stop: threading.Event) -> int:
+    """Skip to the end of the current line; the characters skipped (not counting the newline)."""
+    skipped = 0
+    while chunk := fh.readline(_CHUNK_CHARS):
+        if stop.is_set():
+            raise _Stopped
+        if chunk.endswith("\n"):
+            return skipped + len(chunk) - 1
+        skipped += len(chunk)
+    return skipped
+
+
+def _read_page(path: Path, first: int, count: int, stop: threading.Event | None = None) -> _ReadPage:
+    """Lines `first..first+count-1` (1-based), at most READ_MAX_BYTES of text, streaming.
+
+    No line is ever held whole (a long one is cut while it is read); lines before `first` are
+    skipped the same way. The total is counted only for files up to READ_COUNT_MAX_BYTES:
+    reading stops after the page.
+    """
+    stop = stop or threading.Event()
     page = _ReadPage()
-    last = first + count - 1
+    size = path.stat().st_size
+    used = 0
+    number = 0
     with path.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
-        for number, line in enumerate(fh, start=1):
-            page.total = number
-            if first <= number <= last:
-                text = line.rstrip("\n")
-                if len(text) > READ_MAX_LINE_CHARS:
-                    text = text[:READ_MAX_LINE_CHARS] + f"… [{len(text) - READ_MAX_LINE_CHARS} more characters]"
-                    page.cut_lines += 1
-                page.lines.append(text)
+        while True:
+            if stop.is_set():
+                raise _Stopped
+            if len(page.lines) >= count or page.capped:
+                break
+            head = fh.readline(READ_MAX_LINE_CHARS + 1)
+            if not head:
+                page.total = number
+                return page
+            number += 1
+            extra = 0
+            if head.endswith("\n"):
+                text = head[:-1]
+            elif len(head) > READ_MAX_LINE_CHARS:
+                text = head[:READ_MAX_LINE_CHARS]
+                extra = 1 + _rest_of_line(fh, stop)
+            else:
+                text = head  # the last line, without a newline
+            if number < first:
+                continue
+            if extra:
+                text += f"… [{extra} more characters]"
+                page.cut_lines += 1
+            cost = len(text.encode("utf-8", errors="replace")) + 8
+            if page.lines and used + cost > READ_MAX_BYTES:
+                page.capped = True
+                number -= 1
+                break
+            used += cost
+            page.lines.append(text)
+        shown_last = number
+        if size > READ_COUNT_MAX_BYTES:
+            page.total = None if fh.read(1) or page.capped else shown_last
+            return page
+        rest = 0
+        last = ""
+        while chunk := fh.read(_CHUNK_CHARS):
+            rest += chunk.count("\n")
+            last = chunk[-1]
+        # Lines so far (the unshown capped one was read to its end), then those after it.
+        page.total = shown_last + (1 if page.capped else 0) + rest + (1 if last and last != "\n" else 0)
     return page
 
 
@@ -102,20 +164,28 @@ class ReadTool(Tool[ReadArgs]):
             raise ToolError(f"{rel} is a binary file ({human_size(size)}); Read only shows text files")
         first = args.offset or 1
         count = args.limit or READ_DEFAULT_LINES
+        stop = threading.Event()
         try:
-            page = await asyncio.to_thread(_read_page, path, first, count)
+            page = await asyncio.to_thread(_read_page, path, first, count, stop)
         except OSError as exc:
             raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
+        except asyncio.CancelledError:
+            stop.set()  # the reading thread ends at its next line
+            raise
         if not page.lines:
             raise ToolError(f"offset {first} is past the end of {rel} ({page.total} lines)")
         body = "\n".join(f"{number:>6}\t{text}" for number, text in enumerate(page.lines, start=first))
         notes: list[str] = []
         shown_last = first + len(page.lines) - 1
-        if first > 1 or shown_last < page.total:
-            note = f"Showing lines {first}-{shown_last} of {page.total}."
-            if shown_last < page.total:
+        more = page.total is None or shown_last < page.total
+        if first > 1 or more:
+            of = f"of {page.total}" if page.total is not None else f"of a {human_size(size)} file"
+            note = f"Showing lines {first}-{shown_last} {of}."
+            if more:
                 note += f" Use offset={shown_last + 1} to read more."
             notes.append(note)
+        if page.capped:
+            notes.append(f"Output is capped at {READ_MAX_BYTES // 1024} KB of text per Read.")
         if page.cut_lines:
             notes.append(f"{page.cut_lines} line(s) longer than {READ_MAX_LINE_CHARS} characters were cut.")
         if notes:

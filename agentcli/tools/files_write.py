@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files_read import is_binary_file
+from agentcli.tools.files_read import human_size
 from agentcli.tools.paths import display_path, normalize_rel, resolve_in_workspace
 
 _SNIPPET_CONTEXT = 3
@@ -20,22 +23,70 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # never open through a symlink swapped in after the check
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in fails to open instead of blocking; no effect on files
+_SNIFF_BYTES = 8192
+EDIT_MAX_BYTES = 16 * 1024 * 1024  # Edit holds the file in memory: bigger ones are refused
+
+
+def _open_error(exc: OSError, rel: str, verb: str) -> ToolError:
+    if exc.errno == errno.ELOOP:
+        return ToolError(f"{rel} became a symlink after it was checked; refusing to {verb} through it")
+    return ToolError(f"Cannot {verb} {rel}: {exc.strerror or exc}")
+
+
+def _refuse_links(st: os.stat_result, rel: str) -> None:
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise ToolError(
+            f"{rel} has {st.st_nlink} hard links: writing it would also change another path, possibly outside "
+            "the workspace, so it is refused (write a new file instead)"
+        )
+
+
 def _read_text(path: Path, rel: str) -> str:
-    if is_binary_file(path):
-        raise ToolError(f"{rel} is a binary file; Edit only changes text files")
     try:
-        with path.open("r", encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except UnicodeDecodeError:
-        raise ToolError(f"{rel} is not valid UTF-8 text; Edit cannot change it safely") from None
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except OSError as exc:
+        raise _open_error(exc, rel, "read") from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolError(f"{rel} is not a regular file")
+            if st.st_size > EDIT_MAX_BYTES:
+                raise ToolError(
+                    f"{rel} is {human_size(st.st_size)}; Edit changes files up to {human_size(EDIT_MAX_BYTES)}"
+                )
+            data = fh.read(EDIT_MAX_BYTES + 1)
     except OSError as exc:
         raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise ToolError(f"{rel} is a binary file; Edit only changes text files")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{rel} is not valid UTF-8 text; Edit cannot change it safely") from None
 
 
 def _write_text(path: Path, rel: str, content: str) -> None:
+    """Write without following a symlink at the last component, and never through a hard link."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+    except OSError as exc:
+        raise _open_error(exc, rel, "write") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolError(f"{rel} is not a regular file")
+        _refuse_links(st, rel)  # checked on the opened file: a link made after the first check is caught too
+        os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(content)
     except OSError as exc:
         raise ToolError(f"Cannot write {rel}: {exc.strerror or exc}") from None
@@ -46,6 +97,11 @@ def _check_writable_target(path: Path, rel: str) -> None:
         raise ToolError(f"{rel} is a directory; give a file path")
     if path.exists() and not path.is_file():
         raise ToolError(f"{rel} is not a regular file")
+    try:
+        st = path.stat(follow_symlinks=False)
+    except OSError:
+        return  # a new file
+    _refuse_links(st, rel)
 
 
 class WriteArgs(ToolArgs):

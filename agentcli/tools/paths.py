@@ -4,17 +4,17 @@ Glob syntax (one matcher for `write_paths`, permission rules, Glob and Grep's `i
 `*` matches within one path segment, `**` across segments (`src/**`, `**/*.py`), `?` one
 character, `[abc]` / `[!abc]` a class, `{a,b}` alternatives. Anchored patterns match the
 whole workspace-relative path; unanchored ones (`anchored=False`) without a `/` match the
-file name at any depth, like `.gitignore` (`*.md` matches `docs/x.md`).
+file name at any depth, like `.gitignore` (`*.md` matches `docs/x.md`). Matching never
+backtracks (`tools.globmatch`): no pattern or path can make it slow.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from functools import lru_cache
 from pathlib import Path
 
 from agentcli.tools.base import ToolContext, ToolError
+from agentcli.tools.globmatch import compile_glob
 
 
 def resolve_in_workspace(ctx: ToolContext, raw: str, *, for_write: bool = False) -> Path:
@@ -90,58 +90,4 @@ def match_glob(pattern: str, rel: str, *, anchored: bool = True) -> bool:
         pattern = "**/" + pattern
     if pattern.endswith("/"):
         pattern += "**"
-    return glob_regex(pattern).fullmatch(rel) is not None
-
-
-@lru_cache(maxsize=512)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a glob (with `**` and `{a,b}`) into an anchored regular expression."""
-    return re.compile(_translate(pattern), re.DOTALL)
-
-
-def _translate(pattern: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            if pattern.startswith("**", i):
-                at_start = i == 0 or pattern[i - 1] == "/"
-                j = i + 2
-                if at_start and pattern.startswith("/", j):
-                    out.append("(?:.*/)?")  # `**/` : zero or more whole segments
-                    i = j + 1
-                    continue
-                if at_start and j == n:
-                    out.append(".*")  # trailing `/**` (or a lone `**`): everything below
-                    i = j
-                    continue
-                out.append(".*")
-                i = j
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            start = i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1
-            end = pattern.find("]", start + 1)  # a `]` right after `[` (or `[!`) is literal
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        elif c == "{":
-            end = pattern.find("}", i)
-            if end == -1 or "{" in pattern[i + 1 : end]:
-                out.append(re.escape(c))
-            else:
-                options = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(_translate(opt) for opt in options) + ")")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+    return compile_glob(pattern).fullmatch(rel)

@@ -167,7 +167,9 @@ def _wild(pattern: str, text: str) -> bool:
     if pattern.endswith(":*"):  # Claude Code's prefix form: `npm run test:*`
         stem = re.escape(pattern[:-2])
         return re.fullmatch(stem + r"(?: .*)?", text, re.DOTALL) is not None
-    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    parts = [re.escape(part) for part in pattern.split("*")]  # fnmatch-style atomic groups: never backtracks
+    middle = "".join(f"(?>.*?{part})" for part in parts[1:-1] if part)
+    regex = parts[0] + (middle + ".*" + parts[-1] if len(parts) > 1 else "")
     return re.fullmatch(regex, text, re.DOTALL) is not None
 
 

@@ -1,103 +1,36 @@
 """Search tools: Glob (find files by pattern) and Grep (regex over file contents).
 
-Both walk the tree in a worker thread, skip `.git`, `node_modules`, `.venv`, `__pycache__`
-and whatever the workspace's `.gitignore` excludes; Grep also skips binary files.
+Both skip `.git`, `node_modules`, `.venv`, `__pycache__` and whatever `.gitignore` files exclude
+(nested ones too). Glob walks the tree in a worker thread (its matcher cannot backtrack); Grep
+runs in a child process (`tools.grep_engine`: ripgrep, else a Python fallback), killed when the
+call is cancelled or runs out of time, and skips binary files and files over 10 MiB.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
+import contextlib
 import re
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, Literal
 
-import pathspec
 from pydantic import Field
 
+from agentcli.tools import grep_engine
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files_read import is_binary_file
-from agentcli.tools.paths import display_path, glob_regex, match_glob, normalize_rel, resolve_in_workspace
+from agentcli.tools.files_read import human_size, is_binary_file
+from agentcli.tools.globmatch import compile_glob
+from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_in_workspace
+from agentcli.tools.walk import SKIP_DIRS, Stopped, Walk
 
-SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
+__all__ = ["SKIP_DIRS", "GlobTool", "GrepTool"]
+
 GLOB_MAX_RESULTS = 200
 GREP_DEFAULT_HEAD_LIMIT = 100
-GREP_MAX_LINE_CHARS = 500
-_PROGRESS_EVERY = 200  # files between progress reports
-
-
-class _Stopped(Exception):
-    """The awaiting coroutine was cancelled: the worker thread stops early."""
-
-
-@dataclass
-class _Walk:
-    """Files under `root`, honouring SKIP_DIRS and the workspace `.gitignore`."""
-
-    workspace: Path
-    root: Path
-    stop: threading.Event
-    tick: Callable[[], None]
-    ignore: pathspec.GitIgnoreSpec | None = field(default=None)
-
-    def __post_init__(self) -> None:
-        gitignore = self.workspace / ".gitignore"
-        if gitignore.is_file():
-            try:
-                lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                lines = []
-            spec = pathspec.GitIgnoreSpec.from_lines(lines)
-            root_rel = self._rel(self.root)
-            # A folder the person names explicitly is searched even when it is ignored.
-            if root_rel == "." or not spec.match_file(root_rel + "/"):
-                self.ignore = spec
-
-    def _rel(self, path: Path) -> str:
-        text = path.relative_to(self.workspace).as_posix()
-        return text if text else "."
-
-    def _ignored(self, rel: str, is_dir: bool) -> bool:
-        return self.ignore is not None and self.ignore.match_file(rel + "/" if is_dir else rel)
-
-    def files(self) -> Iterator[tuple[Path, str]]:
-        """(absolute path, workspace-relative path) of every file, in a stable order."""
-        if self.root.is_file():
-            yield self.root, self._rel(self.root)
-            return
-        seen = 0
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            if self.stop.is_set():
-                raise _Stopped
-            base = Path(dirpath)
-            base_rel = self._rel(base)
-            prefix = "" if base_rel == "." else base_rel + "/"
-            dirnames[:] = sorted(
-                d for d in dirnames if d not in SKIP_DIRS and not self._ignored(prefix + d, is_dir=True)
-            )
-            for name in sorted(filenames):
-                rel = prefix + name
-                if self._ignored(rel, is_dir=False):
-                    continue
-                path = base / name
-                if path.is_symlink() and not _inside(path, self.workspace):
-                    continue  # never read through a link that leaves the workspace
-                seen += 1
-                if seen % _PROGRESS_EVERY == 0:
-                    self.tick()
-                    if self.stop.is_set():
-                        raise _Stopped
-                yield path, rel
-
-
-def _inside(path: Path, workspace: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(workspace)
-    except (OSError, RuntimeError):
-        return False
+GREP_MAX_LINE_CHARS = grep_engine.MAX_LINE_CHARS
+_PROGRESS_EVERY = 200  # files between progress reports (Glob)
 
 
 async def _in_thread(ctx: ToolContext, work: Callable[[threading.Event, Callable[[], None]], str]) -> str:
@@ -153,20 +86,21 @@ class GlobTool(Tool[GlobArgs]):
             pattern = pattern[2:]
         if Path(pattern).is_absolute():
             raise ToolError("Glob patterns are relative to path; give e.g. **/*.py and set path instead")
-        regex = glob_regex(pattern)
+        regex = compile_glob(pattern)
         workspace = ctx.workspace.resolve()
 
         def work(stop: threading.Event, tick: Callable[[], None]) -> str:
-            walk = _Walk(workspace, root, stop, tick)
+            walk = Walk(workspace, root, stop, tick, progress_every=_PROGRESS_EVERY)
             found: list[tuple[float, str]] = []
-            for path, rel in walk.files():
-                local = path.relative_to(root).as_posix()
-                if regex.fullmatch(local):
-                    try:
-                        mtime = path.stat().st_mtime
-                    except OSError:
-                        continue
-                    found.append((mtime, rel))
+            try:
+                for path, rel in walk.files():  # the walk checks `stop` at every entry
+                    if regex.fullmatch(path.relative_to(root).as_posix()):
+                        try:
+                            found.append((path.stat().st_mtime, rel))
+                        except OSError:
+                            continue
+            except Stopped:
+                return ""  # cancelled or past the deadline: nobody reads this
             if not found:
                 return f"No files match {args.pattern}" + (f" in {root_rel}" if root_rel != "." else "")
             found.sort(key=lambda item: (-item[0], item[1]))
@@ -188,7 +122,7 @@ OutputMode = Literal["content", "files_with_matches", "count"]
 class GrepArgs(ToolArgs):
     """Arguments of Grep."""
 
-    pattern: str = Field(min_length=1, description="Python regular expression to search for")
+    pattern: str = Field(min_length=1, description="Regular expression (Rust regex syntax) to search for")
     path: str | None = Field(None, description="File or directory to search (default: the workspace)")
     include: str | None = Field(None, description="Only files matching this glob, e.g. *.py or *.{ts,tsx}")
     output_mode: OutputMode = Field("files_with_matches", description="content | files_with_matches | count")
@@ -197,34 +131,6 @@ class GrepArgs(ToolArgs):
     head_limit: int = Field(
         GREP_DEFAULT_HEAD_LIMIT, ge=1, le=10_000, description="Maximum results (lines, files or counts)"
     )
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= GREP_MAX_LINE_CHARS else line[:GREP_MAX_LINE_CHARS] + "…"
-
-
-def _grep_file(path: Path, regex: re.Pattern[str], rel: str, context: int, want_lines: bool) -> tuple[int, list[str]]:
-    """(matching line count, output lines in rg style) of one file."""
-    try:
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return 0, []
-    hits = [n for n, line in enumerate(lines) if regex.search(line)]
-    if not want_lines or not hits:
-        return len(hits), []
-    out: list[str] = []
-    hit_set = set(hits)
-    last_shown = -1
-    for n in hits:
-        lo, hi = max(0, n - context), min(len(lines) - 1, n + context)
-        if last_shown >= 0 and lo > last_shown + 1:
-            out.append("--")
-        for k in range(max(lo, last_shown + 1), hi + 1):
-            sep = ":" if k in hit_set else "-"
-            out.append(f"{rel}{sep}{k + 1}{sep}{_cut(lines[k])}")
-        last_shown = max(last_shown, hi)
-    return len(hits), out
 
 
 class GrepTool(Tool[GrepArgs]):
@@ -247,46 +153,107 @@ class GrepTool(Tool[GrepArgs]):
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
         root, root_rel = _search_root(ctx, args.path)
+        if root.is_file():
+            size = root.stat().st_size
+            if size > grep_engine.MAX_FILE_BYTES:
+                raise ToolError(
+                    f"{root_rel} is {human_size(size)}; Grep skips files over "
+                    f"{human_size(grep_engine.MAX_FILE_BYTES)} (Read it in pages with offset and limit)"
+                )
+            if is_binary_file(root):
+                return ToolResult(_grep_report(args, [], 0, 0, 0, root_rel))
+        elif not root.is_dir():
+            raise ToolError(f"{root_rel} is not a regular file or a folder; Grep cannot search it")
+        search = grep_engine.Search(
+            pattern=args.pattern,
+            root=root,
+            workspace=ctx.workspace.resolve(),
+            content=args.output_mode == "content",
+            case_insensitive=args.case_insensitive,
+            context=args.context if args.output_mode == "content" else 0,
+            rg_glob=_rg_glob(args.include) if args.include else None,
+        )
+        prefix = "" if root_rel == "." or root.is_file() else root_rel + "/"
+        include = args.include
+
+        def kept(path: str) -> bool:
+            if not include:
+                return True
+            local = root.name if root.is_file() else path
+            return match_glob(include, local, anchored=False)
+
+        ctx.progress()
+        # The loop has the same deadline; this one gives Grep its own message (and bounds direct calls).
+        timer = asyncio.timeout(ctx.tool_timeout_seconds)
         try:
-            regex = re.compile(args.pattern, re.IGNORECASE if args.case_insensitive else 0)
-        except re.error as exc:
-            raise ToolError(f"Invalid regular expression {args.pattern!r}: {exc}") from None
-        workspace = ctx.workspace.resolve()
-        mode = args.output_mode
-        limit = args.head_limit
+            async with timer:
+                text = await _collect(args, search, prefix, root_rel, kept, ctx.progress)
+        except TimeoutError:
+            if not timer.expired():
+                raise
+            raise ToolError(
+                f"Grep timed out after {ctx.tool_timeout_seconds:g}s; narrow the path, include or pattern"
+            ) from None
+        return ToolResult(text)
 
-        def work(stop: threading.Event, tick: Callable[[], None]) -> str:
-            walk = _Walk(workspace, root, stop, tick)
-            results: list[str] = []
-            shown = total_results = files_matched = total_hits = 0
-            for path, rel in walk.files():
-                if args.include and not match_glob(args.include, path.relative_to(root).as_posix(), anchored=False):
-                    continue
-                if is_binary_file(path):
-                    continue
-                count, lines = _grep_file(path, regex, rel, args.context, want_lines=mode == "content")
-                if not count:
-                    continue
+
+async def _collect(
+    args: GrepArgs,
+    search: grep_engine.Search,
+    prefix: str,
+    root_rel: str,
+    kept: Callable[[str], bool],
+    progress: Callable[[], None],
+) -> str:
+    """Read the engine's records into Grep's text: results, group separators, the head-limit note."""
+    limit = args.head_limit
+    results: list[str] = []
+    shown = total_results = files_matched = total_hits = 0
+    last: tuple[str, int] | None = None
+    records = grep_engine.run_search(search, progress)
+    async with contextlib.aclosing(records):  # however this ends, the child is killed and reaped
+        async for record in records:
+            if not kept(record.path):
+                continue
+            rel = prefix + record.path if prefix or root_rel == "." else root_rel
+            if isinstance(record, grep_engine.Count):
                 files_matched += 1
-                total_hits += count
-                if mode == "files_with_matches":
-                    entries = [rel]
-                elif mode == "count":
-                    entries = [f"{rel}:{count}"]
-                else:
-                    entries = (["--"] if results and args.context else []) + lines
-                for entry in entries:
-                    if entry == "--":  # group separator, not a result
-                        if shown < limit:
-                            results.append(entry)
-                        continue
-                    total_results += 1
-                    if shown < limit:
-                        results.append(entry)
-                        shown += 1
-            return _grep_report(args, results, total_results, files_matched, total_hits, root_rel)
+                total_hits += record.count
+                entry = rel if args.output_mode == "files_with_matches" else f"{rel}:{record.count}"
+            else:
+                new_group = last is not None and (last[0] != rel or record.number > last[1] + 1)
+                if args.context and new_group and shown < limit:
+                    results.append("--")  # group separator, not a result
+                last = (rel, record.number)
+                sep = ":" if record.is_match else "-"
+                entry = f"{rel}{sep}{record.number}{sep}{record.text}" + ("…" if record.cut else "")
+            total_results += 1
+            if shown < limit:
+                results.append(entry)
+                shown += 1
+    return _grep_report(args, results, total_results, files_matched, total_hits, root_rel)
 
-        return ToolResult(await _in_thread(ctx, work))
+
+_RG_SAFE_GLOB = re.compile(r"[\w.\-/*?{},@+ ]+")
+
+
+def _rg_glob(include: str) -> str | None:
+    """`include` for rg's `--glob` when rg reads it exactly as `match_glob` does, else None (we filter)."""
+    glob = include.strip().removeprefix("./")
+    if glob.endswith("/"):
+        glob += "**"
+    if not glob or not _RG_SAFE_GLOB.fullmatch(glob) or glob.startswith("!"):
+        return None
+    if any("**" in seg and seg != "**" for seg in glob.split("/")):
+        return None  # `a**b` spans folders here; ripgrep reads it as `a*b`
+    depth = 0
+    for ch in glob:
+        depth += 1 if ch == "{" else -1 if ch == "}" else 0
+        if depth not in (0, 1):
+            return None
+    if depth or ("," in glob and "{" not in glob):
+        return None
+    return glob
 
 
 def _grep_report(

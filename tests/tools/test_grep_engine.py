@@ -1,0 +1,196 @@
+"""Grep on both engines (ripgrep and the Python fallback child): same output, bounded, killable."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.tools import grep_engine, search
+from agentcli.tools.base import ToolContext, ToolError, ToolResult
+from agentcli.tools.registry import build_tools
+
+TOOLS = {tool.name: tool for tool in build_tools(["Grep", "Glob"])}
+ENGINES = ["ripgrep", "python"]
+
+
+async def grep(ctx: ToolContext, **raw: Any) -> ToolResult:
+    return await TOOLS["Grep"].run(TOOLS["Grep"].parse(raw), ctx)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run the test on ripgrep, then on the fallback child (forced by AGENTCLI_GREP_ENGINE=python)."""
+    grep_engine.find_rg.cache_clear()
+    if request.param == "python":
+        monkeypatch.setenv(grep_engine.ENGINE_ENV, "python")
+    elif grep_engine.find_rg() is None:
+        pytest.skip("no rg binary on this platform")
+    assert grep_engine.engine_name() == request.param
+    yield request.param
+    grep_engine.find_rg.cache_clear()
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+async def test_content_has_no_separators_without_context(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    write(workspace, "a.txt", "hit 1\nmiss\nmiss\nhit 4\n")
+    write(workspace, "b.txt", "hit b\n")
+    result = await grep(ctx, pattern="hit", output_mode="content")
+    assert result.content.splitlines() == ["a.txt:1:hit 1", "a.txt:4:hit 4", "b.txt:1:hit b"]
+    around = await grep(ctx, pattern="hit", output_mode="content", context=1)
+    assert around.content.splitlines() == [
+        "a.txt:1:hit 1", "a.txt-2-miss", "a.txt-3-miss", "a.txt:4:hit 4", "--", "b.txt:1:hit b",
+    ]  # fmt: skip
+
+
+async def test_nested_gitignore_and_hidden_files(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    write(workspace, ".gitignore", "*.log\n")
+    write(workspace, "pkg/.gitignore", "gen/\n!keep.log\n")
+    write(workspace, "pkg/gen/out.py", "needle\n")
+    write(workspace, "pkg/keep.log", "needle\n")
+    write(workspace, "pkg/drop.log", "needle\n")
+    write(workspace, "pkg/src/x.py", "needle\n")
+    write(workspace, ".github/ci.yml", "needle\n")
+    write(workspace, ".git/config", "needle\n")
+    write(workspace, "node_modules/m.js", "needle\n")
+    result = await grep(ctx, pattern="needle")
+    assert result.content.splitlines() == [".github/ci.yml", "pkg/keep.log", "pkg/src/x.py"]
+    named = await grep(ctx, pattern="needle", path="pkg/gen")
+    assert named.content == "pkg/gen/out.py"  # a folder named explicitly is searched
+    globbed = await TOOLS["Glob"].run(TOOLS["Glob"].parse({"pattern": "**/*.py"}), ctx)
+    assert globbed.content == "pkg/src/x.py"
+
+
+async def test_big_files_are_skipped_and_long_lines_cut(
+    engine: str, ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(grep_engine, "MAX_FILE_BYTES", 8192)
+    write(workspace, "big.txt", "needle\n" + "x" * 9000 + "\n")
+    write(workspace, "wide.txt", "needle" + "é" * 3000 + "\n")
+    result = await grep(ctx, pattern="needle", output_mode="content")
+    (line,) = result.content.splitlines()
+    assert line == "wide.txt:1:needle" + "é" * (grep_engine.MAX_LINE_CHARS - 6) + "…"
+    with pytest.raises(ToolError, match=r"^big.txt is 8.8 KB; Grep skips files over 8.0 KB"):
+        await grep(ctx, pattern="needle", path="big.txt")
+
+
+async def test_include_globs_and_counts(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    write(workspace, "web/app.tsx", "x\nx\n")
+    write(workspace, "web/app.ts", "x\n")
+    write(workspace, "web/deep/b.ts", "x\n")
+    write(workspace, "web/c.js", "x\n")
+    counted = await grep(ctx, pattern="x", include="*.{ts,tsx}", output_mode="count")
+    assert counted.content.splitlines() == [
+        "web/app.ts:1", "web/app.tsx:2", "web/deep/b.ts:1", "", "4 matching lines in 3 files",
+    ]  # fmt: skip
+    spanning = await grep(ctx, pattern="x", include="web**b.ts")  # `**` inside a name spans folders here
+    assert spanning.content == "web/deep/b.ts"
+    under = await grep(ctx, pattern="x", include="deep/*.ts", path="web")
+    assert under.content == "web/deep/b.ts"
+
+
+async def test_links_out_of_the_workspace_are_not_followed(
+    engine: str, ctx: ToolContext, workspace: Path, outside: Path
+) -> None:
+    (workspace / "out_dir").symlink_to(outside, target_is_directory=True)
+    (workspace / "out_file").symlink_to(outside / "secret.txt")
+    assert (await grep(ctx, pattern="top secret")).content.startswith("No matches")
+
+
+async def test_redos_pattern_is_bounded_and_the_loop_keeps_running(
+    engine: str, ctx: ToolContext, workspace: Path
+) -> None:
+    write(workspace, "evil.txt", ("a" * 5000 + "!\n") * 20)
+    ticks = 0
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await asyncio.sleep(0)  # one tick per turn of the event loop
+
+    ticking = asyncio.create_task(ticker())
+    short = dataclasses.replace(ctx, tool_timeout_seconds=3)
+    try:
+        result: ToolResult | ToolError = await grep(short, pattern="(a+)+$")
+    except ToolError as exc:
+        result = exc
+    finally:
+        done.set()
+        await ticking
+    if engine == "ripgrep":  # linear time: it simply finishes
+        assert isinstance(result, ToolResult) and result.content.startswith("No matches")
+    else:  # Python `re` backtracks: the child is killed at the deadline
+        assert str(result) == "Grep timed out after 3s; narrow the path, include or pattern"
+    assert ticks >= 3
+
+
+def _workers(marker: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and b"grep_worker" in cmdline:
+            found.append(pid)
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+async def test_cancel_kills_the_fallback_child(
+    ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(grep_engine.ENGINE_ENV, "python")
+    grep_engine.find_rg.cache_clear()
+    write(workspace, "evil.txt", ("a" * 5000 + "!\n") * 20)
+    marker = "(a+)+$(?#cancel-marker-7f3)"
+    started = asyncio.Event()
+    task = asyncio.create_task(grep(dataclasses.replace(ctx, progress=started.set), pattern=marker))
+    await started.wait()
+    async with asyncio.timeout(30):
+        while not _workers(marker):
+            await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _workers(marker) == []
+    grep_engine.find_rg.cache_clear()
+
+
+async def test_rust_regex_errors_are_one_clear_line(ctx: ToolContext, workspace: Path) -> None:
+    if grep_engine.find_rg() is None:
+        pytest.skip("no rg binary on this platform")
+    write(workspace, "a.txt", "ab\n")
+    for pattern, reason in [(r"(?<=a)b", "look-around"), (r"(a)\1", "backreferences")]:
+        with pytest.raises(ToolError) as info:
+            await grep(ctx, pattern=pattern)
+        message = str(info.value)
+        assert message.startswith(f"Invalid regular expression {pattern!r}: ") and reason in message
+        assert "Rust regex syntax" in message and "\n" not in message
+
+
+def test_search_module_keeps_its_names() -> None:
+    assert sorted(search.SKIP_DIRS) == [".git", ".venv", "__pycache__", "node_modules"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+async def test_a_named_pipe_never_blocks_the_search(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    write(workspace, "a.txt", "needle\n")
+    assert (await grep(ctx, pattern="needle")).content == "a.txt"
+    with pytest.raises(ToolError, match=r"^pipe is not a regular file or a folder"):
+        await grep(ctx, pattern="needle", path="pipe")
