@@ -141,12 +141,20 @@ async def _run(
             reason = f"stopped by {stop.name}" if stop is not None and stop.signum else "interrupted"
             outcome = RunOutcome("cancelled", "", session.turns, reason)
         await conversation.aclose()
-        store.close()
+        store.close()  # drains the queue: every write has succeeded or failed after this
         with contextlib.suppress(OSError, ValueError):  # a terminal that hung up cannot take the output
             _summary(session, outcome, printer, [r.model_dump(mode="json") for r in conversation.runner.records()])
+            if store.failure:
+                err.write(f"agentcli: persistence failed: {store.failure}; this run was not fully saved\n")
         log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
+    if store.failure:
+        return EXIT_FAILURE if outcome.status == "completed" else _failed(outcome, err)
     if outcome.status == "completed":
         return EXIT_OK
+    return _failed(outcome, err)
+
+
+def _failed(outcome: RunOutcome, err: TextIO) -> int:
     err.write(f"agentcli: {outcome.error or outcome.status}\n")
     return EXIT_FAILURE
 

@@ -172,4 +172,7 @@ class Conversation:
         await self.runner.aclose()
         await self.pool.aclose()
         if self.store is not None:
-            await self.store.flush()
+            try:
+                await self.store.flush()
+            except Exception as exc:  # the store remembers the failure (`Store.failure`); the caller says it
+                log.warning("store flush failed: %s", exc)

@@ -305,9 +305,13 @@ def run_tui(loaded: LoadedConfig, workspace: Path, model: str, *, verbose: bool 
         return stopped[0] if stopped else app.return_code or 0
 
     try:
-        return asyncio.run(main())
+        code = asyncio.run(main())
     finally:
         store.close()
+    if store.failure:
+        print(f"agentcli: persistence failed: {store.failure}; this session was not fully saved", file=sys.stderr)
+        return code or 1
+    return code
 
 
 def _stop_on_signals(app: AgentApp, conversation: Conversation) -> list[int]:
