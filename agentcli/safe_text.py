@@ -47,11 +47,12 @@ def from_bytes(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _replace(exc: UnicodeError) -> tuple[str, int]:
+def _replace(exc: UnicodeError) -> tuple[bytes, int]:
+    # Bytes, not str: the UTF-8 encoder only takes an ASCII string back from an error handler.
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
-    can_say_it = exc.encoding.replace("-", "").replace("_", "").lower().startswith("utf")
-    return (REPLACEMENT if can_say_it else "?") * (exc.end - exc.start), exc.end
+    is_utf8 = exc.encoding.replace("-", "").replace("_", "").lower() == "utf8"
+    return (REPLACEMENT.encode() if is_utf8 else b"?") * (exc.end - exc.start), exc.end
 
 
 codecs.register_error(ERROR_HANDLER, _replace)

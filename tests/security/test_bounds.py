@@ -56,3 +56,138 @@ def test_full_disk_says_persistence_failed_and_the_subagent_result_still_reaches
     with db(tmp_path) as conn:  # the database is still consistent; the big rows are simply missing
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT COUNT(*) FROM tasks WHERE result LIKE 'SUBAGENT-FINDING%'").fetchone()[0] == 0
+
+
+# --- undecodable input --------------------------------------------------------------------------
+
+
+def _echo_script(expect: str, answer: str = "Understood.") -> Script:
+    return Script(steps=[Step(match=Match(turn=0, last_user_contains=expect), reply=Reply(text=answer))])
+
+
+def _stored_texts(home: Path) -> str:
+    with db(home) as conn:
+        return " ".join(c for (c,) in conn.execute("SELECT content FROM messages ORDER BY seq"))
+
+
+def test_non_utf8_argv_prompt_is_replaced_not_a_traceback(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeLLMServer(_echo_script("\ufffd\ufffd bad")) as server:
+        proc = subprocess.run(
+            [sys.executable.encode(), b"-m", b"agentcli", b"run", b"--cwd", os.fsencode(ws), b"\xff\xfe bad"],
+            capture_output=True, env=cli_env("anthropic", server, tmp_path), timeout=120,
+        )
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert "Understood." in proc.stdout.decode()
+    assert "\ufffd\ufffd bad" in _stored_texts(tmp_path)
+
+
+def test_non_utf8_stdin_prompt_is_replaced_not_a_traceback(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeLLMServer(_echo_script("fix \ufffd this \ufffd")) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentcli", "run", "--cwd", str(ws), "-"], input=b"fix \xff this \xc3\x28 now",
+            capture_output=True, env=cli_env("anthropic", server, tmp_path), timeout=120,
+        )
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert "fix \ufffd this \ufffd( now" in _stored_texts(tmp_path)
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+@pytest.mark.parametrize("fmt", ["text", "json", "stream-json"])
+def test_lone_surrogate_in_model_text_is_printed_and_stored(api: str, fmt: str, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = Script(steps=[Step(match=Match(api=api, turn=0), reply=Reply(text="half a pair: \ud800 end"))])
+    with FakeLLMServer(script) as server:  # the server sends the JSON escape "\ud800"
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentcli", "run", "--output-format", fmt, "--cwd", str(ws), "say it"],
+            capture_output=True, env=cli_env(api, server, tmp_path), timeout=120,
+        )
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    out = proc.stdout.decode("utf-8")  # valid UTF-8
+    if fmt == "text":
+        assert "half a pair: \ufffd end" in out
+    else:
+        final = json.loads(out.strip().splitlines()[-1])
+        assert final["status"] == "completed"
+        assert final["result"] == "half a pair: \ufffd end"
+    assert "half a pair: \ufffd end" in _stored_texts(tmp_path)
+    with db(tmp_path) as conn:
+        assert conn.execute("SELECT status FROM sessions").fetchone()[0] == "completed"
+
+
+# --- unusable directories -----------------------------------------------------------------------
+
+
+def test_data_dir_that_is_a_file_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "data").write_text("not a directory\n")
+    with FakeLLMServer(Script(steps=[])) as server:
+        proc = run_cli(["run", "--cwd", str(ws), "hello"], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "database" in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_read_only_data_dir_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data").chmod(0o500)
+    try:
+        with FakeLLMServer(Script(steps=[])) as server:
+            proc = run_cli(["run", "--cwd", str(ws), "hello"], cli_env("anthropic", server, tmp_path))
+    finally:
+        (tmp_path / "data").chmod(0o700)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_unusable_log_dir_is_one_warning_and_the_run_continues(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "state").write_text("not a directory\n")
+    with FakeLLMServer(_echo_script("hello", "Hi there.")) as server:
+        proc = run_cli(["run", "--cwd", str(ws), "hello"], cli_env("anthropic", server, tmp_path))
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    assert "Hi there." in proc.stdout
+    warnings = [line for line in proc.stderr.splitlines() if "log" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("agentcli: warning: cannot write the log file")
+    assert "Traceback" not in proc.stderr
+
+
+# --- deeply nested config -----------------------------------------------------------------------
+
+DEEP = 2000
+NESTED = {
+    "arrays": "a = " + "[" * DEEP + "]" * DEEP + "\n",
+    "inline-tables": "a = " + "{b = " * DEEP + "1" + "}" * DEEP + "\n",
+}
+
+
+@pytest.mark.parametrize("layer", ["user", "project"])
+@pytest.mark.parametrize("shape", sorted(NESTED))
+def test_config_nested_2000_deep_is_one_line_and_exit_2(layer: str, shape: str, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    target = tmp_path / "config" / "agentcli" / "config.toml" if layer == "user" else ws / ".agentcli" / "config.toml"
+    target.parent.mkdir(parents=True)
+    target.write_text(NESTED[shape])
+    with FakeLLMServer(Script(steps=[])) as server:
+        proc = run_cli(["run", "--cwd", str(ws), "hello"], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and str(target) in proc.stderr, proc.stderr
