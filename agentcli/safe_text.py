@@ -12,7 +12,12 @@ import contextlib
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 REPLACEMENT = "\ufffd"
 ERROR_HANDLER = "agentcli.replace"
@@ -35,6 +40,15 @@ def scrub_deep(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(scrub_deep(v) for v in value)
     return value
+
+
+def scrub_model(model: M) -> M:
+    """`model` itself when it serializes to JSON, else a copy with every lone surrogate replaced."""
+    try:
+        model.model_dump_json()
+    except ValueError:
+        return type(model).model_validate(scrub_deep(model.model_dump()))
+    return model
 
 
 def from_argv(text: str) -> str:

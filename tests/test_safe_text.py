@@ -26,3 +26,13 @@ def test_streams_print_replacement_characters_instead_of_raising() -> None:
     utf8.flush()
     assert raw.getvalue().decode("utf-8") == "a\ufffdb"
     assert "x\ud800→".encode("ascii", ERROR_HANDLER) == b"x??"
+
+
+def test_scrub_model_copies_only_a_model_that_cannot_be_serialized() -> None:
+    from agentcli.llm.base import Message
+    from agentcli.safe_text import scrub_model
+
+    fine = Message.user("fine")
+    assert scrub_model(fine) is fine
+    bad = Message.user("half \ud800 pair")
+    assert scrub_model(bad).text() == "half \ufffd pair"

@@ -125,6 +125,25 @@ def test_lone_surrogate_in_model_text_is_printed_and_stored(api: str, fmt: str, 
         assert conn.execute("SELECT status FROM sessions").fetchone()[0] == "completed"
 
 
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_lone_surrogate_in_model_text_does_not_break_the_next_request(api: str, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("the notes\n")
+    script = Script(steps=[
+        Step(match=Match(api=api, turn=0), reply=Reply(text="reading \ud800 now", tool_calls=[
+            ToolCall(name="Read", input={"file_path": "notes.txt"})])),
+        Step(match=Match(api=api, turn=1, last_user_contains="the notes"), reply=Reply(text="Read them.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--cwd", str(ws), "read the notes"], cli_env(api, server, tmp_path))
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "Read them." in proc.stdout
+    assert "reading \ufffd now" in str(server.requests[-1].body)  # the history went back as valid text
+
+
 # --- unusable directories -----------------------------------------------------------------------
 
 
