@@ -8,6 +8,7 @@ import resource
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -158,20 +159,49 @@ def test_data_dir_that_is_a_file_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert proc.stderr.count("\n") == 1 and "database" in proc.stderr, proc.stderr
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
-def test_read_only_data_dir_is_one_line_and_exit_1(tmp_path: Path) -> None:
+@pytest.fixture
+def unwritable_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory agentcli cannot create anything in: mode 0500, or (root ignores modes) sysfs."""
+    if os.geteuid() != 0:
+        path = tmp_path / "read-only"
+        path.mkdir()
+        path.chmod(0o500)
+        yield path
+        path.chmod(0o700)
+        return
+    probe = Path("/sys") / "agentcli-probe"
+    try:
+        probe.mkdir()
+    except OSError:
+        yield Path("/sys")
+        return
+    probe.rmdir()
+    pytest.skip("no directory here refuses root's writes")
+
+
+def test_read_only_data_dir_is_one_line_and_exit_1(tmp_path: Path, unwritable_dir: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data").chmod(0o500)
-    try:
-        with FakeLLMServer(Script(steps=[])) as server:
-            proc = run_cli(["run", "--cwd", str(ws), "hello"], cli_env("anthropic", server, tmp_path))
-    finally:
-        (tmp_path / "data").chmod(0o700)
+    with FakeLLMServer(Script(steps=[])) as server:
+        env = cli_env("anthropic", server, tmp_path, XDG_DATA_HOME=str(unwritable_dir))
+        proc = run_cli(["run", "--cwd", str(ws), "hello"], env)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "database" in proc.stderr, proc.stderr
+
+
+def test_read_only_log_dir_is_one_warning_and_the_run_continues(tmp_path: Path, unwritable_dir: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeLLMServer(_echo_script("hello", "Hi there.")) as server:
+        env = cli_env("anthropic", server, tmp_path, XDG_STATE_HOME=str(unwritable_dir))
+        proc = run_cli(["run", "--cwd", str(ws), "hello"], env)
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    assert "Hi there." in proc.stdout
+    warnings = [line for line in proc.stderr.splitlines() if "log" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("agentcli: warning: cannot write the log file")
+    assert "Traceback" not in proc.stderr
 
 
 def test_unusable_log_dir_is_one_warning_and_the_run_continues(tmp_path: Path) -> None:
