@@ -4,7 +4,7 @@ Two mechanisms, both set up by the Bash tool:
 
 - `set_parent_death_signal` runs in the forked child before `exec bash` (Linux): the kernel sends
   bash SIGKILL when the thread that forked it ends. Only bash itself gets it; its children do not.
-- The reaper: a tiny process (`python -m agentcli.tools.reaper`) started lazily on the first Bash
+- The reaper: a tiny process (`python -I .../agentcli/tools/reaper.py`) started lazily on the first Bash
   call, in its own session so terminal signals and process-group kills do not reach it. It holds the
   read end of a pipe; agentcli writes `+PGID` when a Bash process group starts and `-PGID` once it
   is gone. When the pipe reaches end of file (agentcli exited or died, kill -9 included) it sends
@@ -24,6 +24,9 @@ import threading
 from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
+#: All the reaper's interpreter needs to start and find this module.
+_MAX_STARTS = 3
+_REAPER_ENV = frozenset({"PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "SYSTEMROOT"})
 
 
 def _load_prctl() -> Callable[..., int] | None:
@@ -72,20 +75,30 @@ class Reaper:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._failed = False
+        self._starts = 0
 
     def _ensure(self) -> subprocess.Popen[bytes] | None:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         if self._failed:
             return None
+        self._starts += 1
+        if self._starts > _MAX_STARTS:
+            self._failed = True  # it keeps dying: the process-group kill on cancel and PDEATHSIG still hold
+            return None
+        # By file, isolated (-I): only the standard library is imported, whatever sys.path holds.
+        here = os.path.abspath(__file__)
+        command = [sys.executable, "-I", here] if os.path.isfile(here) else [sys.executable, "-m", __name__]
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "agentcli.tools.reaper"],
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
                 close_fds=True,
+                cwd="/",  # pins no workspace or mount
+                env={k: v for k, v in os.environ.items() if k in _REAPER_ENV},  # no keys, no secrets
             )
         except OSError:
             self._failed = True  # the process-group kill on cancel and PDEATHSIG still hold
