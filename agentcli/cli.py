@@ -140,6 +140,9 @@ def main(
     trust: TrustOption = False,
 ) -> None:
     """Without a command: the interactive TUI in the current directory. `agentcli run "PROMPT"` runs a one-shot job."""
+    from agentcli.safe_text import safe_streams
+
+    safe_streams()  # text that is not valid Unicode prints as U+FFFD, never a traceback
     if version:
         from agentcli import __version__
 
@@ -200,9 +203,15 @@ def run(
 ) -> None:
     """Run one task non-interactively and print the answer."""
     from agentcli.oneshot import OneShotOptions, run_oneshot
+    from agentcli.safe_text import from_argv, from_bytes
 
     if prompt == "-":
-        prompt = sys.stdin.read()
+        try:
+            prompt = from_bytes(sys.stdin.buffer.read()) if sys.stdin is not None else ""
+        except OSError as exc:
+            fail(f"cannot read the prompt from standard input: {exc.strerror or exc}", EXIT_USAGE)
+    else:
+        prompt = from_argv(prompt)  # bytes that were not UTF-8 become U+FFFD
     if not prompt.strip():
         fail("the prompt is empty", EXIT_USAGE)
     workspace = _workspace(cwd)

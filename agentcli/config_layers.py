@@ -35,6 +35,8 @@ SEED_ENV_VARS: dict[str, KeyPath] = {
     )
 }
 
+#: No agentcli setting nests deeper than a few levels; deeper values are refused before anything recurses.
+MAX_DEPTH = 32
 _SECRET_WORD = re.compile(r"key|secret|passw|credential|token(?!s)", re.IGNORECASE)
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -183,7 +185,28 @@ def read_toml(path: Path) -> dict[str, Any]:
         toml_loader.load(collector, env="_envless", filename=[text + "\n"], silent=False)
     except ValueError as exc:  # tomllib.TOMLDecodeError (dynaconf's vendored copy) is a ValueError
         raise ConfigError(f"cannot parse {path}: {exc}") from None
+    except RecursionError:  # the parser recurses per level: `a = [[[[...]]]]` thousands deep
+        raise ConfigError(f"cannot parse {path}: values nested more than {MAX_DEPTH} levels deep") from None
+    if too_deep(collector.data):
+        raise ConfigError(f"cannot parse {path}: values nested more than {MAX_DEPTH} levels deep")
     return collector.data
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether tables and arrays nest deeper than `limit` (checked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children: Iterable[object] = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def parse_env_value(raw: str, *, want_string: bool) -> object:
@@ -196,9 +219,14 @@ def parse_env_value(raw: str, *, want_string: bool) -> object:
         return raw  # the TOML trick would parse only the first line
     from dynaconf.utils.parse_conf import boolean_fix, parse_conf_data
 
-    value = parse_conf_data(
-        boolean_fix(raw), tomlfy=True, box_settings={"AUTO_CAST_FOR_DYNACONF": False, "DYNABOXIFY": False}
-    )
+    try:
+        value = parse_conf_data(
+            boolean_fix(raw), tomlfy=True, box_settings={"AUTO_CAST_FOR_DYNACONF": False, "DYNABOXIFY": False}
+        )
+    except RecursionError:
+        return raw  # nested thousands deep: kept as text, which the schema then names
+    if too_deep(value):
+        return raw
     if want_string and not isinstance(value, str):
         return raw
     return value

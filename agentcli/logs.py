@@ -1,9 +1,14 @@
-"""Log to a file in the state dir; API keys are masked in every record."""
+"""Log to a file in the state dir; API keys are masked in every record.
+
+A log that cannot be written (the state dir is a file, read-only, or the disk is full) is one
+warning line on stderr; the run goes on without a log file.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -45,12 +50,48 @@ def _private_file(path: Path) -> None:
         os.close(fd)
 
 
-def setup_logging(level: str, *, verbose: bool, secrets: Iterable[str] = ()) -> Path:
-    """Send agentcli's logs to `$XDG_STATE_HOME/agentcli/agentcli.log`; returns the file's path."""
-    log_dir = paths.ensure_private_dir(paths.state_dir())
+def _warn(path: Path, exc: BaseException | None) -> None:
+    reason = (exc.strerror if isinstance(exc, OSError) else None) or exc or "unknown error"
+    try:
+        sys.stderr.write(f"agentcli: warning: cannot write the log file {path}: {reason}; continuing without a log\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # pragma: no cover - no stderr either
+        pass
+
+
+class LogFileHandler(logging.FileHandler):
+    """A FileHandler that never prints a traceback: the first failed write is one warning, then it stops."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, encoding="utf-8", errors="backslashreplace")
+        self.broken = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.broken:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not self.broken:
+            self.broken = True
+            _warn(Path(self.baseFilename), sys.exc_info()[1])
+
+
+def setup_logging(level: str, *, verbose: bool, secrets: Iterable[str] = ()) -> Path | None:
+    """Send agentcli's logs to `$XDG_STATE_HOME/agentcli/agentcli.log`; returns the file's path.
+
+    None (after one warning line) when the file cannot be opened: nothing is logged then.
+    """
+    log_dir = paths.state_dir()
     path = log_dir / "agentcli.log"
-    _private_file(path)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler: logging.Handler
+    opened: Path | None = path
+    try:
+        paths.ensure_private_dir(log_dir)
+        _private_file(path)
+        handler = LogFileHandler(path)
+    except OSError as exc:
+        _warn(path, exc)
+        handler, opened = logging.NullHandler(), None
     handler.setFormatter(MaskingFormatter(LOG_FORMAT))
     handler.addFilter(SecretFilter(secrets))
     root = logging.getLogger("agentcli")
@@ -63,4 +104,4 @@ def setup_logging(level: str, *, verbose: bool, secrets: Iterable[str] = ()) -> 
     # The SDKs log request details at debug level; keep them quiet even with --verbose.
     for name in ("anthropic", "openai", "httpx2", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    return path
+    return opened

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,44 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 130
+#: Handled like Ctrl-C: the turn is cancelled, its Bash groups killed, the records marked cancelled.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class SignalStop:
+    """SIGTERM / SIGHUP while a run is going: cancel the run's task once and remember the signal."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._task: asyncio.Task[object] | None = None
+
+    def install(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[object] | None) -> None:
+        """Route the stop signals to `task.cancel()` (where the platform has them)."""
+        self._task = task
+        for sig in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._stop, sig)
+
+    def disarm(self) -> None:
+        """The work is over: a late signal no longer interrupts the clean-up."""
+        self._task = None
+
+    def _stop(self, sig: int) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return  # already stopping, or done: let the clean-up finish
+        self.signum = int(sig)
+        task.cancel()
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal number (143 for SIGTERM, 129 for SIGHUP)."""
+        return 128 + (self.signum or 0)
+
+    @property
+    def name(self) -> str:
+        """SIGTERM / SIGHUP."""
+        return signal.Signals(self.signum or 0).name if self.signum else "signal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +95,9 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
     )
 
 
-async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: TextIO) -> int:
+async def _run(
+    loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: TextIO, stop: SignalStop | None = None
+) -> int:
     from agentcli.agent.conversation import Conversation
     from agentcli.agent.loop import RunOutcome
     from agentcli.llm.base import ProviderError
@@ -66,6 +108,8 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
     from agentcli.text import terminal_safe
 
     settings = loaded.settings
+    if stop is not None:
+        stop.install(asyncio.get_running_loop(), asyncio.current_task())
     try:
         store = Store.open()
     except StoreError as exc:
@@ -92,14 +136,28 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
     try:
         outcome = await conversation.send(options.prompt)
     finally:
-        if outcome is None:  # cancelled (Ctrl-C): the loop recorded it; say so in the printer's format
-            outcome = RunOutcome("cancelled", "", session.turns, "interrupted")
+        if stop is not None:
+            stop.disarm()
+        if outcome is None:  # cancelled (Ctrl-C, SIGTERM, SIGHUP): the loop recorded it; say so in the printer's format
+            reason = f"stopped by {stop.name}" if stop is not None and stop.signum else "interrupted"
+            outcome = RunOutcome("cancelled", "", session.turns, reason)
         await conversation.aclose()
-        store.close()
-        _summary(session, outcome, printer, [r.model_dump(mode="json") for r in conversation.runner.records()])
+        store.close()  # drains the queue: every write has succeeded or failed after this
+        with contextlib.suppress(OSError, ValueError):  # a terminal that hung up cannot take the output
+            _summary(session, outcome, printer, [r.model_dump(mode="json") for r in conversation.runner.records()])
+            if store.failure:
+                err.write(f"agentcli: persistence failed: {store.failure}; this run was not fully saved\n")
         log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
+    if store.failure:
+        return EXIT_FAILURE if outcome.status == "completed" else _failed(outcome, err)
     if outcome.status == "completed":
         return EXIT_OK
+    return _failed(outcome, err)
+
+
+def _failed(outcome: RunOutcome, err: TextIO) -> int:
+    from agentcli.text import terminal_safe
+
     err.write(f"agentcli: {terminal_safe(outcome.error or outcome.status)}\n")
     return EXIT_FAILURE
 
@@ -109,8 +167,21 @@ def run_oneshot(
 ) -> int:
     """Run the job to completion and return the process exit code."""
     err_stream = err or sys.stderr
+    stop = SignalStop()
     try:
-        return asyncio.run(_run(loaded, options, out or sys.stdout, err_stream))
+        return asyncio.run(_run(loaded, options, out or sys.stdout, err_stream, stop))
     except KeyboardInterrupt:
-        err_stream.write("agentcli: interrupted\n")
+        _say(err_stream, "agentcli: interrupted\n")
         return EXIT_INTERRUPTED
+    except asyncio.CancelledError:
+        if stop.signum is None:
+            raise
+        _say(err_stream, f"agentcli: stopped by {stop.name}\n")
+        return stop.exit_code
+
+
+def _say(stream: TextIO, text: str) -> None:
+    """Write a last line; a terminal that hung up (SIGHUP) cannot take it, and that is fine."""
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(text)
+        stream.flush()

@@ -174,7 +174,13 @@ class StreamJsonPrinter(JsonPrinter):
 
     def __call__(self, event: Event) -> None:
         super().__call__(event)
-        self.out.write(json_safe(event.model_dump_json()) + "\n")
+        try:
+            line = event.model_dump_json()
+        except ValueError:  # text that is not valid Unicode (a lone surrogate from the model): U+FFFD
+            from agentcli.safe_text import scrub_deep
+
+            line = json.dumps(scrub_deep(event.model_dump(mode="json")), ensure_ascii=False)
+        self.out.write(json_safe(line) + "\n")
         self.out.flush()
 
 

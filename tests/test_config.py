@@ -490,3 +490,17 @@ def test_pydantic_settings_init_options_in_a_file_are_unknown_keys(lay: Layout) 
     lay.project(f'_secrets_dir = "{lay.tmp}"\n_cli_parse_args = true\n')
     message = lay.error()
     assert "_secrets_dir (from " in message and "_cli_parse_args (from " in message
+
+
+def test_values_nested_thousands_deep_are_a_config_error_not_a_recursion_error(tmp_path: Path) -> None:
+    from agentcli.config_layers import ConfigError, parse_env_value, read_toml, too_deep
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
+    with pytest.raises(ConfigError, match="nested more than"):
+        read_toml(deep)
+    deep.write_text("a = " + "{b = " * 50 + "1" + "}" * 50 + "\n")  # parses, but deeper than any setting
+    with pytest.raises(ConfigError, match=str(deep)):
+        read_toml(deep)
+    assert parse_env_value("[" * 3000 + "]" * 3000, want_string=False) == "[" * 3000 + "]" * 3000
+    assert not too_deep({"a": {"b": [1, [2]]}}) and too_deep([[[1]]], limit=2)

@@ -163,8 +163,16 @@ class Conversation:
         self._loop = None
 
     async def aclose(self) -> None:
-        """End: cancel background subagents, close SDK clients, flush the store."""
+        """End: stop a running turn (and wait for its clean-up), cancel background subagents, close
+        SDK clients, flush the store."""
+        turn = self._turn
+        if turn is not None and not turn.done():
+            turn.cancel()
+            await asyncio.wait({turn})
         await self.runner.aclose()
         await self.pool.aclose()
         if self.store is not None:
-            await self.store.flush()
+            try:
+                await self.store.flush()
+            except Exception as exc:  # the store remembers the failure (`Store.failure`); the caller says it
+                log.warning("store flush failed: %s", exc)

@@ -40,6 +40,7 @@ from agentcli.llm.base import (
     ToolUseBlock,
     Usage,
 )
+from agentcli.safe_text import scrub_model
 from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 
@@ -317,6 +318,7 @@ class AgentLoop:
     # --- bookkeeping ----------------------------------------------------------------------------
 
     def _append(self, message: Message) -> None:
+        message = scrub_model(message)  # lone surrogates from the model would break every later request
         seq = self.session.append(message)
         self._event(MessageAddedEvent(session_id=self.session.id, agent=self.session.agent, seq=seq, message=message))
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import logging
 import os
 import queue
@@ -113,6 +114,7 @@ class Store:
         self._closed = False
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self.failure: str | None = None  # the first write that could not be stored (disk full, I/O error)
         self._thread = threading.Thread(target=self._run, name="agentcli-store-writer", daemon=True)
         self._thread.start()
         atexit.register(self.close)  # a daemon thread: drain what is queued before the interpreter ends
@@ -197,6 +199,11 @@ class Store:
         """Queue `writes.cancel_session_tree()` (a session and everything below it → cancelled)."""
         return self.submit(cancel_session_tree(session_id, error))
 
+    def _failed(self, exc: BaseException) -> None:
+        """Remember the first persistence failure (the caller reports it once, at the end)."""
+        if self.failure is None and isinstance(exc, sqlite3.OperationalError | OSError):
+            self.failure = f"cannot write to the database {self.path}: {exc}"
+
     @property
     def closed(self) -> bool:
         """Whether `close()` was called."""
@@ -223,7 +230,11 @@ class Store:
                 try:
                     self._execute(batch)
                 except BaseException as exc:  # never let the writer die with futures unresolved
-                    log.exception("store writer: batch failed")
+                    log.error("store writer: batch of %d writes failed: %s", len(batch), exc, exc_info=exc)
+                    self._failed(exc)
+                    if self._conn.in_transaction:  # whatever is left of it, so the next batch can begin
+                        with contextlib.suppress(sqlite3.Error):
+                            self._conn.execute("ROLLBACK")
                     for job in batch:
                         if not job.future.done():
                             job.future.set_exception(exc)
@@ -245,6 +256,7 @@ class Store:
                     conn.execute("ROLLBACK TO job")
                     conn.execute("RELEASE job")
                     log.error("store write %s failed: %s", getattr(job.fn, "__qualname__", job.fn), exc, exc_info=exc)
+                    self._failed(exc)
                     outcomes.append((job, False, exc))
                 else:
                     conn.execute("RELEASE job")

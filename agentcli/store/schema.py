@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from agentcli.store.records import SESSION_STATUSES, TASK_STATUSES, TOOL_CALL_STATUSES
 
@@ -139,9 +140,41 @@ def schema_version() -> int:
     return len(MIGRATIONS)
 
 
+def _scrubbed(params: Any) -> Any:
+    from agentcli.safe_text import scrub_deep
+
+    return scrub_deep(params)
+
+
+class SafeTextConnection(sqlite3.Connection):
+    """A connection that stores text SQLite cannot encode (lone surrogates) with U+FFFD instead of failing.
+
+    The common case pays nothing: parameters are only rewritten after sqlite3 refused them.
+    """
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except UnicodeEncodeError:
+            return super().execute(sql, _scrubbed(parameters))
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        rows = list(parameters)
+        try:
+            return super().executemany(sql, rows)
+        except UnicodeEncodeError:
+            return super().executemany(sql, [_scrubbed(row) for row in rows])
+
+
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit) with the store's pragmas."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn = sqlite3.connect(
+        path,
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        factory=SafeTextConnection,
+    )
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")

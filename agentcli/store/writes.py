@@ -152,7 +152,12 @@ def create_session(
 def add_message(session_id: str, seq: int, message: Message) -> WriteJob[None]:
     """Store message `seq` of a session; a user prompt titles the session and reopens a finished one."""
     now = now_iso()
-    content = message.model_dump_json()
+    try:
+        content = message.model_dump_json()
+    except ValueError:  # text that is not valid Unicode (a lone surrogate from the model): stored as U+FFFD
+        from agentcli.safe_text import scrub_deep
+
+        content = json.dumps(scrub_deep(message.model_dump(mode="json")), ensure_ascii=False, separators=(",", ":"))
     role = message.role
     title = title_of(message.text()) if role == "user" else None
 

@@ -662,10 +662,15 @@ class SubagentRunner:
             self.store.submit(upsert_task(handle.record.model_copy()))
 
     async def _store_record(self, handle: TaskHandle) -> None:
+        """Store the record before the parent sees the result; a store that fails (disk full) does not
+        keep the result from the parent: the store remembers the failure and the run reports it."""
         if self.store is not None:
             from agentcli.store.writes import upsert_task
 
-            await self.store.write(upsert_task(handle.record.model_copy()))
+            try:
+                await self.store.write(upsert_task(handle.record.model_copy()))
+            except Exception as exc:
+                log.warning("task %s: record not stored: %s", handle.record.task_id, exc)
 
     def records(self) -> list[TaskRecord]:
         """Every task of this runner, in creation order."""

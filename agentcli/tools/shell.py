@@ -2,7 +2,9 @@
 
 The command runs as `bash -c` in a new session (its own process group), stdin closed. When it
 finishes, times out or is cancelled, the whole group is stopped (SIGTERM, a short grace,
-SIGKILL), so background children (`sleep 30 &`) never outlive the call.
+SIGKILL), so background children (`sleep 30 &`) never outlive the call. Should agentcli itself
+die, even by SIGKILL, bash gets SIGKILL from the kernel (PR_SET_PDEATHSIG, Linux) and the reaper
+process (`agentcli.tools.reaper`) kills the whole group.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from agentcli.tools.reaper import parent_death_hook, reaper
 
 TERM_GRACE_SECONDS = 0.5  # after SIGTERM, before SIGKILL
 DRAIN_GRACE_SECONDS = 0.2  # after bash exits, how long background children may still write
@@ -175,10 +178,13 @@ class BashTool(Tool[BashArgs]):
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV},
+                preexec_fn=parent_death_hook(),  # forked by the event loop's thread, which lives as long as we do
             )
         except OSError as exc:
             raise ToolError(f"Cannot start bash: {exc}") from None
         pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
+        guard = reaper()
+        guard.track(pgid)
         try:
             await asyncio.wait({protocol.exited}, timeout=timeout)
             timed_out = not protocol.exited.done()
@@ -193,6 +199,7 @@ class BashTool(Tool[BashArgs]):
             raise
         finally:
             transport.close()  # closes the pipes; kills bash if it somehow still runs
+            guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
         output = buffer.text()
         if timed_out:
             body = f"Command timed out after {timeout:g}s"

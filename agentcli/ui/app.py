@@ -319,13 +319,43 @@ def run_tui(
 
     async def main() -> int:
         app = AgentApp(conversation)
+        stopped = _stop_on_signals(app, conversation)
         try:
             await app.run_async()
         finally:
             await conversation.aclose()
-        return app.return_code or 0
+        return stopped[0] if stopped else app.return_code or 0
 
     try:
-        return asyncio.run(main())
+        code = asyncio.run(main())
     finally:
         store.close()
+    if store.failure:
+        print(f"agentcli: persistence failed: {store.failure}; this session was not fully saved", file=sys.stderr)
+        return code or 1
+    return code
+
+
+def _stop_on_signals(app: AgentApp, conversation: Conversation) -> list[int]:
+    """SIGTERM / SIGHUP: stop the running turn and leave the app cleanly (terminal restored), exit 128+N.
+
+    Returns a list that holds the exit code once a signal arrived.
+    """
+    import contextlib
+    import signal
+
+    stopped: list[int] = []
+
+    def stop(sig: int) -> None:
+        if stopped:
+            return
+        stopped.append(128 + sig)
+        log.info("stopping on signal %d", sig)
+        conversation.cancel_turn()
+        app.exit(return_code=128 + sig)
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop, int(sig))
+    return stopped

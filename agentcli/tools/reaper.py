@@ -1,0 +1,184 @@
+"""Bash children never outlive agentcli, even when agentcli is killed with SIGKILL.
+
+Two mechanisms, both set up by the Bash tool:
+
+- `set_parent_death_signal` runs in the forked child before `exec bash` (Linux): the kernel sends
+  bash SIGKILL when the thread that forked it ends. Only bash itself gets it; its children do not.
+- The reaper: a tiny process (`python -I .../agentcli/tools/reaper.py`) started lazily on the first Bash
+  call, in its own session so terminal signals and process-group kills do not reach it. It holds the
+  read end of a pipe; agentcli writes `+PGID` when a Bash process group starts and `-PGID` once it
+  is gone. When the pipe reaches end of file (agentcli exited or died, kill -9 included) it sends
+  SIGKILL to every group still recorded and exits. It works where prctl does not exist.
+
+This module imports only the standard library: the reaper process starts in a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+
+PR_SET_PDEATHSIG = 1
+#: All the reaper's interpreter needs to start and find this module.
+_MAX_STARTS = 3
+_REAPER_ENV = frozenset({"PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "SYSTEMROOT"})
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl: Callable[..., int] = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+_PRCTL: Callable[..., int] | None = None
+_PRCTL_LOADED = False
+
+
+def parent_death_hook() -> Callable[[], None] | None:
+    """A `preexec_fn` that gives the child SIGKILL when this process's forking thread dies; None without prctl.
+
+    Call it in the parent (it loads libc there, never in the forked child). The caller must fork
+    from a thread that lives as long as agentcli (the event loop's thread).
+    """
+    global _PRCTL, _PRCTL_LOADED
+    if not _PRCTL_LOADED:
+        _PRCTL, _PRCTL_LOADED = _load_prctl(), True
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died between fork and prctl
+            os._exit(1)
+
+    return hook
+
+
+class Reaper:
+    """agentcli's side: starts the reaper process on first use and tells it each process group."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._failed = False
+        self._starts = 0
+
+    def _ensure(self) -> subprocess.Popen[bytes] | None:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        if self._failed:
+            return None
+        self._starts += 1
+        if self._starts > _MAX_STARTS:
+            self._failed = True  # it keeps dying: the process-group kill on cancel and PDEATHSIG still hold
+            return None
+        # By file, isolated (-I): only the standard library is imported, whatever sys.path holds.
+        here = os.path.abspath(__file__)
+        command = [sys.executable, "-I", here] if os.path.isfile(here) else [sys.executable, "-m", __name__]
+        try:
+            self._proc = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+                cwd="/",  # pins no workspace or mount
+                env={k: v for k, v in os.environ.items() if k in _REAPER_ENV},  # no keys, no secrets
+            )
+        except OSError:
+            self._failed = True  # the process-group kill on cancel and PDEATHSIG still hold
+            return None
+        return self._proc
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            proc = self._ensure()
+            if proc is None or proc.stdin is None:
+                return
+            try:
+                proc.stdin.write(line.encode())
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                self._proc = None  # it died: the next group starts a new one
+
+    def track(self, pgid: int) -> None:
+        """A Bash process group started: kill it if agentcli dies."""
+        self._send(f"+{pgid}\n")
+
+    def untrack(self, pgid: int) -> None:
+        """The group is gone: forget it (its id may be reused by someone else)."""
+        if self._proc is not None:
+            self._send(f"-{pgid}\n")
+
+    def close(self) -> None:
+        """Close the pipe: the reaper kills what is still recorded and exits."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1)
+
+
+_REAPER: Reaper | None = None
+
+
+def reaper() -> Reaper:
+    """The process-wide reaper client."""
+    global _REAPER
+    if _REAPER is None:
+        _REAPER = Reaper()
+    return _REAPER
+
+
+def serve(stream: int = 0) -> None:
+    """The reaper process: read `+PGID` / `-PGID` lines until EOF, then SIGKILL every group left."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    groups: set[int] = set()
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(stream, 4096)
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            try:
+                value = int(line[1:])
+            except ValueError:
+                continue
+            if value <= 1:
+                continue  # never a broadcast or init's group
+            if line.startswith(b"+"):
+                groups.add(value)
+            elif line.startswith(b"-"):
+                groups.discard(value)
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,89 @@
+"""The reaper process and the parent-death hook that keep Bash children from outliving agentcli."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentcli.tools.reaper import Reaper, parent_death_hook
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+def _wait_dead(pid: int, limit: float = 20) -> bool:
+    deadline = time.monotonic() + limit
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _group() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "300"], start_new_session=True)
+
+
+def test_reaper_kills_tracked_groups_when_the_pipe_closes() -> None:
+    guard = Reaper()
+    proc = _group()
+    try:
+        guard.track(proc.pid)
+        guard.close()  # what the kernel does when agentcli dies
+        proc.wait(timeout=20)
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_reaper_leaves_untracked_groups_alone() -> None:
+    guard = Reaper()
+    proc = _group()
+    try:
+        guard.track(proc.pid)
+        guard.untrack(proc.pid)
+        guard.close()
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.3)  # still running after the reaper exited
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.skipif(parent_death_hook() is None, reason="no prctl on this platform")
+def test_parent_death_signal_kills_the_child(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys\n"
+        "from agentcli.tools.reaper import parent_death_hook\n"
+        "p = subprocess.Popen(['sleep', '300'], start_new_session=True, preexec_fn=parent_death_hook())\n"
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "sys.stdin.read()\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, env=os.environ)
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.02)
+    child = int(pid_file.read_text())
+    parent.kill()
+    parent.wait()
+    try:
+        assert _wait_dead(child)
+    finally:
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
