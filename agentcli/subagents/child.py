@@ -28,7 +28,9 @@ async def run_child(runner: SubagentRunner, handle: TaskHandle, tools: list[Tool
     """Run the subagent to an end; returns (status, result text, error)."""
     settings = runner.settings
     session = handle.session
-    context = runner.tool_context(session, write_paths=handle.write_paths, progress=handle.touch)
+    context = runner.tool_context(
+        session, write_paths=handle.write_paths, write_scopes=handle.write_scopes, progress=handle.touch
+    )
     loop = AgentLoop(
         session,
         runner.pool.get(handle.model),
