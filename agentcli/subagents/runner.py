@@ -510,6 +510,10 @@ class SubagentRunner:
                 self._finish(handle, status, result, error)
         except LimitReachedError:
             self._finish(handle, "failed", None, "Maximum concurrent tasks limit reached")
+        except Exception as exc:  # a bug or an unexpected failure: the record never stays running
+            log.exception("subagent %s failed", record.task_id)
+            error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            self._finish(handle, "failed", handle.loop.last_text() if handle.loop else None, f"internal error: {error}")
         except asyncio.CancelledError:
             # The parent (or the person, with Esc) stopped the whole turn: record it, then propagate.
             self._finish(handle, "cancelled", handle.loop.last_text() if handle.loop else None, "cancelled")
