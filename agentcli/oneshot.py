@@ -63,8 +63,11 @@ async def _run(loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: 
     from agentcli.logs import setup_logging
     from agentcli.output import make_printer
     from agentcli.store.db import Store, StoreError
+    from agentcli.tools.permissions import PermissionPolicy
 
     settings = loaded.settings
+    if notice := PermissionPolicy.yes_ignored(settings.permissions, options.approve_mutating):
+        err.write(f"agentcli: {notice}\n")  # readonly wins over --yes; said once
     try:
         store = Store.open()
     except StoreError as exc:
