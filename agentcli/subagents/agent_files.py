@@ -237,9 +237,7 @@ def _lenient(raw: str) -> dict[str, Any] | None:
             return None  # a tag: never guess around one
         chunk = f"{key}: " + "\n".join(parts)
         try:
-            parsed = _safe_load(chunk)
-        except AgentFileError:
-            return None
+            parsed = _safe_load(chunk)  # AgentFileError (a tag, an anchor, an alias) ends the reading too
         except yaml.YAMLError:
             parsed = None
         if isinstance(parsed, dict) and set(parsed) == {key}:
