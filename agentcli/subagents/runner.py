@@ -201,10 +201,16 @@ class SubagentRunner:
         from agentcli.prompts import load_prompt
 
         lines = [load_prompt("tools/task.md").strip(), "", "Available agent types:"]
+        scopes = self.confinement(parent)
         for agent in self.registry.types.values():
             if agent.name in parent.session.chain[1:]:
                 continue  # delegating to an ancestor's type would be refused as circular
-            access = "read-only" if agent.read_only else "can edit and run commands"
+            if agent.read_only or () in scopes:
+                access = "read-only"
+            elif scopes:
+                access = "can edit inside your write_paths, no commands"
+            else:
+                access = "can edit and run commands"
             model = agent.model or "inherit"
             lines.append(f"- {agent.name} ({model}, {access}): {agent.description.strip()}")
         return "\n".join(lines)

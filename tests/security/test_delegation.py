@@ -72,6 +72,12 @@ def _offered(server: FakeLLMServer, description: str) -> set[str]:
     return {str(t["name"]) for t in request.body.get("tools") or []}
 
 
+def _task_description(server: FakeLLMServer, description: str) -> str:
+    """The Task tool's description as offered to the subagent working on `description`."""
+    request = next(r for r in server.requests if _sub(description) in _system(r.body))
+    return next(str(t["description"]) for t in request.body["tools"] if t["name"] == "Task")
+
+
 def test_child_of_a_confined_subagent_cannot_write_outside_the_parent_globs(tmp_path: Path, ws: Path) -> None:
     script = Script(steps=[
         Step(match=Match(system_contains=MAIN, turn=0),
@@ -89,7 +95,9 @@ def test_child_of_a_confined_subagent_cannot_write_outside_the_parent_globs(tmp_
     with FakeLLMServer(script) as server:
         result, _ = _run(server, tmp_path, ws, "--yes")
         offered = _offered(server, "Sneak a write")
+        labels = _task_description(server, "Edit the sources")
     server.assert_done()
+    assert "- general (inherit, can edit inside your write_paths, no commands)" in labels
     assert not (ws / "escape.txt").exists()
     assert (ws / "src" / "inside.py").exists()
     assert "Bash" not in offered and "Write" in offered  # a confined subagent's child gets no shell either
@@ -134,7 +142,9 @@ def test_read_only_type_cannot_escalate_by_delegating_to_a_writer(tmp_path: Path
     with FakeLLMServer(script) as server:
         _run(server, tmp_path, ws, "--yes")
         offered = _offered(server, "Fix it for me")
+        labels = _task_description(server, "Review the code")
     server.assert_done()
+    assert "- general (inherit, read-only)" in labels
     assert not (ws / "marker-bash").exists() and not (ws / "marker-write.txt").exists()
     assert not offered & {"Write", "Edit", "MultiEdit", "Bash"}
     shown = run_cli(["agents", "show", "lead", "--json", "--cwd", str(ws)], cli_env("anthropic", server, tmp_path))
