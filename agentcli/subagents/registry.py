@@ -131,6 +131,13 @@ def agent_folders(workspace: Path, env: Mapping[str, str], home: Path) -> list[t
     ]
 
 
+def _real(folder: Path) -> Path | None:
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
 def _inside(path: Path, real_folder: Path) -> None:
     """Refuse an agent file that is a symlink leaving its (resolved) folder."""
     try:
@@ -196,13 +203,16 @@ class AgentRegistry:
         shadowed: list[AgentType] = []
         seen_folders: set[Path] = set()
         real_workspace = workspace.resolve()
-        for folder, scope, file_format in agent_folders(workspace, env, home):
+        folders = agent_folders(workspace, env, home)
+        user_folders = {_real(folder) for folder, scope, _ in folders if scope == "user"}
+        for folder, scope, file_format in folders:
             try:
                 real = folder.resolve()
                 if real in seen_folders or not folder.is_dir():
                     continue
                 seen_folders.add(real)
-                if scope == "project" and not real.is_relative_to(real_workspace):
+                untrusted = scope == "project" and real not in user_folders  # the workspace may be the home dir
+                if untrusted and not real.is_relative_to(real_workspace):
                     reason = f"the agent folder resolves outside the workspace ({real}); not read"
                     problems.append(LoadProblem(str(folder), reason))
                     continue
@@ -213,7 +223,7 @@ class AgentRegistry:
                 continue
             for path in files:
                 try:
-                    if scope == "project":
+                    if untrusted:
                         _inside(path, real)
                     agent = parse_agent_file(path, scope=scope, file_format=file_format, aliases=alias_names)
                 except AgentFileError as exc:

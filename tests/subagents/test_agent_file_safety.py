@@ -107,3 +107,24 @@ def test_user_folder_symlinks_are_the_users_own(tmp_path: Path) -> None:
     workspace.mkdir()
     reg = AgentRegistry.load(workspace, env={}, home=home)
     assert "mine" in reg.types and reg.problems == []
+
+
+def test_workspace_that_is_the_home_dir_keeps_the_users_symlinks(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "dotfiles").mkdir(parents=True)
+    (home / "dotfiles" / "mine.md").write_text("---\nname: mine\ndescription: From my dotfiles.\n---\nx\n")
+    (home / ".claude" / "agents").mkdir(parents=True)
+    os.symlink(home / "dotfiles" / "mine.md", home / ".claude" / "agents" / "mine.md")
+    reg = AgentRegistry.load(home, env={}, home=home)
+    assert "mine" in reg.types and reg.problems == []
+
+
+def test_project_symlink_out_of_the_folder_is_skipped_even_inside_the_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".claude" / "agents").mkdir(parents=True)
+    (ws / "notes.md").write_text("---\nname: notes\ndescription: Not an agent file.\n---\nx\n")
+    os.symlink(ws / "notes.md", ws / ".claude" / "agents" / "notes.md")
+    reg = AgentRegistry.load(ws, env={}, home=tmp_path / "home")
+    assert "notes" not in reg.types
+    (problem,) = reg.problems
+    assert problem.reason.startswith("a symlink that leaves the agent folder")
