@@ -106,10 +106,13 @@ async def _run(
     from agentcli.output import make_printer
     from agentcli.store.db import Store, StoreError
     from agentcli.text import terminal_safe
+    from agentcli.tools.permissions import PermissionPolicy
 
     settings = loaded.settings
     if stop is not None:
         stop.install(asyncio.get_running_loop(), asyncio.current_task())
+    if notice := PermissionPolicy.yes_ignored(settings.permissions, options.approve_mutating):
+        err.write(f"agentcli: {notice}\n")  # readonly wins over --yes; said once
     try:
         store = Store.open()
     except StoreError as exc:

@@ -8,8 +8,10 @@
     ---
     You are a careful code reviewer ...   (the body is the role prompt)
 
-The front matter is read with `yaml.safe_load` only: a tag such as `!!python/object` is refused and
-the file skipped. Claude Code accepts descriptions that are not strict YAML (an unquoted `: ` inside
+The front matter is read with a safe loader that also refuses anchors and aliases (`&a`, `*a`: the
+"billion laughs" alias bomb is refused before anything is built) and is capped at 64 KiB; a tag such
+as `!!python/object` is refused too, and the file skipped. Only scalars are ever turned into text.
+Claude Code accepts descriptions that are not strict YAML (an unquoted `: ` inside
 a long description with `<example>` blocks); such front matter is read again leniently, key by key
 (see `_lenient`), still with the safe loader, and the file gets a warning.
 
@@ -28,6 +30,7 @@ disallows Bash; `ask` and `allow` are left to agentcli's own permission settings
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -36,6 +39,7 @@ from typing import Any, Literal
 
 import yaml
 from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent, NodeEvent
 
 from agentcli.tools.registry import ALL_TOOLS, TASK_TOOL_NAMES, canonical_tool_name
 
@@ -44,6 +48,9 @@ FileFormat = Literal["built-in", "agentcli", "claude", "opencode"]
 
 WRITE_TOOLS: tuple[str, ...] = ("Write", "Edit", "MultiEdit", "Bash")
 MAX_FILE_BYTES = 1_000_000
+MAX_FRONT_MATTER_BYTES = 64 * 1024
+MAX_NAME_CHARS = 64
+_NAME_FORBIDDEN = frozenset("<>`")
 
 # Keys of agentcli, Claude Code and opencode agent files; any other key is ignored with a warning.
 KNOWN_KEYS = frozenset(
@@ -97,7 +104,11 @@ class AgentType:
 
     @property
     def read_only(self) -> bool:
-        """Whether the type can never write files or run commands."""
+        """Whether the type can never write files or run commands, itself or through delegation.
+
+        Its own tools decide: the runner gives every subagent below a read-only type read-only tools
+        only, so with the Task tool every type it can reach is read-only too.
+        """
         return not set(self.allowed_tools(all_tool_names())) & set(WRITE_TOOLS)
 
     def as_dict(self, *, prompt: bool = True) -> dict[str, Any]:
@@ -156,13 +167,31 @@ def split_front_matter(text: str) -> tuple[str, str]:
     raise AgentFileError("the front matter is not closed by a '---' line")
 
 
+class _PlainLoader(yaml.SafeLoader):
+    """The safe loader, refusing anchors and aliases while composing (before anything is constructed)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, AliasEvent):
+            raise AgentFileError(f"refused YAML: aliases (*{event.anchor}) are not allowed in agent files")
+        if isinstance(event, NodeEvent) and event.anchor is not None:
+            raise AgentFileError(f"refused YAML: anchors (&{event.anchor}) are not allowed in agent files")
+        return super().compose_node(parent, index)
+
+
 def _safe_load(text: str) -> Any:
+    """Plain YAML data only: no tags beyond the safe ones, no anchors or aliases, bounded size."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
+        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
+    loader = _PlainLoader(text)
     try:
-        return yaml.safe_load(text)
+        return loader.get_single_data()
     except ConstructorError as exc:
         raise AgentFileError(f"refused YAML (only plain data is allowed): {_one_line(exc.problem)}") from exc
     except RecursionError as exc:
         raise AgentFileError("the front matter is nested too deeply") from exc
+    finally:
+        loader.dispose()
 
 
 def parse_front_matter(raw: str) -> tuple[dict[str, Any], list[str]]:
@@ -182,7 +211,7 @@ def parse_front_matter(raw: str) -> tuple[dict[str, Any], list[str]]:
         data = {}
     if not isinstance(data, dict):
         raise AgentFileError(f"the front matter is not a mapping of keys to values (got {type(data).__name__})")
-    return {str(k): v for k, v in data.items()}, warnings
+    return {str(k): v for k, v in data.items() if _is_scalar(k)}, warnings
 
 
 def _lenient(raw: str) -> dict[str, Any] | None:
@@ -208,9 +237,7 @@ def _lenient(raw: str) -> dict[str, Any] | None:
             return None  # a tag: never guess around one
         chunk = f"{key}: " + "\n".join(parts)
         try:
-            parsed = _safe_load(chunk)
-        except AgentFileError:
-            return None
+            parsed = _safe_load(chunk)  # AgentFileError (a tag, an anchor, an alias) ends the reading too
         except yaml.YAMLError:
             parsed = None
         if isinstance(parsed, dict) and set(parsed) == {key}:
@@ -225,12 +252,41 @@ def _lenient(raw: str) -> dict[str, Any] | None:
 # --- fields ----------------------------------------------------------------------------------------
 
 
-def _text(data: Mapping[str, Any], key: str) -> str | None:
+def _is_scalar(value: object) -> bool:
+    """Whether YAML produced a scalar (never turn a list or mapping into text)."""
+    return not isinstance(value, (dict, list, tuple, set, bytes, bytearray))
+
+
+def _show(value: object) -> str:
+    """A value for a warning: the scalar itself (cut), or just the kind of a collection."""
+    if not _is_scalar(value):
+        return f"a {type(value).__name__}"
+    text = _one_line(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text(data: Mapping[str, Any], key: str, warnings: list[str] | None = None) -> str | None:
     value = data.get(key)
-    if value is None or isinstance(value, (dict, list)):
+    if value is None:
+        return None
+    if not _is_scalar(value):
+        if warnings is not None:
+            warnings.append(f"'{key}' ignored: expected text, got {_show(value)}")
         return None
     text = str(value).strip()
     return text or None
+
+
+def name_problem(name: str) -> str | None:
+    """Why an agent name cannot be used (it reaches prompts, frames and terminals), or None."""
+    if len(name) > MAX_NAME_CHARS:
+        return f"the name is longer than {MAX_NAME_CHARS} characters"
+    for ch in name:
+        if ch in _NAME_FORBIDDEN:
+            return f"the name contains {ch!r} (not allowed: < > `)"
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            return f"the name contains a control character (U+{ord(ch):04X})"
+    return None
 
 
 def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
@@ -240,7 +296,14 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
     if isinstance(value, str):
         items = _TOOL_TOKEN.findall(value)
     elif isinstance(value, list):
-        items = [tok for item in value if item is not None for tok in _TOOL_TOKEN.findall(str(item))]
+        items = []
+        for item in value:
+            if item is None:
+                continue
+            if not _is_scalar(item):
+                warnings.append(f"'{key}' entry ignored: expected a tool name, got {_show(item)}")
+                continue
+            items += _TOOL_TOKEN.findall(str(item))
     else:
         warnings.append(f"'{key}' ignored: expected a comma-separated string or a list")
         return None
@@ -284,7 +347,7 @@ def _opencode_tools(mapping: Mapping[Any, Any], lacking: list[str], warnings: li
     for raw_key, value in mapping.items():
         key = str(raw_key).strip()
         if not isinstance(value, bool):
-            warnings.append(f"tools entry '{key}' ignored: expected true or false")
+            warnings.append(f"tools entry '{_show(key)}' ignored: expected true or false")
             continue
         if any(ch in key for ch in "*?["):
             matches = [n for n in universe if fnmatchcase(n.lower(), key.lower())]
@@ -353,7 +416,7 @@ def _positive_int(data: Mapping[str, Any], keys: tuple[str, ...], warnings: list
             value = int(value.strip())
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
             return value
-        warnings.append(f"'{key}: {value}' ignored: expected a whole number of at least 1")
+        warnings.append(f"'{key}: {_show(value)}' ignored: expected a whole number of at least 1")
     return None
 
 
@@ -367,14 +430,18 @@ def parse_agent_file(
 ) -> AgentType:
     """Read one agent file. Raises AgentFileError (the one-line reason) when it must be skipped."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+        with path.open("rb") as handle:  # a bounded read: never trust a size taken before the read
+            content = handle.read(MAX_FILE_BYTES + 1)
+        if len(content) > MAX_FILE_BYTES:
             raise AgentFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
-        text = path.read_bytes().decode("utf-8")
+        text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise AgentFileError("not UTF-8 text") from exc
     except OSError as exc:
         raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
     raw, body = split_front_matter(text)
+    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
+        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
     data, warnings = parse_front_matter(raw)
     return agent_from_front_matter(
         data,
@@ -401,14 +468,18 @@ def agent_from_front_matter(
 ) -> AgentType:
     """Build the AgentType of parsed front matter and body; AgentFileError when it must be skipped."""
     warnings = list(warnings or [])
-    if str(data.get("mode", "")).strip().lower() == "primary":
+    mode = data.get("mode")
+    if isinstance(mode, str) and mode.strip().lower() == "primary":
         raise AgentFileError("primary agent, not a subagent (mode: primary)")
     if data.get("disable") is True:
         raise AgentFileError("disabled (disable: true)")
-    name = _text(data, "name") or (stem.strip() if file_format == "opencode" else None)
+    name = _text(data, "name", warnings) or (stem.strip() if file_format == "opencode" else None)
     if not name:
         raise AgentFileError("missing required 'name' in the front matter")
-    description = _text(data, "description")
+    problem = name_problem(name)
+    if problem:
+        raise AgentFileError(f"refused agent name: {problem}")
+    description = _text(data, "description", warnings)
     if not description:
         raise AgentFileError("missing required 'description' in the front matter")
     unknown = sorted(k for k in data if k not in KNOWN_KEYS)
@@ -434,7 +505,7 @@ def agent_from_front_matter(
     if lacking:
         warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
 
-    model = _model(_text(data, "model"), file_format, aliases, warnings)
+    model = _model(_text(data, "model", warnings), file_format, aliases, warnings)
     prompt = body.strip()
     if not prompt:
         warnings.append("empty body: the description is used as the role prompt")

@@ -28,7 +28,9 @@ async def run_child(runner: SubagentRunner, handle: TaskHandle, tools: list[Tool
     """Run the subagent to an end; returns (status, result text, error)."""
     settings = runner.settings
     session = handle.session
-    context = runner.tool_context(session, write_paths=handle.write_paths, progress=handle.touch)
+    context = runner.tool_context(
+        session, write_paths=handle.write_paths, write_scopes=handle.write_scopes, progress=handle.touch
+    )
     loop = AgentLoop(
         session,
         runner.pool.get(handle.model),
@@ -44,16 +46,25 @@ async def run_child(runner: SubagentRunner, handle: TaskHandle, tools: list[Tool
     status, result, error = await _run_once(runner, handle, loop, handle.user_message)
     schema = handle.output_schema
     if status == "completed" and schema is not None:
-        problem = schema_problem(result, schema)
-        if problem is not None:  # one repair turn
-            repair = (
-                f"Your answer does not satisfy the required JSON schema: {problem}. "
-                "Reply again with only the corrected JSON document."
-            )
-            status, result, error = await _run_once(runner, handle, loop, repair)
-            if status == "completed" and (problem := schema_problem(result, schema)) is not None:
-                return "failed", result, f"output_schema not satisfied after one repair turn: {problem}"
+        try:
+            problem = await asyncio.to_thread(schema_problem, result, schema)
+            if problem is not None:  # one repair turn
+                repair = (
+                    f"Your answer does not satisfy the required JSON schema: {problem}. "
+                    "Reply again with only the corrected JSON document."
+                )
+                status, result, error = await _run_once(runner, handle, loop, repair)
+                if status == "completed":
+                    problem = await asyncio.to_thread(schema_problem, result, schema)
+                    if problem is not None:
+                        return "failed", result, f"output_schema not satisfied after one repair turn: {problem}"
+        except Exception as exc:  # never leave the task running: any failure to check ends it as failed
+            return "failed", result, f"output_schema could not be checked: {_one_line(exc)[:300]}"
     return status, result, error
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split()) or type(text).__name__
 
 
 async def _run_once(
@@ -106,8 +117,11 @@ async def _watch(runner: SubagentRunner, handle: TaskHandle, task: asyncio.Task[
 
 
 def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
-    """Why `text` is not a JSON document satisfying `schema`, or None when it is."""
-    import jsonschema
+    """Why `text` is not a JSON document satisfying `schema`, or None when it is.
+
+    Raises when the check itself fails (a pattern out of time, a schema that turned out unusable).
+    """
+    from agentcli.subagents.schema import compile_schema, errors
 
     body = text.strip()
     if body.startswith("```"):
@@ -116,10 +130,9 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
         document = json.loads(body)
     except json.JSONDecodeError as exc:
         return f"not valid JSON ({exc.msg} at line {exc.lineno})"
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
-    if not errors:
+    found = errors(compile_schema(schema), document)  # SchemaCheckError when a pattern runs out of time
+    if not found:
         return None
-    first = errors[0]
+    first = found[0]
     where = "/".join(str(p) for p in first.path) or "(root)"
-    return f"{where}: {first.message}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+    return f"{where}: {first.message}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")

@@ -163,11 +163,15 @@ class WriteLeases:
     def __init__(self) -> None:
         self._held: dict[str, tuple[str, ...]] = {}
 
-    def acquire(self, task_id: str, globs: list[str]) -> list[str]:
-        """Lease `globs` to a task; returns the conflicts (nothing is leased when there are any)."""
+    def acquire(self, task_id: str, globs: list[str], ignore: set[str] | frozenset[str] = frozenset()) -> list[str]:
+        """Lease `globs` to a task; returns the conflicts (nothing is leased when there are any).
+
+        `ignore`: the task's ancestors, whose leases contain their descendants' (a child works inside them).
+        """
         conflicts = [
             f"{mine} overlaps {theirs} (held by {holder})"
             for holder, held in self._held.items()
+            if holder not in ignore
             for mine in globs
             for theirs in held
             if globs_overlap(mine, theirs)

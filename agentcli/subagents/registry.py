@@ -14,8 +14,13 @@ user:
 built-in: general, explore, plan, summary.
 
 Within one folder, files are read in name order and the first definition of a name wins. A folder
-reached twice (the workspace is the home directory) is read once. The file formats and their
-parsing live in `agentcli.subagents.agent_files`.
+reached twice (the workspace is the home directory) is read once. A project folder that resolves
+outside the workspace, and a project agent file that is a symlink leaving its folder, are skipped
+with a reason (a cloned repository cannot make agentcli read `~/.ssh/...` or `/etc/passwd`).
+
+A type whose own tools cannot write is read-only even with the Task tool: the runner confines every
+subagent below it to read-only tools (see `SubagentRunner`), so every type it can reach is read-only.
+The file formats and their parsing live in `agentcli.subagents.agent_files`.
 """
 
 from __future__ import annotations
@@ -126,6 +131,23 @@ def agent_folders(workspace: Path, env: Mapping[str, str], home: Path) -> list[t
     ]
 
 
+def _real(folder: Path) -> Path | None:
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _inside(path: Path, real_folder: Path) -> None:
+    """Refuse an agent file that is a symlink leaving its (resolved) folder."""
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise AgentFileError(f"cannot resolve the file: {getattr(exc, 'strerror', None) or exc}") from exc
+    if not target.is_relative_to(real_folder):
+        raise AgentFileError(f"a symlink that leaves the agent folder (to {target}); not followed")
+
+
 def _normal(name: str) -> str:
     return "".join(ch for ch in name.strip().lower() if ch not in "_- ")
 
@@ -180,18 +202,29 @@ class AgentRegistry:
         problems: list[LoadProblem] = []
         shadowed: list[AgentType] = []
         seen_folders: set[Path] = set()
-        for folder, scope, file_format in agent_folders(workspace, env, home):
+        real_workspace = workspace.resolve()
+        folders = agent_folders(workspace, env, home)
+        user_folders = {_real(folder) for folder, scope, _ in folders if scope == "user"}
+        for folder, scope, file_format in folders:
             try:
                 real = folder.resolve()
                 if real in seen_folders or not folder.is_dir():
                     continue
                 seen_folders.add(real)
+                untrusted = scope == "project" and real not in user_folders  # the workspace may be the home dir
+                if untrusted and not real.is_relative_to(real_workspace):
+                    reason = f"the agent folder resolves outside the workspace ({real}); not read"
+                    problems.append(LoadProblem(str(folder), reason))
+                    continue
                 files = sorted(p for p in folder.glob("*.md") if not p.name.startswith(".") and p.is_file())
-            except OSError as exc:
-                problems.append(LoadProblem(str(folder), f"cannot list the folder: {exc.strerror or exc}"))
+            except (OSError, RuntimeError) as exc:
+                why = getattr(exc, "strerror", None) or exc
+                problems.append(LoadProblem(str(folder), f"cannot list the folder: {why}"))
                 continue
             for path in files:
                 try:
+                    if untrusted:
+                        _inside(path, real)
                     agent = parse_agent_file(path, scope=scope, file_format=file_format, aliases=alias_names)
                 except AgentFileError as exc:
                     problems.append(LoadProblem(str(path), str(exc)))

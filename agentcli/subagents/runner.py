@@ -4,6 +4,11 @@ One runner serves a whole delegation tree (the main agent and every subagent bel
 what siblings must not share mutably: the concurrency queue, write leases, and the task table.
 Each child gets a fresh history, its type's prompt and tools, its own ToolContext, and relays
 every event to its parent wrapped in `SubagentEvent`.
+
+Delegation never widens what an agent may do. A subagent's write confinement is inherited and
+intersected down the tree: a child writes only where its own `write_paths` AND every ancestor's
+allow (`ToolContext.write_scopes`), gets no Bash below a confined ancestor, and below a read-only
+type gets read-only tools only (an empty scope: no write matches).
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ class TaskHandle:
     timeout: float
     slot: Slot
     write_paths: list[str] | None = None
+    write_scopes: tuple[tuple[str, ...], ...] = ()  # the ancestors' confinement (see the module docstring)
     output_schema: dict[str, Any] | None = None
     background: bool = False
     started: float = 0.0
@@ -163,6 +169,7 @@ class SubagentRunner:
         session: Session,
         *,
         write_paths: list[str] | None = None,
+        write_scopes: tuple[tuple[str, ...], ...] = (),
         progress: Callable[[], None] | None = None,
     ) -> ToolContext:
         """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos)."""
@@ -177,6 +184,7 @@ class SubagentRunner:
             bash_output_limit_bytes=agent.bash_output_limit_bytes,
             tool_timeout_seconds=agent.tool_timeout_seconds,
             write_paths=write_paths,
+            write_scopes=write_scopes,
             progress=progress or (lambda: None),
             bash_env=self.bash_env,
         )
@@ -198,10 +206,16 @@ class SubagentRunner:
         from agentcli.prompts import load_prompt
 
         lines = [load_prompt("tools/task.md").strip(), "", "Available agent types:"]
+        scopes = self.confinement(parent)
         for agent in self.registry.types.values():
             if agent.name in parent.session.chain[1:]:
                 continue  # delegating to an ancestor's type would be refused as circular
-            access = "read-only" if agent.read_only else "can edit and run commands"
+            if agent.read_only or () in scopes:
+                access = "read-only"
+            elif scopes:
+                access = "can edit inside your write_paths, no commands"
+            else:
+                access = "can edit and run commands"
             model = agent.model or "inherit"
             lines.append(defang_tags(f"- {agent.name} ({model}, {access}): {agent.description.strip()}"))
         return "\n".join(lines)
@@ -238,12 +252,13 @@ class SubagentRunner:
             model = self._child_model(args.model, agent_type, parent, previous)
         except Exception as exc:  # a model that does not resolve: a missing key, an unknown provider
             return _error(f"Failed to initialize subagent: {exc}", "INTERNAL_ERROR")
-        names = self._child_tool_names(agent_type, session.depth + 1, args.write_paths)
+        scopes = self.confinement(parent)
+        names = self._child_tool_names(agent_type, session.depth + 1, args.write_paths, scopes)
         if isinstance(names, ToolResult):
             return names
-        handle = self._new_handle(args, parent, tool_call_id, agent_type, model, previous)
+        handle = self._new_handle(args, parent, tool_call_id, agent_type, model, previous, scopes)
         if args.write_paths:
-            conflicts = self.leases.acquire(handle.record.task_id, args.write_paths)
+            conflicts = self.leases.acquire(handle.record.task_id, args.write_paths, ignore=self._ancestors(parent))
             if conflicts:
                 return _error(f"Cannot acquire file locks. Conflicts: {'; '.join(conflicts)}", "CONFLICT")
         # A parent that waits on its (foreground) child gives its slot back meanwhile, before the child
@@ -294,6 +309,31 @@ class SubagentRunner:
             if parent_slot is not None:
                 await self.limiter.resume(parent_slot)
 
+    def confinement(self, parent: ParentLink) -> tuple[tuple[str, ...], ...]:
+        """The write scopes every child of `parent` inherits: the parent's own and its ancestors'.
+
+        The main agent passes none. A confined subagent passes its scopes plus its own write_paths;
+        a read-only type passes an empty scope (no write can match it).
+        """
+        handle = self.handles.get(parent.task_id) if parent.task_id else None
+        if handle is None:
+            return ()
+        scopes = handle.write_scopes
+        if handle.write_paths is not None:
+            scopes = (*scopes, tuple(handle.write_paths))
+        if handle.agent_type.read_only and () not in scopes:
+            scopes = (*scopes, ())
+        return scopes
+
+    def _ancestors(self, parent: ParentLink) -> set[str]:
+        """The task ids of `parent` and the subagents above it (their write leases contain the child's)."""
+        found: set[str] = set()
+        task_id = parent.task_id
+        while task_id is not None and task_id not in found and task_id in self.handles:
+            found.add(task_id)
+            task_id = self.handles[task_id].parent.task_id
+        return found
+
     def _finished_record(self, task_id: str) -> TaskRecord | None:
         handle = self.handles.get(task_id)
         record = handle.record if handle else (self.store.get_task(task_id) if self.store else None)
@@ -315,12 +355,33 @@ class SubagentRunner:
         return resolve_model(f"{models.main.provider}:{spec}", self.settings)  # a bare model id
 
     def _child_tool_names(
-        self, agent_type: AgentType, depth: int, write_paths: list[str] | None
+        self,
+        agent_type: AgentType,
+        depth: int,
+        write_paths: list[str] | None,
+        scopes: tuple[tuple[str, ...], ...] = (),
     ) -> list[str] | ToolResult:
         available = list(ALL_TOOLS) + (list(TASK_TOOL_NAMES) if self.can_delegate(depth) else [])
         allowed = agent_type.allowed_tools(available)
         denied = set(self.settings.task_tool.deny_tools)
         names = [n for n in allowed if n not in denied]
+        if () in scopes:  # below a read-only type: read-only tools only
+            if write_paths is not None:
+                return _error(
+                    "Subagent lacks permission for required tools: Write, Edit (it would run below a read-only "
+                    "agent, so write_paths cannot be honoured)",
+                    "FORBIDDEN",
+                )
+            kept = [n for n in names if n not in WRITE_TOOLS and n != "Bash"]
+            if not kept:
+                return _error(
+                    f"Subagent lacks permission for required tools: {', '.join(names) or 'none'} "
+                    "(it would run below a read-only agent: read-only tools only)",
+                    "FORBIDDEN",
+                )
+            return kept
+        if scopes:
+            names = [n for n in names if n != "Bash"]  # a shell could write outside the inherited confinement
         if write_paths is not None:
             if not any(n in WRITE_TOOLS for n in names):
                 return _error(
@@ -345,13 +406,14 @@ class SubagentRunner:
         agent_type: AgentType,
         model: ResolvedModel,
         previous: TaskRecord | None,
+        scopes: tuple[tuple[str, ...], ...] = (),
     ) -> TaskHandle:
         cfg = self.settings.task_tool
         task_id = new_id("tsk")
         number = next(self._numbers.setdefault(agent_type.name, itertools.count(1)))
         psession = parent.session
         child = Session(
-            system_prompt=self._system_prompt(agent_type, args.description, args.write_paths),
+            system_prompt=self._system_prompt(agent_type, args.description, args.write_paths, scopes),
             model=model,
             workspace=self.workspace,
             agent=f"{agent_type.name}#{number}",
@@ -390,6 +452,7 @@ class SubagentRunner:
             timeout=float(min(timeout, cfg.max_timeout_seconds)),
             slot=Slot(priority=child.depth),
             write_paths=args.write_paths,
+            write_scopes=scopes,
             output_schema=args.output_schema,
         )
 
@@ -401,13 +464,26 @@ class SubagentRunner:
             return self.store.get_messages(record.child_session_id)
         return []
 
-    def _system_prompt(self, agent_type: AgentType, description: str, write_paths: list[str] | None) -> str:
+    def _system_prompt(
+        self,
+        agent_type: AgentType,
+        description: str,
+        write_paths: list[str] | None,
+        scopes: tuple[tuple[str, ...], ...] = (),
+    ) -> str:
         role = Template(agent_type.prompt).safe_substitute(
             workspace=str(self.workspace), date=_now().date().isoformat()
         )
         text = f"{role}\n\n# Task\n{description}"
-        if write_paths:
-            text += "\n\nYou may write only to files matching: " + ", ".join(write_paths)
+        every = [*scopes, *([tuple(write_paths)] if write_paths else [])]
+        if () in every:
+            text += "\n\nYou may not write files or run commands: you work below a read-only agent."
+        elif len(every) == 1:
+            text += "\n\nYou may write only to files matching: " + ", ".join(every[0])
+        elif every:
+            text += "\n\nYou may write only to files matching all of: " + " and ".join(
+                "(" + ", ".join(scope) + ")" for scope in every
+            )
         if self.instructions:
             text += f"\n\n{self.instructions}"
         return text
@@ -446,6 +522,10 @@ class SubagentRunner:
                 self._finish(handle, status, result, error)
         except LimitReachedError:
             self._finish(handle, "failed", None, "Maximum concurrent tasks limit reached")
+        except Exception as exc:  # a bug or an unexpected failure: the record never stays running
+            log.exception("subagent %s failed", record.task_id)
+            error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            self._finish(handle, "failed", handle.loop.last_text() if handle.loop else None, f"internal error: {error}")
         except asyncio.CancelledError:
             # The parent (or the person, with Esc) stopped the whole turn: record it, then propagate.
             self._finish(handle, "cancelled", handle.loop.last_text() if handle.loop else None, "cancelled")

@@ -79,12 +79,9 @@ class TaskArgs(ToolArgs):
     def _schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return None
-        import jsonschema
+        from agentcli.subagents.schema import compile_schema
 
-        try:
-            jsonschema.validators.validator_for(value).check_schema(value)
-        except jsonschema.SchemaError as exc:
-            raise ValueError(f"is not a valid JSON schema: {exc.message}") from None
+        compile_schema(value)  # ValueError: only local references, compilable, bounded patterns
         return value
 
     @field_validator("resume")

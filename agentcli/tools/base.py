@@ -71,6 +71,9 @@ class ToolContext:
     bash_max_timeout_seconds: int = 600
     bash_output_limit_bytes: int = 30_000
     write_paths: list[str] | None = None  # globs a subagent may write to; None = anywhere in the workspace
+    # Its ancestors' confinement down the delegation tree: a write must match one glob of EVERY list
+    # (and of write_paths); an empty list confines to no writes at all (below a read-only type).
+    write_scopes: tuple[tuple[str, ...], ...] = ()
     todos: list[TodoItem] = field(default_factory=list)
     tool_call_id: str = ""  # set per call by the loop (on a copy of the agent's context)
     progress: Callable[[], None] = lambda: None  # call while working, so idle timeouts see progress

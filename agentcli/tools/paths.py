@@ -22,8 +22,8 @@ def resolve_in_workspace(ctx: ToolContext, raw: str, *, for_write: bool = False)
 
     Relative paths are taken from the workspace. Symlinks (of the file or any parent) are
     followed, so one pointing outside is refused; a file that does not exist yet resolves
-    through its nearest existing parent. With `for_write` and `ctx.write_paths` set, the path
-    must also match one of those globs.
+    through its nearest existing parent. With `for_write`, the path must also match one glob of
+    `ctx.write_paths` (when set) and of every list in `ctx.write_scopes` (the ancestors' confinement).
     """
     text = raw.strip()
     if not text:
@@ -43,13 +43,15 @@ def resolve_in_workspace(ctx: ToolContext, raw: str, *, for_write: bool = False)
             f"Path {text} is outside the workspace ({workspace}); file tools only work inside it"
             + (" (it is a symlink that points outside)" if _lexically_inside(candidate, workspace) else "")
         )
-    if for_write and ctx.write_paths is not None:
-        rel = display_path(ctx, resolved)
-        if not any(match_glob(glob, rel) for glob in ctx.write_paths):
-            globs = ", ".join(ctx.write_paths) or "none"
-            raise ToolError(
-                f"Subagent lacks permission for required tools: write to {rel} is outside write_paths ({globs})"
-            )
+    if for_write:
+        scopes = (*([tuple(ctx.write_paths)] if ctx.write_paths is not None else []), *ctx.write_scopes)
+        rel = display_path(ctx, resolved) if scopes else ""
+        for scope in scopes:
+            if not any(match_glob(glob, rel) for glob in scope):
+                globs = ", ".join(scope) or "none"
+                raise ToolError(
+                    f"Subagent lacks permission for required tools: write to {rel} is outside write_paths ({globs})"
+                )
     return resolved
 
 

@@ -17,8 +17,10 @@ without a `/` matches at any depth). Bash patterns match the command with `*` as
 command (`a && b | c`) is allowed only when every part is; a command with `$(…)`, backticks,
 output redirection to a file, or several lines is allowed only by a plain `Bash` rule or a
 rule equal to the whole command. Bash deny rules also match any part of a command and any
-word onward (`Bash(rm *)` blocks `sudo rm -rf x` and `find . -exec rm {} ;`): a guard rail,
-not a sandbox.
+word onward, a program named by its path also by its base name (`Bash(rm *)` blocks
+`sudo rm -rf x`, `/bin/rm x` and `find . -exec rm {} ;`): a guard rail, not a sandbox.
+A deny rule wins over everything, whoever asks (the main agent or any subagent): mode auto,
+--yes, allow rules and remembered "allow always" answers never reopen a denied call.
 
 Remembered "allow always" answers (for this session, this policy object):
 - file edits: one answer for Write, Edit or MultiEdit allows all three from then on;
@@ -181,6 +183,9 @@ def _deny_candidates(command: str, parsed: _Command) -> set[str]:
     for words in word_lists:
         for start in range(len(words)):
             out.add(" ".join(words[start:]))
+            head = words[start]
+            if "/" in head.rstrip("/"):  # `/usr/bin/rm -rf x` is tried as `rm -rf x` too
+                out.add(" ".join([head.rstrip("/").rsplit("/", 1)[1], *words[start + 1 :]]))
     out.discard("")
     return out
 
@@ -224,11 +229,19 @@ class PermissionPolicy:
         yes: bool = False,
     ) -> PermissionPolicy:
         """The policy for a session. `yes` (--yes) means auto; so does `allow_mutating_in_run` in a
-        one-shot run, unless the mode is readonly. A one-shot run without either never asks."""
+        one-shot run. Neither overrides mode readonly: readonly wins (see `yes_ignored`). A one-shot
+        run without either never asks."""
         mode: Mode = perms.mode
-        if yes or (oneshot and perms.allow_mutating_in_run and mode != "readonly"):
+        if mode != "readonly" and (yes or (oneshot and perms.allow_mutating_in_run)):
             mode = "auto"
         return cls(mode, perms.allow, perms.deny, approver, non_interactive=oneshot)
+
+    @staticmethod
+    def yes_ignored(perms: PermissionsSettings, yes: bool) -> str | None:
+        """The one line to tell the person when --yes is ignored because the mode is readonly."""
+        if yes and perms.mode == "readonly":
+            return '--yes ignored: permissions.mode is "readonly"'
+        return None
 
     # ---- the decision -------------------------------------------------------------------
 
