@@ -251,12 +251,14 @@ def test_stored_hostile_text_is_neutralised_by_sessions_and_tasks_commands(tmp_p
 def _agent_files(tmp_path: Path, ws: Path) -> None:
     """Hostile agent files: escapes in the name and description (YAML double-quoted escapes) and in a file name."""
     front = (
-        'name: "evil\\e]0;pwned\\a-agent"\n'
+        'name: "evil-agent"\n'
         'description: "Reviews code.\\x9b2J\\e]52;c;cm0gLXJmIH4K\\a \\u202eevil\\r"\n'
     )
+    named = 'name: "evil\\e]0;pwned\\a-agent"\ndescription: "Reviews."\n'  # a name the loader refuses
     for folder in (ws / ".agentcli" / "agents", tmp_path / "config" / "agentcli" / "agents"):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "evil.md").write_text(f"---\n{front}---\nYou review.\x1b[2J\n", encoding="utf-8")
+        (folder / "named.md").write_text(f"---\n{named}---\nYou review.\n", encoding="utf-8")
         (folder / f"bad{TITLE}.md").write_text("no front matter\n", encoding="utf-8")  # a skipped file
 
 
@@ -269,15 +271,16 @@ def test_agent_file_escapes_are_neutralised_by_agents_list_and_show(tmp_path: Pa
     out = _assert_terminal_safe(proc.stdout, "agents list")
     _assert_terminal_safe(proc.stderr, "agents list (stderr)")
     assert proc.returncode == 0, proc.stderr
-    assert "evil␛]0;pwned␇-agent" in out
+    assert "evil-agent" in out
+    assert "named.md" in out  # skipped: its name holds control characters
     assert "bad␛]0;pwned␇.md" in out  # the skipped file's name
-    proc = _run(["agents", "show", "evil\x1b]0;pwned\x07-agent", "--cwd", str(ws)], env)
+    proc = _run(["agents", "show", "evil-agent", "--cwd", str(ws)], env)
     out = _assert_terminal_safe(proc.stdout, "agents show")
     assert proc.returncode == 0, proc.stderr
     assert "Reviews code.\ufffd2J␛]52;c;" in out and "You review.␛[2J" in out
     proc = _run(["agents", "list", "--json", "--cwd", str(ws)], env)
     data = json.loads(_assert_terminal_safe(proc.stdout, "agents list --json"))
-    assert any(a["name"] == "evil\x1b]0;pwned\x07-agent" for a in data["agents"])
+    assert any(a["description"].startswith("Reviews code.\x9b2J\x1b]52;c;") for a in data["agents"])
     proc = _run(["agents", "show", f"nobody{TITLE}", "--cwd", str(ws)], env)
     assert proc.returncode == 1
     assert "␛]0;pwned␇" in _assert_terminal_safe(proc.stderr, "agents show error line")
