@@ -79,7 +79,7 @@ class ModelSettings(_Section):
     """One model endpoint (`[models.main]`, `[models.light]`)."""
 
     provider: Provider = "anthropic"
-    model: str = Field("claude-sonnet-4-5", min_length=1)
+    model: str = Field("claude-sonnet-5-5", min_length=1)
     base_url: str | None = None
     api_key: SecretStr | None = None
     max_output_tokens: int = Field(8192, ge=1, le=1_000_000)
@@ -103,7 +103,7 @@ class ModelSettings(_Section):
 class LightModelSettings(ModelSettings):
     """`[models.light]`: same fields, cheaper defaults."""
 
-    model: str = Field("claude-haiku-4-5", min_length=1)
+    model: str = Field("claude-haiku-5-5", min_length=1)
     max_output_tokens: int = Field(4096, ge=1, le=1_000_000)
 
 
