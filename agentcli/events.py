@@ -104,6 +104,14 @@ class ErrorEvent(_Event):
     fatal: bool = True
 
 
+class NoticeEvent(_Event):
+    """A one-line warning for the person that does not stop the run (e.g. a deprecated model)."""
+
+    kind: Literal["notice"] = "notice"
+    message: str
+    level: Literal["info", "warning"] = "warning"
+
+
 class RunFinishedEvent(_Event):
     """A session's run ended."""
 
@@ -169,6 +177,7 @@ Event = Annotated[
     | UsageEvent
     | RetryEvent
     | ErrorEvent
+    | NoticeEvent
     | RunFinishedEvent
     | SubagentBlockAddedEvent
     | SubagentBlockUpdatedEvent

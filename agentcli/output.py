@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from agentcli.events import (
     Event,
     MessageManager,
+    NoticeEvent,
     RetryEvent,
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
@@ -76,6 +77,18 @@ class Printer(MessageManager):
         if event.files_modified:
             record["files_modified"] = event.files_modified
 
+    def on_notice(self, event: NoticeEvent) -> None:
+        """A warning that does not stop the run: one line on stderr, in every output format."""
+        self.err.write(f"agentcli: {event.level}: {event.message}\n")
+        self.err.flush()
+
+    def on_subagent_event(self, event: SubagentEvent) -> None:
+        inner = event.event
+        while isinstance(inner, SubagentEvent):
+            inner = inner.event
+        if isinstance(inner, NoticeEvent):
+            self.on_notice(inner)
+
     def finish(self, summary: RunSummary) -> None:
         """Print the end of the run."""
 
@@ -94,6 +107,9 @@ class TextPrinter(Printer):
             self._mid_line = False
         self.err.write(line + "\n")
         self.err.flush()
+
+    def on_notice(self, event: NoticeEvent) -> None:
+        self._say(f"agentcli: {event.level}: {event.message}")
 
     def on_text_delta(self, event: TextDeltaEvent) -> None:
         self.out.write(event.text)
@@ -127,7 +143,9 @@ class TextPrinter(Printer):
         while isinstance(inner, SubagentEvent):
             depth, inner = depth + 1, inner.event
         indent = "  " * (depth + 1)
-        if isinstance(inner, SubagentBlockAddedEvent):
+        if isinstance(inner, NoticeEvent):
+            self.on_notice(inner)
+        elif isinstance(inner, SubagentBlockAddedEvent):
             self.on_subagent_block_added(inner, depth)
         elif isinstance(inner, SubagentBlockFinishedEvent):
             self.on_subagent_block_finished(inner, depth)

@@ -17,6 +17,7 @@ from agentcli.events import (
     Event,
     EventSink,
     MessageAddedEvent,
+    NoticeEvent,
     RetryEvent,
     RunFinishedEvent,
     SessionStartedEvent,
@@ -40,6 +41,7 @@ from agentcli.llm.base import (
     ToolUseBlock,
     Usage,
 )
+from agentcli.llm.deprecation import announce_once
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,8 @@ class AgentLoop:
                     task_id=self.session.task_id,
                 )
             )
+            if (line := announce_once(self.session.model)) is not None:
+                self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
         message = Message.user(prompt) if isinstance(prompt, str) else prompt
         self._append(self._with_notices(message))
         outcome = RunOutcome("cancelled", "", 0)

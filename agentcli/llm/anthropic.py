@@ -35,6 +35,7 @@ from agentcli.llm.base import (
     ToolUseBlock,
     Usage,
 )
+from agentcli.llm.deprecation import silence_sdk_warning
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
 
@@ -184,6 +185,7 @@ class AnthropicProvider:
         self.client = client
         self.policy = policy
         self.caching = caching
+        silence_sdk_warning()  # agentcli names the setting to change once per run instead (AgentLoop)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one turn, retrying retryable failures."""
