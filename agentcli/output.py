@@ -34,6 +34,7 @@ class RunSummary:
     cost_usd: float | None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     tasks: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str | None = None  # the last model turn's: end_turn, tool_use, max_tokens, refusal, ...
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of the final result object."""
@@ -49,6 +50,7 @@ class RunSummary:
             "cost_usd": self.cost_usd,
             "tool_calls": self.tool_calls,
             "tasks": self.tasks,
+            "stop_reason": self.stop_reason,
         }
 
 

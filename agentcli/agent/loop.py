@@ -33,6 +33,7 @@ from agentcli.llm.base import (
     Provider,
     ProviderError,
     ResponseDone,
+    StopReason,
     StreamRetry,
     TextBlock,
     TextDelta,
@@ -51,14 +52,29 @@ CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finishe
 PriceFn = Callable[[str, str, Usage], float | None]
 
 
+# Told to whoever reads a result (a parent agent, a script) when the last turn did not end normally.
+STOP_MARKERS: dict[str, str] = {
+    "max_tokens": "[cut: the reply reached the model's output token limit (max_output_tokens); it is incomplete]",
+    "refusal": "[the model refused: this is not an answer]",
+}
+
+
 @dataclass(slots=True)
 class RunOutcome:
-    """How a run ended and what it produced."""
+    """How a run ended and what it produced; `stop_reason` is the last model turn's."""
 
     status: RunStatus
     result: str
     turns: int
     error: str | None = None
+    stop_reason: StopReason | None = None
+
+    def marked_result(self) -> str:
+        """The result with a visible marker when the last turn was cut at the token limit or refused."""
+        marker = STOP_MARKERS.get(self.stop_reason or "")
+        if marker is None or self.status != "completed":
+            return self.result
+        return f"{self.result}\n\n{marker}" if self.result.strip() else marker
 
 
 class AgentLoop:
@@ -137,10 +153,18 @@ class AgentLoop:
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
                 return RunOutcome("failed", self._last_text(), session.turns, str(exc))
             session.turns += 1
-            self._append(response.message())
+            message = response.message()  # never empty, never a whitespace-only text block
+            self._append(message)
+            self._stop_notice(response)
             calls = response.tool_uses()
             if not calls:
-                return RunOutcome("completed", response.text(), session.turns)
+                return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason)
+            if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
+                cut = "the call was cut at the output token limit"
+                calls = [
+                    c.model_copy(update={"input_error": f"{cut} ({c.input_error})"}) if c.input_error is not None else c
+                    for c in calls
+                ]
             await self._run_tools(calls)
         return RunOutcome(
             "max_turns", self._last_text(), session.turns, f"stopped after max_turns={self.max_turns} turns"
@@ -179,10 +203,24 @@ class AgentLoop:
                 else:
                     self.context.progress()
         except (asyncio.CancelledError, ProviderError):
-            if partial:  # keep what the person already saw; the transcript stays valid
-                self._append(Message(role="assistant", content=[TextBlock(text="".join(partial))]))
+            text = "".join(partial)
+            if text.strip():  # keep what the person already saw; the transcript stays valid
+                self._append(Message(role="assistant", content=[TextBlock(text=text)]))
             raise
         raise ProviderError("the stream ended without a response", provider=self.provider.name)
+
+    def _stop_notice(self, response: ModelResponse) -> None:
+        """Say so when a turn did not end normally: cut at the token limit, refused, or empty."""
+        if response.stop_reason == "max_tokens":
+            limit = self.session.model.max_output_tokens
+            line = f"the reply was cut at the output token limit (max_output_tokens = {limit}); it is incomplete"
+        elif response.stop_reason == "refusal":
+            line = "the model refused to answer"
+        elif response.empty:
+            line = "the model returned an empty reply"
+        else:
+            return
+        self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
 
     def _account(self, response: ModelResponse) -> None:
         session = self.session

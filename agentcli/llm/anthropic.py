@@ -34,6 +34,7 @@ from agentcli.llm.base import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    sendable,
 )
 from agentcli.llm.deprecation import silence_sdk_warning
 from agentcli.llm.errors import from_sdk_exception
@@ -62,7 +63,7 @@ def _block_param(block: TextBlock | ToolUseBlock | ToolResultBlock) -> dict[str,
     }
 
 
-def _message_params(messages: list[Message] | tuple[Message, ...], caching: bool) -> list[dict[str, Any]]:
+def _message_params(messages: list[Message], caching: bool) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
         out.append({"role": m.role, "content": [_block_param(b) for b in m.content]})
@@ -78,7 +79,7 @@ def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, 
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": _message_params(tuple(request.messages), caching),
+        "messages": _message_params(sendable(request.messages), caching),
     }
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}

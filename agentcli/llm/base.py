@@ -68,6 +68,40 @@ class Message(BaseModel):
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
 
+# --- history validity --------------------------------------------------------------------------
+
+# What an assistant turn that produced nothing is recorded as (both APIs reject an empty message).
+EMPTY_TURN_TEXT: dict[str, str] = {
+    "end_turn": "(empty response: the model returned no text)",
+    "refusal": "(the model refused to answer)",
+    "max_tokens": "(no text: the reply was cut at the token limit)",
+}
+_EMPTY_USER_TEXT = "(empty message)"
+
+
+def _blank(text: str) -> bool:
+    return not text or text.isspace()
+
+
+def sendable(messages: Sequence[Message]) -> list[Message]:
+    """The history as the APIs accept it: no empty or whitespace-only text block, no empty message.
+
+    Messages stored by an older agentcli (or cut off mid-turn) may break these rules; they are
+    repaired on the way out, never in the store.
+    """
+    out: list[Message] = []
+    for message in messages:
+        if not any(isinstance(b, TextBlock) and _blank(b.text) for b in message.content) and message.content:
+            out.append(message)
+            continue
+        content = [b for b in message.content if not (isinstance(b, TextBlock) and _blank(b.text))]
+        if not content:
+            filler = EMPTY_TURN_TEXT["end_turn"] if message.role == "assistant" else _EMPTY_USER_TEXT
+            content = [TextBlock(text=filler)]
+        out.append(Message(role=message.role, content=content))
+    return out
+
+
 # --- requests and responses --------------------------------------------------------------------
 
 
@@ -126,8 +160,22 @@ class ModelResponse:
     request_id: str | None = None
 
     def message(self) -> Message:
-        """The turn as an assistant message for the history."""
-        return Message(role="assistant", content=list(self.content))
+        """The turn as an assistant message for the history: never empty, no whitespace-only text.
+
+        A turn that produced nothing (an empty reply, a refusal without text, a reply cut before any
+        text) is recorded as a short note saying so, which keeps every later request valid.
+        """
+        content: list[TextBlock | ToolUseBlock | ToolResultBlock] = [
+            b for b in self.content if not (isinstance(b, TextBlock) and _blank(b.text))
+        ]
+        if not content:
+            content = [TextBlock(text=EMPTY_TURN_TEXT.get(self.stop_reason, EMPTY_TURN_TEXT["end_turn"]))]
+        return Message(role="assistant", content=content)
+
+    @property
+    def empty(self) -> bool:
+        """True when the turn produced neither text (beyond whitespace) nor tool calls."""
+        return not any(isinstance(b, ToolUseBlock) or not _blank(b.text) for b in self.content)
 
     def text(self) -> str:
         """All text of the turn."""
@@ -298,6 +346,7 @@ class ToolCallAccumulator:
     ids: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     args: list[list[str]] = field(default_factory=list)
+    failed: dict[int, str] = field(default_factory=dict)  # index -> why the server could not parse the call
 
     def start(self, call_id: str, name: str) -> int:
         """Register a new call and return its index."""
@@ -315,7 +364,10 @@ class ToolCallAccumulator:
         import json
 
         out: list[ToolUseBlock] = []
-        for call_id, name, parts in zip(self.ids, self.names, self.args, strict=True):
+        for index, (call_id, name, parts) in enumerate(zip(self.ids, self.names, self.args, strict=True)):
+            if index in self.failed:
+                out.append(ToolUseBlock(id=call_id, name=name, input={}, input_error=self.failed[index]))
+                continue
             raw = "".join(parts).strip()
             if not raw:
                 out.append(ToolUseBlock(id=call_id, name=name, input={}))
