@@ -16,7 +16,7 @@ from agentcli.agent.session import Session
 from agentcli.events import Event, NoticeEvent
 from agentcli.llm.base import Message, RetryPolicy, TextBlock, ToolUseBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Raw, Reply, Script, Step
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Raw, Reply, Script, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions import PermissionPolicy
 from agentcli.tools.registry import build_tools
@@ -173,3 +173,27 @@ async def test_a_stream_error_after_whitespace_stores_no_blank_message(
     assert (await loop.run("retry")).result == "fine"
     _stored_valid(loop)
     assert_valid_request(api, server.requests[-1].body)
+
+
+async def test_groq_tool_use_failed_is_told_to_the_model_which_retries(
+    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    failed = {"error": {"message": "Failed to call a function. Please adjust your prompt.",
+                        "type": "invalid_request_error", "code": "tool_use_failed",
+                        "failed_generation": '<function=Read{"file_path": "a.txt"</function>'}}
+    server.add_steps(
+        Step(match=Match(api="openai", turn=0),
+             raw=Raw(frames=[openai_chunk({"role": "assistant", "content": ""}), failed])),
+        Step(match=Match(api="openai", turn=1, last_user_contains="Failed to call a function"),
+             reply=Reply(tool_calls=[ToolCall(name="Read", input={"file_path": "a.txt"})])),
+        Step(match=Match(api="openai", turn=2, last_user_contains="alpha"), reply=Reply(text="It says alpha.")),
+    )
+    loop = _loop("openai", server, pool, tmp_path, [])
+    outcome = await loop.run("read a.txt")
+    assert outcome.status == "completed" and outcome.result == "It says alpha."
+    server.assert_done()
+    second = server.requests[1].body
+    assert_valid_request("openai", second)
+    tool_msg = next(m for m in second["messages"] if m["role"] == "tool")
+    assert tool_msg["content"].startswith("Error: Invalid arguments for Read: the server rejected this tool call")
