@@ -251,3 +251,27 @@ async def test_a_raw_body_is_sent_byte_for_byte(server: FakeLLMServer) -> None:
         server.base_url + "/v1/chat/completions", json={"model": "m", "messages": []}
     ) as got:
         assert got.status == 400 and await got.read() == body.encode()
+
+
+async def test_a_whole_tool_call_in_one_chunk_with_stop(server: FakeLLMServer, pool: ProviderPool) -> None:
+    # Ollama's OpenAI-compatible endpoint sends each tool call whole in one chunk, then finish_reason "stop".
+    call = {"index": 0, "id": "call_k2v1", "type": "function",
+            "function": {"name": "Grep", "arguments": '{"pattern":"def main"}'}}
+    server.add_steps(Step(raw=Raw(frames=[
+        openai_chunk({"role": "assistant", "content": "", "tool_calls": [call]}),
+        openai_chunk({"role": "assistant", "content": ""}, "stop"),
+        "[DONE]",
+    ])))
+    _, done = await _turn(pool, _compatible(server))
+    (got,) = done.response.tool_uses()
+    assert (got.id, got.name, got.input) == ("call_k2v1", "Grep", {"pattern": "def main"})
+    assert done.response.stop_reason == "tool_use"
+
+
+async def test_a_second_choice_never_mixes_into_the_first(server: FakeLLMServer, pool: ProviderPool) -> None:
+    second = openai_chunk({"content": "OTHER"})
+    second["choices"][0]["index"] = 1  # type: ignore[index]
+    server.add_steps(Step(raw=Raw(frames=[openai_chunk({"content": "mine"}), second,
+                                          openai_chunk({}, "stop"), "[DONE]"])))
+    _, done = await _turn(pool, _compatible(server))
+    assert done.response.text() == "mine"
