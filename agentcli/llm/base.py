@@ -45,14 +45,38 @@ class ToolResultBlock(BaseModel):
     is_error: bool = False
 
 
-ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+class ThinkingBlock(BaseModel):
+    """The model's reasoning, kept apart from its answer and sent back unchanged (Anthropic needs the signature).
+
+    `signature` is empty for reasoning from other providers (`reasoning_content`, Mistral thinking parts),
+    which is kept in the history but never sent to Anthropic.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(BaseModel):
+    """Reasoning Anthropic's safety systems encrypted: opaque, sent back exactly as received."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
+AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
 
 
 class Message(BaseModel):
     """One conversation message in the provider-neutral form."""
 
     role: Literal["user", "assistant"]
-    content: list[TextBlock | ToolUseBlock | ToolResultBlock] = Field(default_factory=list)
+    content: list[TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock] = Field(
+        default_factory=list
+    )
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -83,21 +107,29 @@ def _blank(text: str) -> bool:
     return not text or text.isspace()
 
 
+def _substantial(block: object) -> bool:
+    """A block that makes a message non-empty: text beyond whitespace, a tool call or a tool result."""
+    if isinstance(block, TextBlock):
+        return not _blank(block.text)
+    return isinstance(block, ToolUseBlock | ToolResultBlock)
+
+
 def sendable(messages: Sequence[Message]) -> list[Message]:
     """The history as the APIs accept it: no empty or whitespace-only text block, no empty message.
 
     Messages stored by an older agentcli (or cut off mid-turn) may break these rules; they are
-    repaired on the way out, never in the store.
+    repaired on the way out, never in the store. Thinking blocks stay where they are.
     """
     out: list[Message] = []
     for message in messages:
-        if not any(isinstance(b, TextBlock) and _blank(b.text) for b in message.content) and message.content:
+        blank = any(isinstance(b, TextBlock) and _blank(b.text) for b in message.content)
+        if not blank and any(_substantial(b) for b in message.content):
             out.append(message)
             continue
         content = [b for b in message.content if not (isinstance(b, TextBlock) and _blank(b.text))]
-        if not content:
+        if not any(_substantial(b) for b in content):
             filler = EMPTY_TURN_TEXT["end_turn"] if message.role == "assistant" else _EMPTY_USER_TEXT
-            content = [TextBlock(text=filler)]
+            content.append(TextBlock(text=filler))
         out.append(Message(role=message.role, content=content))
     return out
 
@@ -153,7 +185,7 @@ class Usage:
 class ModelResponse:
     """A finished model turn."""
 
-    content: list[TextBlock | ToolUseBlock]
+    content: list[AssistantBlock]
     stop_reason: StopReason
     usage: Usage
     model: str
@@ -165,17 +197,21 @@ class ModelResponse:
         A turn that produced nothing (an empty reply, a refusal without text, a reply cut before any
         text) is recorded as a short note saying so, which keeps every later request valid.
         """
-        content: list[TextBlock | ToolUseBlock | ToolResultBlock] = [
+        content: list[TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock] = [
             b for b in self.content if not (isinstance(b, TextBlock) and _blank(b.text))
         ]
-        if not content:
-            content = [TextBlock(text=EMPTY_TURN_TEXT.get(self.stop_reason, EMPTY_TURN_TEXT["end_turn"]))]
+        if self.empty:  # thinking alone is not an answer: say what the turn was
+            content.append(TextBlock(text=EMPTY_TURN_TEXT.get(self.stop_reason, EMPTY_TURN_TEXT["end_turn"])))
         return Message(role="assistant", content=content)
 
     @property
     def empty(self) -> bool:
-        """True when the turn produced neither text (beyond whitespace) nor tool calls."""
-        return not any(isinstance(b, ToolUseBlock) or not _blank(b.text) for b in self.content)
+        """True when the turn produced neither text (beyond whitespace) nor tool calls (thinking does not count)."""
+        return not any(_substantial(b) for b in self.content)
+
+    def thinking(self) -> str:
+        """The turn's readable reasoning, kept apart from its text."""
+        return "".join(b.thinking for b in self.content if isinstance(b, ThinkingBlock))
 
     def text(self) -> str:
         """All text of the turn."""
@@ -195,6 +231,14 @@ class TextDelta:
 
     text: str
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning (never part of the answer)."""
+
+    text: str
+    kind: Literal["thinking_delta"] = "thinking_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +278,7 @@ class ResponseDone:
     kind: Literal["response_done"] = "response_done"
 
 
-StreamEvent = TextDelta | ToolCallStart | ToolCallArgsDelta | StreamRetry | ResponseDone
+StreamEvent = TextDelta | ThinkingDelta | ToolCallStart | ToolCallArgsDelta | StreamRetry | ResponseDone
 
 
 # --- errors ------------------------------------------------------------------------------------

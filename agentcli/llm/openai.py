@@ -10,6 +10,7 @@ import httpx2
 import openai
 
 from agentcli.llm.base import (
+    AssistantBlock,
     Message,
     ModelRequest,
     ModelResponse,
@@ -21,6 +22,8 @@ from agentcli.llm.base import (
     StreamInterruptedError,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCallAccumulator,
     ToolCallArgsDelta,
     ToolCallStart,
@@ -100,21 +103,25 @@ def _field(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
-def _content_text(content: Any) -> str:
-    """Answer text of `delta.content`: a string, or a list of typed parts (Mistral); thinking is not answer."""
+def _content_text(content: Any) -> tuple[str, str]:
+    """(answer, reasoning) of `delta.content`: a string, or a list of typed parts (Mistral's thinking parts)."""
     if content is None:
-        return ""
+        return "", ""
     if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif _field(part, "type") == "text" and isinstance(_field(part, "text"), str):
-                parts.append(_field(part, "text"))
-        return "".join(parts)
-    return ""
+        return content, ""
+    answer: list[str] = []
+    reasoning: list[str] = []
+    for part in content if isinstance(content, list) else ():
+        kind = _field(part, "type")
+        if isinstance(part, str):
+            answer.append(part)
+        elif kind == "text" and isinstance(_field(part, "text"), str):
+            answer.append(_field(part, "text"))
+        elif kind == "thinking":
+            inner = _field(part, "thinking")
+            pieces = inner if isinstance(inner, list) else [inner]
+            reasoning.extend(p if isinstance(p, str) else str(_field(p, "text") or "") for p in pieces)
+    return "".join(answer), "".join(reasoning)
 
 
 def _generated_tool_name(generated: str) -> str | None:
@@ -141,6 +148,7 @@ class _TurnBuilder:
         self.by_id: dict[str, int] = {}
         self.text_before_tools = True
         self.refused = False
+        self.reasoning: list[str] = []
 
     def _tool_slot(self, wire_index: int | None, call_id: str | None, name: str | None) -> tuple[int, bool]:
         """Our index for a tool-call delta, and whether it opened a new call."""
@@ -174,7 +182,14 @@ class _TurnBuilder:
                 continue  # n > 1 is never asked for; a stray second choice must not mix into the first
             delta = choice.delta
             if delta is not None:
-                text = _content_text(delta.content)
+                text, thought = _content_text(delta.content)
+                for extra in ("reasoning_content", "reasoning"):  # DeepSeek, vLLM, llama.cpp / OpenRouter, Ollama
+                    value = _field(delta, extra)
+                    if isinstance(value, str):
+                        thought += value
+                if thought:
+                    self.reasoning.append(thought)
+                    events.append(ThinkingDelta(thought))
                 if text:
                     if self.tools.ids:
                         self.text_before_tools = False
@@ -229,7 +244,9 @@ class _TurnBuilder:
         )
 
     def response(self) -> ModelResponse:
-        content: list[TextBlock | ToolUseBlock] = []
+        content: list[AssistantBlock] = []
+        if reasoning := "".join(self.reasoning):
+            content.append(ThinkingBlock(thinking=reasoning))  # kept apart; never sent back to these APIs
         text = "".join(self.text)
         tools = self.tools.blocks()
         if text and self.text_before_tools:

@@ -79,6 +79,7 @@ async def test_mistral_content_as_typed_parts_is_text_and_thinking_stays_out(
     assert done.response.text() == "The answer is 4."
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The answer is 4."
     assert done.response.stop_reason == "end_turn" and done.response.usage.output_tokens == 30
+    assert done.response.thinking() == "Two plus two is four."  # kept, apart from the answer
 
 
 async def test_done_without_finish_reason_completes_a_whole_tool_call(
