@@ -83,6 +83,15 @@ class ModelSettings(_Section):
     base_url: str | None = None
     api_key: SecretStr | None = None
     max_output_tokens: int = Field(8192, ge=1, le=1_000_000)
+    thinking: Literal["", "off", "on", "adaptive"] = ""
+    thinking_budget_tokens: int = Field(4096, ge=1024, le=1_000_000)
+    reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = ""
+
+    @model_validator(mode="after")
+    def _budget_fits(self) -> ModelSettings:
+        if self.thinking == "on" and self.thinking_budget_tokens > self.max_output_tokens:
+            raise _cross_field("thinking_budget_tokens", "max_output_tokens")
+        return self
 
     @field_validator("base_url", "api_key", mode="before")
     @classmethod

@@ -125,7 +125,7 @@ class AgentLoop:
                     task_id=self.session.task_id,
                 )
             )
-            if (line := announce_once(self.session.model)) is not None:
+            for line in announce_once(self.session.model):
                 self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
         message = Message.user(prompt) if isinstance(prompt, str) else prompt
         self._append(self._with_notices(message))
@@ -178,6 +178,9 @@ class AgentLoop:
             messages=tuple(session.messages),
             tools=self._specs,
             max_tokens=session.model.max_output_tokens,
+            thinking=session.model.thinking,
+            thinking_budget_tokens=session.model.thinking_budget_tokens,
+            reasoning_effort=session.model.reasoning_effort,
         )
         partial: list[str] = []
         try:

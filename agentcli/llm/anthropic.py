@@ -104,9 +104,26 @@ def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, 
         if caching:
             tools[-1]["cache_control"] = _EPHEMERAL
         params["tools"] = tools
-    if request.temperature is not None:
+    thinking = _thinking_param(request)
+    if thinking is not None:
+        params["thinking"] = thinking
+    thinks = thinking is not None and thinking["type"] != "disabled"
+    if request.temperature is not None and not thinks:  # the API refuses a temperature with thinking on
         params["temperature"] = request.temperature
     return params
+
+
+def _thinking_param(request: ModelRequest) -> dict[str, Any] | None:
+    """Anthropic's `thinking` for the configured mode; None leaves the model's default."""
+    if request.thinking == "off":
+        return {"type": "disabled"}
+    if request.thinking == "adaptive":
+        return {"type": "adaptive"}
+    if request.thinking == "on":
+        # >= 1024 (the API's minimum) and below max_tokens, as the API requires.
+        budget = max(1024, min(request.thinking_budget_tokens or 1024, request.max_tokens - 1))
+        return {"type": "enabled", "budget_tokens": budget}
+    return None
 
 
 class _TurnBuilder:

@@ -156,6 +156,9 @@ class ModelRequest:
     tools: Sequence[ToolSpec] = ()
     max_tokens: int = 4096
     temperature: float | None = None
+    thinking: str = ""  # "" (the model's default) | off | on | adaptive: Anthropic's `thinking`
+    thinking_budget_tokens: int = 0
+    reasoning_effort: str = ""  # OpenAI's `reasoning_effort` ("" = not sent)
 
 
 @dataclass(slots=True)

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from agentcli.llm.models import ResolvedModel
 
-# The SDK's own warning text (anthropic/resources/messages/messages.py): "The model 'X' is deprecated ...".
+# The SDK's own warning texts (anthropic/resources/messages/messages.py): "The model 'X' is deprecated ...",
+# and "Using Claude with X and 'thinking.type=enabled' is deprecated ...".
 SDK_WARNING_PATTERN = r"The model '.*' is deprecated"
+SDK_THINKING_PATTERN = r"Using Claude with .* and 'thinking.type=enabled' is deprecated"
 _MONTHS = {
     name: number
     for number, name in enumerate(
@@ -32,6 +34,7 @@ _lock = threading.Lock()
 def silence_sdk_warning() -> None:
     """Keep the SDK's own deprecation text from ever reaching the person (agentcli says it once instead)."""
     warnings.filterwarnings("ignore", message=SDK_WARNING_PATTERN, category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=SDK_THINKING_PATTERN, category=UserWarning)
 
 
 def end_of_life(provider: str, model: str) -> str | None:
@@ -73,17 +76,31 @@ def deprecation_line(model: ResolvedModel) -> str | None:
     )
 
 
-def announce_once(model: ResolvedModel) -> str | None:
-    """`deprecation_line(model)` the first time this process meets the model, else None."""
-    line = deprecation_line(model)
-    if line is None:
+def thinking_line(model: ResolvedModel) -> str | None:
+    """The warning for `thinking = "on"` on a model the SDK wants adaptive thinking for; None otherwise."""
+    if model.provider != "anthropic" or model.thinking != "on":
         return None
+    try:
+        from anthropic.resources.messages.messages import MODELS_TO_WARN_WITH_THINKING_ENABLED
+    except ImportError:
+        return None
+    if model.model not in MODELS_TO_WARN_WITH_THINKING_ENABLED:
+        return None
+    setting = f"models.{model.label}.thinking" if model.label in ("main", "light") else "thinking"
+    return f'model {model.model} wants adaptive thinking; set {setting} = "adaptive" instead of "on"'
+
+
+def announce_once(model: ResolvedModel) -> list[str]:
+    """The warnings for this model (deprecated, thinking mode) the first time this process meets it."""
+    lines = [line for line in (deprecation_line(model), thinking_line(model)) if line is not None]
+    if not lines:
+        return []
     key = (model.provider, model.model)
     with _lock:
         if key in _announced:
-            return None
+            return []
         _announced.add(key)
-    return line
+    return lines
 
 
 def forget_announcements() -> None:

@@ -91,6 +91,8 @@ def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]
         ]
     if request.temperature is not None:
         params["temperature"] = request.temperature
+    if request.reasoning_effort:
+        params["reasoning_effort"] = request.reasoning_effort
     return params
 
 
