@@ -56,6 +56,7 @@ PriceFn = Callable[[str, str, Usage], float | None]
 STOP_MARKERS: dict[str, str] = {
     "max_tokens": "[cut: the reply reached the model's output token limit (max_output_tokens); it is incomplete]",
     "refusal": "[the model refused: this is not an answer]",
+    "model_context_window_exceeded": "[cut: the conversation filled the model's context window; it is incomplete]",
 }
 
 
@@ -157,6 +158,8 @@ class AgentLoop:
             self._append(message)
             self._stop_notice(response)
             calls = response.tool_uses()
+            if not calls and response.stop_reason == "pause_turn":
+                continue  # Anthropic paused a long turn: sending the history back lets the model go on
             if not calls:
                 return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason)
             if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
@@ -217,8 +220,12 @@ class AgentLoop:
         if response.stop_reason == "max_tokens":
             limit = self.session.model.max_output_tokens
             line = f"the reply was cut at the output token limit (max_output_tokens = {limit}); it is incomplete"
+        elif response.stop_reason == "model_context_window_exceeded":
+            line = "the reply was cut: the conversation filled the model's context window"
         elif response.stop_reason == "refusal":
             line = "the model refused to answer"
+        elif response.stop_reason == "pause_turn":
+            return  # not an end: the next request continues the turn
         elif response.empty:
             line = "the model returned an empty reply"
         else:

@@ -50,6 +50,8 @@ _STOP_REASONS: dict[str, StopReason] = {
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "refusal": "refusal",
+    "pause_turn": "pause_turn",
+    "model_context_window_exceeded": "model_context_window_exceeded",
 }
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -77,6 +79,10 @@ def _message_params(messages: list[Message], caching: bool) -> list[dict[str, An
         # Reasoning from another provider has no signature; Anthropic would refuse it.
         blocks = [b for b in m.content if not (isinstance(b, ThinkingBlock) and not b.signature)]
         out.append({"role": m.role, "content": [_block_param(b) for b in blocks]})
+    if out and out[-1]["role"] == "assistant":  # continuing a paused turn: no trailing whitespace allowed
+        tail = out[-1]["content"][-1] if out[-1]["content"] else None
+        if tail is not None and tail["type"] == "text" and tail["text"].rstrip():
+            tail["text"] = tail["text"].rstrip()
     if caching and out and out[-1]["content"]:
         last: dict[str, Any] = out[-1]["content"][-1]
         if last["type"] in ("text", "tool_result"):

@@ -10,7 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ProviderName = Literal["anthropic", "openai", "openai-compatible"]
 PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai", "openai-compatible")
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+StopReason = Literal[
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "stop_sequence",
+    "refusal",
+    "pause_turn",
+    "model_context_window_exceeded",
+    "other",
+]
 
 
 # --- conversation content (persisted, so pydantic) -------------------------------------------
@@ -99,6 +108,7 @@ EMPTY_TURN_TEXT: dict[str, str] = {
     "end_turn": "(empty response: the model returned no text)",
     "refusal": "(the model refused to answer)",
     "max_tokens": "(no text: the reply was cut at the token limit)",
+    "model_context_window_exceeded": "(no text: the context window was full)",
 }
 _EMPTY_USER_TEXT = "(empty message)"
 

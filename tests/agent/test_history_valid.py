@@ -197,3 +197,35 @@ async def test_groq_tool_use_failed_is_told_to_the_model_which_retries(
     assert_valid_request("openai", second)
     tool_msg = next(m for m in second["messages"] if m["role"] == "tool")
     assert tool_msg["content"].startswith("Error: Invalid arguments for Read: the server rejected this tool call")
+
+
+async def test_a_paused_turn_is_continued_not_reported_as_done(
+    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+) -> None:
+    # Anthropic's pause_turn: a long turn stops early; sending the history back lets the model go on.
+    server.add_steps(
+        Step(match=Match(turn=0), raw=anthropic_frames([{"type": "text", "text": "Searching the docs... \n"}],
+                                                       "pause_turn")),
+        Step(match=Match(turn=1), reply=Reply(text="Found it.")),
+    )
+    events: list[Event] = []
+    loop = _loop("anthropic", server, pool, tmp_path, events)
+    outcome = await loop.run("look it up")
+    assert outcome.status == "completed" and outcome.result == "Found it." and outcome.turns == 2
+    assert _notices(events) == []
+    server.assert_done()
+    second = server.requests[1].body
+    assert_valid_request("anthropic", second)
+    assert second["messages"][-1]["role"] == "assistant"
+    assert second["messages"][-1]["content"][-1]["text"] == "Searching the docs..."
+
+
+async def test_a_full_context_window_is_marked_like_a_cut(
+    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+) -> None:
+    server.add_steps(Step(raw=anthropic_frames([{"type": "text", "text": "Partial"}], "model_context_window_exceeded")))
+    events: list[Event] = []
+    outcome = await _loop("anthropic", server, pool, tmp_path, events).run("go")
+    assert outcome.stop_reason == "model_context_window_exceeded" and outcome.result == "Partial"
+    assert _notices(events) == ["the reply was cut: the conversation filled the model's context window"]
+    assert outcome.marked_result().endswith("filled the model's context window; it is incomplete]")
