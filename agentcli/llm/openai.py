@@ -234,7 +234,8 @@ class _TurnBuilder:
     def _take_usage(self, usage: Any) -> None:
         details = _field(usage, "prompt_tokens_details")
         cached = (_field(details, "cached_tokens") or 0) if details is not None else 0
-        written = (_field(details, "cache_write_tokens") or 0) if details is not None else 0
+        written = (_field(details, "cache_write_tokens") or 0) if details is not None else 0  # OpenRouter
+        written = written or _field(usage, "cache_creation_input_tokens") or 0  # LiteLLM proxying Claude
         if not cached:
             cached = _field(usage, "prompt_cache_hit_tokens") or 0  # DeepSeek
         prompt = _field(usage, "prompt_tokens") or 0

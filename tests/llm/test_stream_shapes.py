@@ -276,3 +276,28 @@ async def test_a_second_choice_never_mixes_into_the_first(server: FakeLLMServer,
                                           openai_chunk({}, "stop"), "[DONE]"])))
     _, done = await _turn(pool, _compatible(server))
     assert done.response.text() == "mine"
+
+
+async def test_litellm_top_level_cache_creation_tokens_are_read(server: FakeLLMServer, pool: ProviderPool) -> None:
+    server.add_steps(Step(raw=Raw(frames=[
+        openai_chunk({"content": "hi"}, "stop"),
+        openai_chunk(None, usage={"prompt_tokens": 500, "completion_tokens": 2, "total_tokens": 502,
+                                  "cache_creation_input_tokens": 400, "cache_read_input_tokens": 0,
+                                  "prompt_tokens_details": {"cached_tokens": 0}}),
+        "[DONE]",
+    ])))
+    _, done = await _turn(pool, _compatible(server))
+    u = done.response.usage
+    assert (u.input_tokens, u.cache_write_tokens, u.cache_read_tokens) == (100, 400, 0)
+
+
+async def test_deepseek_cache_hit_tokens_are_read(server: FakeLLMServer, pool: ProviderPool) -> None:
+    server.add_steps(Step(raw=Raw(frames=[
+        openai_chunk({"content": "hi"}, "stop",
+                     usage={"prompt_tokens": 300, "completion_tokens": 2, "total_tokens": 302,
+                            "prompt_cache_hit_tokens": 256, "prompt_cache_miss_tokens": 44}),
+        "[DONE]",
+    ])))
+    _, done = await _turn(pool, _compatible(server))
+    u = done.response.usage
+    assert (u.input_tokens, u.cache_read_tokens) == (44, 256)
