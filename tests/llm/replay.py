@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from agentcli.testing.fake_llm import Raw, RawFrame
 
@@ -45,10 +48,39 @@ def openai_chunk(delta: dict[str, Any] | None, finish: str | None = None, **extr
     return body
 
 
+@cache
+def _adapters() -> dict[str, TypeAdapter[Any]]:
+    import anthropic.types as at
+    import openai.types.chat as oc
+
+    return {
+        "anthropic_message": TypeAdapter(at.MessageParam),
+        "anthropic_blocks": TypeAdapter(list[at.ContentBlockParam]),
+        "openai_messages": TypeAdapter(list[oc.ChatCompletionMessageParam]),
+        "openai_calls": TypeAdapter(list[oc.ChatCompletionMessageToolCallParam]),
+    }
+
+
+def _check_sdk_types(api: str, messages: list[dict[str, Any]]) -> None:
+    """Each outgoing message against the SDK's own param types (the adapters skip the SDK's typed transform)."""
+    types = _adapters()
+    if api == "anthropic":
+        for m in messages:
+            types["anthropic_message"].validate_python(m)
+            if not isinstance(m["content"], str):
+                types["anthropic_blocks"].validate_python(m["content"])
+        return
+    types["openai_messages"].validate_python(messages)
+    for m in messages:
+        if m.get("tool_calls"):
+            types["openai_calls"].validate_python(m["tool_calls"])
+
+
 def assert_valid_request(api: str, body: dict[str, Any]) -> None:
     """What both APIs reject: empty or whitespace-only text, an assistant message with nothing in it."""
     messages = body["messages"]
     assert messages, "no messages"
+    _check_sdk_types(api, messages)
     for i, m in enumerate(messages):
         if api == "anthropic":
             content = m["content"]
