@@ -44,6 +44,13 @@ class TextDeltaEvent(_Event):
     text: str
 
 
+class ThinkingDeltaEvent(_Event):
+    """A piece of the model's reasoning as it streams (shown dimmed; never part of the answer)."""
+
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
 class MessageAddedEvent(_Event):
     """A message was appended to the session's history (user prompt, assistant turn, tool results)."""
 
@@ -171,6 +178,7 @@ class SubagentEvent(_Event):
 Event = Annotated[
     SessionStartedEvent
     | TextDeltaEvent
+    | ThinkingDeltaEvent
     | MessageAddedEvent
     | ToolCallStartedEvent
     | ToolCallFinishedEvent

@@ -22,6 +22,7 @@ from agentcli.events import (
     RunFinishedEvent,
     SessionStartedEvent,
     TextDeltaEvent,
+    ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
     UsageEvent,
@@ -37,6 +38,7 @@ from agentcli.llm.base import (
     StreamRetry,
     TextBlock,
     TextDelta,
+    ThinkingDelta,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -191,6 +193,9 @@ class AgentLoop:
                 if isinstance(event, TextDelta):
                     partial.append(event.text)
                     self._event(TextDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
+                    self.context.progress()
+                elif isinstance(event, ThinkingDelta):
+                    self._event(ThinkingDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
                     self.context.progress()
                 elif isinstance(event, ResponseDone):
                     self._account(event.response)

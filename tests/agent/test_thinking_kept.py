@@ -10,6 +10,7 @@ import pytest
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
+from agentcli.events import Event, TextDeltaEvent, ThinkingDeltaEvent
 from agentcli.llm.base import Message, RedactedThinkingBlock, RetryPolicy, ThinkingBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Script, Step
@@ -35,11 +36,12 @@ async def pool() -> AsyncIterator[ProviderPool]:
     await p.aclose()
 
 
-def _loop(model: ResolvedModel, pool: ProviderPool, workspace: Path) -> AgentLoop:
+def _loop(model: ResolvedModel, pool: ProviderPool, workspace: Path, events: list[Event] | None = None) -> AgentLoop:
     session = Session(system_prompt="You are the thinking test.", model=model, workspace=workspace)
     ctx = ToolContext(workspace=workspace, agent="main", session_id=session.id,
                       permissions=PermissionPolicy("auto"), file_locks=FileLocks())
-    return AgentLoop(session, pool.get(model), build_tools(), ctx, lambda e: None, max_turns=4)
+    sink = events.append if events is not None else (lambda e: None)
+    return AgentLoop(session, pool.get(model), build_tools(), ctx, sink, max_turns=4)
 
 
 def _ev(event: str, data: dict[str, Any]) -> RawFrame:
@@ -84,8 +86,12 @@ async def test_signed_thinking_goes_back_unchanged_after_a_tool_call(
         Step(match=Match(api="anthropic", turn=1, last_user_contains="alpha"), reply=Reply(text="It says alpha.")),
     )
     model = ResolvedModel("main", "anthropic", "claude-sonnet-5-5", server.base_url, "sk-ant-test", 1024)
-    loop = _loop(model, pool, tmp_path)
+    events: list[Event] = []
+    loop = _loop(model, pool, tmp_path, events)
     outcome = await loop.run("what is in a.txt?")
+    streamed = [e.text for e in events if isinstance(e, ThinkingDeltaEvent)]
+    assert streamed == ["I should read ", "a.txt first."]  # live, apart from the answer
+    assert not any(isinstance(e, TextDeltaEvent) and "a.txt first" in e.text for e in events)
     assert outcome.result == "It says alpha."
     server.assert_done()
     second = server.requests[1].body
