@@ -87,10 +87,19 @@ class ModelSettings(_Section):
     """One model endpoint (`[models.main]`, `[models.light]`)."""
 
     provider: Provider = "anthropic"
-    model: str = Field("claude-sonnet-4-5", min_length=1)
+    model: str = Field("claude-sonnet-5-5", min_length=1)
     base_url: str | None = None
     api_key: SecretStr | None = None
     max_output_tokens: int = Field(8192, ge=1, le=1_000_000)
+    thinking: Literal["", "off", "on", "adaptive"] = ""
+    thinking_budget_tokens: int = Field(4096, ge=1024, le=1_000_000)
+    reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = ""
+
+    @model_validator(mode="after")
+    def _budget_fits(self) -> ModelSettings:
+        if self.thinking == "on" and self.thinking_budget_tokens > self.max_output_tokens:
+            raise _cross_field("thinking_budget_tokens", "max_output_tokens")
+        return self
 
     @field_validator("base_url", "api_key", mode="before")
     @classmethod
@@ -111,7 +120,7 @@ class ModelSettings(_Section):
 class LightModelSettings(ModelSettings):
     """`[models.light]`: same fields, cheaper defaults."""
 
-    model: str = Field("claude-haiku-4-5", min_length=1)
+    model: str = Field("claude-haiku-5-5", min_length=1)
     max_output_tokens: int = Field(4096, ge=1, le=1_000_000)
 
 

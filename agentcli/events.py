@@ -44,6 +44,13 @@ class TextDeltaEvent(_Event):
     text: str
 
 
+class ThinkingDeltaEvent(_Event):
+    """A piece of the model's reasoning as it streams (shown dimmed; never part of the answer)."""
+
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
 class MessageAddedEvent(_Event):
     """A message was appended to the session's history (user prompt, assistant turn, tool results)."""
 
@@ -102,6 +109,14 @@ class ErrorEvent(_Event):
     kind: Literal["error"] = "error"
     message: str
     fatal: bool = True
+
+
+class NoticeEvent(_Event):
+    """A one-line warning for the person that does not stop the run (e.g. a deprecated model)."""
+
+    kind: Literal["notice"] = "notice"
+    message: str
+    level: Literal["info", "warning"] = "warning"
 
 
 class RunFinishedEvent(_Event):
@@ -163,12 +178,14 @@ class SubagentEvent(_Event):
 Event = Annotated[
     SessionStartedEvent
     | TextDeltaEvent
+    | ThinkingDeltaEvent
     | MessageAddedEvent
     | ToolCallStartedEvent
     | ToolCallFinishedEvent
     | UsageEvent
     | RetryEvent
     | ErrorEvent
+    | NoticeEvent
     | RunFinishedEvent
     | SubagentBlockAddedEvent
     | SubagentBlockUpdatedEvent

@@ -91,6 +91,7 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
             },
             cost_usd=session.total_cost_usd,
             tasks=tasks,
+            stop_reason=outcome.stop_reason,
         )
     )
 

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from agentcli.events import (
     Event,
     MessageManager,
+    NoticeEvent,
     RetryEvent,
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
@@ -34,6 +35,7 @@ class RunSummary:
     cost_usd: float | None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     tasks: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str | None = None  # the last model turn's: end_turn, tool_use, max_tokens, refusal, ...
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of the final result object."""
@@ -49,6 +51,7 @@ class RunSummary:
             "cost_usd": self.cost_usd,
             "tool_calls": self.tool_calls,
             "tasks": self.tasks,
+            "stop_reason": self.stop_reason,
         }
 
 
@@ -77,6 +80,18 @@ class Printer(MessageManager):
         if event.files_modified:
             record["files_modified"] = event.files_modified
 
+    def on_notice(self, event: NoticeEvent) -> None:
+        """A warning that does not stop the run: one line on stderr, in every output format."""
+        self.err.write(f"agentcli: {event.level}: {event.message}\n")
+        self.err.flush()
+
+    def on_subagent_event(self, event: SubagentEvent) -> None:
+        inner = event.event
+        while isinstance(inner, SubagentEvent):
+            inner = inner.event
+        if isinstance(inner, NoticeEvent):
+            self.on_notice(inner)
+
     def finish(self, summary: RunSummary) -> None:
         """Print the end of the run."""
 
@@ -95,6 +110,9 @@ class TextPrinter(Printer):
             self._mid_line = False
         self.err.write(terminal_safe(line) + "\n")
         self.err.flush()
+
+    def on_notice(self, event: NoticeEvent) -> None:
+        self._say(f"agentcli: {event.level}: {event.message}")
 
     def on_text_delta(self, event: TextDeltaEvent) -> None:
         self.out.write(terminal_safe(event.text))  # a model's escape sequences never reach the terminal
@@ -128,7 +146,9 @@ class TextPrinter(Printer):
         while isinstance(inner, SubagentEvent):
             depth, inner = depth + 1, inner.event
         indent = "  " * (depth + 1)
-        if isinstance(inner, SubagentBlockAddedEvent):
+        if isinstance(inner, NoticeEvent):
+            self.on_notice(inner)
+        elif isinstance(inner, SubagentBlockAddedEvent):
             self.on_subagent_block_added(inner, depth)
         elif isinstance(inner, SubagentBlockFinishedEvent):
             self.on_subagent_block_finished(inner, depth)

@@ -33,7 +33,7 @@ import anthropic, asyncio, os
 async def main():
     env = os.environ
     client = anthropic.AsyncAnthropic(api_key=env["ANTHROPIC_API_KEY"], base_url=env["ANTHROPIC_BASE_URL"])
-    stream = await client.messages.create(model="claude-sonnet-4-5", max_tokens=100, stream=True,
+    stream = await client.messages.create(model="claude-sonnet-5-5", max_tokens=100, stream=True,
                                           messages=[{"role": "user", "content": "hi"}])
     async for _ in stream:
         pass

@@ -75,8 +75,8 @@ def test_shipped_defaults_alone_validate_and_equal_the_schema_defaults(lay: Layo
     assert {src.layer for src in loaded.provenance.values()} == {"default"}
     main = loaded.settings.models.main
     assert isinstance(main, ModelSettings)
-    assert (main.provider, main.model, main.base_url, main.api_key) == ("anthropic", "claude-sonnet-4-5", None, None)
-    assert loaded.settings.models.light.model == "claude-haiku-4-5"
+    assert (main.provider, main.model, main.base_url, main.api_key) == ("anthropic", "claude-sonnet-5-5", None, None)
+    assert loaded.settings.models.light.model == "claude-haiku-5-5"
     assert loaded.settings.models.light.max_output_tokens == 4096
     assert loaded.settings.task_tool.max_concurrent == 5
 
@@ -133,7 +133,7 @@ def test_each_layer_overrides_the_one_below(lay: Layout) -> None:
         assert loaded.settings.models.main.model == value
         assert loaded.source_of("models.main.model") == (layer, location)
 
-    check("claude-sonnet-4-5", "default", str(resources.default_config_path()))
+    check("claude-sonnet-5-5", "default", str(resources.default_config_path()))
     lay.user('[models.main]\nmodel = "from-user"\n')
     check("from-user", "user", str(lay.user_file))
     lay.project('[models.main]\nmodel = "from-project"\n')

@@ -17,10 +17,12 @@ from agentcli.events import (
     Event,
     EventSink,
     MessageAddedEvent,
+    NoticeEvent,
     RetryEvent,
     RunFinishedEvent,
     SessionStartedEvent,
     TextDeltaEvent,
+    ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
     UsageEvent,
@@ -32,14 +34,17 @@ from agentcli.llm.base import (
     Provider,
     ProviderError,
     ResponseDone,
+    StopReason,
     StreamRetry,
     TextBlock,
     TextDelta,
+    ThinkingDelta,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
     Usage,
 )
+from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
 from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
@@ -52,14 +57,30 @@ OWN_TIME_LIMITS = frozenset({"Bash", "Task", "TaskOutput", "TaskCancel"})  # exe
 PriceFn = Callable[[str, str, Usage], float | None]
 
 
+# Told to whoever reads a result (a parent agent, a script) when the last turn did not end normally.
+STOP_MARKERS: dict[str, str] = {
+    "max_tokens": "[cut: the reply reached the model's output token limit (max_output_tokens); it is incomplete]",
+    "refusal": "[the model refused: this is not an answer]",
+    "model_context_window_exceeded": "[cut: the conversation filled the model's context window; it is incomplete]",
+}
+
+
 @dataclass(slots=True)
 class RunOutcome:
-    """How a run ended and what it produced."""
+    """How a run ended and what it produced; `stop_reason` is the last model turn's."""
 
     status: RunStatus
     result: str
     turns: int
     error: str | None = None
+    stop_reason: StopReason | None = None
+
+    def marked_result(self) -> str:
+        """The result with a visible marker when the last turn was cut at the token limit or refused."""
+        marker = STOP_MARKERS.get(self.stop_reason or "")
+        if marker is None or self.status != "completed":
+            return self.result
+        return f"{self.result}\n\n{marker}" if self.result.strip() else marker
 
 
 class AgentLoop:
@@ -110,6 +131,8 @@ class AgentLoop:
                     task_id=self.session.task_id,
                 )
             )
+            for line in announce_once(self.session.model):
+                self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
         message = Message.user(prompt) if isinstance(prompt, str) else prompt
         self._append(self._with_notices(message))
         outcome = RunOutcome("cancelled", "", 0)
@@ -136,10 +159,20 @@ class AgentLoop:
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
                 return RunOutcome("failed", self._last_text(), session.turns, str(exc))
             session.turns += 1
-            self._append(response.message())
+            message = response.message()  # never empty, never a whitespace-only text block
+            self._append(message)
+            self._stop_notice(response)
             calls = response.tool_uses()
+            if not calls and response.stop_reason == "pause_turn":
+                continue  # Anthropic paused a long turn: sending the history back lets the model go on
             if not calls:
-                return RunOutcome("completed", response.text(), session.turns)
+                return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason)
+            if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
+                cut = "the call was cut at the output token limit"
+                calls = [
+                    c.model_copy(update={"input_error": f"{cut} ({c.input_error})"}) if c.input_error is not None else c
+                    for c in calls
+                ]
             await self._run_tools(calls)
         return RunOutcome(
             "max_turns", self._last_text(), session.turns, f"stopped after max_turns={self.max_turns} turns"
@@ -153,6 +186,9 @@ class AgentLoop:
             messages=tuple(session.messages),
             tools=self._specs,
             max_tokens=session.model.max_output_tokens,
+            thinking=session.model.thinking,
+            thinking_budget_tokens=session.model.thinking_budget_tokens,
+            reasoning_effort=session.model.reasoning_effort,
         )
         partial: list[str] = []
         try:
@@ -160,6 +196,9 @@ class AgentLoop:
                 if isinstance(event, TextDelta):
                     partial.append(event.text)
                     self._event(TextDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
+                    self.context.progress()
+                elif isinstance(event, ThinkingDelta):
+                    self._event(ThinkingDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
                     self.context.progress()
                 elif isinstance(event, ResponseDone):
                     self._account(event.response)
@@ -178,10 +217,28 @@ class AgentLoop:
                 else:
                     self.context.progress()
         except (asyncio.CancelledError, ProviderError):
-            if partial:  # keep what the person already saw; the transcript stays valid
-                self._append(Message(role="assistant", content=[TextBlock(text="".join(partial))]))
+            text = "".join(partial)
+            if text.strip():  # keep what the person already saw; the transcript stays valid
+                self._append(Message(role="assistant", content=[TextBlock(text=text)]))
             raise
         raise ProviderError("the stream ended without a response", provider=self.provider.name)
+
+    def _stop_notice(self, response: ModelResponse) -> None:
+        """Say so when a turn did not end normally: cut at the token limit, refused, or empty."""
+        if response.stop_reason == "max_tokens":
+            limit = self.session.model.max_output_tokens
+            line = f"the reply was cut at the output token limit (max_output_tokens = {limit}); it is incomplete"
+        elif response.stop_reason == "model_context_window_exceeded":
+            line = "the reply was cut: the conversation filled the model's context window"
+        elif response.stop_reason == "refusal":
+            line = "the model refused to answer"
+        elif response.stop_reason == "pause_turn":
+            return  # not an end: the next request continues the turn
+        elif response.empty:
+            line = "the model returned an empty reply"
+        else:
+            return
+        self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
 
     def _account(self, response: ModelResponse) -> None:
         session = self.session

@@ -17,10 +17,13 @@ from anthropic.types import (
 )
 
 from agentcli.llm.base import (
+    AssistantBlock,
+    ContentBlock,
     Message,
     ModelRequest,
     ModelResponse,
     ProviderError,
+    RedactedThinkingBlock,
     ResponseDone,
     RetryPolicy,
     StopReason,
@@ -28,13 +31,16 @@ from agentcli.llm.base import (
     StreamInterruptedError,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCallAccumulator,
     ToolCallArgsDelta,
     ToolCallStart,
-    ToolResultBlock,
     ToolUseBlock,
     Usage,
+    sendable,
 )
+from agentcli.llm.deprecation import silence_sdk_warning
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
 
@@ -44,13 +50,19 @@ _STOP_REASONS: dict[str, StopReason] = {
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "refusal": "refusal",
+    "pause_turn": "pause_turn",
+    "model_context_window_exceeded": "model_context_window_exceeded",
 }
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-def _block_param(block: TextBlock | ToolUseBlock | ToolResultBlock) -> dict[str, Any]:
+def _block_param(block: ContentBlock) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):  # exactly as received: the API checks the signature
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     return {
@@ -61,10 +73,16 @@ def _block_param(block: TextBlock | ToolUseBlock | ToolResultBlock) -> dict[str,
     }
 
 
-def _message_params(messages: list[Message] | tuple[Message, ...], caching: bool) -> list[dict[str, Any]]:
+def _message_params(messages: list[Message], caching: bool) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
-        out.append({"role": m.role, "content": [_block_param(b) for b in m.content]})
+        # Reasoning from another provider has no signature; Anthropic would refuse it.
+        blocks = [b for b in m.content if not (isinstance(b, ThinkingBlock) and not b.signature)]
+        out.append({"role": m.role, "content": [_block_param(b) for b in blocks]})
+    if out and out[-1]["role"] == "assistant":  # continuing a paused turn: no trailing whitespace allowed
+        tail = out[-1]["content"][-1] if out[-1]["content"] else None
+        if tail is not None and tail["type"] == "text" and tail["text"].rstrip():
+            tail["text"] = tail["text"].rstrip()
     if caching and out and out[-1]["content"]:
         last: dict[str, Any] = out[-1]["content"][-1]
         if last["type"] in ("text", "tool_result"):
@@ -77,7 +95,7 @@ def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, 
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": _message_params(tuple(request.messages), caching),
+        "messages": _message_params(sendable(request.messages), caching),
     }
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
@@ -92,9 +110,26 @@ def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, 
         if caching:
             tools[-1]["cache_control"] = _EPHEMERAL
         params["tools"] = tools
-    if request.temperature is not None:
+    thinking = _thinking_param(request)
+    if thinking is not None:
+        params["thinking"] = thinking
+    thinks = thinking is not None and thinking["type"] != "disabled"
+    if request.temperature is not None and not thinks:  # the API refuses a temperature with thinking on
         params["temperature"] = request.temperature
     return params
+
+
+def _thinking_param(request: ModelRequest) -> dict[str, Any] | None:
+    """Anthropic's `thinking` for the configured mode; None leaves the model's default."""
+    if request.thinking == "off":
+        return {"type": "disabled"}
+    if request.thinking == "adaptive":
+        return {"type": "adaptive"}
+    if request.thinking == "on":
+        # >= 1024 (the API's minimum) and below max_tokens, as the API requires.
+        budget = max(1024, min(request.thinking_budget_tokens or 1024, request.max_tokens - 1))
+        return {"type": "enabled", "budget_tokens": budget}
+    return None
 
 
 class _TurnBuilder:
@@ -106,8 +141,10 @@ class _TurnBuilder:
         self.stop_reason: StopReason = "other"
         self.request_id: str | None = None
         self.tools = ToolCallAccumulator()
-        self.order: list[tuple[str, int]] = []  # ("text", i) into self.texts, or ("tool", i)
+        self.order: list[tuple[str, int]] = []  # ("text", i) into self.texts, ("tool", i), ("thinking", i)...
         self.texts: list[list[str]] = []
+        self.thinking: list[tuple[list[str], list[str]]] = []  # (thinking pieces, signature pieces)
+        self.redacted: list[str] = []
         self.by_index: dict[int, tuple[str, int]] = {}
         self.finished = False
 
@@ -121,6 +158,11 @@ class _TurnBuilder:
             if delta.type == "input_json_delta" and slot is not None and slot[0] == "tool":
                 self.tools.add_args(slot[1], delta.partial_json)
                 return ToolCallArgsDelta(slot[1], delta.partial_json)
+            if delta.type == "thinking_delta" and slot is not None and slot[0] == "thinking":
+                self.thinking[slot[1]][0].append(delta.thinking)
+                return ThinkingDelta(delta.thinking)
+            if delta.type == "signature_delta" and slot is not None and slot[0] == "thinking":
+                self.thinking[slot[1]][1].append(delta.signature)
             return None
         if isinstance(event, RawContentBlockStartEvent):
             block = event.content_block
@@ -130,6 +172,14 @@ class _TurnBuilder:
                 self.order.append(slot)
                 self.by_index[event.index] = slot
                 return TextDelta(block.text) if block.text else None
+            if block.type == "thinking":
+                self.thinking.append(([block.thinking] if block.thinking else [], [block.signature or ""]))
+                self._slot(event.index, ("thinking", len(self.thinking) - 1))
+                return ThinkingDelta(block.thinking) if block.thinking else None
+            if block.type == "redacted_thinking":
+                self.redacted.append(block.data)
+                self._slot(event.index, ("redacted", len(self.redacted) - 1))
+                return None
             if block.type == "tool_use":
                 index = self.tools.start(block.id, block.name)
                 self.order.append(("tool", index))
@@ -164,12 +214,21 @@ class _TurnBuilder:
             self.finished = True
         return None
 
+    def _slot(self, wire_index: int, slot: tuple[str, int]) -> None:
+        self.order.append(slot)
+        self.by_index[wire_index] = slot
+
     def response(self) -> ModelResponse:
         tool_blocks = self.tools.blocks()
-        content: list[TextBlock | ToolUseBlock] = []
+        content: list[AssistantBlock] = []
         for what, index in self.order:
             if what == "tool":
                 content.append(tool_blocks[index])
+            elif what == "thinking":
+                pieces, signature = self.thinking[index]
+                content.append(ThinkingBlock(thinking="".join(pieces), signature="".join(signature)))
+            elif what == "redacted":
+                content.append(RedactedThinkingBlock(data=self.redacted[index]))
             elif text := "".join(self.texts[index]):
                 content.append(TextBlock(text=text))
         return ModelResponse(content, self.stop_reason, self.usage, self.model, self.request_id)
@@ -184,6 +243,7 @@ class AnthropicProvider:
         self.client = client
         self.policy = policy
         self.caching = caching
+        silence_sdk_warning()  # agentcli names the setting to change once per run instead (AgentLoop)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one turn, retrying retryable failures."""

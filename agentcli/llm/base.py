@@ -10,7 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ProviderName = Literal["anthropic", "openai", "openai-compatible"]
 PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai", "openai-compatible")
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+StopReason = Literal[
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "stop_sequence",
+    "refusal",
+    "pause_turn",
+    "model_context_window_exceeded",
+    "other",
+]
 
 
 # --- conversation content (persisted, so pydantic) -------------------------------------------
@@ -45,14 +54,38 @@ class ToolResultBlock(BaseModel):
     is_error: bool = False
 
 
-ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+class ThinkingBlock(BaseModel):
+    """The model's reasoning, kept apart from its answer and sent back unchanged (Anthropic needs the signature).
+
+    `signature` is empty for reasoning from other providers (`reasoning_content`, Mistral thinking parts),
+    which is kept in the history but never sent to Anthropic.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(BaseModel):
+    """Reasoning Anthropic's safety systems encrypted: opaque, sent back exactly as received."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
+AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
 
 
 class Message(BaseModel):
     """One conversation message in the provider-neutral form."""
 
     role: Literal["user", "assistant"]
-    content: list[TextBlock | ToolUseBlock | ToolResultBlock] = Field(default_factory=list)
+    content: list[TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock] = Field(
+        default_factory=list
+    )
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -66,6 +99,49 @@ class Message(BaseModel):
     def tool_uses(self) -> list[ToolUseBlock]:
         """The tool calls in this message, in order."""
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+
+# --- history validity --------------------------------------------------------------------------
+
+# What an assistant turn that produced nothing is recorded as (both APIs reject an empty message).
+EMPTY_TURN_TEXT: dict[str, str] = {
+    "end_turn": "(empty response: the model returned no text)",
+    "refusal": "(the model refused to answer)",
+    "max_tokens": "(no text: the reply was cut at the token limit)",
+    "model_context_window_exceeded": "(no text: the context window was full)",
+}
+_EMPTY_USER_TEXT = "(empty message)"
+
+
+def _blank(text: str) -> bool:
+    return not text or text.isspace()
+
+
+def _substantial(block: object) -> bool:
+    """A block that makes a message non-empty: text beyond whitespace, a tool call or a tool result."""
+    if isinstance(block, TextBlock):
+        return not _blank(block.text)
+    return isinstance(block, ToolUseBlock | ToolResultBlock)
+
+
+def sendable(messages: Sequence[Message]) -> list[Message]:
+    """The history as the APIs accept it: no empty or whitespace-only text block, no empty message.
+
+    Messages stored by an older agentcli (or cut off mid-turn) may break these rules; they are
+    repaired on the way out, never in the store. Thinking blocks stay where they are.
+    """
+    out: list[Message] = []
+    for message in messages:
+        blank = any(isinstance(b, TextBlock) and _blank(b.text) for b in message.content)
+        if not blank and any(_substantial(b) for b in message.content):
+            out.append(message)
+            continue
+        content = [b for b in message.content if not (isinstance(b, TextBlock) and _blank(b.text))]
+        if not any(_substantial(b) for b in content):
+            filler = EMPTY_TURN_TEXT["end_turn"] if message.role == "assistant" else _EMPTY_USER_TEXT
+            content.append(TextBlock(text=filler))
+        out.append(Message(role=message.role, content=content))
+    return out
 
 
 # --- requests and responses --------------------------------------------------------------------
@@ -90,6 +166,9 @@ class ModelRequest:
     tools: Sequence[ToolSpec] = ()
     max_tokens: int = 4096
     temperature: float | None = None
+    thinking: str = ""  # "" (the model's default) | off | on | adaptive: Anthropic's `thinking`
+    thinking_budget_tokens: int = 0
+    reasoning_effort: str = ""  # OpenAI's `reasoning_effort` ("" = not sent)
 
 
 @dataclass(slots=True)
@@ -119,15 +198,33 @@ class Usage:
 class ModelResponse:
     """A finished model turn."""
 
-    content: list[TextBlock | ToolUseBlock]
+    content: list[AssistantBlock]
     stop_reason: StopReason
     usage: Usage
     model: str
     request_id: str | None = None
 
     def message(self) -> Message:
-        """The turn as an assistant message for the history."""
-        return Message(role="assistant", content=list(self.content))
+        """The turn as an assistant message for the history: never empty, no whitespace-only text.
+
+        A turn that produced nothing (an empty reply, a refusal without text, a reply cut before any
+        text) is recorded as a short note saying so, which keeps every later request valid.
+        """
+        content: list[TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock] = [
+            b for b in self.content if not (isinstance(b, TextBlock) and _blank(b.text))
+        ]
+        if self.empty:  # thinking alone is not an answer: say what the turn was
+            content.append(TextBlock(text=EMPTY_TURN_TEXT.get(self.stop_reason, EMPTY_TURN_TEXT["end_turn"])))
+        return Message(role="assistant", content=content)
+
+    @property
+    def empty(self) -> bool:
+        """True when the turn produced neither text (beyond whitespace) nor tool calls (thinking does not count)."""
+        return not any(_substantial(b) for b in self.content)
+
+    def thinking(self) -> str:
+        """The turn's readable reasoning, kept apart from its text."""
+        return "".join(b.thinking for b in self.content if isinstance(b, ThinkingBlock))
 
     def text(self) -> str:
         """All text of the turn."""
@@ -147,6 +244,14 @@ class TextDelta:
 
     text: str
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning (never part of the answer)."""
+
+    text: str
+    kind: Literal["thinking_delta"] = "thinking_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +291,7 @@ class ResponseDone:
     kind: Literal["response_done"] = "response_done"
 
 
-StreamEvent = TextDelta | ToolCallStart | ToolCallArgsDelta | StreamRetry | ResponseDone
+StreamEvent = TextDelta | ThinkingDelta | ToolCallStart | ToolCallArgsDelta | StreamRetry | ResponseDone
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -301,6 +406,7 @@ class ToolCallAccumulator:
     ids: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     args: list[list[str]] = field(default_factory=list)
+    failed: dict[int, str] = field(default_factory=dict)  # index -> why the server could not parse the call
 
     def start(self, call_id: str, name: str) -> int:
         """Register a new call and return its index."""
@@ -318,7 +424,10 @@ class ToolCallAccumulator:
         import json
 
         out: list[ToolUseBlock] = []
-        for call_id, name, parts in zip(self.ids, self.names, self.args, strict=True):
+        for index, (call_id, name, parts) in enumerate(zip(self.ids, self.names, self.args, strict=True)):
+            if index in self.failed:
+                out.append(ToolUseBlock(id=call_id, name=name, input={}, input_error=self.failed[index]))
+                continue
             raw = "".join(parts).strip()
             if not raw:
                 out.append(ToolUseBlock(id=call_id, name=name, input={}))

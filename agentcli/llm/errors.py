@@ -34,9 +34,45 @@ _BY_TYPE: dict[str, type[ProviderError]] = {
 _BY_STATUS: dict[int, type[ProviderError]] = {
     401: AuthenticationError,
     403: AuthenticationError,
+    408: ServerError,  # request timeout: retried, as both SDKs do
+    409: ServerError,  # conflict (lock timeout): retried, as both SDKs do
     429: RateLimitError,
     529: OverloadedError,
 }
+
+
+def _numeric_code(value: object) -> int | None:
+    """An HTTP-like status from an error body's `code` (OpenRouter puts 400, 429, 502 there)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 100 <= value <= 599 else None
+    if isinstance(value, str) and value.isdigit() and len(value) == 3:
+        return int(value)
+    return None
+
+
+def _upstream(inner: dict[str, Any]) -> str | None:
+    """The upstream provider's own words when a proxy (OpenRouter) wraps its error in `metadata.raw`."""
+    metadata = inner.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    raw = metadata.get("raw")
+    if isinstance(raw, str) and raw.strip().startswith("{"):
+        import json
+
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            _, nested = _error_fields(parsed)
+            raw = nested or raw
+    text = raw if isinstance(raw, str) and raw.strip() else None
+    provider = metadata.get("provider_name")
+    if text is None:
+        return None
+    return f"{provider}: {text}" if isinstance(provider, str) and provider else text
 
 
 def _error_fields(body: object) -> tuple[str | None, str | None]:
@@ -46,9 +82,21 @@ def _error_fields(body: object) -> tuple[str | None, str | None]:
     inner: Any = body.get("error", body)
     if not isinstance(inner, dict):
         return None, str(inner) if inner else None
-    kind = inner.get("type") or inner.get("code")
+    code = inner.get("code")
+    kind = inner.get("type") or (code if _numeric_code(code) is None else None)
     message = inner.get("message")
+    upstream = _upstream(inner)
+    if upstream and upstream not in str(message or ""):
+        message = f"{message}: {upstream}" if message else upstream
     return (str(kind) if kind else None), (str(message) if message else None)
+
+
+def _body_status(body: object) -> int | None:
+    """The numeric `code` of an error body, for errors that arrive inside a 200 stream."""
+    if not isinstance(body, dict):
+        return None
+    inner: Any = body.get("error", body)
+    return _numeric_code(inner.get("code")) if isinstance(inner, dict) else None
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -93,6 +141,8 @@ def from_sdk_exception(provider: str, exc: BaseException, *, streamed: bool) -> 
     status: int | None = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     kind, message = _error_fields(body)
+    if status in (None, 200):  # an error inside a 200 stream: its numeric code says what it is
+        status = _body_status(body) or status
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) if response is not None else None
     name = type(exc).__name__

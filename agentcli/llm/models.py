@@ -41,6 +41,9 @@ class ResolvedModel:
     base_url: str | None
     api_key: str = field(repr=False)
     max_output_tokens: int
+    thinking: str = ""  # "" (the model's default) | off | on | adaptive; Anthropic only
+    thinking_budget_tokens: int = 0
+    reasoning_effort: str = ""  # OpenAI and compatible servers only
 
     @property
     def display(self) -> str:
@@ -82,7 +85,10 @@ def _credentials(
 def _from_settings(label: str, where: str, ms: ModelSettings, env: Mapping[str, str]) -> ResolvedModel:
     secret = ms.api_key.get_secret_value() if ms.api_key is not None else None
     key, url = _credentials(ms.provider, secret, ms.base_url, env, where)
-    return ResolvedModel(label, ms.provider, ms.model, url, key, ms.max_output_tokens)
+    return ResolvedModel(
+        label, ms.provider, ms.model, url, key, ms.max_output_tokens,
+        thinking=ms.thinking, thinking_budget_tokens=ms.thinking_budget_tokens, reasoning_effort=ms.reasoning_effort,
+    )
 
 
 def resolve_model(spec: str, settings: Settings, env: Mapping[str, str] | None = None) -> ResolvedModel:

@@ -10,6 +10,7 @@ import httpx2
 import openai
 
 from agentcli.llm.base import (
+    AssistantBlock,
     Message,
     ModelRequest,
     ModelResponse,
@@ -21,12 +22,15 @@ from agentcli.llm.base import (
     StreamInterruptedError,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCallAccumulator,
     ToolCallArgsDelta,
     ToolCallStart,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    sendable,
 )
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
@@ -71,7 +75,7 @@ def _message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]:
     """Keyword arguments for `chat.completions.create` (without `stream`)."""
-    messages = _message_params(request.messages)
+    messages = _message_params(sendable(request.messages))
     if request.system:
         messages.insert(0, {"role": "system", "content": request.system})
     params: dict[str, Any] = {"model": request.model, "messages": messages}
@@ -87,7 +91,49 @@ def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]
         ]
     if request.temperature is not None:
         params["temperature"] = request.temperature
+    if request.reasoning_effort:
+        params["reasoning_effort"] = request.reasoning_effort
     return params
+
+
+def _field(obj: Any, name: str) -> Any:
+    """A field of an SDK object or of a plain dict (vendor extras arrive as dicts)."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _content_text(content: Any) -> tuple[str, str]:
+    """(answer, reasoning) of `delta.content`: a string, or a list of typed parts (Mistral's thinking parts)."""
+    if content is None:
+        return "", ""
+    if isinstance(content, str):
+        return content, ""
+    answer: list[str] = []
+    reasoning: list[str] = []
+    for part in content if isinstance(content, list) else ():
+        kind = _field(part, "type")
+        if isinstance(part, str):
+            answer.append(part)
+        elif kind == "text" and isinstance(_field(part, "text"), str):
+            answer.append(_field(part, "text"))
+        elif kind == "thinking":
+            inner = _field(part, "thinking")
+            pieces = inner if isinstance(inner, list) else [inner]
+            reasoning.extend(p if isinstance(p, str) else str(_field(p, "text") or "") for p in pieces)
+    return "".join(answer), "".join(reasoning)
+
+
+def _generated_tool_name(generated: str) -> str | None:
+    """The tool a failed generation meant to call: `<function=Name ...>` or `{"name": "Name", ...}`."""
+    import re
+
+    match = re.search(r"<function=([A-Za-z0-9_.-]+)", generated) or re.search(
+        r'"name"\s*:\s*"([A-Za-z0-9_.-]+)"', generated
+    )
+    return match.group(1) if match else None
 
 
 class _TurnBuilder:
@@ -103,6 +149,8 @@ class _TurnBuilder:
         self.by_wire_index: dict[int, int] = {}
         self.by_id: dict[str, int] = {}
         self.text_before_tools = True
+        self.refused = False
+        self.reasoning: list[str] = []
 
     def _tool_slot(self, wire_index: int | None, call_id: str | None, name: str | None) -> tuple[int, bool]:
         """Our index for a tool-call delta, and whether it opened a new call."""
@@ -128,14 +176,32 @@ class _TurnBuilder:
             self.model = chunk.model
         if chunk.usage is not None:
             self._take_usage(chunk.usage)
+        groq = _field(chunk, "x_groq")  # Groq reports usage only here, on the last chunk
+        if groq is not None and _field(groq, "usage") is not None and chunk.usage is None:
+            self._take_usage(_field(groq, "usage"))
         for choice in chunk.choices or ():
+            if getattr(choice, "index", 0) not in (0, None):
+                continue  # n > 1 is never asked for; a stray second choice must not mix into the first
             delta = choice.delta
             if delta is not None:
-                if delta.content:
+                text, thought = _content_text(delta.content)
+                for extra in ("reasoning_content", "reasoning"):  # DeepSeek, vLLM, llama.cpp / OpenRouter, Ollama
+                    value = _field(delta, extra)
+                    if isinstance(value, str):
+                        thought += value
+                if thought:
+                    self.reasoning.append(thought)
+                    events.append(ThinkingDelta(thought))
+                if text:
                     if self.tools.ids:
                         self.text_before_tools = False
-                    self.text.append(delta.content)
-                    events.append(TextDelta(delta.content))
+                    self.text.append(text)
+                    events.append(TextDelta(text))
+                refusal = _field(delta, "refusal")
+                if isinstance(refusal, str) and refusal:
+                    self.refused = True
+                    self.text.append(refusal)
+                    events.append(TextDelta(refusal))
                 for call in delta.tool_calls or ():
                     fn = call.function
                     name = fn.name if fn is not None else None
@@ -151,18 +217,39 @@ class _TurnBuilder:
                 self.stop_reason = _STOP_REASONS.get(choice.finish_reason, "other")
         return events
 
+    def tool_json_complete(self) -> bool:
+        """Whether every tool call's arguments are a whole JSON object (a stream may end without finish_reason)."""
+        return bool(self.tools.ids) and all(b.input_error is None for b in self.tools.blocks())
+
+    def failed_tool_call(self, message: str, generated: str) -> None:
+        """Record a call the server could not parse (Groq `tool_use_failed`) so the model is told and can retry."""
+        name = _generated_tool_name(generated) or "invalid_tool_call"
+        index = self.tools.start(f"call_failed_{len(self.tools.ids)}", name)
+        self.tools.failed[index] = (
+            f"the server rejected this tool call as malformed ({message}). You generated: {generated[:600]!r}. "
+            "Call the tool again with arguments that are one valid JSON object."
+        )
+        self.stop_reason = "tool_use"
+
     def _take_usage(self, usage: Any) -> None:
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
-        prompt = usage.prompt_tokens or 0
+        details = _field(usage, "prompt_tokens_details")
+        cached = (_field(details, "cached_tokens") or 0) if details is not None else 0
+        written = (_field(details, "cache_write_tokens") or 0) if details is not None else 0  # OpenRouter
+        written = written or _field(usage, "cache_creation_input_tokens") or 0  # LiteLLM proxying Claude
+        if not cached:
+            cached = _field(usage, "prompt_cache_hit_tokens") or 0  # DeepSeek
+        prompt = _field(usage, "prompt_tokens") or 0
         self.usage = Usage(
-            input_tokens=max(prompt - cached, 0),
-            output_tokens=usage.completion_tokens or 0,
+            input_tokens=max(prompt - cached - written, 0),
+            output_tokens=_field(usage, "completion_tokens") or 0,
             cache_read_tokens=cached,
+            cache_write_tokens=written,
         )
 
     def response(self) -> ModelResponse:
-        content: list[TextBlock | ToolUseBlock] = []
+        content: list[AssistantBlock] = []
+        if reasoning := "".join(self.reasoning):
+            content.append(ThinkingBlock(thinking=reasoning))  # kept apart; never sent back to these APIs
         text = "".join(self.text)
         tools = self.tools.blocks()
         if text and self.text_before_tools:
@@ -170,9 +257,11 @@ class _TurnBuilder:
         content.extend(tools)
         if text and not self.text_before_tools:
             content.append(TextBlock(text=text))
-        stop = self.stop_reason or "other"
+        stop = self.stop_reason or ("tool_use" if tools else "end_turn")
         if tools and stop == "end_turn":
             stop = "tool_use"  # some compatible servers say "stop" after tool calls
+        if self.refused and stop == "end_turn":
+            stop = "refusal"
         return ModelResponse(content, stop, self.usage, self.model, self.request_id)
 
 
@@ -195,6 +284,7 @@ class OpenAIProvider:
         builder = _TurnBuilder(request.model)
         streamed = False
         done = False
+        seen_done: list[bool] = []
         try:
             params = request_params(request, compatible=self.compatible)
             # The SDK's typed transform walks every message and tool schema on each request (~30 ms
@@ -210,6 +300,7 @@ class OpenAIProvider:
                 stream_options={"include_usage": True},
                 extra_body=raw,
             )
+            _watch_for_done(stream, seen_done)
             async with stream:
                 async for chunk in stream:
                     for event in builder.feed(chunk):
@@ -219,9 +310,46 @@ class OpenAIProvider:
         except ProviderError:
             raise
         except (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError) as exc:
-            raise from_sdk_exception(self.name, exc, streamed=streamed) from exc
+            failed = _tool_use_failed(exc)
+            if failed is None:
+                raise from_sdk_exception(self.name, exc, streamed=streamed) from exc
+            builder.failed_tool_call(*failed)  # told to the model as a tool error, so it can try again
+            done = True
+        if not done and builder.tool_json_complete():
+            done = True  # [DONE] (or a clean end) without finish_reason, every tool call whole: OpenRouter
+        elif not done and seen_done and not builder.tools.ids:
+            done = True  # [DONE] without finish_reason after plain text
         if not done:
             raise StreamInterruptedError(
                 "the response stream ended before the model finished its turn", provider=self.name
             )
         yield ResponseDone(builder.response())
+
+
+def _watch_for_done(stream: Any, seen: list[bool]) -> None:
+    """Note whether the server sent `data: [DONE]` (the SDK swallows it), to tell an end from a cut."""
+    original = getattr(stream, "_iter_events", None)
+    if original is None:
+        return
+
+    async def events() -> AsyncIterator[Any]:
+        async for sse in original():
+            if getattr(sse, "data", "").startswith("[DONE]"):
+                seen.append(True)
+            yield sse
+
+    try:
+        stream._iter_events = events
+    except AttributeError:  # an SDK without the hook: tool-call completeness alone decides
+        return
+
+
+def _tool_use_failed(exc: BaseException) -> tuple[str, str] | None:
+    """(message, failed generation) of a Groq `tool_use_failed` error, in a stream or as HTTP 400."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(inner, dict) or inner.get("code") != "tool_use_failed":
+        return None
+    message = str(inner.get("message") or "tool_use_failed")
+    generated = inner.get("failed_generation")
+    return " ".join(message.split()), generated if isinstance(generated, str) else ""

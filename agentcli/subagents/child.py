@@ -87,7 +87,7 @@ async def _run_once(
         watchdog.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watchdog
-    return _STATUS.get(outcome.status, "failed"), outcome.result, outcome.error
+    return _STATUS.get(outcome.status, "failed"), outcome.marked_result(), outcome.error
 
 
 async def _watch(runner: SubagentRunner, handle: TaskHandle, task: asyncio.Task[RunOutcome]) -> None:

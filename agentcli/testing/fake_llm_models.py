@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -106,11 +106,54 @@ class Fault(_Strict):
     """stall: go on with the reply or close the body cleanly."""
 
 
+class RawFrame(_Strict):
+    """One SSE event of a raw replay: `event:` line (optional) and the `data:` payload."""
+
+    data: str | dict[str, Any] | list[Any]
+    """A string goes out byte for byte; a dict or list as compact JSON."""
+    event: str | None = None
+
+    def encode(self) -> bytes:
+        """The frame on the wire: `event: X\\ndata: Y\\n\\n`."""
+        payload = self.data if isinstance(self.data, str) else json.dumps(self.data, separators=(",", ":"))
+        head = f"event: {self.event}\n" if self.event is not None else ""
+        return f"{head}data: {payload}\n\n".encode()
+
+
+class Raw(_Strict):
+    """A raw replay: the response exactly as recorded, instead of one built from a Reply.
+
+    Either `frames` (an SSE stream, one write per frame, paced by chunk_delay_ms; a bare string
+    is a `data:` payload) or `body` (any body, e.g. a recorded error or a whole SSE transcript,
+    sent byte for byte).
+    """
+
+    status: int = Field(default=200, ge=100, le=599)
+    headers: dict[str, str] = Field(default_factory=dict)
+    content_type: str | None = None
+    """None: text/event-stream for frames, application/json for a body."""
+    frames: list[Annotated[RawFrame | str | dict[str, Any], Field(union_mode="left_to_right")]] | None = None
+    """Each a RawFrame, or a bare `data:` payload: a string byte for byte, a dict as compact JSON."""
+    body: str | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Raw:
+        if (self.frames is None) == (self.body is None):
+            raise ValueError("a raw reply needs exactly one of frames or body")
+        return self
+
+    def encoded_frames(self) -> list[bytes]:
+        """Each frame as the bytes written."""
+        return [f.encode() if isinstance(f, RawFrame) else RawFrame(data=f).encode() for f in self.frames or ()]
+
+
 class Step(_Strict):
     """One scripted exchange: which requests it answers, and how."""
 
     match: Match = Field(default_factory=Match)
     reply: Reply = Field(default_factory=Reply)
+    raw: Raw | None = None
+    """Send this recorded response byte for byte instead of `reply` (a fault may still cut its frames)."""
     fault: Fault | None = None
     latency_ms: int | None = Field(default=None, ge=0)
     chunk_delay_ms: int | None = Field(default=None, ge=0)

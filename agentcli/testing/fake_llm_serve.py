@@ -76,6 +76,11 @@ async def serve(request: web.Request, plan: ServePlan) -> Served:
         return _json_response(plan, body, status, {"x-should-retry": "false"}), status, "unexpected"
     step, view = plan.step, plan.view
     fault = step.fault
+    if step.raw is not None:
+        try:
+            return await _serve_raw(request, plan, fault)
+        except ConnectionError:
+            return web.Response(status=499), 200, "client_gone"
     if fault is not None and fault.kind == "http":
         message = fault.message or f"fake_llm: injected HTTP {fault.status}"
         body = error_body(plan.api, fault.status, message, fault.error_type)
@@ -95,6 +100,29 @@ async def serve(request: web.Request, plan: ServePlan) -> Served:
         return await _serve_json(request, plan, ctx, fault)
     except ConnectionError:
         return web.Response(status=499), 200, "client_gone"
+
+
+async def _serve_raw(request: web.Request, plan: ServePlan, fault: Fault | None) -> Served:
+    """Replay a recorded response byte for byte: a body, or SSE frames a fault may break off."""
+    assert plan.step is not None and plan.step.raw is not None
+    raw = plan.step.raw
+    outcome = "complete" if raw.status < 400 else "http_error"
+    if raw.body is not None:
+        response = web.Response(
+            body=raw.body.encode(),
+            status=raw.status,
+            headers=plan.request_headers() | {"Content-Type": raw.content_type or "application/json"} | raw.headers,
+        )
+        return response, raw.status, outcome
+    headers = _SSE_HEADERS | plan.request_headers() | raw.headers
+    if raw.content_type is not None:
+        headers["Content-Type"] = raw.content_type
+    stream = web.StreamResponse(status=raw.status, headers=headers)
+    await stream.prepare(request)
+    try:
+        return await _write_frames(request, stream, plan, raw.encoded_frames(), fault)
+    except ConnectionError:
+        return stream, raw.status, "client_gone"
 
 
 async def _serve_json(request: web.Request, plan: ServePlan, ctx: ReplyContext, fault: Fault | None) -> Served:

@@ -28,6 +28,7 @@ from agentcli.events import (
     ErrorEvent,
     MessageAddedEvent,
     MessageManager,
+    NoticeEvent,
     RetryEvent,
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
@@ -204,6 +205,10 @@ class UIRouter(MessageManager):
     def on_error(self, event: ErrorEvent, owner: BlockItem | None = None) -> None:
         """An error, on one line, where it happened."""
         self._add(owner, NoteItem(terminal_safe(f"error: {first_line(event.message)}"), "error"))
+
+    def on_notice(self, event: NoticeEvent, owner: BlockItem | None = None) -> None:
+        """A warning that does not stop the run (e.g. a deprecated model), on one line, where it happened."""
+        self._add(owner, NoteItem(f"{event.level}: {first_line(event.message)}", "info"))
 
     # --- subagent blocks ---------------------------------------------------------------------------
 

@@ -22,9 +22,9 @@ def test_main_light_and_aliases(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     env = {"ANTHROPIC_API_KEY": "sk-ant-1"}
     main = resolve_model("main", settings, env)
-    assert (main.provider, main.model, main.api_key) == ("anthropic", "claude-sonnet-4-5", "sk-ant-1")
-    assert resolve_model("light", settings, env).model == "claude-haiku-4-5"
-    assert resolve_model("sonnet", settings, env).model == "claude-sonnet-4-5"
+    assert (main.provider, main.model, main.api_key) == ("anthropic", "claude-sonnet-5-5", "sk-ant-1")
+    assert resolve_model("light", settings, env).model == "claude-haiku-5-5"
+    assert resolve_model("sonnet", settings, env).model == "claude-sonnet-5-5"
     assert resolve_model("haiku", settings, env).label == "light"
 
 
@@ -75,3 +75,16 @@ def test_seed_variables_reach_the_models(tmp_path: Path) -> None:
 def test_unknown_spec(tmp_path: Path) -> None:
     with pytest.raises(ModelSpecError, match="unknown model 'nope:x'"):
         resolve_model("nope:x", _settings(tmp_path), {"ANTHROPIC_API_KEY": "k"})
+
+
+def test_default_models_are_current_and_priced() -> None:
+    """The shipped defaults are not in the installed SDK's deprecation table and genai-prices knows them."""
+    from anthropic.resources.messages.messages import DEPRECATED_MODELS
+
+    from agentcli.config_schema import LightModelSettings, ModelSettings
+    from agentcli.llm.prices import cost_per_token_known
+
+    for settings in (ModelSettings(), LightModelSettings()):
+        assert settings.provider == "anthropic"
+        assert settings.model not in DEPRECATED_MODELS, f"{settings.model} is deprecated by the installed SDK"
+        assert cost_per_token_known("anthropic", settings.model), f"no price for {settings.model}"

@@ -653,3 +653,54 @@ def test_echo_last_user_and_tool_result_predicate() -> None:
     assert first.json()["content"][0]["text"] == "prompt seen"
     assert second.json()["content"][0]["text"] == "Found: a.py\nb.py"
     server.assert_done()
+
+
+# ---------------------------------------------------------------- raw replay
+
+
+async def test_raw_frames_replay_byte_for_byte_through_the_sdk(make_server: MakeServer, clients: Any) -> None:
+    from agentcli.testing.fake_llm import Raw, RawFrame
+
+    frames: list[Any] = [
+        RawFrame(event="message_start", data='{"type":"message_start","message":{"id":"msg_raw","type":"message",'
+                 '"role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,'
+                 '"usage":{"input_tokens":3,"output_tokens":1}}}'),
+        RawFrame(event="content_block_start",
+                 data={"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        RawFrame(event="content_block_delta",
+                 data={"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "raw"}}),
+        RawFrame(event="content_block_stop", data={"type": "content_block_stop", "index": 0}),
+        RawFrame(event="message_delta", data={"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                                              "usage": {"output_tokens": 2}}),
+        RawFrame(event="message_stop", data={"type": "message_stop"}),
+    ]
+    server = make_server(Step(raw=Raw(frames=frames, headers={"x-replayed": "yes"})))
+    stream = await clients(server, "anthropic").messages.create(model="m", max_tokens=10, messages=USER_HI, stream=True)
+    events = [event async for event in stream]
+    assert events[0].message.id == "msg_raw" and events[2].delta.text == "raw"
+    assert RawFrame(event="x", data={"a": 1}).encode() == b'event: x\ndata: {"a":1}\n\n'
+    assert RawFrame(data="[DONE]").encode() == b"data: [DONE]\n\n"
+    server.assert_done()
+
+
+async def test_raw_frames_can_be_cut_by_a_fault(make_server: MakeServer, clients: Any) -> None:
+    from agentcli.testing.fake_llm import Raw
+
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": None}]}
+    server = make_server(Step(raw=Raw(frames=[chunk, chunk, chunk, "[DONE]"]), fault=Fault(kind="cut", after_events=2)))
+    stream = await clients(server, "openai").chat.completions.create(model="m", messages=USER_HI, stream=True)
+    assert len([c async for c in stream]) == 2
+    server.wait_for_finished(1)
+    assert server.requests[0].outcome == "cut"
+
+
+def test_raw_needs_exactly_one_of_frames_or_body() -> None:
+    from agentcli.testing.fake_llm import Raw
+
+    with pytest.raises(ValidationError, match="exactly one"):
+        Raw()
+    with pytest.raises(ValidationError, match="exactly one"):
+        Raw(frames=["[DONE]"], body="{}")
+    script = Script.model_validate({"steps": [{"raw": {"status": 429, "body": '{"error": {"code": 429}}'}}]})
+    assert script.steps[0].raw is not None and script.steps[0].raw.status == 429

@@ -205,3 +205,19 @@ async def test_a_complete_block_text_shows_whole_only_once_the_subagent_goes_on(
         assert text.done and view.live and str(view.render()).splitlines() == lines[-4:]  # still its tail
         r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Read", args={}, summary="x.py"), "A"))
         assert not view.live and str(view.render()).splitlines() == lines  # the subagent went on: all of it
+
+
+async def test_a_notice_is_one_line_where_it_happened() -> None:
+    from agentcli.events import NoticeEvent
+
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        r(NoticeEvent(session_id="s", message="model claude-sonnet-4-5 (models.main.model) is deprecated\nby X"))
+        r(wrap(NoticeEvent(session_id="s", message="the reply was cut at the output token limit"), "A"))
+        await settle(pilot, r)
+        assert any(getattr(e, "text", "") == "warning: model claude-sonnet-4-5 (models.main.model) is deprecated"
+                   for e in r.main.items)
+        assert any("cut at the output token limit" in getattr(e, "text", "") for e in r.blocks["A"].items)

@@ -1,0 +1,109 @@
+"""Deprecated models: one line naming the setting to change, instead of the SDK's per-call warning.
+
+The anthropic SDK warns (`DeprecationWarning`, several lines, on every request) when a model in
+its own deprecation table is used. agentcli silences that text and says it once per process, in
+words that name the setting the person can change.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentcli.llm.models import ResolvedModel
+
+# The SDK's own warning texts (anthropic/resources/messages/messages.py): "The model 'X' is deprecated ...",
+# and "Using Claude with X and 'thinking.type=enabled' is deprecated ...".
+SDK_WARNING_PATTERN = r"The model '.*' is deprecated"
+SDK_THINKING_PATTERN = r"Using Claude with .* and 'thinking.type=enabled' is deprecated"
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+         "november", "december"),
+        start=1,
+    )
+}
+_announced: set[tuple[str, str]] = set()
+_lock = threading.Lock()
+
+
+def silence_sdk_warning() -> None:
+    """Keep the SDK's own deprecation text from ever reaching the person (agentcli says it once instead)."""
+    warnings.filterwarnings("ignore", message=SDK_WARNING_PATTERN, category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=SDK_THINKING_PATTERN, category=UserWarning)
+
+
+def end_of_life(provider: str, model: str) -> str | None:
+    """The end-of-life date the installed SDK gives a model (`2026-11-30` when it parses), or None."""
+    if provider != "anthropic":
+        return None
+    try:
+        from anthropic.resources.messages.messages import DEPRECATED_MODELS
+    except ImportError:  # an SDK without the table: nothing is known to be deprecated
+        return None
+    raw = DEPRECATED_MODELS.get(model)
+    if raw is None:
+        return None
+    return _iso_date(str(raw))
+
+
+def _iso_date(text: str) -> str:
+    match = re.fullmatch(r"\s*([A-Za-z]+)\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\s*", text)
+    if match is None or match.group(1).lower() not in _MONTHS:
+        return text.strip()
+    month = _MONTHS[match.group(1).lower()]
+    return f"{match.group(3)}-{month:02d}-{int(match.group(2)):02d}"
+
+
+def deprecation_line(model: ResolvedModel) -> str | None:
+    """The warning for a deprecated model, naming the setting that chose it; None for a current model."""
+    date = end_of_life(model.provider, model.model)
+    if date is None:
+        return None
+    if model.label in ("main", "light"):
+        setting = f"models.{model.label}.model"
+        return (
+            f"model {model.model} ({setting}) is deprecated by Anthropic (end of life {date}); "
+            f"set {setting} to a current model"
+        )
+    return (
+        f"model {model.provider}:{model.model} is deprecated by Anthropic (end of life {date}); "
+        f"ask for a current model instead (the agent file's or Task call's model, or --model)"
+    )
+
+
+def thinking_line(model: ResolvedModel) -> str | None:
+    """The warning for `thinking = "on"` on a model the SDK wants adaptive thinking for; None otherwise."""
+    if model.provider != "anthropic" or model.thinking != "on":
+        return None
+    try:
+        from anthropic.resources.messages.messages import MODELS_TO_WARN_WITH_THINKING_ENABLED
+    except ImportError:
+        return None
+    if model.model not in MODELS_TO_WARN_WITH_THINKING_ENABLED:
+        return None
+    setting = f"models.{model.label}.thinking" if model.label in ("main", "light") else "thinking"
+    return f'model {model.model} wants adaptive thinking; set {setting} = "adaptive" instead of "on"'
+
+
+def announce_once(model: ResolvedModel) -> list[str]:
+    """The warnings for this model (deprecated, thinking mode) the first time this process meets it."""
+    lines = [line for line in (deprecation_line(model), thinking_line(model)) if line is not None]
+    if not lines:
+        return []
+    key = (model.provider, model.model)
+    with _lock:
+        if key in _announced:
+            return []
+        _announced.add(key)
+    return lines
+
+
+def forget_announcements() -> None:
+    """Start over (tests)."""
+    with _lock:
+        _announced.clear()
