@@ -41,7 +41,7 @@ def _resolved(tmp_path: Path, server: FakeLLMServer, toml: str, api: str = "anth
         env = {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.base_url}
     else:
         env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url + "/v1"}
-    return resolve_model("main", load_config(workspace=tmp_path, env=env).settings, env)
+    return resolve_model("main", load_config(workspace=tmp_path, env=env, trusted=True).settings, env)
 
 
 async def _body(model: ResolvedModel, pool: ProviderPool, server: FakeLLMServer, tmp_path: Path,
