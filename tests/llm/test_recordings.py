@@ -17,7 +17,7 @@ import pytest
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.events import Event, UsageEvent
-from agentcli.llm.base import Message, RedactedThinkingBlock, RetryPolicy, ThinkingBlock
+from agentcli.llm.base import Message, ProviderName, RedactedThinkingBlock, RetryPolicy, ThinkingBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Script, Step
 from agentcli.tools.base import FileLocks, ToolContext
@@ -40,7 +40,7 @@ def _raw(rec: dict[str, Any]) -> Raw:
 def _loop(rec: dict[str, Any], server: FakeLLMServer, pool: ProviderPool, workspace: Path,
           events: list[Event]) -> AgentLoop:
     api = rec["api"]
-    provider = "anthropic" if api == "anthropic" else rec["provider"]
+    provider: ProviderName = "anthropic" if api == "anthropic" else rec["provider"]
     base = server.base_url if api == "anthropic" else server.base_url + "/v1"
     model = ResolvedModel("main", provider, rec["model"], base, "sk-recording-test", 1024)
     session = Session(system_prompt="You are the recordings test.", model=model, workspace=workspace)
