@@ -202,7 +202,8 @@ class _TurnBuilder:
             if event.delta.stop_reason:
                 self.stop_reason = _STOP_REASONS.get(event.delta.stop_reason, "other")
             du = event.usage
-            self.usage.output_tokens = du.output_tokens or self.usage.output_tokens
+            if du.output_tokens is not None:  # the final count, which may be 0 (a refusal before any token)
+                self.usage.output_tokens = du.output_tokens
             if du.input_tokens is not None:
                 self.usage.input_tokens = du.input_tokens
             if du.cache_read_input_tokens is not None:
