@@ -151,6 +151,7 @@ class _TurnBuilder:
         self.text_before_tools = True
         self.refused = False
         self.reasoning: list[str] = []
+        self.timings: Any = None
 
     def _tool_slot(self, wire_index: int | None, call_id: str | None, name: str | None) -> tuple[int, bool]:
         """Our index for a tool-call delta, and whether it opened a new call."""
@@ -179,6 +180,9 @@ class _TurnBuilder:
         groq = _field(chunk, "x_groq")  # Groq reports usage only here, on the last chunk
         if groq is not None and _field(groq, "usage") is not None and chunk.usage is None:
             self._take_usage(_field(groq, "usage"))
+        timings = _field(chunk, "timings")  # llama.cpp server: its own counts, with the prompt-cache hits
+        if timings is not None:
+            self.timings = timings
         for choice in chunk.choices or ():
             if getattr(choice, "index", 0) not in (0, None):
                 continue  # n > 1 is never asked for; a stray second choice must not mix into the first
@@ -262,7 +266,28 @@ class _TurnBuilder:
             stop = "tool_use"  # some compatible servers say "stop" after tool calls
         if self.refused and stop == "end_turn":
             stop = "refusal"
-        return ModelResponse(content, stop, self.usage, self.model, self.request_id)
+        return ModelResponse(content, stop, self._with_timings(), self.model, self.request_id)
+
+    def _with_timings(self) -> Usage:
+        """llama.cpp's `timings`: the only counts when no usage came, else where its prompt-cache hits are.
+
+        llama.cpp's `prompt_tokens` includes the `cache_n` tokens it reused; without
+        `prompt_tokens_details.cached_tokens` they would be billed as fresh input.
+        """
+        u, t = self.usage, self.timings
+        if t is None:
+            return u
+
+        def count(name: str) -> int:
+            value = _field(t, name)
+            return int(value) if isinstance(value, int | float) and value > 0 else 0
+
+        cache_n = count("cache_n")
+        if not u.total_tokens:
+            return Usage(input_tokens=count("prompt_n"), output_tokens=count("predicted_n"), cache_read_tokens=cache_n)
+        if cache_n and not u.cache_read_tokens and u.input_tokens >= cache_n:
+            return Usage(u.input_tokens - cache_n, u.output_tokens, cache_n, u.cache_write_tokens)
+        return u
 
 
 class OpenAIProvider:
