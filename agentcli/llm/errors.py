@@ -129,7 +129,10 @@ def classify(
     else:
         cls = ServerError
     shown_status = status if status and status != 200 else None
-    return cls(message, provider=provider, status=shown_status, retry_after=retry_after)
+    error = cls(message, provider=provider, status=shown_status, retry_after=retry_after)
+    if kind == "insufficient_quota":  # a 429 for an empty balance: waiting never fixes it, so no retries
+        error.retryable = False
+    return error
 
 
 def from_sdk_exception(provider: str, exc: BaseException, *, streamed: bool) -> ProviderError:

@@ -16,7 +16,7 @@ import pytest
 
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
-from agentcli.events import Event, UsageEvent
+from agentcli.events import Event, RetryEvent, UsageEvent
 from agentcli.llm.base import Message, ProviderName, RedactedThinkingBlock, RetryPolicy, ThinkingBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Script, Step
@@ -121,7 +121,7 @@ async def test_recording_two_turn_session(path: Path, tmp_path: Path) -> None:
         (tmp_path / name).write_text(text)
     exp, api = rec["expect"], rec["api"]
     events: list[Event] = []
-    pool = ProviderPool(RetryPolicy(max_retries=0))
+    pool = ProviderPool(RetryPolicy(max_retries=rec.get("retries", 0), initial_delay=0.001, max_delay=0.001))
     try:
         with FakeLLMServer(Script(steps=[])) as server:
             server.add_steps(Step(match=Match(api=api), raw=_raw(rec)),
@@ -136,6 +136,12 @@ async def test_recording_two_turn_session(path: Path, tmp_path: Path) -> None:
                     assert piece in line, line
                 assert len(server.requests) == exp.get("requests", 1)  # never retried into a second billed request
                 outcome = await loop.run("Try again, please.")
+            elif "retried" in exp:  # a passing failure: retried once, then the scripted reply
+                (retry,) = [e for e in events if isinstance(e, RetryEvent)]
+                assert "\n" not in retry.error, retry.error
+                for piece in exp["retried"]["contains"]:
+                    assert piece in retry.error, retry.error
+                outcome = first  # the retry was the second request
             else:
                 _check_first_turn(rec, first, loop.session.messages[1], events)
                 if first.result == SECOND:  # tool calls or pause_turn: the loop already made the second request
