@@ -44,9 +44,32 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-def _message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def _deepseek_reasoning(model: str, messages: Sequence[Message]) -> dict[int, str]:
+    """The assistant messages (by index) whose reasoning goes back as `reasoning_content`: DeepSeek only.
+
+    DeepSeek's thinking mode wants the reasoning of the turn in progress (a tool loop) sent back, and
+    V4 models want the field on every assistant message; earlier turns' reasoning must not reach R1.
+    Only unsigned reasoning goes (a compatible server's); Anthropic's signed thinking never does.
+    """
+    name = model.lower()
+    if "deepseek" not in name:
+        return {}
+    every = "v4" in name
+    prompts = [i for i, m in enumerate(messages) if m.role == "user" and m.text().strip()]
+    last_prompt = prompts[-1] if prompts else -1
+    out: dict[int, str] = {}
+    for i, message in enumerate(messages):
+        if message.role != "assistant" or not (every or i > last_prompt):
+            continue
+        reasoning = "".join(b.thinking for b in message.content if isinstance(b, ThinkingBlock) and not b.signature)
+        if reasoning or every:
+            out[i] = reasoning
+    return out
+
+
+def _message_params(messages: Sequence[Message], reasoning: dict[int, str] | None = None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role == "assistant":
             calls = [
                 {
@@ -60,6 +83,8 @@ def _message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
             entry: dict[str, Any] = {"role": "assistant", "content": message.text() or None}
             if calls:
                 entry["tool_calls"] = calls
+            if reasoning and index in reasoning:
+                entry["reasoning_content"] = reasoning[index]
             out.append(entry)
             continue
         # Tool results must follow the assistant message directly, before any user text.
@@ -75,7 +100,8 @@ def _message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]:
     """Keyword arguments for `chat.completions.create` (without `stream`)."""
-    messages = _message_params(sendable(request.messages))
+    history = sendable(request.messages)
+    messages = _message_params(history, _deepseek_reasoning(request.model, history) if compatible else None)
     if request.system:
         messages.insert(0, {"role": "system", "content": request.system})
     params: dict[str, Any] = {"model": request.model, "messages": messages}
@@ -253,7 +279,7 @@ class _TurnBuilder:
     def response(self) -> ModelResponse:
         content: list[AssistantBlock] = []
         if reasoning := "".join(self.reasoning):
-            content.append(ThinkingBlock(thinking=reasoning))  # kept apart; never sent back to these APIs
+            content.append(ThinkingBlock(thinking=reasoning))  # kept apart; sent back only where DeepSeek asks for it
         text = "".join(self.text)
         tools = self.tools.blocks()
         if text and self.text_before_tools:

@@ -104,6 +104,8 @@ def _check_second_request(rec: dict[str, Any], body: dict[str, Any]) -> None:
         assert thinking == [{"type": "thinking", "thinking": exp["thinking"], "signature": exp["signature"]}]
     if "redacted" in exp:
         assert [b["data"] for b in sent if b.get("type") == "redacted_thinking"] == exp["redacted"]
+    if "reasoning_sent" in exp:  # DeepSeek's thinking mode: the tool loop's reasoning goes back with its message
+        assert [m.get("reasoning_content") for m in sent] == exp["reasoning_sent"]
     if "reasoning_not_sent" in exp:
         assert exp["reasoning_not_sent"] not in json.dumps(body)
     if "tool_result_contains" in exp:
