@@ -29,6 +29,7 @@ from agentcli.llm.base import (
     StopReason,
     StreamEvent,
     StreamInterruptedError,
+    StreamRetry,
     TextBlock,
     TextDelta,
     ThinkingBlock,
@@ -132,14 +133,28 @@ def _thinking_param(request: ModelRequest) -> dict[str, Any] | None:
     return None
 
 
+def _start_usage(usage: Any) -> Usage:
+    """The usage a `message_start` reports (output grows later, in `message_delta`)."""
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cache_read_tokens=usage.cache_read_input_tokens or 0,
+        cache_write_tokens=usage.cache_creation_input_tokens or 0,
+    )
+
+
 class _TurnBuilder:
     """Folds raw stream events into stream events and the final response."""
 
     def __init__(self, model: str) -> None:
         self.model = model
+        self.request_id: str | None = None
+        self._clear()
+
+    def _clear(self) -> None:
+        """Forget everything of the message so far (also when an intermediary restarts it mid-stream)."""
         self.usage = Usage()
         self.stop_reason: StopReason = "other"
-        self.request_id: str | None = None
         self.tools = ToolCallAccumulator()
         self.order: list[tuple[str, int]] = []  # ("text", i) into self.texts, ("tool", i), ("thinking", i)...
         self.texts: list[list[str]] = []
@@ -188,15 +203,20 @@ class _TurnBuilder:
             return None
         if isinstance(event, RawMessageStartEvent):
             message = event.message
+            if self.request_id is not None and not self.finished:
+                if message.id == self.request_id:
+                    return None  # a gateway repeated the frame of the same message: nothing new
+                # An intermediary lost its upstream and spliced a retried generation into this body: the
+                # first one is void (merging both would send back thinking the API never signed as one).
+                self._clear()
+                self.request_id = message.id
+                self.model = message.model or self.model
+                self.usage = _start_usage(message.usage)
+                void = StreamInterruptedError("the server restarted the reply mid-stream", provider="anthropic")
+                return StreamRetry(attempt=1, delay_seconds=0.0, error=void)
             self.model = message.model or self.model
             self.request_id = message.id
-            usage = message.usage
-            self.usage = Usage(
-                input_tokens=usage.input_tokens or 0,
-                output_tokens=usage.output_tokens or 0,
-                cache_read_tokens=usage.cache_read_input_tokens or 0,
-                cache_write_tokens=usage.cache_creation_input_tokens or 0,
-            )
+            self.usage = _start_usage(message.usage)
             return None
         if isinstance(event, RawMessageDeltaEvent):
             if event.delta.stop_reason:
