@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 from agentcli.llm.base import (
@@ -75,8 +77,18 @@ def _upstream(inner: dict[str, Any]) -> str | None:
     return f"{provider}: {text}" if isinstance(provider, str) and provider else text
 
 
+def _page_message(body: str) -> str | None:
+    """What a proxy's own error page (HTML or text, not the API's JSON) says: its <title>, else its text."""
+    title = re.search(r"<title[^>]*>(.*?)</title>", body, re.IGNORECASE | re.DOTALL)
+    text = title.group(1) if title else re.sub(r"<[^>]+>", " ", body)
+    text = " ".join(html.unescape(text).split())
+    return text or None
+
+
 def _error_fields(body: object) -> tuple[str | None, str | None]:
     """(type, message) from an Anthropic or OpenAI error body, wherever they sit."""
+    if isinstance(body, str):
+        return None, _page_message(body)
     if not isinstance(body, dict):
         return None, None
     inner: Any = body.get("error", body)
