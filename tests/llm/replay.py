@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -93,3 +94,15 @@ def assert_valid_request(api: str, body: dict[str, Any]) -> None:
             assert (isinstance(text, str) and text.strip()) or m.get("tool_calls"), f"empty assistant message: {m}"
         elif m["role"] in ("user", "system"):
             assert isinstance(m["content"], str) and m["content"].strip(), f"empty {m['role']} message: {m}"
+
+
+RECORDINGS_DIR = Path(__file__).parent / "recordings"
+
+
+def recording_raw(rec: dict[str, Any]) -> Raw:
+    """The raw replay of one tests/llm/recordings/*.json file: its frames or body, byte for byte."""
+    frames = None
+    if "frames" in rec:
+        frames = [RawFrame(event=f["event"], data=f["data"]) if isinstance(f, dict) else f for f in rec["frames"]]
+    return Raw(status=rec["status"], headers=rec.get("headers", {}), content_type=rec.get("content_type"),
+               frames=frames, body=rec.get("body"))

@@ -19,22 +19,14 @@ from agentcli.agent.session import Session
 from agentcli.events import Event, RetryEvent, UsageEvent
 from agentcli.llm.base import Message, ProviderName, RedactedThinkingBlock, RetryPolicy, ThinkingBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Script, Step
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions import PermissionPolicy
 from agentcli.tools.registry import build_tools
-from tests.llm.replay import assert_valid_request
+from tests.llm.replay import RECORDINGS_DIR, assert_valid_request, recording_raw
 
-RECORDINGS = sorted((Path(__file__).parent / "recordings").glob("*.json"))
+RECORDINGS = sorted(RECORDINGS_DIR.glob("*.json"))
 SECOND = "Second turn done."
-
-
-def _raw(rec: dict[str, Any]) -> Raw:
-    frames = None
-    if "frames" in rec:
-        frames = [RawFrame(event=f["event"], data=f["data"]) if isinstance(f, dict) else f for f in rec["frames"]]
-    return Raw(status=rec["status"], headers=rec.get("headers", {}), content_type=rec.get("content_type"),
-               frames=frames, body=rec.get("body"))
 
 
 def _loop(rec: dict[str, Any], server: FakeLLMServer, pool: ProviderPool, workspace: Path,
@@ -126,7 +118,7 @@ async def test_recording_two_turn_session(path: Path, tmp_path: Path) -> None:
     pool = ProviderPool(RetryPolicy(max_retries=rec.get("retries", 0), initial_delay=0.001, max_delay=0.001))
     try:
         with FakeLLMServer(Script(steps=[])) as server:
-            server.add_steps(Step(match=Match(api=api), raw=_raw(rec)),
+            server.add_steps(Step(match=Match(api=api), raw=recording_raw(rec)),
                              Step(match=Match(api=api), reply=Reply(text=SECOND)))
             loop = _loop(rec, server, pool, tmp_path, events)
             first = await loop.run("First prompt of the recording test.")
