@@ -4,6 +4,14 @@ Each recording names the public recording whose shape it reproduces (event order
 quirks, usage layout, error body) with this project's own text. A two-turn session runs over each:
 the first turn is the recording, the second a scripted reply; the outcome and the second request
 (checked against the SDKs' own param types) are asserted.
+
+A recording: `source` (the public recording it reproduces), `api` (anthropic | openai), `provider`
+(openai | openai-compatible), `model`, `status`, optional `headers` / `content_type` / `retries` /
+`workspace` (files for the tools), then either `frames` (each a bare `data:` payload string or
+{event, data}, sent one write each) or `body` (sent byte for byte), and `expect`: text, thinking,
+signature, redacted, tool_calls, input_error_contains, tool_result_contains, usage, stop_reason,
+marker, stored_text, refusal_text, reasoning_sent / reasoning_not_sent, continues (pause_turn),
+no_file, error {contains} with requests (how many went out), or retried {contains}.
 """
 
 from __future__ import annotations
