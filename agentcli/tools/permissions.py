@@ -111,6 +111,13 @@ class PermissionRule:
             return tool in EDIT_TOOLS
         return self.tool.lower() == tool.lower()
 
+    def denies(self, tool: str) -> bool:
+        """Whether this rule, as a deny rule, is about `tool`: a rule on any file-editing tool covers
+        them all (`Write(x)` also stops Edit and MultiEdit on x: they change the same file)."""
+        if self.tool in EDIT_TOOLS:
+            return tool in EDIT_TOOLS
+        return self.covers(tool)
+
 
 @dataclass(frozen=True)
 class _Command:
@@ -248,7 +255,7 @@ class PermissionPolicy:
     async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
         """Whether this call may run; may wait for the person's answer."""
         name = tool.name
-        if not tool.mutating and not any(rule.covers(name) for rule in self.deny):
+        if not tool.mutating and not any(rule.denies(name) for rule in self.deny):
             return _ALLOWED  # the common case (reads): no path resolution, no parsing
         raw_target = tool.permission_target(args)
         target = self._resolved_target(name, raw_target, ctx)
@@ -316,7 +323,7 @@ class PermissionPolicy:
         return _wild(rule.pattern, _normalize_ws(target))
 
     def _denying_rule(self, name: str, raw: str, target: str) -> PermissionRule | None:
-        rules = [rule for rule in self.deny if rule.covers(name)]
+        rules = [rule for rule in self.deny if rule.denies(name)]
         if not rules:
             return None
         candidates = _deny_candidates(target, parse_command(target)) if name == "Bash" else {target, raw}
@@ -324,6 +331,15 @@ class PermissionPolicy:
             if rule.pattern is None or any(self._matches(rule, name, c) for c in candidates):
                 return rule
         return None
+
+    def read_denied(self, rel: str) -> bool:
+        """Whether a Read deny rule covers the workspace-relative path `rel` (Grep leaves such files out)."""
+        return any(self._matches(rule, "Read", rel) for rule in self.deny if rule.denies("Read"))
+
+    @property
+    def denies_reads(self) -> bool:
+        """Whether any deny rule is about Read."""
+        return any(rule.denies("Read") for rule in self.deny)
 
     def _allowed_by_rules(self, name: str, target: str) -> bool:
         rules = [rule for rule in self.allow if rule.covers(name)]
