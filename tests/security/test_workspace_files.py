@@ -1,0 +1,95 @@
+"""A repository's own files acting when agentcli starts in it, through the real CLI on fresh XDG dirs."""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from tests.e2e.helpers import cli_env, run_cli
+
+PERSON_KEY = "sk-ant-e2e-secret"  # what cli_env sets for the anthropic API
+MEMORY_LIMIT = 1024**3  # address space of the agentcli process in the huge-file test
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@example.com", "-c", "user.name=a", *args],
+                   check=True, capture_output=True)
+
+
+def _hello(server_text: str = "hello.") -> Script:
+    return Script(steps=[Step(match=Match(turn=0), reply=Reply(text=server_text))])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_repository_git_config_cannot_run_commands_when_agentcli_starts(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / ".gitattributes").write_text("*.txt filter=evil\n*.md filter=ev.il\n*.py filter=a=b\n")
+    for name in ("a.txt", "b.md", "c.py"):
+        (repo / name).write_text("content\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "init")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # As in a downloaded archive with its .git folder: the index's stat data no longer matches.
+    (repo / ".git" / "index").unlink()
+    _git(repo, "read-tree", "HEAD")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f"""
+[core]
+\tfsmonitor = "touch {marks}/fsmonitor; echo"
+[filter "evil"]
+\tclean = "touch {marks}/clean; cat"
+\tprocess = "touch {marks}/process"
+[filter "ev.il"]
+\tclean = "touch {marks}/dotted; cat"
+[filter "a=b"]
+\tclean = "touch {marks}/equals; cat"
+""")
+    with FakeLLMServer(_hello()) as server:
+        proc = run_cli(["run", "--cwd", str(repo), "hi"], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(marks)) == []  # nothing the repository configured ran
+    system = str(server.requests[0].body["system"])
+    assert "## master" in system or "## main" in system  # git status still reached the prompt
+
+
+def test_instruction_files_symlinked_outside_the_workspace_are_not_read(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    private = tmp_path / "private_notes.txt"
+    private.write_text("PRIVATE-CONTENT-0001\n")
+    os.symlink(private, repo / "AGENTS.md")
+    os.symlink("/proc/self/environ", repo / "CLAUDE.md")
+    with FakeLLMServer(_hello()) as server:
+        proc = run_cli(["run", "--cwd", str(repo), "hi"], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    system = str(server.requests[0].body["system"])
+    assert "PRIVATE-CONTENT-0001" not in system and PERSON_KEY not in system
+    assert "[AGENTS.md not read: it is a symlink to a file outside the workspace]" in system
+    assert "[CLAUDE.md not read: it is a symlink to a file outside the workspace]" in system
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def test_huge_instruction_file_is_read_only_up_to_its_cap(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with (repo / "AGENTS.md").open("wb") as handle:
+        handle.truncate(2 * MEMORY_LIMIT)  # sparse: read whole, it would not fit in the process
+    with FakeLLMServer(_hello()) as server:
+        proc = subprocess.run([sys.executable, "-m", "agentcli", "run", "--cwd", str(repo), "hi"],
+                              capture_output=True, text=True, env=cli_env("anthropic", server, tmp_path),
+                              timeout=120, preexec_fn=_limit_memory)
+    assert proc.returncode == 0, proc.stderr
+    assert "[... AGENTS.md cut at 20000 characters]" in str(server.requests[0].body["system"])
