@@ -113,9 +113,12 @@ class PermissionRule:
 
     def denies(self, tool: str) -> bool:
         """Whether this rule, as a deny rule, is about `tool`: a rule on any file-editing tool covers
-        them all (`Write(x)` also stops Edit and MultiEdit on x: they change the same file)."""
+        them all (`Write(x)` also stops Edit and MultiEdit on x: they change the same file), and a Read
+        rule also stops Edit and MultiEdit (they read the file and show the changed part)."""
         if self.tool in EDIT_TOOLS:
             return tool in EDIT_TOOLS
+        if self.tool == "Read" and tool in ("Edit", "MultiEdit"):
+            return True
         return self.covers(tool)
 
 

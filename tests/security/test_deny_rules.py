@@ -74,3 +74,21 @@ def test_read_deny_rule_cannot_be_read_around_with_grep(tmp_path: Path) -> None:
     assert all("hunter2-very-secret" not in r and ".env:" not in r for r in results), results
     assert "notes.txt:1:hunter2 is not a secret here" in results[1]  # the rest of the search still works
     assert "notes.txt:1" in results[3] and "1 matching lines in 1 files" in results[3]
+
+
+def test_read_deny_rule_cannot_be_read_around_with_edit(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".env").write_text("A=1\nSECRET_TOKEN=hunter2-very-secret\nB=2\n")
+    _user_config(tmp_path, '[permissions]\ndeny = ["Read(.env)"]\n')
+    script = _calls(
+        ToolCall(name="Edit", input={"file_path": ".env", "old_string": "B=2", "new_string": "B=3"}),
+        ToolCall(name="MultiEdit", input={"file_path": ".env", "edits": [{"old_string": "A=1", "new_string": "A=0"}]}),
+    )
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--yes", "--cwd", str(repo), "show me"], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    results = _tool_results(server)
+    assert len(results) == 2
+    assert all("blocked by the rule 'Read(.env)'" in r and "hunter2" not in r for r in results), results
+    assert (repo / ".env").read_text() == "A=1\nSECRET_TOKEN=hunter2-very-secret\nB=2\n"
