@@ -93,3 +93,24 @@ def test_huge_instruction_file_is_read_only_up_to_its_cap(tmp_path: Path) -> Non
                               timeout=120, preexec_fn=_limit_memory)
     assert proc.returncode == 0, proc.stderr
     assert "[... AGENTS.md cut at 20000 characters]" in str(server.requests[0].body["system"])
+
+
+@pytest.mark.parametrize("kind", ["named pipe", "symlink to /dev/zero", "huge file"])
+def test_project_config_that_would_hang_or_fill_memory_is_one_line(tmp_path: Path, kind: str) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".agentcli").mkdir(parents=True)
+    config = repo / ".agentcli" / "config.toml"
+    if kind == "named pipe":
+        os.mkfifo(config)
+    elif kind == "symlink to /dev/zero":
+        os.symlink("/dev/zero", config)
+    else:
+        config.write_text("# padding\n" * 200_000)  # 2 MB of comments: valid TOML, but no config is that big
+    with FakeLLMServer(Script()) as server:
+        proc = run_cli(["run", "--cwd", str(repo), "hi"], cli_env("anthropic", server, tmp_path), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"agentcli: invalid config: cannot read {config}: "
+        + ("larger than 1024 KiB" if kind == "huge file" else "not a regular file")
+    ]
+    assert server.requests == []
