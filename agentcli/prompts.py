@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -27,7 +28,7 @@ def load_prompt(relative: str) -> str:
 _FILTER_KEYS = r"^filter\..*\.(clean|smudge|process)$"
 
 
-def _git_env(workspace: Path) -> dict[str, str] | None:
+def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
     """The environment for a `git status` that runs nothing the repository configured; None if unsure.
 
     A workspace's `.git/config` is as untrusted as its files: `core.fsmonitor` and filter drivers
@@ -39,7 +40,7 @@ def _git_env(workspace: Path) -> dict[str, str] | None:
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         proc = subprocess.run(
-            ["git", "-C", str(workspace), "config", "--null", "--get-regexp", _FILTER_KEYS],
+            [git, "-C", str(workspace), "config", "--null", "--get-regexp", _FILTER_KEYS],
             capture_output=True, env=env, timeout=3,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -59,12 +60,15 @@ def git_summary(workspace: Path) -> str:
 
     Runs nothing the repository configured (see `_git_env`) and leaves submodules alone.
     """
-    env = _git_env(workspace)
-    if env is None:
+    # Only absolute PATH entries: an empty or relative one would run a repository's own `git`.
+    path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
+    git = shutil.which("git", path=path)
+    env = _git_env(git, workspace) if git else None
+    if git is None or env is None:
         return "(git status unavailable)"
     try:
         proc = subprocess.run(
-            ["git", "-C", str(workspace), "status", "--short", "--branch", "--ignore-submodules=all"],
+            [git, "-C", str(workspace), "status", "--short", "--branch", "--ignore-submodules=all"],
             capture_output=True,
             text=True,
             timeout=3,

@@ -91,7 +91,9 @@ def find_rg() -> str | None:
         bundled = Path(folder) / name
         if bundled.is_file() and os.access(bundled, os.X_OK):
             return str(bundled)
-    on_path = shutil.which("rg")
+    # Only absolute PATH entries: an empty or relative one would find a repository's own `rg`.
+    search_path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
+    on_path = shutil.which("rg", path=search_path)
     return on_path if on_path and _recent_enough(on_path) else None
 
 

@@ -114,3 +114,30 @@ def test_project_config_that_would_hang_or_fill_memory_is_one_line(tmp_path: Pat
         + ("larger than 1024 KiB" if kind == "huge file" else "not a regular file")
     ]
     assert server.requests == []
+
+
+def test_repository_git_or_rg_program_is_never_run_through_an_empty_path_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    for name in ("git", "rg"):
+        program = repo / name
+        program.write_text(f"#!/bin/sh\ntouch {marks}/{name}\n")
+        program.chmod(0o755)
+    with FakeLLMServer(_hello()) as server:
+        env = cli_env("anthropic", server, tmp_path)
+        env["PATH"] = ":" + env.get("PATH", os.defpath)  # an empty entry: the current folder, for execvp
+        proc = run_cli(["run", "hi"], env, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    # In-process, without a bundled rg: the repository's `rg` in the current folder is not picked either.
+    from agentcli.tools import grep_engine
+
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PATH", ":" + os.environ.get("PATH", os.defpath))
+    monkeypatch.setattr(grep_engine.sysconfig, "get_path", lambda *args: str(tmp_path / "no-scripts"))
+    found = grep_engine.find_rg.__wrapped__()
+    assert found is None or Path(found).parent != repo
+    assert sorted(os.listdir(marks)) == []
