@@ -200,6 +200,11 @@ def _deny_candidates(command: str, parsed: _Command) -> set[str]:
     return out
 
 
+def _folded(rule: PermissionRule) -> PermissionRule:
+    """`rule` with its pattern in lower case (for matching lower-cased paths)."""
+    return PermissionRule(rule.tool, rule.pattern.lower() if rule.pattern else None, rule.text)
+
+
 def command_prefix(words: tuple[str, ...]) -> tuple[str, ...]:
     """What "allow always" remembers of one simple command: `git status`, `pytest`, `npm run`."""
     if len(words) >= 2 and _SUBCOMMAND.match(words[1]):
@@ -329,7 +334,12 @@ class PermissionPolicy:
         rules = [rule for rule in self.deny if rule.denies(name)]
         if not rules:
             return None
+        # Paths also in lower case against lower-case patterns: on a case-insensitive file system
+        # (macOS, Windows) `.ENV` is the file `.env` a rule names.
         candidates = _deny_candidates(target, parse_command(target)) if name == "Bash" else {target, raw}
+        if name in PATH_TOOLS:
+            rules += [_folded(rule) for rule in rules if rule.pattern]
+            candidates |= {c.lower() for c in candidates}
         for rule in rules:
             if rule.pattern is None or any(self._matches(rule, name, c) for c in candidates):
                 return rule
@@ -337,7 +347,9 @@ class PermissionPolicy:
 
     def read_denied(self, rel: str) -> bool:
         """Whether a Read deny rule covers the workspace-relative path `rel` (Grep leaves such files out)."""
-        return any(self._matches(rule, "Read", rel) for rule in self.deny if rule.denies("Read"))
+        rules = [rule for rule in self.deny if rule.denies("Read")]
+        rules += [_folded(rule) for rule in rules if rule.pattern]
+        return any(self._matches(rule, "Read", c) for rule in rules for c in {rel, rel.lower()})
 
     @property
     def denies_reads(self) -> bool:

@@ -92,3 +92,26 @@ def test_read_deny_rule_cannot_be_read_around_with_edit(tmp_path: Path) -> None:
     assert len(results) == 2
     assert all("blocked by the rule 'Read(.env)'" in r and "hunter2" not in r for r in results), results
     assert (repo / ".env").read_text() == "A=1\nSECRET_TOKEN=hunter2-very-secret\nB=2\n"
+
+
+def test_path_deny_rule_cannot_be_dodged_by_letter_case(tmp_path: Path) -> None:
+    # On macOS and Windows `.ENV` and `Secrets/A.txt` are the files the rules name; refused everywhere.
+    repo = tmp_path / "repo"
+    (repo / "Secrets").mkdir(parents=True)
+    (repo / ".ENV").write_text("SECRET_TOKEN=hunter2-very-secret\n")
+    (repo / "Secrets" / "A.txt").write_text("original\n")
+    _user_config(tmp_path, '[permissions]\ndeny = ["Read(.env)", "Edit(secrets/**)"]\n')
+    script = _calls(
+        ToolCall(name="Read", input={"file_path": ".ENV"}),
+        ToolCall(name="Grep", input={"pattern": "hunter2", "output_mode": "content"}),
+        ToolCall(name="Write", input={"file_path": "Secrets/A.txt", "content": "pwned"}),
+    )
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--yes", "--cwd", str(repo), "look"], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    results = _tool_results(server)
+    assert len(results) == 3
+    assert "blocked by the rule 'Read(.env)'" in results[0]
+    assert results[1] == "No matches for 'hunter2'"
+    assert "blocked by the rule 'Edit(secrets/**)'" in results[2]
+    assert (repo / "Secrets" / "A.txt").read_text() == "original\n"
