@@ -22,6 +22,9 @@ word onward, a program named by its path also by its base name (`Bash(rm *)` blo
 A deny rule wins over everything, whoever asks (the main agent or any subagent): mode auto,
 --yes, allow rules and remembered "allow always" answers never reopen a denied call.
 
+Edits of GUARDED_PATHS (`.agentcli/`, `.claude/agents/`, `.opencode/`, `.git/`: they change what runs
+later) are never allowed by allow rules or remembered answers; only mode auto or the person's answer.
+
 Remembered "allow always" answers (for this session, this policy object):
 - file edits: one answer for Write, Edit or MultiEdit allows all three from then on;
 - Bash: the command's prefix (its first word, plus the second when it is a sub-command word,
@@ -49,6 +52,10 @@ Approval = Literal["allow_once", "allow_always", "deny"]
 Mode = Literal["ask", "auto", "readonly"]
 
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+#: Files whose change widens what runs later (the project config, agent files, git's config and hooks):
+#: an edit of them is asked every time (or refused in a one-shot without --yes); allow rules and
+#: "allow always" answers do not cover them. Mode auto (--yes) still does.
+GUARDED_PATHS = (".agentcli/**", ".claude/agents/**", ".opencode/**", ".git/**")
 PATH_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "LS"})
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9._:-]*$")
@@ -200,6 +207,11 @@ def _deny_candidates(command: str, parsed: _Command) -> set[str]:
     return out
 
 
+def _guarded(name: str, target: str) -> bool:
+    """Whether this is an edit of a file in GUARDED_PATHS (workspace-relative, any letter case)."""
+    return name in EDIT_TOOLS and any(match_glob(glob, target.lower()) for glob in GUARDED_PATHS)
+
+
 def _folded(rule: PermissionRule) -> PermissionRule:
     """`rule` with its pattern in lower case (for matching lower-cased paths)."""
     return PermissionRule(rule.tool, rule.pattern.lower() if rule.pattern else None, rule.text)
@@ -282,7 +294,10 @@ class PermissionPolicy:
                 f"Permission denied: {name} is not allowed in readonly mode. It changes files or runs "
                 "commands; continue with read-only tools, or explain what you would have done.",
             )
-        if self.mode == "auto" or self._allowed_by_rules(name, target) or self._remembered(name, target):
+        if self.mode == "auto":
+            return _ALLOWED
+        guarded = _guarded(name, target)
+        if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
             return _ALLOWED
         if self.approver is None:
             return PermissionDecision(False, self._no_approver_reason(name, target))
@@ -294,13 +309,13 @@ class PermissionPolicy:
             always_scope=self._scope(name, target),
         )
         async with self._approval_lock:  # one question at a time, across parallel subagents
-            if self._remembered(name, target):  # answered "always" while this one queued
+            if not guarded and self._remembered(name, target):  # answered "always" while this one queued
                 return _ALLOWED
             try:
                 answer = await self.approver(request)
             except Exception as exc:  # the UI went away: refuse, never crash the agent
                 return PermissionDecision(False, f"Permission denied: asking the person for approval failed ({exc}).")
-            if answer == "allow_always":
+            if answer == "allow_always" and not guarded:
                 self._remember(name, target)
             if answer in ("allow_once", "allow_always"):
                 return _ALLOWED
@@ -404,6 +419,8 @@ class PermissionPolicy:
 
     def _scope(self, name: str, target: str) -> str:
         """Words for the dialog: what "allow always" would allow."""
+        if _guarded(name, target):
+            return "this edit only (agentcli's and git's own files are asked every time)"
         if name in EDIT_TOOLS:
             return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
         if name != "Bash":

@@ -115,3 +115,31 @@ def test_path_deny_rule_cannot_be_dodged_by_letter_case(tmp_path: Path) -> None:
     assert results[1] == "No matches for 'hunter2'"
     assert "blocked by the rule 'Edit(secrets/**)'" in results[2]
     assert (repo / "Secrets" / "A.txt").read_text() == "original\n"
+
+
+def test_allowed_edits_cannot_rewrite_agentcli_or_git_config_to_widen_later_runs(tmp_path: Path) -> None:
+    # The person allows every edit in a workspace they trust. A model writing the project config
+    # (allow Bash) or git's config (fsmonitor) would turn that into commands; those edits are asked.
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    _user_config(tmp_path, '[permissions]\nallow = ["Edit"]\n')
+    script = _calls(
+        ToolCall(name="Write", input={"file_path": ".agentcli/config.toml",
+                                      "content": '[permissions]\nallow = ["Bash"]\n'}),
+        ToolCall(name="Edit", input={"file_path": ".git/config", "old_string": "bare = false",
+                                     "new_string": "bare = false\n\tfsmonitor = touch pwned"}),
+        ToolCall(name="Write", input={"file_path": ".Claude/agents/x.md", "content": "---\nname: x\n---\n"}),
+        ToolCall(name="Write", input={"file_path": "notes.txt", "content": "ordinary edits still run"}),
+    )
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, tmp_path)
+        assert run_cli(["trust", str(repo)], env).returncode == 0
+        proc = run_cli(["run", "--cwd", str(repo), "set things up"], env)
+    assert proc.returncode == 0, proc.stderr
+    results = _tool_results(server)
+    assert len(results) == 4
+    assert all("needs approval" in r for r in results[:3]), results
+    assert not (repo / ".agentcli").exists() and not (repo / ".Claude").exists()
+    assert "fsmonitor" not in (repo / ".git" / "config").read_text()
+    assert (repo / "notes.txt").read_text() == "ordinary edits still run"
