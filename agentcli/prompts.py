@@ -48,7 +48,7 @@ def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
     if proc.returncode not in (0, 1):  # 1: no such setting
         return None
     keys = [entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape") for entry in proc.stdout.split(b"\0") if entry]
-    overrides = [("core.fsmonitor", "false"), *((key, "") for key in keys)]
+    overrides = [("core.fsmonitor", ""), *((key, "") for key in keys)]  # "": no hook, in old and new git
     env["GIT_CONFIG_COUNT"] = str(len(overrides))
     for n, (key, value) in enumerate(overrides):
         env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
