@@ -26,6 +26,7 @@ def load_prompt(relative: str) -> str:
 
 #: Filter settings a repository's own `.git/config` could use to run a command during `git status`.
 _FILTER_KEYS = r"^filter\..*\.(clean|smudge|process)$"
+_PERSONS_SCOPES = (b"system", b"global", b"command")
 
 
 def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
@@ -34,20 +35,29 @@ def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
     A workspace's `.git/config` is as untrusted as its files: `core.fsmonitor` and filter drivers
     (`filter.X.clean` / `process`, used with `.gitattributes`) would run commands the moment git
     looks at the tree. Configuration passed through `GIT_CONFIG_COUNT` wins over the repository's
-    (and reaches the git processes it starts): fsmonitor off, every configured filter emptied.
+    (and reaches the git processes it starts): fsmonitor off, every filter the repository's own
+    config defines emptied (the person's system and global ones, such as git-lfs, are kept).
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_CONFIG_")}
+    env = {
+        k: v for k, v in os.environ.items()
+        if k != "GIT_CONFIG_COUNT" and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         proc = subprocess.run(
-            [git, "-C", str(workspace), "config", "--null", "--get-regexp", _FILTER_KEYS],
+            [git, "-C", str(workspace), "config", "--show-scope", "--null", "--get-regexp", _FILTER_KEYS],
             capture_output=True, env=env, timeout=3,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if proc.returncode not in (0, 1):  # 1: no such setting
         return None
-    keys = [entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape") for entry in proc.stdout.split(b"\0") if entry]
+    fields = proc.stdout.split(b"\0")  # scope, "key\nvalue", scope, "key\nvalue", ...
+    keys = [
+        entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        for scope, entry in zip(fields[0::2], fields[1::2], strict=False)
+        if scope not in _PERSONS_SCOPES  # the person's own filters (git-lfs) keep working
+    ]
     overrides = [("core.fsmonitor", ""), *((key, "") for key in keys)]  # "": no hook, in old and new git
     env["GIT_CONFIG_COUNT"] = str(len(overrides))
     for n, (key, value) in enumerate(overrides):
