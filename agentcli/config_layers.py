@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import SimpleNamespace
@@ -35,6 +37,8 @@ SEED_ENV_VARS: dict[str, KeyPath] = {
     )
 }
 
+#: A config file larger than this is refused (agentcli's own are a few KiB).
+MAX_CONFIG_BYTES = 1024 * 1024
 #: No agentcli setting nests deeper than a few levels; deeper values are refused before anything recurses.
 MAX_DEPTH = 32
 _SECRET_WORD = re.compile(r"key|secret|passw|credential|token(?!s)", re.IGNORECASE)
@@ -166,10 +170,26 @@ class _Collector:
         self.data[str(key).lower()] = value
 
 
+def _read_config_bytes(path: Path) -> bytes:
+    """The bytes of a config file; ConfigError for anything but a regular file of at most MAX_CONFIG_BYTES.
+
+    A repository's `.agentcli/config.toml` may be a named pipe or a symlink to `/dev/zero`: opened
+    without blocking, checked with fstat, and read only up to the cap, it can neither hang nor fill memory.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"cannot read {path}: not a regular file")
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"cannot read {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB")
+    return data
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """Read one TOML layer with dynaconf's TOML loader; ConfigError if unreadable or invalid."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = _read_config_bytes(path).decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"cannot parse {path}: not UTF-8 text") from None
     except OSError as exc:

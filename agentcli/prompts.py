@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import platform
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -22,14 +24,65 @@ def load_prompt(relative: str) -> str:
     return (prompts_dir() / relative).read_text(encoding="utf-8")
 
 
-def git_summary(workspace: Path) -> str:
-    """`git status --short --branch`, trimmed; a note when the workspace is not a git repository."""
+#: Filter settings a repository's own `.git/config` could use to run a command during `git status`.
+_FILTER_KEYS = r"^filter\..*\.(clean|smudge|process)$"
+_PERSONS_SCOPES = (b"system", b"global", b"command")
+
+
+def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
+    """The environment for a `git status` that runs nothing the repository configured; None if unsure.
+
+    A workspace's `.git/config` is as untrusted as its files: `core.fsmonitor` and filter drivers
+    (`filter.X.clean` / `process`, used with `.gitattributes`) would run commands the moment git
+    looks at the tree. Configuration passed through `GIT_CONFIG_COUNT` wins over the repository's
+    (and reaches the git processes it starts): fsmonitor off, every filter the repository's own
+    config defines emptied (the person's system and global ones, such as git-lfs, are kept).
+    """
+    env = {
+        k: v for k, v in os.environ.items()
+        if k != "GIT_CONFIG_COUNT" and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         proc = subprocess.run(
-            ["git", "-C", str(workspace), "status", "--short", "--branch"],
+            [git, "-C", str(workspace), "config", "--show-scope", "--null", "--get-regexp", _FILTER_KEYS],
+            capture_output=True, env=env, timeout=3,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode not in (0, 1):  # 1: no such setting
+        return None
+    fields = proc.stdout.split(b"\0")  # scope, "key\nvalue", scope, "key\nvalue", ...
+    keys = [
+        entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        for scope, entry in zip(fields[0::2], fields[1::2], strict=False)
+        if scope not in _PERSONS_SCOPES  # the person's own filters (git-lfs) keep working
+    ]
+    overrides = [("core.fsmonitor", ""), *((key, "") for key in keys)]  # "": no hook, in old and new git
+    env["GIT_CONFIG_COUNT"] = str(len(overrides))
+    for n, (key, value) in enumerate(overrides):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    return env
+
+
+def git_summary(workspace: Path) -> str:
+    """`git status --short --branch`, trimmed; a note when the workspace is not a git repository.
+
+    Runs nothing the repository configured (see `_git_env`) and leaves submodules alone.
+    """
+    # Only absolute PATH entries: an empty or relative one would run a repository's own `git`.
+    path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
+    git = shutil.which("git", path=path)
+    env = _git_env(git, workspace) if git else None
+    if git is None or env is None:
+        return "(git status unavailable)"
+    try:
+        proc = subprocess.run(
+            [git, "-C", str(workspace), "status", "--short", "--branch", "--ignore-submodules=all"],
             capture_output=True,
             text=True,
             timeout=3,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired):
         return "(git status unavailable)"
@@ -41,15 +94,35 @@ def git_summary(workspace: Path) -> str:
     return "\n".join(lines) or "(clean)"
 
 
+def _read_instructions(workspace: Path, name: str) -> str | None:
+    """The text of one instruction file, cut at INSTRUCTIONS_LIMIT; None when there is none.
+
+    A workspace's files are untrusted: a symlink that leaves the workspace (to `~/.ssh/id_rsa`,
+    `/proc/self/environ`) is not followed, and at most a bounded prefix of the file is read.
+    """
+    path = workspace / name
+    try:
+        resolved = path.resolve()
+        if not path.is_file():
+            return None
+        if not resolved.is_relative_to(workspace.resolve()):
+            return f"[{name} not read: it is a symlink to a file outside the workspace]"
+        with open(resolved, "rb") as handle:
+            raw = handle.read(INSTRUCTIONS_LIMIT * 4 + 1)
+    except (OSError, RuntimeError):
+        return None
+    text = raw.decode("utf-8", errors="replace").strip()
+    if len(text) > INSTRUCTIONS_LIMIT or len(raw) > INSTRUCTIONS_LIMIT * 4:
+        text = text[:INSTRUCTIONS_LIMIT] + f"\n[... {name} cut at {INSTRUCTIONS_LIMIT} characters]"
+    return text
+
+
 def project_instructions(workspace: Path) -> str:
     """AGENTS.md / CLAUDE.md of the workspace, each under a heading, capped."""
     parts: list[str] = []
     for name in INSTRUCTION_FILES:
-        path = workspace / name
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace").strip()
-            if len(text) > INSTRUCTIONS_LIMIT:
-                text = text[:INSTRUCTIONS_LIMIT] + f"\n[... {name} cut at {INSTRUCTIONS_LIMIT} characters]"
+        text = _read_instructions(workspace, name)
+        if text is not None:
             parts.append(f"## {name}\n\n{text}")
     if not parts:
         return ""

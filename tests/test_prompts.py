@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from agentcli.prompts import render_system_prompt
 
@@ -52,3 +55,24 @@ def test_every_builtin_subagent_role_prompt_says_the_same() -> None:
     assert {t.name for t in types} == {"general", "explore", "plan", "summary"}
     for agent in types:
         assert _says_untrusted(agent.prompt), agent.name
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_status_empties_the_repositorys_filters_and_keeps_the_persons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.prompts import _git_env
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text('[filter "person"]\n\tclean = cat\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with (repo / ".git" / "config").open("a") as config:
+        config.write('[filter "Evil.One"]\n\tprocess = touch pwned\n')
+    env = _git_env(shutil.which("git") or "git", repo)
+    assert env is not None
+    overrides = {env[f"GIT_CONFIG_KEY_{n}"]: env[f"GIT_CONFIG_VALUE_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))}
+    assert overrides == {"core.fsmonitor": "", "filter.Evil.One.process": ""}

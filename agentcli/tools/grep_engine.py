@@ -91,7 +91,9 @@ def find_rg() -> str | None:
         bundled = Path(folder) / name
         if bundled.is_file() and os.access(bundled, os.X_OK):
             return str(bundled)
-    on_path = shutil.which("rg")
+    # Only absolute PATH entries: an empty or relative one would find a repository's own `rg`.
+    search_path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
+    on_path = shutil.which("rg", path=search_path)
     return on_path if on_path and _recent_enough(on_path) else None
 
 
@@ -150,15 +152,26 @@ def _worker_argv(search: Search) -> tuple[list[str], Path]:
     return [sys.executable, "-P", "-m", "agentcli.tools.grep_worker", json.dumps(spec)], _PACKAGE_ROOT
 
 
+def child_env(*, python: bool) -> dict[str, str]:
+    """The search child's environment: agentcli's without provider keys (a Bash command running at the
+    same time could read the child's `/proc/PID/environ`), no ripgrep config, and for the Python
+    fallback this very agentcli on PYTHONPATH."""
+    from agentcli import redact
+    from agentcli.tools.shell_env import bash_environment
+
+    env = bash_environment(os.environ, redact.secrets())
+    env.pop("RIPGREP_CONFIG_PATH", None)
+    if python:
+        inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).is_absolute()]
+        env["PYTHONPATH"] = os.pathsep.join([str(_PACKAGE_ROOT), *inherited])  # this very agentcli; no "" (= cwd)
+    return env
+
+
 async def run_search(search: Search, progress: Callable[[], None]) -> AsyncGenerator[Record, None]:
     """The records of one search, streamed from the child; the child dies with the caller."""
     rg = find_rg()
     argv, cwd = _rg_argv(rg, search) if rg else _worker_argv(search)
-    env = dict(os.environ)
-    env.pop("RIPGREP_CONFIG_PATH", None)
-    if not rg:
-        inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).is_absolute()]
-        env["PYTHONPATH"] = os.pathsep.join([str(_PACKAGE_ROOT), *inherited])  # this very agentcli; no "" (= cwd)
+    env = child_env(python=not rg)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

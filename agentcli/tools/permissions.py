@@ -22,6 +22,9 @@ word onward, a program named by its path also by its base name (`Bash(rm *)` blo
 A deny rule wins over everything, whoever asks (the main agent or any subagent): mode auto,
 --yes, allow rules and remembered "allow always" answers never reopen a denied call.
 
+Edits of GUARDED_PATHS (`.agentcli/`, `.claude/agents/`, `.opencode/`, `.git/`: they change what runs
+later) are never allowed by allow rules or remembered answers; only mode auto or the person's answer.
+
 Remembered "allow always" answers (for this session, this policy object):
 - file edits: one answer for Write, Edit or MultiEdit allows all three from then on;
 - Bash: the command's prefix (its first word, plus the second when it is a sub-command word,
@@ -49,6 +52,10 @@ Approval = Literal["allow_once", "allow_always", "deny"]
 Mode = Literal["ask", "auto", "readonly"]
 
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+#: Files whose change widens what runs later (the project config, agent files, git's config and hooks):
+#: an edit of them is asked every time (or refused in a one-shot without --yes); allow rules and
+#: "allow always" answers do not cover them. Mode auto (--yes) still does.
+GUARDED_PATHS = (".agentcli/**", ".claude/agents/**", ".opencode/**", ".git/**")
 PATH_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "LS"})
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9._:-]*$")
@@ -110,6 +117,16 @@ class PermissionRule:
         if self.tool == "Edit":
             return tool in EDIT_TOOLS
         return self.tool.lower() == tool.lower()
+
+    def denies(self, tool: str) -> bool:
+        """Whether this rule, as a deny rule, is about `tool`: a rule on any file-editing tool covers
+        them all (`Write(x)` also stops Edit and MultiEdit on x: they change the same file), and a Read
+        rule also stops Edit and MultiEdit (they read the file and show the changed part)."""
+        if self.tool in EDIT_TOOLS:
+            return tool in EDIT_TOOLS
+        if self.tool == "Read" and tool in ("Edit", "MultiEdit"):
+            return True
+        return self.covers(tool)
 
 
 @dataclass(frozen=True)
@@ -190,6 +207,16 @@ def _deny_candidates(command: str, parsed: _Command) -> set[str]:
     return out
 
 
+def _guarded(name: str, target: str) -> bool:
+    """Whether this is an edit of a file in GUARDED_PATHS (workspace-relative, any letter case)."""
+    return name in EDIT_TOOLS and any(match_glob(glob, target.lower()) for glob in GUARDED_PATHS)
+
+
+def _folded(rule: PermissionRule) -> PermissionRule:
+    """`rule` with its pattern in lower case (for matching lower-cased paths)."""
+    return PermissionRule(rule.tool, rule.pattern.lower() if rule.pattern else None, rule.text)
+
+
 def command_prefix(words: tuple[str, ...]) -> tuple[str, ...]:
     """What "allow always" remembers of one simple command: `git status`, `pytest`, `npm run`."""
     if len(words) >= 2 and _SUBCOMMAND.match(words[1]):
@@ -248,7 +275,7 @@ class PermissionPolicy:
     async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
         """Whether this call may run; may wait for the person's answer."""
         name = tool.name
-        if not tool.mutating and not any(rule.covers(name) for rule in self.deny):
+        if not tool.mutating and not any(rule.denies(name) for rule in self.deny):
             return _ALLOWED  # the common case (reads): no path resolution, no parsing
         raw_target = tool.permission_target(args)
         target = self._resolved_target(name, raw_target, ctx)
@@ -267,7 +294,10 @@ class PermissionPolicy:
                 f"Permission denied: {name} is not allowed in readonly mode. It changes files or runs "
                 "commands; continue with read-only tools, or explain what you would have done.",
             )
-        if self.mode == "auto" or self._allowed_by_rules(name, target) or self._remembered(name, target):
+        if self.mode == "auto":
+            return _ALLOWED
+        guarded = _guarded(name, target)
+        if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
             return _ALLOWED
         if self.approver is None:
             return PermissionDecision(False, self._no_approver_reason(name, target))
@@ -279,13 +309,13 @@ class PermissionPolicy:
             always_scope=self._scope(name, target),
         )
         async with self._approval_lock:  # one question at a time, across parallel subagents
-            if self._remembered(name, target):  # answered "always" while this one queued
+            if not guarded and self._remembered(name, target):  # answered "always" while this one queued
                 return _ALLOWED
             try:
                 answer = await self.approver(request)
             except Exception as exc:  # the UI went away: refuse, never crash the agent
                 return PermissionDecision(False, f"Permission denied: asking the person for approval failed ({exc}).")
-            if answer == "allow_always":
+            if answer == "allow_always" and not guarded:
                 self._remember(name, target)
             if answer in ("allow_once", "allow_always"):
                 return _ALLOWED
@@ -316,14 +346,30 @@ class PermissionPolicy:
         return _wild(rule.pattern, _normalize_ws(target))
 
     def _denying_rule(self, name: str, raw: str, target: str) -> PermissionRule | None:
-        rules = [rule for rule in self.deny if rule.covers(name)]
+        rules = [rule for rule in self.deny if rule.denies(name)]
         if not rules:
             return None
+        # Paths also in lower case against lower-case patterns: on a case-insensitive file system
+        # (macOS, Windows) `.ENV` is the file `.env` a rule names.
         candidates = _deny_candidates(target, parse_command(target)) if name == "Bash" else {target, raw}
+        if name in PATH_TOOLS:
+            rules += [_folded(rule) for rule in rules if rule.pattern]
+            candidates |= {c.lower() for c in candidates}
         for rule in rules:
             if rule.pattern is None or any(self._matches(rule, name, c) for c in candidates):
                 return rule
         return None
+
+    def read_denied(self, rel: str) -> bool:
+        """Whether a Read deny rule covers the workspace-relative path `rel` (Grep leaves such files out)."""
+        rules = [rule for rule in self.deny if rule.denies("Read")]
+        rules += [_folded(rule) for rule in rules if rule.pattern]
+        return any(self._matches(rule, "Read", c) for rule in rules for c in {rel, rel.lower()})
+
+    @property
+    def denies_reads(self) -> bool:
+        """Whether any deny rule is about Read."""
+        return any(rule.denies("Read") for rule in self.deny)
 
     def _allowed_by_rules(self, name: str, target: str) -> bool:
         rules = [rule for rule in self.allow if rule.covers(name)]
@@ -373,6 +419,8 @@ class PermissionPolicy:
 
     def _scope(self, name: str, target: str) -> str:
         """Words for the dialog: what "allow always" would allow."""
+        if _guarded(name, target):
+            return "this edit only (agentcli's and git's own files are asked every time)"
         if name in EDIT_TOOLS:
             return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
         if name != "Bash":

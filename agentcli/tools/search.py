@@ -182,12 +182,13 @@ class GrepTool(Tool[GrepArgs]):
             local = root.name if root.is_file() else path
             return match_glob(include, local, anchored=False)
 
+        hidden = _read_denied_filter(ctx)
         ctx.progress()
         # The loop has the same deadline; this one gives Grep its own message (and bounds direct calls).
         timer = asyncio.timeout(ctx.tool_timeout_seconds)
         try:
             async with timer:
-                text = await _collect(args, search, prefix, root_rel, kept, ctx.progress)
+                text = await _collect(args, search, prefix, root_rel, kept, ctx.progress, hidden)
         except TimeoutError:
             if not timer.expired():
                 raise
@@ -197,6 +198,24 @@ class GrepTool(Tool[GrepArgs]):
         return ToolResult(text)
 
 
+def _read_denied_filter(ctx: ToolContext) -> Callable[[str], bool]:
+    """Whether Grep must leave a file out: a `Read(...)` deny rule covers it, by its own or its resolved
+    path (a deny rule on Read would otherwise be read around with Grep)."""
+    policy = ctx.permissions
+    if not policy.denies_reads:
+        return lambda rel: False
+    workspace = ctx.workspace.resolve()
+    seen: dict[str, bool] = {}
+
+    def hidden(rel: str) -> bool:
+        if rel not in seen:
+            resolved = display_path(ctx, (workspace / rel).resolve())
+            seen[rel] = policy.read_denied(rel) or policy.read_denied(resolved)
+        return seen[rel]
+
+    return hidden
+
+
 async def _collect(
     args: GrepArgs,
     search: grep_engine.Search,
@@ -204,6 +223,7 @@ async def _collect(
     root_rel: str,
     kept: Callable[[str], bool],
     progress: Callable[[], None],
+    hidden: Callable[[str], bool] = lambda rel: False,
 ) -> str:
     """Read the engine's records into Grep's text: results, group separators, the head-limit note."""
     limit = args.head_limit
@@ -216,6 +236,8 @@ async def _collect(
             if not kept(record.path):
                 continue
             rel = prefix + record.path if prefix or root_rel == "." else root_rel
+            if hidden(rel):
+                continue
             if isinstance(record, grep_engine.Count):
                 files_matched += 1
                 total_hits += record.count

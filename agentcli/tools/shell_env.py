@@ -4,6 +4,11 @@ A command the model runs (perhaps because a file told it to) must not be able to
 person's API keys: the provider key variables, `AGENTCLI_*` variables holding a key, and any
 variable whose value equals a configured key are removed, unless the person names the variable
 in `[agent] bash_pass_env`. Computed once per session (`ToolContext.bash_env`).
+
+agentcli's own environment still holds the keys, and a command could read it from
+`/proc/$PPID/environ`; on Linux agentcli therefore makes itself non-dumpable (`PR_SET_DUMPABLE`
+0) before any Bash command runs, which makes its `/proc/PID/environ` and `mem` unreadable to
+other processes of the person's user. Its children are dumpable again after `exec`.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from agentcli.config_layers import ENV_PREFIX, is_secret_key
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
+
+PR_SET_DUMPABLE = 4
 
 KEY_VARIABLES = frozenset(
     {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "LLM_API_KEY", "LIGHT_LLM_API_KEY"}
@@ -51,11 +58,23 @@ def bash_environment(
     }
 
 
+def hide_own_environment() -> bool:
+    """Make this process non-dumpable, so a Bash command cannot read `/proc/$PPID/environ` (Linux).
+
+    Returns whether it took effect (False where prctl does not exist).
+    """
+    from agentcli.tools.reaper import _load_prctl
+
+    prctl = _load_prctl()
+    return prctl is not None and prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
 def session_bash_env(settings: Settings, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The Bash environment of one session, from the process environment and the settings.
 
     Every key found on the way joins the masking registry (`agentcli.redact`).
     """
+    hide_own_environment()
     env = os.environ if env is None else env
     keys = configured_keys(settings, env)
     for key in keys:

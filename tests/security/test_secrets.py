@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,3 +136,46 @@ def test_data_and_state_files_are_private(tmp_path: Path) -> None:
     assert any(f.name == "agentcli.db" for f in files)
     for file in files:
         assert _mode(file) == 0o600, file.name
+
+
+@contextlib.contextmanager
+def _unprivileged_home(tmp_path: Path) -> Iterator[tuple[Path, list[str]]]:
+    """A home folder and an argv prefix running agentcli as `nobody` when the tests run as root
+    (root may read every process's environ). `nobody` keeps CAP_DAC_READ_SEARCH only to reach the
+    interpreter; its folder is under /tmp, which every user can traverse."""
+    if os.geteuid() != 0:
+        yield tmp_path, []
+        return
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: cannot run agentcli as another user")
+    home = Path(tempfile.mkdtemp(prefix="agentcli-nobody-", dir="/tmp"))
+    try:
+        os.chmod(home, 0o755)
+        yield home, [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                     "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_bash_cannot_read_keys_from_agentclis_own_environ(tmp_path: Path) -> None:
+    command = "cat /proc/$PPID/cmdline > parent.txt; cat /proc/$PPID/environ > penv.txt 2> err.txt; true"
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[ToolCall(name="Bash", input={"command": command})])),
+        Step(match=Match(turn=1), reply=Reply(text="read.")),
+    ])
+    with _unprivileged_home(tmp_path) as (home, prefix), FakeLLMServer(script) as server:
+        repo = _repo(home)
+        if prefix:
+            for path in (home, *home.rglob("*")):
+                os.chown(path, 65534, 65534)
+        env = cli_env("anthropic", server, home, **SECRETS)
+        argv = [*prefix, sys.executable, "-m", "agentcli", "run", "--yes", "--cwd", str(repo), "read the parent"]
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert b"agentcli" in (repo / "parent.txt").read_bytes()  # $PPID is agentcli itself
+        leaked = (repo / "penv.txt").read_bytes()
+        for value in (PERSON_KEY, *SECRETS.values()):
+            assert value.encode() not in leaked
+        assert "Permission denied" in (repo / "err.txt").read_text()

@@ -194,3 +194,20 @@ async def test_a_named_pipe_never_blocks_the_search(engine: str, ctx: ToolContex
     assert (await grep(ctx, pattern="needle")).content == "a.txt"
     with pytest.raises(ToolError, match=r"^pipe is not a regular file or a folder"):
         await grep(ctx, pattern="needle", path="pipe")
+
+
+def test_search_child_environment_has_no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentcli import redact
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-grep-child-0001")
+    monkeypatch.setenv("AGENTCLI_MODELS__MAIN__API_KEY", "sk-agentcli-grep-0002")
+    monkeypatch.setenv("COPY_OF_A_KEY", "sk-registered-grep-0003")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", "/tmp/rgrc")
+    monkeypatch.setenv("HARMLESS_SETTING", "kept")
+    redact.register_secret("sk-registered-grep-0003")
+    for python in (False, True):
+        env = grep_engine.child_env(python=python)
+        hidden = {"ANTHROPIC_API_KEY", "AGENTCLI_MODELS__MAIN__API_KEY", "COPY_OF_A_KEY", "RIPGREP_CONFIG_PATH"}
+        assert not hidden & set(env)
+        assert env["HARMLESS_SETTING"] == "kept"
+    assert "PYTHONPATH" in grep_engine.child_env(python=True)
