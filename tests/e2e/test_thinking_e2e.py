@@ -181,15 +181,18 @@ def _openai_reasons_then_answers(answer: str) -> Raw:
     ])
 
 
+@pytest.mark.parametrize("answer", ["The loader is in config.py.", ""])
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
-def test_thinking_never_becomes_part_of_a_task_result_and_counts_as_output(api: str, tmp_path: Path) -> None:
+def test_thinking_never_becomes_part_of_a_task_result_and_counts_as_output(
+    api: str, answer: str, tmp_path: Path
+) -> None:
     ws = _workspace(tmp_path)
-    answer = "The loader is in config.py."
     raw = _claude_thinks_then_answers(answer) if api == "anthropic" else _openai_reasons_then_answers(answer)
+    expected = answer or "(empty response: the model returned no text)"  # a reasoning-only reply is not an answer
     script = Script(steps=[
         Step(match=Match(api=api, system_contains=MAIN, turn=0), reply=Reply(tool_calls=[_task("Find the loader")])),
         Step(match=Match(api=api, system_contains="# Task\nFind the loader"), raw=raw),
-        Step(match=Match(api=api, system_contains=MAIN, turn=1, last_user_contains=answer), reply=Reply(text="ok")),
+        Step(match=Match(api=api, system_contains=MAIN, turn=1, last_user_contains=expected), reply=Reply(text="ok")),
     ])
     with FakeLLMServer(script) as server:
         stdout, _ = _run(server, tmp_path, ws, api, fmt="stream-json")
@@ -197,7 +200,7 @@ def test_thinking_never_becomes_part_of_a_task_result_and_counts_as_output(api: 
     lines = [json.loads(line) for line in stdout.splitlines()]
     result = lines[-1]
     (task,) = result["tasks"]
-    assert task["result"] == answer
+    assert task["result"] == expected
     assert SECRET_THOUGHT not in json.dumps(server.requests[-1].body)  # the parent never sees the reasoning
     # stream-json: the subagent's thinking is its own event type, wrapped like its other events.
     thoughts = [ln["event"] for ln in lines if ln.get("kind") == "subagent_event"
