@@ -159,7 +159,8 @@ class UIRouter(MessageManager):
         item = transcript.current_thinking
         text = terminal_safe(event.text)
         if item is None:
-            transcript.current_text = None  # an answer after this reasoning is a new item, below it
+            if transcript.current_text is not None:
+                self._end_text(owner)  # an answer after this reasoning is a new item, below it
             item = transcript.current_thinking = ThinkingItem()
             item.add(text)
             self._add(owner, item)

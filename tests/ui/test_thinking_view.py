@@ -123,3 +123,21 @@ async def test_subagent_thinking_streams_in_its_block_apart_from_its_text() -> N
         await settle(pilot, r)
         views = list(a.view.query(ThinkingView))
         assert len(views) == 2 and all(not v.has_class("-live") for v in views)
+
+
+async def test_reasoning_after_some_text_ends_that_text_and_the_next_answer_is_a_new_item() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        r(wrap(say("Partial answer.", "explore#1"), "A"))
+        r(wrap(think("On second thought", "explore#1"), "A"))
+        r(wrap(say("Better answer.", "explore#1"), "A"))
+        await settle(pilot, r)
+        a = r.blocks["A"]
+        first, thought, second = a.items
+        assert isinstance(first, TextItem) and first.done and first.text == "Partial answer."
+        assert isinstance(first.view, StreamText) and not first.view.live  # shown whole, not as a live tail
+        assert isinstance(thought, ThinkingItem) and thought.done
+        assert type(second) is TextItem and second.text == "Better answer." and not second.done
