@@ -91,6 +91,7 @@ class UsageEvent(_Event):
     output_tokens: int
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0  # the part of output_tokens the provider reports as reasoning (OpenAI)
     cost_usd: float | None = None
 
 

@@ -88,6 +88,7 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
                 "output_tokens": usage.output_tokens,
                 "cache_read_tokens": usage.cache_read_tokens,
                 "cache_write_tokens": usage.cache_write_tokens,
+                "reasoning_tokens": usage.reasoning_tokens,
             },
             cost_usd=session.total_cost_usd,
             tasks=tasks,

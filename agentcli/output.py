@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -15,6 +16,7 @@ from agentcli.events import (
     SubagentBlockFinishedEvent,
     SubagentEvent,
     TextDeltaEvent,
+    ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
@@ -96,14 +98,47 @@ class Printer(MessageManager):
         """Print the end of the run."""
 
 
+THINKING_PREFIX = "thinking: "
+_DIM, _UNDIM = "\x1b[2m", "\x1b[22m"
+
+
 class TextPrinter(Printer):
-    """Assistant text to stdout as it streams; progress, errors and the usage line to stderr."""
+    """Assistant text to stdout as it streams; progress, errors and the usage line to stderr.
+
+    The main agent's thinking is not printed, except with --verbose: then it streams to stderr, each
+    stretch of it on its own lines after a `thinking: ` prefix (dimmed on a terminal), never on stdout.
+    """
 
     def __init__(self, out: TextIO, err: TextIO, *, verbose: bool = False) -> None:
         super().__init__(out, err, verbose=verbose)
         self._mid_line = False
+        self._thinking = False
+        self._dim = verbose and _is_terminal(err) and not os.environ.get("NO_COLOR")
+
+    def on_thinking_delta(self, event: ThinkingDeltaEvent) -> None:
+        if not self.verbose:
+            return
+        if not self._thinking:
+            self._break_stdout_line()
+            self.err.write((_DIM if self._dim else "") + THINKING_PREFIX)
+            self._thinking = True
+        self.err.write(terminal_safe(event.text).replace("\n", "\n  "))
+        self.err.flush()
+
+    def _end_thinking(self) -> None:
+        if self._thinking:
+            self._thinking = False
+            self.err.write((_UNDIM if self._dim else "") + "\n")
+            self.err.flush()
+
+    def _break_stdout_line(self) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self._mid_line = False
 
     def _say(self, line: str) -> None:
+        self._end_thinking()
         if self._mid_line:
             self.out.write("\n")
             self.out.flush()
@@ -115,6 +150,7 @@ class TextPrinter(Printer):
         self._say(f"agentcli: {event.level}: {event.message}")
 
     def on_text_delta(self, event: TextDeltaEvent) -> None:
+        self._end_thinking()
         self.out.write(terminal_safe(event.text))  # a model's escape sequences never reach the terminal
         self.out.flush()
         self._mid_line = not event.text.endswith("\n")
@@ -162,6 +198,7 @@ class TextPrinter(Printer):
         self._say(f"  ⟳ {event.error}; retry {event.attempt} in {event.delay_seconds:.1f}s")
 
     def finish(self, summary: RunSummary) -> None:
+        self._end_thinking()
         if self._mid_line:
             self.out.write("\n")
             self.out.flush()
@@ -202,6 +239,13 @@ class StreamJsonPrinter(JsonPrinter):
             line = json.dumps(scrub_deep(event.model_dump(mode="json")), ensure_ascii=False)
         self.out.write(json_safe(line) + "\n")
         self.out.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        return False
 
 
 def make_printer(fmt: str, out: TextIO, err: TextIO, *, verbose: bool = False) -> Printer:

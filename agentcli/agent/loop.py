@@ -189,6 +189,7 @@ class AgentLoop:
             thinking=session.model.thinking,
             thinking_budget_tokens=session.model.thinking_budget_tokens,
             reasoning_effort=session.model.reasoning_effort,
+            effort=session.model.effort,
         )
         partial: list[str] = []
         try:
@@ -255,6 +256,7 @@ class AgentLoop:
                 output_tokens=usage.output_tokens,
                 cache_read_tokens=usage.cache_read_tokens,
                 cache_write_tokens=usage.cache_write_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
                 cost_usd=cost,
             )
         )

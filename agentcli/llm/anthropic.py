@@ -114,6 +114,8 @@ def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, 
     thinking = _thinking_param(request)
     if thinking is not None:
         params["thinking"] = thinking
+    if request.effort and thinking is not None and thinking["type"] == "adaptive":
+        params["output_config"] = {"effort": request.effort}
     thinks = thinking is not None and thinking["type"] != "disabled"
     if request.temperature is not None and not thinks:  # the API refuses a temperature with thinking on
         params["temperature"] = request.temperature

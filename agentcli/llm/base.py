@@ -169,16 +169,23 @@ class ModelRequest:
     thinking: str = ""  # "" (the model's default) | off | on | adaptive: Anthropic's `thinking`
     thinking_budget_tokens: int = 0
     reasoning_effort: str = ""  # OpenAI's `reasoning_effort` ("" = not sent)
+    effort: str = ""  # Anthropic's `output_config.effort`, sent with adaptive thinking only ("" = not sent)
 
 
 @dataclass(slots=True)
 class Usage:
-    """Token usage; `input_tokens` excludes cache reads and writes (Anthropic's convention)."""
+    """Token usage; `input_tokens` excludes cache reads and writes (Anthropic's convention).
+
+    Thinking is billed as output: `output_tokens` includes it (Anthropic counts it there; OpenAI's
+    `completion_tokens` too). `reasoning_tokens` is the part of it a provider reports as reasoning
+    (OpenAI's `completion_tokens_details.reasoning_tokens`); 0 when not reported.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -186,6 +193,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,11 +45,39 @@ class ResolvedModel:
     thinking: str = ""  # "" (the model's default) | off | on | adaptive; Anthropic only
     thinking_budget_tokens: int = 0
     reasoning_effort: str = ""  # OpenAI and compatible servers only
+    effort: str = ""  # a Task call's or agent file's effort (low | medium | high); see `with_effort`
 
     @property
     def display(self) -> str:
         """Short name for the UI: the label for main/light, else provider:model."""
         return self.label if self.label in ("main", "light") else f"{self.provider}:{self.model}"
+
+
+# Anthropic thinking budgets per effort level (when the model has no adaptive thinking configured).
+EFFORT_LEVELS = ("low", "medium", "high")
+EFFORT_BUDGETS: dict[str, int] = {"low": 2048, "medium": 8192, "high": 24576}
+_MIN_BUDGET = 1024  # the API's minimum thinking budget
+_ANSWER_ROOM = 1024  # output tokens a budget always leaves for the answer
+
+
+def with_effort(model: ResolvedModel, effort: str | None) -> ResolvedModel:
+    """`model` set to think with `effort` (low | medium | high), like Claude Code's Agent tool.
+
+    OpenAI and compatible servers: `reasoning_effort`. Anthropic: adaptive thinking with
+    `output_config.effort` when the model is configured for adaptive thinking, else thinking on with a
+    budget per level (`EFFORT_BUDGETS`), capped to leave room for the answer below max_output_tokens;
+    a model whose max_output_tokens leaves no room for the API's minimum budget is left as it is.
+    """
+    if not effort:
+        return model
+    if model.provider != "anthropic":
+        return dataclasses.replace(model, reasoning_effort=effort, effort=effort)
+    if model.thinking == "adaptive":
+        return dataclasses.replace(model, effort=effort)
+    budget = min(EFFORT_BUDGETS[effort], model.max_output_tokens - _ANSWER_ROOM)
+    if budget < _MIN_BUDGET:
+        return model
+    return dataclasses.replace(model, thinking="on", thinking_budget_tokens=budget, effort=effort)
 
 
 def _env_value(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:

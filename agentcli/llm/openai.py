@@ -269,11 +269,14 @@ class _TurnBuilder:
         if not cached:
             cached = _field(usage, "prompt_cache_hit_tokens") or 0  # DeepSeek
         prompt = _field(usage, "prompt_tokens") or 0
+        out_details = _field(usage, "completion_tokens_details")  # reasoning is part of completion_tokens
+        reasoning = (_field(out_details, "reasoning_tokens") or 0) if out_details is not None else 0
         self.usage = Usage(
             input_tokens=max(prompt - cached - written, 0),
             output_tokens=_field(usage, "completion_tokens") or 0,
             cache_read_tokens=cached,
             cache_write_tokens=written,
+            reasoning_tokens=reasoning,
         )
 
     def response(self) -> ModelResponse:

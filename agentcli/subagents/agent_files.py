@@ -91,6 +91,7 @@ class AgentType:
     model: str | None = None  # raw: main | light | inherit | alias | provider:model | bare id; None = inherit
     max_turns: int | None = None
     timeout_seconds: int | None = None
+    effort: str | None = None  # low | medium | high (Claude Code's `effort:`); None = the model's own setting
     source: str = "built-in"  # "built-in" or the file path
     scope: Scope = "built-in"
     file_format: FileFormat = "built-in"
@@ -126,6 +127,7 @@ class AgentType:
             "read_only": self.read_only,
             "max_turns": self.max_turns,
             "timeout_seconds": self.timeout_seconds,
+            "effort": self.effort,
             "warnings": list(self.warnings),
         }
         if prompt:
@@ -420,6 +422,14 @@ def _positive_int(data: Mapping[str, Any], keys: tuple[str, ...], warnings: list
     return None
 
 
+def _effort(data: Mapping[str, Any], warnings: list[str]) -> str | None:
+    value = _text(data, "effort", warnings)
+    if value is None or value.lower() in ("low", "medium", "high"):
+        return value.lower() if value else None
+    warnings.append(f"'effort: {_show(value)}' ignored: expected low, medium or high")
+    return None
+
+
 def parse_agent_file(
     path: Path,
     *,
@@ -519,6 +529,7 @@ def agent_from_front_matter(
         model=model,
         max_turns=_positive_int(data, _MAX_TURNS_KEYS, warnings),
         timeout_seconds=_positive_int(data, _TIMEOUT_KEYS, warnings),
+        effort=_effort(data, warnings),
         source=source,
         scope=scope,
         file_format=file_format,

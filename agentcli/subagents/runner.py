@@ -37,7 +37,7 @@ from agentcli.events import (
     SubagentEvent,
 )
 from agentcli.llm.base import Message, Usage
-from agentcli.llm.models import ResolvedModel, resolve_model
+from agentcli.llm.models import ResolvedModel, resolve_model, with_effort
 from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.subagents import results
 from agentcli.subagents.limits import (
@@ -249,7 +249,9 @@ class SubagentRunner:
         if problem:
             return _error(problem, "CIRCULAR")
         try:
-            model = self._child_model(args.model, agent_type, parent, previous)
+            # A Task call's effort overrides the agent file's, which overrides the model's own thinking setting.
+            model = with_effort(self._child_model(args.model, agent_type, parent, previous),
+                                args.effort or agent_type.effort)
         except Exception as exc:  # a model that does not resolve: a missing key, an unknown provider
             return _error(f"Failed to initialize subagent: {exc}", "INTERNAL_ERROR")
         scopes = self.confinement(parent)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
@@ -25,6 +25,9 @@ class TaskArgs(ToolArgs):
     timeout_seconds: int | None = Field(None, description="Wall-clock limit for this task")
     output_schema: dict[str, Any] | None = Field(None, description="JSON schema the final answer must satisfy")
     resume: str | None = Field(None, description="task_id of a finished subagent to continue with this prompt")
+    effort: Literal["low", "medium", "high"] | None = Field(
+        None, description="How hard the subagent thinks: low, medium or high; default: the type's or the model's"
+    )
 
     @field_validator("description")
     @classmethod

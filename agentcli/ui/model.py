@@ -57,6 +57,18 @@ class TextItem:
 
 
 @dataclass(eq=False)
+class ThinkingItem(TextItem):
+    """The model's reasoning as it streams: shown dimmed and apart from the answer, folded to one line
+    once the answer starts or the turn ends (`done`); `expanded` shows all of it again."""
+
+    expanded: bool = False
+
+    def words(self) -> int:
+        """How many words of reasoning (for the folded line)."""
+        return len(self.text.split())
+
+
+@dataclass(eq=False)
 class NoteItem:
     """A one-line (or short) message that is not model text: a prompt, an error, a notice."""
 
@@ -86,6 +98,7 @@ class Transcript:
 
     items: list[Entry] = field(default_factory=list)
     current_text: TextItem | None = None
+    current_thinking: ThinkingItem | None = None
 
 
 @dataclass(eq=False)
@@ -128,7 +141,7 @@ class BlockItem(Transcript):
         return self.elapsed_ms / 1000
 
 
-Entry = TextItem | NoteItem | ToolItem | BlockItem
+Entry = TextItem | ThinkingItem | NoteItem | ToolItem | BlockItem
 
 
 @dataclass

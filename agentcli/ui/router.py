@@ -12,7 +12,10 @@ Text from models, tools, files and agent files is made terminal-safe here, as it
 (`agentcli.text.terminal_safe`): no escape sequence reaches the terminal. Widgets never parse it as
 markup (plain `Static`s, `Content` parts, and Markdown, which shows markup literally).
 
-Rendering is batched: text deltas only accumulate in the model (`TextItem.pending`) and block
+Thinking (`ThinkingDeltaEvent`) streams into its own dimmed item (`ThinkingItem`), batched like text; it
+folds to one line as soon as the answer starts (a text delta), a tool call starts, or the turn ends.
+
+Rendering is batched: text and thinking deltas only accumulate in the model (`TextItem.pending`) and block
 headers are only marked dirty; `flush()` — called by the app on a 20 Hz timer — appends each
 widget's accumulated text in one go and re-renders dirty headers. Collapsed blocks keep their
 data in the model and have no body widgets to update.
@@ -30,18 +33,20 @@ from agentcli.events import (
     MessageManager,
     NoticeEvent,
     RetryEvent,
+    RunFinishedEvent,
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
     SubagentBlockUpdatedEvent,
     SubagentEvent,
     TextDeltaEvent,
+    ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
     UsageEvent,
 )
 from agentcli.text import terminal_safe
-from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ToolItem, Transcript, UsageTally
-from agentcli.ui.widgets.message_list import MessageList, StreamText
+from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, Transcript, UsageTally
+from agentcli.ui.widgets.message_list import MessageList, StreamText, ThinkingView
 from agentcli.ui.widgets.subagent_block import SubagentBlock, entry_view
 
 PROMPT_PREVIEW_CHARS = 300
@@ -104,6 +109,18 @@ class UIRouter(MessageManager):
                 item.view.push("")  # the final tail (a widget still to be mounted renders it on mount)
             self._finishing[owner] = item
 
+    def _end_thinking(self, owner: BlockItem | None) -> None:
+        """The owner's reasoning is over (the answer or a tool call starts, or the turn ends): fold it."""
+        transcript = self._transcript(owner)
+        item, transcript.current_thinking = transcript.current_thinking, None
+        if item is None:
+            return
+        item.done = True
+        self._dirty_text.pop(item, None)
+        item.pending.clear()
+        if isinstance(item.view, ThinkingView) and not item.view.busy:
+            item.view.finish()  # a widget still to be mounted renders folded on mount
+
     def _show_whole_text(self, owner: BlockItem) -> None:
         """The block goes on after a complete text: show all of that text now."""
         item = self._finishing.pop(owner, None)
@@ -117,6 +134,7 @@ class UIRouter(MessageManager):
     def add_note(self, text: str, kind: str = "info") -> NoteItem:
         """A line from the app in the main transcript: the person's prompt, a command's output, an error."""
         note = NoteItem(terminal_safe(text), kind)  # type: ignore[arg-type]
+        self._end_thinking(None)
         self.main.current_text = None
         self._add(None, note)
         return note
@@ -135,8 +153,26 @@ class UIRouter(MessageManager):
         if handler is not None:
             handler(inner, block)
 
+    def on_thinking_delta(self, event: ThinkingDeltaEvent, owner: BlockItem | None = None) -> None:
+        """Streamed reasoning goes to the owner's current thinking item (created on the first delta), dimmed."""
+        transcript = self._transcript(owner)
+        item = transcript.current_thinking
+        text = terminal_safe(event.text)
+        if item is None:
+            if transcript.current_text is not None:
+                self._end_text(owner)  # an answer after this reasoning is a new item, below it
+            item = transcript.current_thinking = ThinkingItem()
+            item.add(text)
+            self._add(owner, item)
+        else:
+            item.add(text)
+            if item.view is not None:
+                self._dirty_text[item] = None
+
     def on_text_delta(self, event: TextDeltaEvent, owner: BlockItem | None = None) -> None:
         """Streamed text goes to the owner's current text item (created on the first delta)."""
+        if self._transcript(owner).current_thinking is not None:
+            self._end_thinking(owner)  # the answer starts: the reasoning folds
         transcript = self._transcript(owner)
         item = transcript.current_text
         text = terminal_safe(event.text)
@@ -153,6 +189,7 @@ class UIRouter(MessageManager):
         """An assistant message ends the streaming item; a subagent's first message is its prompt."""
         message = event.message
         if message.role == "assistant":
+            self._end_thinking(owner)
             self._end_text(owner)
         elif owner is not None and event.seq == 0:
             prompt = terminal_safe(message.text().strip())
@@ -160,12 +197,18 @@ class UIRouter(MessageManager):
                 clipped = prompt if len(prompt) <= PROMPT_PREVIEW_CHARS else prompt[:PROMPT_PREVIEW_CHARS] + "…"
                 self._add(owner, NoteItem(f"▸ {clipped}", "user"))
 
+    def on_run_finished(self, event: RunFinishedEvent, owner: BlockItem | None = None) -> None:
+        """The turn ended (also by an error or a stop mid-reasoning): its reasoning folds."""
+        self._end_thinking(owner)
+
     def on_retry(self, event: RetryEvent, owner: BlockItem | None = None) -> None:
         """A retried request voids the text its failed attempt streamed: that item goes away."""
         transcript = self._transcript(owner)
-        item = transcript.current_text
-        if item is not None:
-            transcript.current_text = None
+        voided = [transcript.current_text, transcript.current_thinking]
+        transcript.current_text = transcript.current_thinking = None
+        for item in voided:
+            if item is None:
+                continue
             item.reset()
             self._dirty_text.pop(item, None)
             transcript.items = [entry for entry in transcript.items if entry is not item]
@@ -177,6 +220,7 @@ class UIRouter(MessageManager):
 
     def on_tool_call_started(self, event: ToolCallStartedEvent, owner: BlockItem | None = None) -> None:
         """A compact tool call line (a Task call is replaced by its block when that appears)."""
+        self._end_thinking(owner)
         self._transcript(owner).current_text = None
         item = ToolItem(event.tool_call_id, terminal_safe(event.name), terminal_safe(event.summary))
         self._tools[(self._key(owner), event.tool_call_id)] = item
@@ -269,6 +313,7 @@ class UIRouter(MessageManager):
         block.short_result = terminal_safe(event.short_result)
         block.error = terminal_safe(event.error) if event.error else event.error
         block.elapsed_ms = event.elapsed_ms
+        self._end_thinking(block)
         self._end_text(block)
         self._finishing.pop(block, None)  # collapsed: its whole text shows only if expanded again
         if block.view is not None:

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
 from agentcli.text import terminal_safe
-from agentcli.ui.model import NoteItem, TextItem
+from agentcli.ui.model import NoteItem, TextItem, ThinkingItem
 
 SAFE_LINK_SCHEMES = ("http://", "https://")
 
@@ -128,7 +128,87 @@ class StreamText(Static):
             self.item.view = None
 
 
-TextView = AssistantText | StreamText
+THINKING_LABEL = "∴ thinking…"
+
+
+class ThinkingView(Static, can_focus=False):
+    """The model's reasoning, dimmed and apart from the answer. While it streams it shows a label and the
+    last few lines (wrapped here, like `StreamText`: a few short lines per frame); once the answer starts or
+    the turn ends it folds to one line, which a click unfolds to the whole reasoning and folds again."""
+
+    DEFAULT_CSS = """
+    ThinkingView {
+        width: 1fr;
+        height: auto;
+        margin: 0 0 0 0;
+        padding: 0 1;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def __init__(self, item: ThinkingItem) -> None:
+        super().__init__("", markup=False, classes="thinking")
+        self.item = item
+        self._rows = -1
+        self.set_class(not item.done, "-live")
+
+    @property
+    def busy(self) -> bool:
+        """Whether it cannot take text yet (not mounted)."""
+        return not self.is_mounted
+
+    def on_mount(self) -> None:
+        """First render."""
+        self._render_text()
+
+    def on_resize(self) -> None:
+        """The live tail is wrapped here: re-wrap at the new width."""
+        if not self.item.done:
+            self._render_text()
+
+    def push(self, chunk: str) -> None:
+        """Show the new end of the reasoning (the chunk is already part of the item)."""
+        self._render_text()
+
+    def finish(self) -> None:
+        """The answer started or the turn ended: fold to one line."""
+        self.remove_class("-live")
+        self._render_text()
+
+    def on_click(self) -> None:
+        """Unfold a folded reasoning to all of it, or fold it again."""
+        if self.item.done:
+            self.item.expanded = not self.item.expanded
+            self._render_text()
+
+    def folded_line(self) -> str:
+        """The one line a finished reasoning folds to."""
+        words = self.item.words()
+        hint = "click to fold" if self.item.expanded else "click to show"
+        return f"∴ thought ({words} word{'s' if words != 1 else ''}) · {hint}"
+
+    def _render_text(self) -> None:
+        item = self.item
+        self.set_class(not item.done, "-live")
+        if item.done:
+            text = f"{self.folded_line()}\n{item.text.strip()}" if item.expanded else self.folded_line()
+            self._rows = -1
+            self.update(text)
+            return
+        width = self.content_size.width or max(self.app.size.width - 12, 20)
+        lines = [THINKING_LABEL, *tail_lines(item.text, width)]
+        layout = len(lines) != self._rows
+        self._rows = len(lines)
+        self.update("\n".join(lines), layout=layout)
+
+    def on_unmount(self) -> None:
+        """Stop receiving text once removed."""
+        if self.item.view is self:
+            self.item.view = None
+
+
+TextView = AssistantText | StreamText | ThinkingView
 
 
 class NoteLine(Static):

@@ -18,8 +18,18 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ToolItem, compact_tokens, detach, format_seconds
-from agentcli.ui.widgets.message_list import AssistantText, NoteLine, StreamText
+from agentcli.ui.model import (
+    BlockItem,
+    Entry,
+    NoteItem,
+    TextItem,
+    ThinkingItem,
+    ToolItem,
+    compact_tokens,
+    detach,
+    format_seconds,
+)
+from agentcli.ui.widgets.message_list import AssistantText, NoteLine, StreamText, ThinkingView
 from agentcli.ui.widgets.tool_call import ToolCallView
 
 STATUS_LOOK: dict[str, tuple[str, str, str]] = {
@@ -37,7 +47,10 @@ def entry_view(entry: Entry, *, in_block: bool) -> Widget:
     """Build the widget that shows one transcript entry, and link the entry to it. Text is Markdown in the
     main view and plain text inside subagent blocks."""
     view: Widget
-    if isinstance(entry, TextItem):
+    if isinstance(entry, ThinkingItem):  # dimmed, apart from the answer, in the main view and in blocks alike
+        entry.pending.clear()
+        view = entry.view = ThinkingView(entry)
+    elif isinstance(entry, TextItem):
         entry.pending.clear()  # the new widget starts with the whole text
         view = entry.view = StreamText(entry) if in_block else AssistantText(entry)
     elif isinstance(entry, ToolItem):
