@@ -105,6 +105,37 @@ class Reaper:
             return None
         return self._proc
 
+    def spawn_hook(self) -> Callable[[], None] | None:
+        """A `preexec_fn` for Bash: the parent-death signal, and the child's own group sent to the reaper.
+
+        The child writes `+PGID` (its pid: `start_new_session` made it a group leader before this
+        runs) into the reaper's pipe before it execs bash, so no window is left between the fork and
+        `track()` in which a kill -9 of agentcli would orphan the group. Call it in the parent.
+        """
+        death = parent_death_hook()
+        with self._lock:
+            proc = self._ensure()
+        fd = proc.stdin.fileno() if proc is not None and proc.stdin is not None else None
+        if fd is None:
+            return death
+
+        def hook() -> None:
+            if death is not None:
+                death()
+            try:  # a reaper that died makes this write fail: bash still runs (track() starts a new one)
+                previous = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            except (ValueError, OSError):
+                previous = None
+            try:
+                os.write(fd, f"+{os.getpid()}\n".encode())
+            except OSError:
+                pass
+            finally:
+                if previous is not None:
+                    signal.signal(signal.SIGPIPE, previous)
+
+        return hook
+
     def _send(self, line: str) -> None:
         with self._lock:
             proc = self._ensure()

@@ -19,7 +19,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.reaper import parent_death_hook, reaper
+from agentcli.tools.reaper import reaper
 
 TERM_GRACE_SECONDS = 0.5  # after SIGTERM, before SIGKILL
 DRAIN_GRACE_SECONDS = 0.2  # after bash exits, how long background children may still write
@@ -166,6 +166,7 @@ class BashTool(Tool[BashArgs]):
             raise ToolError(f"timeout {timeout:g}s is above the maximum of {ctx.bash_max_timeout_seconds}s")
         buffer = OutputBuffer(ctx.bash_output_limit_bytes)
         loop = asyncio.get_running_loop()
+        guard = reaper()
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _BashProtocol(buffer, ctx.progress, loop),
@@ -178,13 +179,14 @@ class BashTool(Tool[BashArgs]):
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV},
-                preexec_fn=parent_death_hook(),  # forked by the event loop's thread, which lives as long as we do
+                # Forked by the event loop's thread, which lives as long as we do; the child registers its
+                # group with the reaper before bash runs.
+                preexec_fn=guard.spawn_hook(),
             )
         except OSError as exc:
             raise ToolError(f"Cannot start bash: {exc}") from None
         pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
-        guard = reaper()
-        guard.track(pgid)
+        guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
         try:
             await asyncio.wait({protocol.exited}, timeout=timeout)
             timed_out = not protocol.exited.done()

@@ -87,3 +87,16 @@ def test_parent_death_signal_kills_the_child(tmp_path: Path) -> None:
     finally:
         if _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_a_child_registers_its_own_group_before_it_execs() -> None:
+    """No window between fork and track(): a kill -9 right after the spawn still reaps the group."""
+    guard = Reaper()
+    proc = subprocess.Popen(["sleep", "300"], start_new_session=True, preexec_fn=guard.spawn_hook())
+    try:
+        guard.close()  # agentcli dies before it could call track(): only the child's own line is there
+        proc.wait(timeout=20)
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.wait()
