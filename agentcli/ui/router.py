@@ -24,6 +24,8 @@ data in the model and have no body widgets to update.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from textual.widget import Widget
 
@@ -50,6 +52,7 @@ from agentcli.ui.widgets.message_list import MessageList, StreamText, ThinkingVi
 from agentcli.ui.widgets.subagent_block import SubagentBlock, entry_view
 
 PROMPT_PREVIEW_CHARS = 300
+T = TypeVar("T", bound=TextItem)
 
 
 def first_line(text: str, limit: int = 300) -> str:
@@ -156,34 +159,29 @@ class UIRouter(MessageManager):
     def on_thinking_delta(self, event: ThinkingDeltaEvent, owner: BlockItem | None = None) -> None:
         """Streamed reasoning goes to the owner's current thinking item (created on the first delta), dimmed."""
         transcript = self._transcript(owner)
-        item = transcript.current_thinking
-        text = terminal_safe(event.text)
-        if item is None:
-            if transcript.current_text is not None:
-                self._end_text(owner)  # an answer after this reasoning is a new item, below it
-            item = transcript.current_thinking = ThinkingItem()
-            item.add(text)
-            self._add(owner, item)
-        else:
-            item.add(text)
-            if item.view is not None:
-                self._dirty_text[item] = None
+        if transcript.current_thinking is None and transcript.current_text is not None:
+            self._end_text(owner)  # an answer after this reasoning is a new item, below it
+        transcript.current_thinking = self._stream(owner, transcript.current_thinking, ThinkingItem, event.text)
 
     def on_text_delta(self, event: TextDeltaEvent, owner: BlockItem | None = None) -> None:
         """Streamed text goes to the owner's current text item (created on the first delta)."""
         if self._transcript(owner).current_thinking is not None:
             self._end_thinking(owner)  # the answer starts: the reasoning folds
         transcript = self._transcript(owner)
-        item = transcript.current_text
-        text = terminal_safe(event.text)
+        transcript.current_text = self._stream(owner, transcript.current_text, TextItem, event.text)
+
+    def _stream(self, owner: BlockItem | None, item: T | None, make: Callable[[], T], delta: str) -> T:
+        """Add a streamed delta (made terminal-safe) to `item`, or to a new item of `make` when there is none."""
+        text = terminal_safe(delta)
         if item is None:
-            item = transcript.current_text = TextItem()
+            item = make()
             item.add(text)
             self._add(owner, item)
         else:
             item.add(text)
             if item.view is not None:
                 self._dirty_text[item] = None
+        return item
 
     def on_message_added(self, event: MessageAddedEvent, owner: BlockItem | None = None) -> None:
         """An assistant message ends the streaming item; a subagent's first message is its prompt."""
