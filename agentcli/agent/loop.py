@@ -53,7 +53,6 @@ log = logging.getLogger(__name__)
 
 RunStatus = Literal["completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
 CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
-OWN_TIME_LIMITS = frozenset({"Bash", "Task", "TaskOutput", "TaskCancel"})  # exempt from tool_timeout_seconds
 PriceFn = Callable[[str, str, Usage], float | None]
 
 
@@ -348,7 +347,7 @@ class AgentLoop:
         decision = await ctx.permissions.check(tool, args, ctx)
         if not decision.allowed:
             return ToolResult(decision.reason, is_error=True)
-        deadline = None if tool.name in OWN_TIME_LIMITS else ctx.tool_timeout_seconds  # starts after approval
+        deadline = None if tool.own_time_limit else ctx.tool_timeout_seconds  # starts after approval
         try:
             async with asyncio.timeout(deadline) as timer:
                 return await tool.run(args, ctx)

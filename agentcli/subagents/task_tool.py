@@ -112,6 +112,7 @@ class TaskTool(Tool[TaskArgs]):
 
     name: ClassVar[str] = "Task"
     args_model: ClassVar[type[ToolArgs]] = TaskArgs
+    own_time_limit: ClassVar[bool] = True
     mutating: ClassVar[bool] = False
     concurrency_safe: ClassVar[bool] = True  # several Task calls of one turn run at once
 
@@ -153,6 +154,7 @@ class TaskOutputTool(Tool[TaskOutputArgs]):
 
     name: ClassVar[str] = "TaskOutput"
     args_model: ClassVar[type[ToolArgs]] = TaskOutputArgs
+    own_time_limit: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
     def __init__(self, runner: SubagentRunner) -> None:
@@ -176,6 +178,7 @@ class TaskCancelTool(Tool[TaskCancelArgs]):
 
     name: ClassVar[str] = "TaskCancel"
     args_model: ClassVar[type[ToolArgs]] = TaskCancelArgs
+    own_time_limit: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
     def __init__(self, runner: SubagentRunner) -> None:

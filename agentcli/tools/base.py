@@ -86,12 +86,18 @@ _SCHEMAS: dict[type[ToolArgs], dict[str, Any]] = {}
 
 
 class Tool(ABC, Generic[A]):
-    """A tool the model can call. Subclasses set `name`, `args_model`, `mutating`, `concurrency_safe`."""
+    """A tool the model can call. Subclasses set `name`, `args_model` and their traits.
+
+    The traits are the one definition of what a tool is; every set of tool names elsewhere derives from them.
+    """
 
     name: ClassVar[str]
     args_model: ClassVar[type[ToolArgs]]
     mutating: ClassVar[bool] = False  # needs permission: writes files or runs commands
+    read_only: ClassVar[bool] = False  # only reads the workspace (what read-only agent types are given)
+    edits_files: ClassVar[bool] = False  # writes files (write_paths confinement and edit rules apply)
     concurrency_safe: ClassVar[bool] = False  # may run at the same time as other safe calls of one turn
+    own_time_limit: ClassVar[bool] = False  # keeps its own deadline instead of [agent] tool_timeout_seconds
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""

@@ -136,6 +136,7 @@ class ReadTool(Tool[ReadArgs]):
 
     name: ClassVar[str] = "Read"
     args_model: ClassVar[type[ToolArgs]] = ReadArgs
+    read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
     def summary(self, args: ReadArgs) -> str:
@@ -218,6 +219,7 @@ class LSTool(Tool[LSArgs]):
 
     name: ClassVar[str] = "LS"
     args_model: ClassVar[type[ToolArgs]] = LSArgs
+    read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
     def summary(self, args: LSArgs) -> str:

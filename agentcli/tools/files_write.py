@@ -116,6 +116,7 @@ class WriteTool(Tool[WriteArgs]):
 
     name: ClassVar[str] = "Write"
     args_model: ClassVar[type[ToolArgs]] = WriteArgs
+    edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
 
     def summary(self, args: WriteArgs) -> str:
@@ -225,6 +226,7 @@ class EditTool(Tool[EditArgs]):
 
     name: ClassVar[str] = "Edit"
     args_model: ClassVar[type[ToolArgs]] = EditArgs
+    edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
 
     def summary(self, args: EditArgs) -> str:
@@ -250,6 +252,7 @@ class MultiEditTool(Tool[MultiEditArgs]):
 
     name: ClassVar[str] = "MultiEdit"
     args_model: ClassVar[type[ToolArgs]] = MultiEditArgs
+    edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
 
     def summary(self, args: MultiEditArgs) -> str:

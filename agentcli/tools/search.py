@@ -68,6 +68,7 @@ class GlobTool(Tool[GlobArgs]):
 
     name: ClassVar[str] = "Glob"
     args_model: ClassVar[type[ToolArgs]] = GlobArgs
+    read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
     def summary(self, args: GlobArgs) -> str:
@@ -138,6 +139,7 @@ class GrepTool(Tool[GrepArgs]):
 
     name: ClassVar[str] = "Grep"
     args_model: ClassVar[type[ToolArgs]] = GrepArgs
+    read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
     def summary(self, args: GrepArgs) -> str:

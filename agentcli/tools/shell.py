@@ -151,6 +151,7 @@ class BashTool(Tool[BashArgs]):
 
     name: ClassVar[str] = "Bash"
     args_model: ClassVar[type[ToolArgs]] = BashArgs
+    own_time_limit: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
 
     def summary(self, args: BashArgs) -> str:

@@ -37,6 +37,7 @@ class TodoWriteTool(Tool[TodoWriteArgs]):
 
     name: ClassVar[str] = "TodoWrite"
     args_model: ClassVar[type[ToolArgs]] = TodoWriteArgs
+    read_only: ClassVar[bool] = True
 
     def summary(self, args: TodoWriteArgs) -> str:
         done = sum(1 for t in args.todos if t.status == "completed")

@@ -1,0 +1,209 @@
+"""The package's layers point only down: no import cycle between modules or subpackages of agentcli/.
+
+Every import counts, wherever it sits: at module level, inside a function, or under `TYPE_CHECKING`
+(a cycle held apart only by where an import sits is still a cycle). Where a lower module must name a
+higher one, it declares a small Protocol instead.
+
+Run `python tests/test_layers.py` to print the graph's cycles and layer violations.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "agentcli"
+
+# The layers, lowest first (docs/ARCHITECTURE.md). A unit is a top-level module or a first-level
+# subpackage of agentcli/; it may import units of lower layers only (and itself).
+LAYERS: list[set[str]] = [
+    {"paths", "resources", "redact", "text", "safe_text", "config_layers", "config_schema"},
+    {"config_trust", "trust", "logs", "prompts"},
+    {"config"},
+    {"llm"},
+    {"tools", "events", "testing"},
+    {"store", "agent"},
+    {"subagents"},
+    {"conversation"},
+    {"output", "ui", "oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents"},
+    {"cli"},
+    {"__main__"},
+]
+
+
+def module_name(path: Path) -> str:
+    """`agentcli/ui/widgets/__init__.py` → `agentcli.ui.widgets`."""
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name."""
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that `name` imports, anywhere in its file (functions and TYPE_CHECKING too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join([*base, node.module] if node.module else base)
+            else:
+                origin = node.module or ""
+            targets = [f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in known else origin
+                       for alias in node.names]
+        for target in targets:
+            while target and target not in known:  # `import agentcli.x.y` of a name inside a module
+                target = target.rpartition(".")[0]
+            if target and target != name and target != "agentcli":
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    """Module → the package's modules it imports."""
+    found = modules()
+    known = set(found)
+    return {name: imports_of(name, path, known) for name, path in found.items()}
+
+
+def unit(module: str) -> str:
+    """The layer unit of a module: its first-level subpackage or top-level module name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    members.append(member)
+                    if member == node:
+                        break
+                if len(members) > 1:
+                    found.append(sorted(members))
+    return found
+
+
+def unit_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph between units (subpackages and top-level modules)."""
+    result: dict[str, set[str]] = defaultdict(set)
+    for source, targets in edges.items():
+        for target in targets:
+            if unit(source) != unit(target):
+                result[unit(source)].add(unit(target))
+    return result
+
+
+def rank(name: str) -> int:
+    for level, names in enumerate(LAYERS):
+        if name in names:
+            return level
+    raise KeyError(f"unit {name!r} is in no layer of tests/test_layers.py (and docs/ARCHITECTURE.md)")
+
+
+def violations(edges: dict[str, set[str]]) -> list[str]:
+    """Imports that point up or sideways between units."""
+    problems = []
+    for source, targets in edges.items():
+        for target in sorted(targets):
+            if unit(source) != unit(target) and rank(unit(target)) >= rank(unit(source)):
+                problems.append(f"{source} -> {target}")
+    return sorted(problems)
+
+
+IN_PROGRESS = pytest.mark.xfail(strict=True, reason="issue 10: the layering is being fixed")
+
+
+@IN_PROGRESS
+def test_no_module_cycles() -> None:
+    found = cycles(graph())
+    assert not found, "import cycles between modules: " + "; ".join(" ⇄ ".join(c) for c in found)
+
+
+@IN_PROGRESS
+def test_no_subpackage_cycles() -> None:
+    found = cycles(unit_edges(graph()))
+    assert not found, "import cycles between subpackages: " + "; ".join(" ⇄ ".join(c) for c in found)
+
+
+def test_every_unit_has_a_layer() -> None:
+    for name in {unit(m) for m in modules()} - {"agentcli"}:
+        rank(name)
+
+
+@IN_PROGRESS
+def test_layers_point_down() -> None:
+    found = violations(graph())
+    assert not found, "imports that do not point down a layer: " + "; ".join(found)
+
+
+def test_the_checker_sees_function_level_and_type_checking_imports(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agentcli.a import X\n"
+        "def f():\n    import agentcli.b.c\n    from . import d\n",
+        encoding="utf-8",
+    )
+    known = {"agentcli.a", "agentcli.b", "agentcli.b.c", "agentcli.d"}
+    assert imports_of("agentcli.m", source, known) == {"agentcli.a", "agentcli.b.c", "agentcli.d"}
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+if __name__ == "__main__":
+    edges = graph()
+    for cycle in cycles(edges):
+        print("module cycle:", " ⇄ ".join(cycle))
+    for cycle in cycles(unit_edges(edges)):
+        print("subpackage cycle:", " ⇄ ".join(cycle))
+    try:
+        for line in violations(edges):
+            print("points up:", line)
+    except KeyError as exc:
+        print(exc)
