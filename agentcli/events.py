@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.llm.base import Message
+from agentcli.status import RunStatus, TaskStatus
 
 
 class _Event(BaseModel):
@@ -79,6 +80,8 @@ class ToolCallFinishedEvent(_Event):
     output: str
     duration_ms: float
     files_modified: list[str] = Field(default_factory=list)
+    code: str | None = None  # SPEC §4 error code of a failed call (NOT_FOUND, TIMEOUT, ...), when it has one
+    short_result: str | None = None  # a Task call's one-line outcome: `Task completed by explore`, ...
 
 
 class UsageEvent(_Event):
@@ -124,7 +127,7 @@ class RunFinishedEvent(_Event):
     """A session's run ended."""
 
     kind: Literal["run_finished"] = "run_finished"
-    status: Literal["completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
+    status: RunStatus
     result: str
     turns: int
     error: str | None = None
@@ -140,7 +143,7 @@ class SubagentBlockAddedEvent(_Event):
     description: str
     model: str
     depth: int
-    status: str = "queued"
+    status: TaskStatus = "queued"
 
 
 class SubagentBlockUpdatedEvent(_Event):
@@ -148,7 +151,7 @@ class SubagentBlockUpdatedEvent(_Event):
 
     kind: Literal["subagent_block_updated"] = "subagent_block_updated"
     task_id: str
-    status: str
+    status: TaskStatus
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -160,7 +163,7 @@ class SubagentBlockFinishedEvent(_Event):
 
     kind: Literal["subagent_block_finished"] = "subagent_block_finished"
     task_id: str
-    status: str
+    status: TaskStatus
     short_result: str
     error: str | None = None
     elapsed_ms: float = 0.0
@@ -197,6 +200,19 @@ Event = Annotated[
 SubagentEvent.model_rebuild()
 
 EventSink = Callable[[Event], None]
+
+
+def unwrap(event: Event) -> tuple[tuple[SubagentEvent, ...], Event]:
+    """A relayed event's wrappers, outermost first, and the event inside them.
+
+    An event of a subagent at depth N arrives in N `SubagentEvent` wrappers; the innermost wrapper
+    names the task (and block) the event belongs to. A main-agent event has no wrappers.
+    """
+    wrappers: list[SubagentEvent] = []
+    while isinstance(event, SubagentEvent):
+        wrappers.append(event)
+        event = event.event
+    return tuple(wrappers), event
 
 
 class MessageManager:

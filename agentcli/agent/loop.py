@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from agentcli.agent.session import Session
 from agentcli.events import (
@@ -46,12 +46,12 @@ from agentcli.llm.base import (
 )
 from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
+from agentcli.status import RunStatus
 from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 log = logging.getLogger(__name__)
 
-RunStatus = Literal["completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
 CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
 PriceFn = Callable[[str, str, Usage], float | None]
 

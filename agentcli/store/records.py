@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TaskStatus = Literal["queued", "running", "completed", "failed", "timed_out", "cancelled", "budget_exceeded"]
-SessionStatus = Literal["running", "completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
-ToolCallStatus = Literal["running", "ok", "error", "cancelled"]
-
-TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
-SESSION_STATUSES: tuple[str, ...] = get_args(SessionStatus)
-TOOL_CALL_STATUSES: tuple[str, ...] = get_args(ToolCallStatus)
+from agentcli.status import SessionStatus, TaskStatus, ToolCallStatus
 
 
 class ToolCount(BaseModel):

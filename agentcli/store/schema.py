@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agentcli.store.records import SESSION_STATUSES, TASK_STATUSES, TOOL_CALL_STATUSES
+from agentcli.status import SESSION_STATUSES, TASK_STATUSES, TOOL_CALL_STATUSES
 
 BUSY_TIMEOUT_MS = 10_000
 

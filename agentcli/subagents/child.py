@@ -9,22 +9,17 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.loop import AgentLoop, RunOutcome
+from agentcli.status import TASK_STATUS_OF_RUN, TaskStatus
 from agentcli.tools.base import Tool
 
 if TYPE_CHECKING:
     from agentcli.subagents.runner import SubagentRunner, TaskHandle
 
-_STATUS = {
-    "completed": "completed",
-    "failed": "failed",
-    "cancelled": "cancelled",
-    "max_turns": "budget_exceeded",
-    "timed_out": "timed_out",
-    "budget_exceeded": "budget_exceeded",
-}
 
 
-async def run_child(runner: SubagentRunner, handle: TaskHandle, tools: list[Tool[Any]]) -> tuple[str, str, str | None]:
+async def run_child(
+    runner: SubagentRunner, handle: TaskHandle, tools: list[Tool[Any]]
+) -> tuple[TaskStatus, str, str | None]:
     """Run the subagent to an end; returns (status, result text, error)."""
     settings = runner.settings
     session = handle.session
@@ -69,7 +64,7 @@ def _one_line(text: object) -> str:
 
 async def _run_once(
     runner: SubagentRunner, handle: TaskHandle, loop: AgentLoop, message: str
-) -> tuple[str, str, str | None]:
+) -> tuple[TaskStatus, str, str | None]:
     if handle.stop is not None:  # stopped before it could start
         return handle.stop[0], loop.last_text(), handle.stop[1]
     task = asyncio.create_task(loop.run(message), name=f"subagent-{handle.record.task_id}")
@@ -87,7 +82,7 @@ async def _run_once(
         watchdog.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watchdog
-    return _STATUS.get(outcome.status, "failed"), outcome.marked_result(), outcome.error
+    return TASK_STATUS_OF_RUN[outcome.status], outcome.marked_result(), outcome.error
 
 
 async def _watch(runner: SubagentRunner, handle: TaskHandle, task: asyncio.Task[RunOutcome]) -> None:

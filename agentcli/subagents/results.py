@@ -7,31 +7,11 @@ from agentcli.text import defang_tags
 CHARS_PER_TOKEN = 4  # the estimate used for budgets (no tokenizer is available offline)
 _CLOSE = "</subagent_result>"
 
-SHORT_RESULTS = {
-    "completed": "Task completed by {type}",
-    "failed": "Task failed: {reason}",
-    "timed_out": "Task failed: timed out",
-    "cancelled": "Task failed: cancelled",
-    "budget_exceeded": "Task failed: budget exceeded",
-}
-ERROR_CODES = {
-    "failed": "INTERNAL_ERROR",
-    "timed_out": "TIMEOUT",
-    "cancelled": "CANCELLED",
-    "budget_exceeded": "BUDGET_EXCEEDED",
-}
 
 
 def estimate_tokens(text: str) -> int:
     """Rough token count of a text."""
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
-def short_result(status: str, subagent_type: str, error: str | None) -> str:
-    """The one-line form for the UI: `Task completed by explore` / `Task failed: <reason>`."""
-    template = SHORT_RESULTS.get(status, "Task failed: {reason}")
-    reason = (error or status).splitlines()[0] if (error or status) else status
-    return template.format(type=subagent_type, reason=reason[:120])
 
 
 def frame(task_id: str, text: str, *, offset: int, max_tokens: int) -> str:

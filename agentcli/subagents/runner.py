@@ -38,6 +38,7 @@ from agentcli.events import (
 )
 from agentcli.llm.base import Message, Usage
 from agentcli.llm.models import ResolvedModel, resolve_model, with_effort
+from agentcli.status import DELEGATION_FAILED, FINISHED_TASK_STATUSES, TASK_ERROR_CODES, TaskStatus, short_result
 from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.subagents import results
 from agentcli.subagents.limits import (
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 TASK_TOOL_NAMES = ("Task", "TaskOutput", "TaskCancel")
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
-FINISHED = ("completed", "failed", "timed_out", "cancelled", "budget_exceeded")
 PriceFn = Callable[[str, str, Usage], float | None]
 
 
@@ -99,7 +99,7 @@ class TaskHandle:
     in_flight_tools: int = 0
     loop: AgentLoop | None = None
     loop_task: asyncio.Task[RunOutcome] | None = None
-    stop: tuple[str, str] | None = None  # (status, reason) when a limit or a person stopped it
+    stop: tuple[TaskStatus, str] | None = None  # (status, reason) when a limit or a person stopped it
     cancel_requested: asyncio.Event = field(default_factory=asyncio.Event)
     done: asyncio.Event = field(default_factory=asyncio.Event)
     tool_counts: Counter[str] = field(default_factory=Counter)
@@ -111,7 +111,7 @@ class TaskHandle:
 
 
 def _error(message: str, code: str) -> ToolResult:
-    return ToolResult(message, is_error=True, metadata={"code": code, "short_result": "Task delegation failed"})
+    return ToolResult(message, is_error=True, metadata={"code": code, "short_result": DELEGATION_FAILED})
 
 
 def _now() -> datetime:
@@ -339,7 +339,7 @@ class SubagentRunner:
     def _finished_record(self, task_id: str) -> TaskRecord | None:
         handle = self.handles.get(task_id)
         record = handle.record if handle else (self.store.get_task(task_id) if self.store else None)
-        if record is None or record.status not in FINISHED or not record.child_session_id:
+        if record is None or record.status not in FINISHED_TASK_STATUSES or not record.child_session_id:
             return None
         return record
 
@@ -598,7 +598,7 @@ class SubagentRunner:
 
         return relay
 
-    def stop(self, handle: TaskHandle, status: str, reason: str) -> None:
+    def stop(self, handle: TaskHandle, status: TaskStatus, reason: str) -> None:
         """Stop a running child (a limit was hit, or someone cancelled it); its partial work is kept."""
         if handle.stop is None:
             handle.stop = (status, reason)
@@ -609,18 +609,18 @@ class SubagentRunner:
     async def cancel(self, task_id: str, reason: str = "cancelled") -> bool:
         """Cancel one subagent (queued or running) without touching its siblings or its parent."""
         handle = self.handles.get(task_id)
-        if handle is None or handle.record.status in FINISHED:
+        if handle is None or handle.record.status in FINISHED_TASK_STATUSES:
             return False
         self.stop(handle, "cancelled", reason)
         return True
 
     # --- finishing ------------------------------------------------------------------------------
 
-    def _finish(self, handle: TaskHandle, status: str, result: str | None, error: str | None) -> None:
+    def _finish(self, handle: TaskHandle, status: TaskStatus, result: str | None, error: str | None) -> None:
         record = handle.record
-        if record.status in FINISHED:
+        if record.status in FINISHED_TASK_STATUSES:
             return
-        record.status = status  # type: ignore[assignment]
+        record.status = status
         record.result = result or ""
         record.error = error if status != "completed" else None
         record.finished_at = _now()
@@ -639,7 +639,7 @@ class SubagentRunner:
                 agent=handle.parent.session.agent,
                 task_id=record.task_id,
                 status=status,
-                short_result=results.short_result(status, record.subagent_type, record.error),
+                short_result=short_result(record.status, record.subagent_type, record.error),
                 error=record.error,
                 elapsed_ms=record.time_ms,
             ),
@@ -672,8 +672,8 @@ class SubagentRunner:
             metadata={
                 "task_id": record.task_id,
                 "status": record.status,
-                "code": results.ERROR_CODES.get(record.status),
-                "short_result": results.short_result(record.status, record.subagent_type, record.error),
+                "code": TASK_ERROR_CODES.get(record.status),
+                "short_result": short_result(record.status, record.subagent_type, record.error),
             },
         )
 
@@ -688,14 +688,14 @@ class SubagentRunner:
     async def task_output(self, task_id: str, offset: int, wait_seconds: float) -> ToolResult:
         """TaskOutput: status, and the full result from `offset` once finished."""
         handle = self.handles.get(task_id)
-        if handle is not None and handle.record.status not in FINISHED and wait_seconds > 0:
+        if handle is not None and handle.record.status not in FINISHED_TASK_STATUSES and wait_seconds > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(handle.done.wait(), wait_seconds)
         record = handle.record if handle else (self.store.get_task(task_id) if self.store else None)
         if record is None:
             return ToolResult(f"No task '{task_id}'.", is_error=True)
         head = defang_tags(f"Task {record.task_id} ({record.subagent_type}): {record.status}")
-        if record.status not in FINISHED:
+        if record.status not in FINISHED_TASK_STATUSES:
             return ToolResult(f"{head}. {record.tool_calls} tool calls so far; call TaskOutput again to wait.")
         if record.error:
             head += f" — {defang_tags(record.error)}"
@@ -707,7 +707,7 @@ class SubagentRunner:
     async def aclose(self) -> None:
         """Session end: cancel background tasks and wait for their records to be written."""
         for handle in list(self.handles.values()):
-            if handle.background and handle.record.status not in FINISHED:
+            if handle.background and handle.record.status not in FINISHED_TASK_STATUSES:
                 self.stop(handle, "cancelled", "the session ended")
         jobs = list(self._background)
         if jobs:

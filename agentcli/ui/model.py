@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from agentcli.status import ACTIVE_TASK_STATUSES, TaskStatus
+
 if TYPE_CHECKING:
     from textual.widget import Widget
 
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
     from agentcli.ui.widgets.subagent_block import SubagentBlock
     from agentcli.ui.widgets.tool_call import ToolCallView
 
-ACTIVE = frozenset({"queued", "running"})
 
 
 @dataclass(eq=False)
@@ -113,7 +114,7 @@ class BlockItem(Transcript):
     depth: int = 1
     parent: BlockItem | None = None
     agent: str = ""  # the subagent's label, e.g. explore#2, once its first event arrives
-    status: str = "queued"
+    status: TaskStatus = "queued"
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -127,7 +128,7 @@ class BlockItem(Transcript):
     @property
     def active(self) -> bool:
         """Queued or running."""
-        return self.status in ACTIVE
+        return self.status in ACTIVE_TASK_STATUSES
 
     @property
     def label(self) -> str:
