@@ -28,7 +28,8 @@ LAYERS: list[set[str]] = [
     {"store", "agent"},
     {"subagents"},
     {"conversation"},
-    {"output", "ui", "oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents"},
+    {"output", "ui", "cli_common"},
+    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents"},
     {"cli"},
     {"__main__"},
 ]
