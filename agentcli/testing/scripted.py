@@ -349,8 +349,8 @@ class ScriptedProvider:
                         raise self._stream_error(fault) if fault.kind == "stream_error" else self._cut(fault, streamed)
                 if i == len(frames):
                     break
-                if i and chunk_delay:
-                    await asyncio.sleep(chunk_delay / 1000)
+                # Each frame is a read: other tasks run meanwhile, as they do while a real stream waits on I/O.
+                await asyncio.sleep(chunk_delay / 1000 if i and chunk_delay else 0)
                 event = frames[i]
                 if event is not None:
                     streamed = True
