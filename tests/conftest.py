@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # imported where used: most tests need neither the server nor the SDK pool
+    from agentcli.llm.base import RetryPolicy
+    from agentcli.llm.models import ProviderPool
+    from agentcli.testing.fake_llm import FakeLLMServer
+    from agentcli.testing.scripted import ScriptedLLM
 
 _REAL_CONNECT = socket.socket.connect
 _REAL_CONNECT_EX = socket.socket.connect_ex
@@ -78,3 +84,41 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield home
+
+
+# --- model fixtures: the scripted model in-process, or the fake server over HTTP ---------------------
+
+
+@pytest.fixture
+def llm() -> ScriptedLLM:
+    """An empty, strict scripted model (in-process, no SDK); the test adds steps and calls assert_done()."""
+    from agentcli.testing.scripted import ScriptedLLM
+
+    return ScriptedLLM()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    """An empty, strict fake LLM server on 127.0.0.1, for tests about the wire (the real SDKs over HTTP)."""
+    from agentcli.testing.fake_llm import FakeLLMServer, Script
+
+    with FakeLLMServer(Script(steps=[])) as srv:
+        yield srv
+
+
+@pytest.fixture
+def retry_policy() -> RetryPolicy:
+    """The `pool` fixture's retries: none; a module that tests retrying overrides this fixture."""
+    from agentcli.llm.base import RetryPolicy
+
+    return RetryPolicy(max_retries=0)
+
+
+@pytest.fixture
+async def pool(retry_policy: RetryPolicy) -> AsyncIterator[ProviderPool]:
+    """A real provider pool (SDK clients, created on first use), closed after the test."""
+    from agentcli.llm.models import ProviderPool
+
+    p = ProviderPool(retry_policy)
+    yield p
+    await p.aclose()

@@ -31,7 +31,7 @@ from typing import Any, Self
 
 from aiohttp import web
 
-from agentcli.testing.fake_llm_match import RequestView, mismatch
+from agentcli.testing.fake_llm_match import RequestView, StepTable, with_echo
 from agentcli.testing.fake_llm_models import (
     ApiName,
     Fault,
@@ -114,8 +114,7 @@ class FakeLLMServer:
         self._port = port
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._steps: list[Step] = list(steps)
-        self._uses: list[int] = [0] * len(self._steps)
+        self._table = StepTable(list(steps))
         self._requests: list[RecordedRequest] = []
         self._in_flight = 0
         self._in_flight_max = 0
@@ -259,13 +258,12 @@ class FakeLLMServer:
     def steps(self) -> list[tuple[Step, int]]:
         """Each step with how many times it was used."""
         with self._lock:
-            return list(zip(self._steps, self._uses, strict=True))
+            return self._table.pairs()
 
     def add_steps(self, *steps: Step) -> None:
         """Append steps to the script (also while serving)."""
         with self._changed:
-            self._steps.extend(steps)
-            self._uses.extend([0] * len(steps))
+            self._table.add(steps)
             self._version += 1
             self._changed.notify_all()
 
@@ -319,12 +317,7 @@ class FakeLLMServer:
                 for r in self._requests
                 if r.unexpected is not None
             ]
-            for i, (step, used) in enumerate(zip(self._steps, self._uses, strict=True)):
-                missing = (used == 0) if step.times is None else (used < step.times)
-                if missing and not step.optional:
-                    want = "unlimited" if step.times is None else str(step.times)
-                    cond = step.match.model_dump(exclude_none=True)
-                    out.append(f"{step.label(i)} unused: {used} of {want} uses, match {cond}")
+            out.extend(self._table.unused())
         return out
 
     def assert_done(self) -> None:
@@ -343,20 +336,6 @@ class FakeLLMServer:
     def _next_id(self) -> int:
         self._id_counter += 1
         return self._id_counter
-
-    def _route(self, view: RequestView) -> tuple[int | None, list[str]]:
-        """Pick the first step with uses left that matches (caller holds the lock)."""
-        reasons: list[str] = []
-        for i, step in enumerate(self._steps):
-            if step.times is not None and self._uses[i] >= step.times:
-                reasons.append(f"{step.label(i)}: used up")
-                continue
-            why = mismatch(step.match, view)
-            if why is None:
-                self._uses[i] += 1
-                return i, []
-            reasons.append(f"{step.label(i)}: {why}")
-        return None, reasons or ["script has no steps left"]
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         received = time.monotonic()
@@ -403,11 +382,10 @@ class FakeLLMServer:
             view = RequestView.of(api, body)
         with self._changed:
             seq = len(self._requests)
-            step_index, reasons = self._route(view) if view is not None else (None, [problem])
-            step = self._steps[step_index] if step_index is not None else None
-            if step is not None and view is not None and step.reply.echo_last_user:
-                echoed = step.reply.text + view.last_user[: step.reply.echo_last_user]
-                step = step.model_copy(update={"reply": step.reply.model_copy(update={"text": echoed})})
+            step_index, reasons = self._table.route(view) if view is not None else (None, [problem])
+            step = self._table.steps[step_index] if step_index is not None else None
+            if step is not None and view is not None:
+                step = with_echo(step, view)
             tool_ids: tuple[str, ...] = ()
             if step is not None and view is not None:
                 prefix = "toolu_fake_" if view.api == "anthropic" else "call_fake_"

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.testing.fake_llm_models import ApiName, Match
+from agentcli.testing.fake_llm_models import ApiName, Match, Step
 
 
 def _text_of(content: Any) -> str:
@@ -149,3 +149,57 @@ def mismatch(match: Match, view: RequestView) -> str | None:
     if match.any_message_contains is not None and match.any_message_contains not in view.all_text:
         return f"no message contains {match.any_message_contains!r}"
     return None
+
+
+class StepTable:
+    """The script's steps and how often each was used: routing and the unused-step report.
+
+    Shared by the HTTP server and the in-process scripted provider, so both answer a request
+    with the same step. Not thread-safe: the caller holds its own lock.
+    """
+
+    def __init__(self, steps: list[Step] | None = None) -> None:
+        self.steps: list[Step] = list(steps or [])
+        self.uses: list[int] = [0] * len(self.steps)
+
+    def add(self, steps: tuple[Step, ...] | list[Step]) -> None:
+        """Append steps (also while serving)."""
+        self.steps.extend(steps)
+        self.uses.extend([0] * len(steps))
+
+    def pairs(self) -> list[tuple[Step, int]]:
+        """Each step with how many times it was used."""
+        return list(zip(self.steps, self.uses, strict=True))
+
+    def route(self, view: RequestView) -> tuple[int | None, list[str]]:
+        """Use the first step with uses left whose Match holds; else (None, why each step refused)."""
+        reasons: list[str] = []
+        for i, step in enumerate(self.steps):
+            if step.times is not None and self.uses[i] >= step.times:
+                reasons.append(f"{step.label(i)}: used up")
+                continue
+            why = mismatch(step.match, view)
+            if why is None:
+                self.uses[i] += 1
+                return i, []
+            reasons.append(f"{step.label(i)}: {why}")
+        return None, reasons or ["script has no steps left"]
+
+    def unused(self) -> list[str]:
+        """One line per step (not optional) that was not used up."""
+        out: list[str] = []
+        for i, (step, used) in enumerate(self.pairs()):
+            missing = (used == 0) if step.times is None else (used < step.times)
+            if missing and not step.optional:
+                want = "unlimited" if step.times is None else str(step.times)
+                cond = step.match.model_dump(exclude_none=True)
+                out.append(f"{step.label(i)} unused: {used} of {want} uses, match {cond}")
+        return out
+
+
+def with_echo(step: Step, view: RequestView) -> Step:
+    """The step with `reply.echo_last_user` applied: the reply text plus the request's last user text."""
+    if not step.reply.echo_last_user:
+        return step
+    echoed = step.reply.text + view.last_user[: step.reply.echo_last_user]
+    return step.model_copy(update={"reply": step.reply.model_copy(update={"text": echoed})})

@@ -61,8 +61,12 @@ class Usage(_Strict):
 
 
 class Reply(_Strict):
-    """The assistant message to send back: text, then tool calls."""
+    """The assistant message to send back: thinking (if any), text, then tool calls."""
 
+    thinking: str = ""
+    """Reasoning before the answer: an Anthropic thinking block, OpenAI-compatible `reasoning_content`."""
+    thinking_signature: str = ""
+    """Anthropic only: the thinking block's signature ("" = no signature_delta)."""
     text: str = ""
     chunk_size: int = Field(default=8, ge=1)
     tool_calls: list[ToolCall] = Field(default_factory=list)

@@ -79,7 +79,8 @@ class UsageCounts:
 
 def usage_for(reply: Reply, ctx: ReplyContext) -> UsageCounts:
     """The reply's usage, with rough chars/4 counts for whatever the script left out."""
-    out_chars = len(reply.text) + sum(len(c.name) + len(c.arguments_text()) for c in reply.tool_calls)
+    out_chars = len(reply.thinking) + len(reply.text)
+    out_chars += sum(len(c.name) + len(c.arguments_text()) for c in reply.tool_calls)
     u = reply.usage
     given_in = u.input_tokens if u is not None else None
     given_out = u.output_tokens if u is not None else None
@@ -117,6 +118,8 @@ def _sse(data: Any, event: str | None = None) -> bytes:
 def anthropic_message(reply: Reply, ctx: ReplyContext) -> dict[str, Any]:
     """A complete non-streaming Messages API response body."""
     content: list[dict[str, Any]] = []
+    if reply.thinking:
+        content.append({"type": "thinking", "thinking": reply.thinking, "signature": reply.thinking_signature})
     if reply.text or not reply.tool_calls:
         content.append({"type": "text", "text": reply.text})
     for call, call_id in zip(reply.tool_calls, ctx.tool_ids, strict=True):
@@ -166,8 +169,21 @@ def anthropic_events(reply: Reply, ctx: ReplyContext) -> list[bytes]:
         _sse({"type": "ping"}, "ping"),
     ]
     index = 0
+    if reply.thinking:
+        block: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
+        frames.append(
+            _sse({"type": "content_block_start", "index": index, "content_block": block}, "content_block_start")
+        )
+        for piece in _chunks(reply.thinking, reply.chunk_size):
+            delta = {"type": "thinking_delta", "thinking": piece}
+            frames.append(_sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta"))
+        if reply.thinking_signature:
+            delta = {"type": "signature_delta", "signature": reply.thinking_signature}
+            frames.append(_sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta"))
+        frames.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+        index += 1
     if reply.text or not reply.tool_calls:
-        block: dict[str, Any] = {"type": "text", "text": ""}
+        block = {"type": "text", "text": ""}
         frames.append(
             _sse({"type": "content_block_start", "index": index, "content_block": block}, "content_block_start")
         )
@@ -206,6 +222,8 @@ def anthropic_events(reply: Reply, ctx: ReplyContext) -> list[bytes]:
 def openai_completion(reply: Reply, ctx: ReplyContext) -> dict[str, Any]:
     """A complete non-streaming chat completion body."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+    if reply.thinking:
+        message["reasoning_content"] = reply.thinking
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_text()}}
@@ -242,6 +260,7 @@ def openai_events(reply: Reply, ctx: ReplyContext) -> list[bytes]:
         return _sse(body)
 
     frames = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    frames.extend(chunk({"reasoning_content": piece}) for piece in _chunks(reply.thinking, reply.chunk_size))
     frames.extend(chunk({"content": piece}) for piece in _chunks(reply.text, reply.chunk_size))
     sloppy = reply.sloppy_tool_deltas
     for i, (call, call_id) in enumerate(zip(reply.tool_calls, ctx.tool_ids, strict=True)):

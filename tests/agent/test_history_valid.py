@@ -6,7 +6,6 @@ request body at the fake server against what the APIs reject.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,28 +13,15 @@ import pytest
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
 from agentcli.events import Event, NoticeEvent
-from agentcli.llm.base import Message, RetryPolicy, TextBlock, ToolUseBlock
+from agentcli.llm.base import Message, TextBlock, ToolUseBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Raw, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Raw, Reply, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions import PermissionPolicy
 from agentcli.tools.registry import build_tools
 from tests.llm.replay import anthropic_frames, assert_valid_request, openai_chunk
 
 APIS = ("anthropic", "openai")
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[ProviderPool]:
-    p = ProviderPool(RetryPolicy(max_retries=0))
-    yield p
-    await p.aclose()
 
 
 def _loop(api: str, srv: FakeLLMServer, pool: ProviderPool, workspace: Path, events: list[Event]) -> AgentLoop:

@@ -1,9 +1,8 @@
-"""AgentLoop against the fake server through the real SDKs: turns, tool dispatch, errors, cancel."""
+"""AgentLoop against a scripted model (in-process, either provider's events): turns, tool dispatch, errors, cancel."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,8 @@ from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
 from agentcli.agent.session import Session
 from agentcli.events import Event, MessageAddedEvent, RunFinishedEvent, ToolCallFinishedEvent, ToolCallStartedEvent
 from agentcli.llm.base import RetryPolicy, ToolResultBlock
-from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
+from agentcli.llm.models import ResolvedModel
+from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
 from agentcli.tools.files import ReadTool
 from agentcli.tools.permissions import PermissionPolicy
@@ -23,53 +22,36 @@ from agentcli.tools.registry import build_tools
 APIS = ("anthropic", "openai")
 
 
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[ProviderPool]:
-    p = ProviderPool(RetryPolicy(max_retries=1, initial_delay=0.01, max_delay=0.01))
-    yield p
-    await p.aclose()
-
-
-def _model(api: str, srv: FakeLLMServer) -> ResolvedModel:
-    if api == "anthropic":
-        return ResolvedModel("main", "anthropic", "fake", srv.base_url, "sk-ant-test", 1024)
-    return ResolvedModel("main", "openai", "fake", srv.base_url + "/v1", "sk-test", 1024)
+POLICY = RetryPolicy(max_retries=1, initial_delay=0.01, max_delay=0.01)
 
 
 def _loop(
     api: str,
-    srv: FakeLLMServer,
-    pool: ProviderPool,
+    llm: ScriptedLLM,
     workspace: Path,
     events: list[Event],
     tools: list[Any] | None = None,
 ) -> AgentLoop:
-    model = _model(api, srv)
+    model = ResolvedModel("main", api, "fake", None, "sk-test", 1024)  # type: ignore[arg-type]
     session = Session(system_prompt="You are the loop under test.", model=model, workspace=workspace)
     ctx = ToolContext(
         workspace=workspace, agent="main", session_id=session.id,
         permissions=PermissionPolicy("auto"), file_locks=FileLocks(),
     )
-    return AgentLoop(session, pool.get(model), tools or build_tools(), ctx, events.append, max_turns=6)
+    provider = llm.provider(api, policy=POLICY)  # type: ignore[arg-type]
+    return AgentLoop(session, provider, tools or build_tools(), ctx, events.append, max_turns=6)
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_tool_round_trip_and_transcript(api: str, server: FakeLLMServer, pool: ProviderPool,
-                                              tmp_path: Path) -> None:
+async def test_tool_round_trip_and_transcript(api: str, llm: ScriptedLLM, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
-    server.add_steps(
+    llm.add_steps(
         Step(match=Match(api=api, turn=0), reply=Reply(text="Reading.", tool_calls=[
             ToolCall(name="Read", input={"file_path": "notes.txt"})])),
         Step(match=Match(api=api, turn=1, last_user_contains="beta"), reply=Reply(text="It says alpha and beta.")),
     )
     events: list[Event] = []
-    loop = _loop(api, server, pool, tmp_path, events)
+    loop = _loop(api, llm, tmp_path, events)
     outcome = await loop.run("what is in notes.txt?")
     assert outcome.status == "completed"
     assert outcome.result == "It says alpha and beta."
@@ -78,14 +60,14 @@ async def test_tool_round_trip_and_transcript(api: str, server: FakeLLMServer, p
     assert [e.seq for e in events if isinstance(e, MessageAddedEvent)] == [0, 1, 2, 3]
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
     assert loop.session.usage.output_tokens > 0
-    server.assert_done()
+    llm.assert_done()
 
 
 @pytest.mark.parametrize("api", APIS)
 async def test_bad_arguments_and_unknown_tool_become_tool_errors(
-    api: str, server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+    api: str, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
-    server.add_steps(
+    llm.add_steps(
         Step(match=Match(api=api, turn=0), reply=Reply(tool_calls=[
             ToolCall(name="Read", arguments_json='{"file_path": "x.txt", '),  # malformed JSON
             ToolCall(name="Read", input={"path_typo": "x.txt"}),  # schema violation
@@ -94,7 +76,7 @@ async def test_bad_arguments_and_unknown_tool_become_tool_errors(
         Step(match=Match(api=api, turn=1), reply=Reply(text="I will stop guessing.")),
     )
     events: list[Event] = []
-    loop = _loop(api, server, pool, tmp_path, events)
+    loop = _loop(api, llm, tmp_path, events)
     outcome = await loop.run("go")
     assert outcome.status == "completed"
     results = loop.session.messages[2].content
@@ -104,8 +86,8 @@ async def test_bad_arguments_and_unknown_tool_become_tool_errors(
     assert "file_path" in texts[1] and "path_typo" in texts[1]
     assert "Unknown tool 'Teleport'" in texts[2] and "Read" in texts[2]
     # The model was told: the errors are in the next request.
-    assert "Unknown tool 'Teleport'" in str(server.requests[-1].body)
-    server.assert_done()
+    assert "Unknown tool 'Teleport'" in llm.requests[-1].text()
+    llm.assert_done()
 
 
 class GatedRead(ReadTool):
@@ -124,11 +106,11 @@ class GatedRead(ReadTool):
 
 
 async def test_two_reads_of_one_turn_overlap_and_keep_order(
-    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+    llm: ScriptedLLM, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("AAA\n")
     (tmp_path / "b.txt").write_text("BBB\n")
-    server.add_steps(
+    llm.add_steps(
         Step(match=Match(turn=0), reply=Reply(tool_calls=[
             ToolCall(name="Read", input={"file_path": "a.txt"}),
             ToolCall(name="Read", input={"file_path": "b.txt"}),
@@ -138,7 +120,7 @@ async def test_two_reads_of_one_turn_overlap_and_keep_order(
     gated = GatedRead()
     gated.started, gated.gate = [], asyncio.Event()
     events: list[Event] = []
-    loop = _loop("anthropic", server, pool, tmp_path, events, tools=[gated])
+    loop = _loop("anthropic", llm, tmp_path, events, tools=[gated])
     outcome = await loop.run("read both")
     assert outcome.status == "completed"
     starts = [i for i, e in enumerate(events) if isinstance(e, ToolCallStartedEvent)]
@@ -146,38 +128,38 @@ async def test_two_reads_of_one_turn_overlap_and_keep_order(
     assert max(starts) < min(finishes), "both calls started before either finished"
     results = [b for b in loop.session.messages[2].content if isinstance(b, ToolResultBlock)]
     assert "AAA" in results[0].content and "BBB" in results[1].content  # call order kept
-    server.assert_done()
+    llm.assert_done()
 
 
 @pytest.mark.parametrize("api", APIS)
 async def test_provider_failure_mid_run_keeps_transcript(
-    api: str, server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+    api: str, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
     (tmp_path / "f.txt").write_text("x\n")
-    server.add_steps(
+    llm.add_steps(
         Step(match=Match(api=api, turn=0), reply=Reply(text="Step one.", tool_calls=[
             ToolCall(name="Read", input={"file_path": "f.txt"})])),
         Step(match=Match(api=api, turn=1), fault=Fault(kind="http", status=500), times=2),
     )
     events: list[Event] = []
-    loop = _loop(api, server, pool, tmp_path, events)
+    loop = _loop(api, llm, tmp_path, events)
     outcome = await loop.run("go")
     assert outcome.status == "failed"
     assert outcome.error is not None and "500" in outcome.error
     assert [m.role for m in loop.session.messages] == ["user", "assistant", "user"]
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "failed"
-    server.assert_done()
+    llm.assert_done()
 
 
 async def test_cancel_during_tool_call_leaves_consistent_transcript(
-    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+    llm: ScriptedLLM, tmp_path: Path
 ) -> None:
-    server.add_steps(
+    llm.add_steps(
         Step(match=Match(turn=0), reply=Reply(tool_calls=[
             ToolCall(name="Bash", input={"command": "touch started.flag; sleep 30"})])),
     )
     events: list[Event] = []
-    loop = _loop("anthropic", server, pool, tmp_path, events)
+    loop = _loop("anthropic", llm, tmp_path, events)
     task = asyncio.create_task(loop.run("run it"))
     flag = tmp_path / "started.flag"
     async with asyncio.timeout(10):
@@ -191,21 +173,21 @@ async def test_cancel_during_tool_call_leaves_consistent_transcript(
     (block,) = last.content
     assert isinstance(block, ToolResultBlock) and block.content == CANCELLED_RESULT
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "cancelled"
-    server.assert_done()
+    llm.assert_done()
 
 
-async def test_two_loops_share_nothing(server: FakeLLMServer, pool: ProviderPool, tmp_path: Path) -> None:
-    server.add_steps(
+async def test_two_loops_share_nothing(llm: ScriptedLLM, tmp_path: Path) -> None:
+    llm.add_steps(
         Step(match=Match(last_user_contains="first"), reply=Reply(text="one")),
         Step(match=Match(last_user_contains="second"), reply=Reply(text="two")),
     )
     a_events: list[Event] = []
     b_events: list[Event] = []
-    a = _loop("anthropic", server, pool, tmp_path, a_events)
-    b = _loop("anthropic", server, pool, tmp_path, b_events)
+    a = _loop("anthropic", llm, tmp_path, a_events)
+    b = _loop("anthropic", llm, tmp_path, b_events)
     ra, rb = await asyncio.gather(a.run("first"), b.run("second"))
     assert (ra.result, rb.result) == ("one", "two")
     assert all("second" not in str(m) for m in a.session.messages)
     assert {e.session_id for e in a_events} == {a.session.id}
     assert a.session.id != b.session.id
-    server.assert_done()
+    llm.assert_done()

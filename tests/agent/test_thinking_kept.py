@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +10,9 @@ import pytest
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
 from agentcli.events import Event, TextDeltaEvent, ThinkingDeltaEvent
-from agentcli.llm.base import Message, RedactedThinkingBlock, RetryPolicy, ThinkingBlock
+from agentcli.llm.base import Message, RedactedThinkingBlock, ThinkingBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Script, Step
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Step
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions import PermissionPolicy
 from agentcli.tools.registry import build_tools
@@ -21,19 +20,6 @@ from tests.llm.replay import assert_valid_request, openai_chunk
 
 SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds2lfzv2"
 REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[ProviderPool]:
-    p = ProviderPool(RetryPolicy(max_retries=0))
-    yield p
-    await p.aclose()
 
 
 def _loop(model: ResolvedModel, pool: ProviderPool, workspace: Path, events: list[Event] | None = None) -> AgentLoop:

@@ -4,34 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
 from agentcli.events import Event
-from agentcli.llm.base import RetryPolicy, ToolResultBlock
-from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.llm.base import ToolResultBlock
+from agentcli.llm.models import ResolvedModel
+from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
 from agentcli.tools.files import ReadTool, WriteTool
 from agentcli.tools.permissions import PermissionPolicy, PermissionRequest
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[ProviderPool]:
-    p = ProviderPool(RetryPolicy(max_retries=1, initial_delay=0.01, max_delay=0.01))
-    yield p
-    await p.aclose()
 
 
 class HangingRead(ReadTool):
@@ -46,9 +30,9 @@ class HangingRead(ReadTool):
 
 
 def _loop(
-    srv: FakeLLMServer, pool: ProviderPool, workspace: Path, tools: list[Any], policy: PermissionPolicy, timeout: float
+    llm: ScriptedLLM, workspace: Path, tools: list[Any], policy: PermissionPolicy, timeout: float
 ) -> AgentLoop:
-    model = ResolvedModel("main", "anthropic", "fake", srv.base_url, "sk-ant-test", 1024)
+    model = ResolvedModel("main", "anthropic", "fake", None, "sk-ant-test", 1024)
     session = Session(system_prompt="deadline test", model=model, workspace=workspace)
     ctx = ToolContext(
         workspace=workspace,
@@ -59,30 +43,30 @@ def _loop(
         tool_timeout_seconds=timeout,
     )
     events: list[Event] = []
-    return AgentLoop(session, pool.get(model), tools, ctx, events.append, max_turns=4)
+    return AgentLoop(session, llm.provider(), tools, ctx, events.append, max_turns=4)
 
 
 async def test_a_hung_tool_times_out_and_the_run_goes_on(
-    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+    llm: ScriptedLLM, tmp_path: Path
 ) -> None:
-    server.add_steps(
+    llm.add_steps(
         Step(match=Match(turn=0), reply=Reply(tool_calls=[ToolCall(name="Read", input={"file_path": "x.txt"})])),
         Step(match=Match(turn=1, last_user_contains="timed out"), reply=Reply(text="It hung; moving on.")),
     )
     hanging = HangingRead()
     hanging.entered = asyncio.Event()
-    loop = _loop(server, pool, tmp_path, [hanging], PermissionPolicy("auto"), timeout=0.2)
+    loop = _loop(llm, tmp_path, [hanging], PermissionPolicy("auto"), timeout=0.2)
     outcome = await loop.run("read x")
     assert hanging.entered.is_set()
     assert outcome.status == "completed" and outcome.result == "It hung; moving on."
     (block,) = loop.session.messages[2].content
     assert isinstance(block, ToolResultBlock) and block.is_error
     assert block.content == "Read timed out after 0.2s"
-    server.assert_done()
+    llm.assert_done()
 
 
-async def test_waiting_for_approval_does_not_count(server: FakeLLMServer, pool: ProviderPool, tmp_path: Path) -> None:
-    server.add_steps(
+async def test_waiting_for_approval_does_not_count(llm: ScriptedLLM, tmp_path: Path) -> None:
+    llm.add_steps(
         Step(
             match=Match(turn=0),
             reply=Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "a.txt", "content": "hi\n"})]),
@@ -97,11 +81,11 @@ async def test_waiting_for_approval_does_not_count(server: FakeLLMServer, pool: 
         return "allow_once"
 
     policy = PermissionPolicy("ask", approver=slow_person)
-    loop = _loop(server, pool, tmp_path, [WriteTool()], policy, timeout=0.1)
+    loop = _loop(llm, tmp_path, [WriteTool()], policy, timeout=0.1)
     outcome = await loop.run("write a")
     assert asked == ["Write"] and outcome.result == "done"
     assert (tmp_path / "a.txt").read_text() == "hi\n"
-    server.assert_done()
+    llm.assert_done()
 
 
 def test_tool_context_default_deadline() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -27,7 +26,7 @@ from agentcli.llm.base import (
     ToolUseBlock,
 )
 from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Step, ToolCall
 
 APIS = ("anthropic", "openai")
 READ_TOOL = ToolSpec(
@@ -35,12 +34,6 @@ READ_TOOL = ToolSpec(
     description="Read a file",
     input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 )
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
 
 
 def _model(api: str, srv: FakeLLMServer, name: str = "fake-model") -> ResolvedModel:
@@ -61,10 +54,8 @@ def _request(model: ResolvedModel, text: str = "hi", **kw: Any) -> ModelRequest:
 
 
 @pytest.fixture
-async def pool() -> AsyncIterator[ProviderPool]:
-    p = ProviderPool(RetryPolicy(max_retries=2, initial_delay=0.01, max_delay=0.02))
-    yield p
-    await p.aclose()
+def retry_policy() -> RetryPolicy:
+    return RetryPolicy(max_retries=2, initial_delay=0.01, max_delay=0.02)
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -6,7 +6,6 @@ Each payload follows a public API's documented or commonly recorded behaviour (n
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -24,21 +23,13 @@ from agentcli.llm.base import (
     TextDelta,
 )
 from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.testing.fake_llm import FakeLLMServer, Raw, Script, Step
+from agentcli.testing.fake_llm import FakeLLMServer, Raw, Step
 from tests.llm.replay import openai_chunk
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[ProviderPool]:
-    p = ProviderPool(RetryPolicy(max_retries=2, initial_delay=0.001, max_delay=0.001))
-    yield p
-    await p.aclose()
+def retry_policy() -> RetryPolicy:
+    return RetryPolicy(max_retries=2, initial_delay=0.001, max_delay=0.001)
 
 
 def _compatible(srv: FakeLLMServer) -> ResolvedModel:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,6 @@ from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
 from agentcli.config import ConfigError, load_config
 from agentcli.events import Event, NoticeEvent
-from agentcli.llm.base import RetryPolicy
 from agentcli.llm.deprecation import forget_announcements, thinking_line
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.testing.fake_llm import FakeLLMServer, Reply, Script, Step
@@ -25,13 +24,6 @@ from agentcli.tools.permissions import PermissionPolicy
 def server() -> Iterator[FakeLLMServer]:
     with FakeLLMServer(Script(steps=[Step(reply=Reply(text="ok"), times=None)])) as srv:
         yield srv
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[ProviderPool]:
-    p = ProviderPool(RetryPolicy(max_retries=0))
-    yield p
-    await p.aclose()
 
 
 def _resolved(tmp_path: Path, server: FakeLLMServer, toml: str, api: str = "anthropic") -> ResolvedModel:

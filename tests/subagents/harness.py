@@ -1,4 +1,9 @@
-"""In-process harness for the subagent runtime: the real runner, loops, SDKs and store against the fake server."""
+"""In-process harness for the subagent runtime: the real runner, loops and store against a scripted model.
+
+The model is a `ScriptedLLM` (in-process, no SDK, no HTTP) unless a test hands `build_harness` a
+`FakeLLMServer`, when the real SDKs talk to it over 127.0.0.1 (for tests about the request bodies).
+Both take the same `Script` steps; recorded requests of both have a `.body` the helpers below read.
+"""
 
 from __future__ import annotations
 
@@ -21,10 +26,15 @@ from agentcli.store.recorder import StoreRecorder
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import ParentLink, SubagentRunner
 from agentcli.testing.fake_llm import FakeLLMServer, RecordedRequest, ToolCall
+from agentcli.testing.scripted import ScriptedLLM, ScriptedRequest
 from agentcli.tools.base import ToolContext
 from agentcli.tools.permissions import PermissionPolicy
 
 MAIN = "You are the main agent under test."
+
+ModelServer = FakeLLMServer | ScriptedLLM
+"""Where the harness's model requests go."""
+AnyRequest = RecordedRequest | ScriptedRequest
 
 
 def task_call(description: str, prompt: str, subagent_type: str = "explore", **extra: Any) -> ToolCall:
@@ -40,22 +50,23 @@ def sub(description: str) -> str:
     return f"# Task\n{description}"
 
 
-def system_of(request: RecordedRequest) -> str:
-    """A recorded Anthropic request's system prompt as text."""
+def system_of(request: AnyRequest) -> str:
+    """A recorded Anthropic (or scripted) request's system prompt as text."""
     system = request.body.get("system", "")
     if isinstance(system, list):
         return "\n".join(str(block.get("text", "")) for block in system)
     return str(system)
 
 
-def tools_of(request: RecordedRequest) -> set[str]:
-    """The tool names a recorded Anthropic request offered."""
+def tools_of(request: AnyRequest) -> set[str]:
+    """The tool names a recorded Anthropic (or scripted) request offered."""
     return {str(t["name"]) for t in request.body.get("tools") or []}
 
 
-def requests_for(server: FakeLLMServer, text: str) -> list[RecordedRequest]:
+def requests_for(server: ModelServer, text: str) -> list[AnyRequest]:
     """The requests whose system prompt contains `text`, in arrival order."""
-    return [r for r in server.requests if text in system_of(r)]
+    requests: list[AnyRequest] = list(server.requests)
+    return [r for r in requests if text in system_of(r)]
 
 
 def write_agent(workspace: Path, name: str, description: str, body: str = "", tools: str | None = None) -> None:
@@ -70,7 +81,7 @@ def write_agent(workspace: Path, name: str, description: str, body: str = "", to
 class Harness:
     """One main agent with a SubagentRunner, wired like `agentcli run` but in-process."""
 
-    server: FakeLLMServer
+    server: ModelServer
     workspace: Path
     settings: Settings
     registry: AgentRegistry
@@ -106,8 +117,12 @@ class Harness:
             self.store.close()
 
 
+Make = Callable[..., Harness]
+"""The `make` fixture: builds a harness (overrides, then build_harness's keywords)."""
+
+
 def build_harness(
-    server: FakeLLMServer,
+    server: ModelServer,
     workspace: Path,  # its parent holds the database
     monkeypatch: pytest.MonkeyPatch,
     overrides: dict[str, object] | None = None,
@@ -118,7 +133,14 @@ def build_harness(
     max_turns: int = 10,
 ) -> Harness:
     """Settings, registry, store, pool, runner, main session and loop for one test."""
-    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.base_url}
+    policy = RetryPolicy(max_retries=0)
+    pool: ProviderPool
+    if isinstance(server, FakeLLMServer):
+        base_url: str | None = server.base_url
+        pool = ProviderPool(policy)
+    else:
+        base_url, pool = None, server.pool(policy)
+    env = {"ANTHROPIC_API_KEY": "k"} | ({"ANTHROPIC_BASE_URL": base_url} if base_url else {})
     for name, value in env.items():
         monkeypatch.setenv(name, value)  # resolve_model(spec, settings) reads os.environ
     cfg: dict[str, object] = {"models.main.model": "m", "models.light.model": "m-light"}
@@ -126,7 +148,6 @@ def build_harness(
     settings = load_config(workspace=workspace, env=env, overrides=cfg).settings
     registry = registry if registry is not None else AgentRegistry.load(workspace)
     store = store if store is not None else Store.open(workspace.parent / "db.sqlite")
-    pool = ProviderPool(RetryPolicy(max_retries=0))
     permissions = PermissionPolicy("auto")
     runner = SubagentRunner(
         settings=settings,
@@ -136,7 +157,7 @@ def build_harness(
         permissions=permissions,
         store=store,
     )
-    model = ResolvedModel("main", "anthropic", "m", server.base_url, "k", 1024)
+    model = ResolvedModel("main", "anthropic", "m", base_url, "k", 1024)
     session = Session(system_prompt=system_prompt, model=model, workspace=workspace)
     events: list[Event] = []
     bus = EventBus()

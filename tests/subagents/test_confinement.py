@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,17 +9,9 @@ import pytest
 
 from agentcli.llm.base import ToolResultBlock
 from agentcli.subagents.runner import ParentLink
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
-from tests.subagents.harness import MAIN, Harness, build_harness, sub, task_call, write_agent
-
-Make = Callable[..., Harness]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
+from tests.subagents.harness import MAIN, Harness, Make, sub, task_call, write_agent
 
 
 @pytest.fixture
@@ -28,20 +19,6 @@ def ws(tmp_path: Path) -> Path:
     workspace = tmp_path / "ws"
     (workspace / "src").mkdir(parents=True)
     return workspace
-
-
-@pytest.fixture
-async def make(server: FakeLLMServer, ws: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Make]:
-    made: list[Harness] = []
-
-    def factory(overrides: dict[str, object] | None = None, **kwargs: Any) -> Harness:
-        harness = build_harness(server, ws, monkeypatch, overrides, **kwargs)
-        made.append(harness)
-        return harness
-
-    yield factory
-    for harness in made:
-        await harness.aclose()
 
 
 def main_step(turn: int, reply: Reply) -> Step:
@@ -68,7 +45,7 @@ def _bash(command: str) -> ToolCall:
 
 
 async def test_deny_rule_wins_over_allow_always_for_main_and_subagents(
-    server: FakeLLMServer, ws: Path, make: Make
+    server: ScriptedLLM, ws: Path, make: Make
 ) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[_bash("touch ./first")])),  # asked; `touch` remembered for the session
@@ -90,7 +67,7 @@ async def test_deny_rule_wins_over_allow_always_for_main_and_subagents(
     server.assert_done()
 
 
-async def test_confinement_is_inherited_and_intersected(server: FakeLLMServer, ws: Path, make: Make) -> None:
+async def test_confinement_is_inherited_and_intersected(server: ScriptedLLM, ws: Path, make: Make) -> None:
     write_agent(ws, "worker", "Works.")
     write_agent(ws, "lead", "Reads and delegates.", tools="Read, Grep, Task")
     h = make()
@@ -126,7 +103,7 @@ def runner_args(agent: str, write_paths: list[str] | None) -> Any:
 
 
 async def test_an_unexpected_failure_never_leaves_the_task_running(
-    server: FakeLLMServer, make: Make, monkeypatch: pytest.MonkeyPatch
+    server: ScriptedLLM, make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import agentcli.subagents.child as child
 
@@ -151,7 +128,7 @@ async def test_an_unexpected_failure_never_leaves_the_task_running(
 
 
 async def test_output_schema_check_failure_ends_the_task_as_failed(
-    server: FakeLLMServer, make: Make, monkeypatch: pytest.MonkeyPatch
+    server: ScriptedLLM, make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import agentcli.subagents.child as child
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,12 @@ from agentcli.events import (
 )
 from agentcli.llm.base import ToolResultBlock
 from agentcli.subagents.registry import AgentRegistry
-from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall, Usage
+from agentcli.testing.fake_llm_models import Usage
+from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
 from tests.subagents.harness import (
     MAIN,
     Harness,
-    build_harness,
+    Make,
     requests_for,
     sub,
     system_of,
@@ -44,12 +45,6 @@ EXPLORE_AVAILABLE = "general, explore, plan, summary"
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(Script(steps=[])) as srv:
-        yield srv
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Path:
     workspace = tmp_path / "ws"
     (workspace / "src" / "api").mkdir(parents=True)
@@ -59,21 +54,6 @@ def ws(tmp_path: Path) -> Path:
     return workspace
 
 
-Make = Callable[..., Harness]
-
-
-@pytest.fixture
-async def make(server: FakeLLMServer, ws: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Make]:
-    made: list[Harness] = []
-
-    def factory(overrides: dict[str, object] | None = None, **kwargs: Any) -> Harness:
-        harness = build_harness(server, ws, monkeypatch, overrides, **kwargs)
-        made.append(harness)
-        return harness
-
-    yield factory
-    for harness in made:
-        await harness.aclose()
 
 
 def main_step(turn: int, reply: Reply, **match: Any) -> Step:
@@ -112,7 +92,7 @@ def on_added(h: Harness, callback: Callable[[SubagentBlockAddedEvent], None]) ->
 # --- validation and resolution ----------------------------------------------------------------
 
 
-async def test_invalid_parameters_are_all_listed_in_one_message(server: FakeLLMServer, make: Make) -> None:
+async def test_invalid_parameters_are_all_listed_in_one_message(server: ScriptedLLM, make: Make) -> None:
     description = " ".join(f"word{i}" for i in range(14))
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(description, "do it", timeout_seconds=99999, colour="red")])),
@@ -133,7 +113,7 @@ async def test_invalid_parameters_are_all_listed_in_one_message(server: FakeLLMS
     server.assert_done()
 
 
-async def test_model_override_is_refused_when_disabled(server: FakeLLMServer, make: Make) -> None:
+async def test_model_override_is_refused_when_disabled(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Find the code", "where", model="main")])),
         main_step(1, Reply(text="ok")),
@@ -148,7 +128,7 @@ async def test_model_override_is_refused_when_disabled(server: FakeLLMServer, ma
     server.assert_done()
 
 
-async def test_model_override_picks_the_model_when_allowed(server: FakeLLMServer, make: Make) -> None:
+async def test_model_override_picks_the_model_when_allowed(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Find the code", "where", model="main")])),
         Step(match=Match(system_contains=sub("Find the code")), reply=Reply(text="here")),
@@ -161,7 +141,7 @@ async def test_model_override_picks_the_model_when_allowed(server: FakeLLMServer
     server.assert_done()
 
 
-async def test_no_subagent_types_at_all(server: FakeLLMServer, make: Make) -> None:
+async def test_no_subagent_types_at_all(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Find the code", "where")])),
         main_step(1, Reply(text="ok")),
@@ -173,7 +153,7 @@ async def test_no_subagent_types_at_all(server: FakeLLMServer, make: Make) -> No
     server.assert_done()
 
 
-async def test_unknown_type_lists_every_available_type(server: FakeLLMServer, ws: Path, make: Make) -> None:
+async def test_unknown_type_lists_every_available_type(server: ScriptedLLM, ws: Path, make: Make) -> None:
     write_agent(ws, "reviewer", "Reviews diffs for bugs.")
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Find the code", "where", "x")])),
@@ -199,7 +179,7 @@ async def test_unknown_type_lists_every_available_type(server: FakeLLMServer, ws
     ],
 )
 async def test_type_fallback(
-    server: FakeLLMServer, make: Make, fallback: str, requested: str, resolved: str | None
+    server: ScriptedLLM, make: Make, fallback: str, requested: str, resolved: str | None
 ) -> None:
     server.add_steps(main_step(0, Reply(tool_calls=[task_call("Find the code", "where", requested)])))
     if resolved:
@@ -220,7 +200,7 @@ async def test_type_fallback(
     server.assert_done()
 
 
-async def test_init_failure_when_the_model_cannot_resolve(server: FakeLLMServer, make: Make) -> None:
+async def test_init_failure_when_the_model_cannot_resolve(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Find the code", "where", model="openai:gpt-x")])),
         main_step(1, Reply(text="ok")),
@@ -235,7 +215,7 @@ async def test_init_failure_when_the_model_cannot_resolve(server: FakeLLMServer,
     server.assert_done()
 
 
-async def test_write_paths_on_a_read_only_type_is_forbidden(server: FakeLLMServer, make: Make) -> None:
+async def test_write_paths_on_a_read_only_type_is_forbidden(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Find the code", "where", write_paths=["src/**"])])),
         main_step(1, Reply(text="ok")),
@@ -249,7 +229,7 @@ async def test_write_paths_on_a_read_only_type_is_forbidden(server: FakeLLMServe
     server.assert_done()
 
 
-async def test_deny_tools_removes_tools_from_subagents_only(server: FakeLLMServer, make: Make) -> None:
+async def test_deny_tools_removes_tools_from_subagents_only(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(
             0, Reply(tool_calls=[task_call("Find the code", "where"), task_call("General work here", "do", "general")])
@@ -273,7 +253,7 @@ async def test_deny_tools_removes_tools_from_subagents_only(server: FakeLLMServe
 # --- parallel writers -------------------------------------------------------------------------
 
 
-async def test_overlapping_write_paths_conflict_while_the_first_runs(server: FakeLLMServer, make: Make) -> None:
+async def test_overlapping_write_paths_conflict_while_the_first_runs(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(
             0,
@@ -299,7 +279,7 @@ async def test_overlapping_write_paths_conflict_while_the_first_runs(server: Fak
     server.assert_done()
 
 
-async def test_non_overlapping_write_paths_run_together(server: FakeLLMServer, make: Make) -> None:
+async def test_non_overlapping_write_paths_run_together(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(
             0,
@@ -323,7 +303,7 @@ async def test_non_overlapping_write_paths_run_together(server: FakeLLMServer, m
     server.assert_done()
 
 
-async def test_write_paths_confine_writes_and_take_bash_away(server: FakeLLMServer, ws: Path, make: Make) -> None:
+async def test_write_paths_confine_writes_and_take_bash_away(server: ScriptedLLM, ws: Path, make: Make) -> None:
     desc = "Write the module"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "write it", "general", write_paths=["src/**"])])),
@@ -363,7 +343,7 @@ async def test_write_paths_confine_writes_and_take_bash_away(server: FakeLLMServ
 # --- concurrency limits -----------------------------------------------------------------------
 
 
-async def test_on_limit_error_refuses_the_second_task(server: FakeLLMServer, make: Make) -> None:
+async def test_on_limit_error_refuses_the_second_task(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("First search job", "a"), task_call("Second search job", "b")])),
         Step(match=Match(system_contains=sub("First search job")), reply=Reply(text="first"), latency_ms=300),
@@ -378,7 +358,7 @@ async def test_on_limit_error_refuses_the_second_task(server: FakeLLMServer, mak
     server.assert_done()
 
 
-async def test_queue_mode_runs_at_most_max_concurrent_and_all_complete(server: FakeLLMServer, make: Make) -> None:
+async def test_queue_mode_runs_at_most_max_concurrent_and_all_complete(server: ScriptedLLM, make: Make) -> None:
     names = ["Search job one", "Search job two", "Search job three", "Search job four"]
     latency = 300
     server.add_steps(main_step(0, Reply(tool_calls=[task_call(n, n) for n in names])))
@@ -413,7 +393,7 @@ async def test_queue_mode_runs_at_most_max_concurrent_and_all_complete(server: F
     server.assert_done()
 
 
-async def test_nested_delegation_with_one_slot_does_not_deadlock(server: FakeLLMServer, make: Make) -> None:
+async def test_nested_delegation_with_one_slot_does_not_deadlock(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Outer general work", "outer", "general")])),
         Step(
@@ -435,7 +415,7 @@ async def test_nested_delegation_with_one_slot_does_not_deadlock(server: FakeLLM
     server.assert_done()
 
 
-async def test_nested_delegation_with_one_slot_under_on_limit_error(server: FakeLLMServer, make: Make) -> None:
+async def test_nested_delegation_with_one_slot_under_on_limit_error(server: ScriptedLLM, make: Make) -> None:
     """A parent waiting on its child is not running: its child may use its slot, also when on_limit=error."""
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Outer general work", "outer", "general")])),
@@ -461,7 +441,7 @@ async def test_nested_delegation_with_one_slot_under_on_limit_error(server: Fake
 # --- limits of one run ------------------------------------------------------------------------
 
 
-async def test_idle_timeout(server: FakeLLMServer, make: Make) -> None:
+async def test_idle_timeout(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Stuck search job", "look")])),
         Step(
@@ -486,7 +466,7 @@ async def test_idle_timeout(server: FakeLLMServer, make: Make) -> None:
     server.assert_done()
 
 
-async def test_wall_clock_timeout_text(server: FakeLLMServer, make: Make) -> None:
+async def test_wall_clock_timeout_text(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Slow search job", "look", timeout_seconds=1)])),
         Step(match=Match(system_contains=sub("Slow search job")), reply=Reply(text="late"), latency_ms=5000),
@@ -499,7 +479,7 @@ async def test_wall_clock_timeout_text(server: FakeLLMServer, make: Make) -> Non
     server.assert_done()
 
 
-async def test_token_budget_stops_with_partial_result(server: FakeLLMServer, make: Make) -> None:
+async def test_token_budget_stops_with_partial_result(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Costly search job", "look")])),
         Step(
@@ -526,7 +506,7 @@ async def test_token_budget_stops_with_partial_result(server: FakeLLMServer, mak
     server.assert_done()
 
 
-async def test_max_tool_calls_stops_the_run(server: FakeLLMServer, make: Make) -> None:
+async def test_max_tool_calls_stops_the_run(server: ScriptedLLM, make: Make) -> None:
     desc = "Busy search job"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "look")])),
@@ -552,7 +532,7 @@ async def test_max_tool_calls_stops_the_run(server: FakeLLMServer, make: Make) -
     server.assert_done()
 
 
-async def test_max_tool_calls_allows_that_many_calls_and_an_answer(server: FakeLLMServer, make: Make) -> None:
+async def test_max_tool_calls_allows_that_many_calls_and_an_answer(server: ScriptedLLM, make: Make) -> None:
     desc = "Frugal search job"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "look")])),
@@ -569,7 +549,7 @@ async def test_max_tool_calls_allows_that_many_calls_and_an_answer(server: FakeL
     server.assert_done()
 
 
-async def test_failing_subagent_is_a_tool_error_and_the_parent_goes_on(server: FakeLLMServer, make: Make) -> None:
+async def test_failing_subagent_is_a_tool_error_and_the_parent_goes_on(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Broken search job", "look")])),
         Step(match=Match(system_contains=sub("Broken search job")), fault=Fault(kind="http", status=500)),
@@ -590,7 +570,7 @@ async def test_failing_subagent_is_a_tool_error_and_the_parent_goes_on(server: F
 # --- cancellation -----------------------------------------------------------------------------
 
 
-async def test_cancel_one_subagent_while_its_sibling_runs(server: FakeLLMServer, make: Make) -> None:
+async def test_cancel_one_subagent_while_its_sibling_runs(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Hanging search job", "a"), task_call("Quick search job", "b")])),
         Step(match=Match(system_contains=sub("Hanging search job")), reply=Reply(text="never"), latency_ms=20_000),
@@ -616,7 +596,7 @@ async def test_cancel_one_subagent_while_its_sibling_runs(server: FakeLLMServer,
     server.assert_done()
 
 
-async def test_cancelling_the_parent_run_cancels_every_task(server: FakeLLMServer, make: Make) -> None:
+async def test_cancelling_the_parent_run_cancels_every_task(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(
             0,
@@ -649,7 +629,7 @@ async def test_cancelling_the_parent_run_cancels_every_task(server: FakeLLMServe
     server.assert_done()
 
 
-async def test_cancel_a_queued_task(server: FakeLLMServer, make: Make) -> None:
+async def test_cancel_a_queued_task(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Running search job", "a"), task_call("Waiting search job", "b")])),
         Step(match=Match(system_contains=sub("Running search job")), reply=Reply(text="first"), latency_ms=300),
@@ -676,7 +656,7 @@ async def test_cancel_a_queued_task(server: FakeLLMServer, make: Make) -> None:
 # --- background tasks -------------------------------------------------------------------------
 
 
-async def test_background_task_notice_and_task_output(server: FakeLLMServer, make: Make) -> None:
+async def test_background_task_notice_and_task_output(server: ScriptedLLM, make: Make) -> None:
     desc = "Background search job"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "look", run_in_background=True)])),
@@ -711,7 +691,7 @@ async def test_background_task_notice_and_task_output(server: FakeLLMServer, mak
     server.assert_done()
 
 
-async def test_task_output_waits_for_a_running_task(server: FakeLLMServer, make: Make) -> None:
+async def test_task_output_waits_for_a_running_task(server: ScriptedLLM, make: Make) -> None:
     desc = "Background slow job"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "look", run_in_background=True)])),
@@ -747,7 +727,7 @@ async def test_task_output_waits_for_a_running_task(server: FakeLLMServer, make:
     server.assert_done()
 
 
-async def test_task_cancel_stops_a_background_task(server: FakeLLMServer, make: Make) -> None:
+async def test_task_cancel_stops_a_background_task(server: ScriptedLLM, make: Make) -> None:
     desc = "Background hanging job"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "look", run_in_background=True)])),
@@ -776,7 +756,7 @@ async def test_task_cancel_stops_a_background_task(server: FakeLLMServer, make: 
     server.assert_done()
 
 
-async def test_session_end_cancels_background_leftovers(server: FakeLLMServer, make: Make) -> None:
+async def test_session_end_cancels_background_leftovers(server: ScriptedLLM, make: Make) -> None:
     desc = "Background forever job"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "look", run_in_background=True)])),
@@ -797,7 +777,7 @@ async def test_session_end_cancels_background_leftovers(server: FakeLLMServer, m
     server.assert_done()
 
 
-async def test_task_output_offset_returns_the_rest_of_a_cut_result(server: FakeLLMServer, make: Make) -> None:
+async def test_task_output_offset_returns_the_rest_of_a_cut_result(server: ScriptedLLM, make: Make) -> None:
     desc = "Long search job"
     answer = "".join(f"{i:09d}\n" for i in range(10))  # 100 characters
     server.add_steps(
@@ -840,7 +820,7 @@ async def test_task_output_offset_returns_the_rest_of_a_cut_result(server: FakeL
 # --- resume -----------------------------------------------------------------------------------
 
 
-async def test_resume_continues_a_finished_transcript(server: FakeLLMServer, make: Make) -> None:
+async def test_resume_continues_a_finished_transcript(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("First look around", "look at module A")])),
         Step(match=Match(system_contains=sub("First look around"), turn=0), reply=Reply(text="A is fine")),
@@ -877,7 +857,7 @@ async def test_resume_continues_a_finished_transcript(server: FakeLLMServer, mak
     server.assert_done()
 
 
-async def test_resume_a_failed_task_from_the_store_in_a_new_session(server: FakeLLMServer, make: Make) -> None:
+async def test_resume_a_failed_task_from_the_store_in_a_new_session(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Broken search job", "look at module A")])),
         Step(match=Match(system_contains=sub("Broken search job")), fault=Fault(kind="http", status=500)),
@@ -910,7 +890,7 @@ async def test_resume_a_failed_task_from_the_store_in_a_new_session(server: Fake
     server.assert_done()
 
 
-async def test_resume_of_an_unknown_task(server: FakeLLMServer, make: Make) -> None:
+async def test_resume_of_an_unknown_task(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Continue the look", "go on", resume="tsk_nope")])),
         main_step(1, Reply(text="ok")),
@@ -927,7 +907,7 @@ async def test_resume_of_an_unknown_task(server: FakeLLMServer, make: Make) -> N
 SCHEMA = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
 
 
-async def test_output_schema_gets_one_repair_turn(server: FakeLLMServer, make: Make) -> None:
+async def test_output_schema_gets_one_repair_turn(server: ScriptedLLM, make: Make) -> None:
     desc = "Count the files"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "how many?", output_schema=SCHEMA)])),
@@ -951,7 +931,7 @@ async def test_output_schema_gets_one_repair_turn(server: FakeLLMServer, make: M
     server.assert_done()
 
 
-async def test_output_schema_still_invalid_after_repair_fails(server: FakeLLMServer, make: Make) -> None:
+async def test_output_schema_still_invalid_after_repair_fails(server: ScriptedLLM, make: Make) -> None:
     desc = "Count the files"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "how many?", output_schema=SCHEMA)])),
@@ -971,7 +951,7 @@ async def test_output_schema_still_invalid_after_repair_fails(server: FakeLLMSer
     server.assert_done()
 
 
-async def test_system_prompt_and_user_message_of_a_subagent(server: FakeLLMServer, ws: Path, make: Make) -> None:
+async def test_system_prompt_and_user_message_of_a_subagent(server: ScriptedLLM, ws: Path, make: Make) -> None:
     write_agent(ws, "reviewer", "Reviews diffs for bugs.", body="You are the reviewer. Review carefully.")
     desc = "Review the code"
     server.add_steps(
@@ -1006,7 +986,7 @@ async def test_system_prompt_and_user_message_of_a_subagent(server: FakeLLMServe
 # --- usage, record, events --------------------------------------------------------------------
 
 
-async def test_usage_rolls_up_to_the_parent_and_the_store(server: FakeLLMServer, make: Make) -> None:
+async def test_usage_rolls_up_to_the_parent_and_the_store(server: ScriptedLLM, make: Make) -> None:
     desc = "Find the code"
     server.add_steps(
         Step(
@@ -1037,7 +1017,7 @@ async def test_usage_rolls_up_to_the_parent_and_the_store(server: FakeLLMServer,
 
 
 async def test_task_record_is_complete_and_stored_before_the_parent_goes_on(
-    server: FakeLLMServer, ws: Path, make: Make
+    server: ScriptedLLM, ws: Path, make: Make
 ) -> None:
     desc = "Write a module"
     server.add_steps(
@@ -1091,7 +1071,7 @@ async def test_task_record_is_complete_and_stored_before_the_parent_goes_on(
     server.assert_done()
 
 
-async def test_events_of_a_subagent(server: FakeLLMServer, make: Make) -> None:
+async def test_events_of_a_subagent(server: ScriptedLLM, make: Make) -> None:
     desc = "Find the code"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "where")])),
