@@ -125,6 +125,8 @@ class Tool(ABC, Generic[A]):
     edits_files: ClassVar[bool] = False  # writes files (write_paths confinement and edit rules apply)
     concurrency_safe: ClassVar[bool] = False  # may run at the same time as other safe calls of one turn
     own_time_limit: ClassVar[bool] = False  # keeps its own deadline instead of [agent] tool_timeout_seconds
+    path_target: ClassVar[bool] = False  # its permission target is a workspace path (rules match it as a path glob)
+    shows_file: ClassVar[bool] = False  # its result shows the file's text (a Read deny rule stops it too)
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""

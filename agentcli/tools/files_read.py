@@ -138,6 +138,8 @@ class ReadTool(Tool[ReadArgs]):
     args_model: ClassVar[type[ToolArgs]] = ReadArgs
     read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
+    shows_file: ClassVar[bool] = True
 
     def summary(self, args: ReadArgs) -> str:
         path = normalize_rel(args.file_path)
@@ -221,6 +223,7 @@ class LSTool(Tool[LSArgs]):
     args_model: ClassVar[type[ToolArgs]] = LSArgs
     read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
 
     def summary(self, args: LSArgs) -> str:
         return normalize_rel(args.path) or "."

@@ -118,6 +118,7 @@ class WriteTool(Tool[WriteArgs]):
     args_model: ClassVar[type[ToolArgs]] = WriteArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
 
     def summary(self, args: WriteArgs) -> str:
         return f"{normalize_rel(args.file_path)} ({_line_count(args.content)} lines)"
@@ -228,6 +229,8 @@ class EditTool(Tool[EditArgs]):
     args_model: ClassVar[type[ToolArgs]] = EditArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
+    shows_file: ClassVar[bool] = True  # the changed part
 
     def summary(self, args: EditArgs) -> str:
         return normalize_rel(args.file_path) + (" (replace all)" if args.replace_all else "")
@@ -254,6 +257,8 @@ class MultiEditTool(Tool[MultiEditArgs]):
     args_model: ClassVar[type[ToolArgs]] = MultiEditArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
+    shows_file: ClassVar[bool] = True  # the changed part
 
     def summary(self, args: MultiEditArgs) -> str:
         return f"{normalize_rel(args.file_path)} ({len(args.edits)} edits)"
