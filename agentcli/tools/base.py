@@ -95,7 +95,7 @@ class ToolContext:
     permissions: PermissionChecker
     file_locks: FileLocks
     bash_timeout_seconds: int = 120
-    bash_max_timeout_seconds: int = 600
+    bash_max_timeout_seconds: int = 600  # the longest a call may ask for (a longer default raises it)
     bash_output_limit_bytes: int = 30_000
     write_paths: list[str] | None = None  # globs a subagent may write to; None = anywhere in the workspace
     # Its ancestors' confinement down the delegation tree: a write must match one glob of EVERY list
