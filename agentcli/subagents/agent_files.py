@@ -41,12 +41,13 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent, NodeEvent
 
-from agentcli.tools.registry import ALL_TOOLS, TASK_TOOL_NAMES, canonical_tool_name
+from agentcli.tools.registry import EDIT_TOOLS, KNOWN_TOOL_NAMES, canonical_tool_name, names_with
 
 Scope = Literal["built-in", "user", "project"]
 FileFormat = Literal["built-in", "agentcli", "claude", "opencode"]
 
-WRITE_TOOLS: tuple[str, ...] = ("Write", "Edit", "MultiEdit", "Bash")
+#: Tools that change files or run commands (the `mutating` trait): a type given none of them is read-only.
+WRITE_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.mutating)
 MAX_FILE_BYTES = 1_000_000
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 MAX_NAME_CHARS = 64
@@ -75,8 +76,8 @@ _OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers e
 
 
 def all_tool_names() -> tuple[str, ...]:
-    """Every tool an agent could be given: the registered tools plus Task, TaskOutput, TaskCancel."""
-    return (*ALL_TOOLS, *(n for n in TASK_TOOL_NAMES if n not in ALL_TOOLS))
+    """Every tool an agent could be given: the tools of `tools/` plus Task, TaskOutput, TaskCancel."""
+    return KNOWN_TOOL_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,7 +375,7 @@ def _opencode_permission(value: Any) -> list[str]:
         if rule != "deny":
             continue
         if str(key).lower() == "edit":
-            denied += ["Write", "Edit", "MultiEdit"]
+            denied += EDIT_TOOLS  # Write, Edit, MultiEdit
         elif str(key).lower() == "bash":
             denied.append("Bash")
     return denied

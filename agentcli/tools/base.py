@@ -7,12 +7,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-
-if TYPE_CHECKING:
-    from agentcli.tools.permissions import PermissionPolicy
 
 
 class ToolArgs(BaseModel):
@@ -58,6 +55,36 @@ class FileLocks:
         return lock
 
 
+class PermissionVerdict(Protocol):
+    """The answer about one call: whether it may run, and if not, why (told to the model)."""
+
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+class PermissionChecker(Protocol):
+    """What tools and the agent loop ask of the permission policy (`tools.permissions.PermissionPolicy`).
+
+    Declared here, below the policy, so the tool base never imports it.
+    """
+
+    async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionVerdict:
+        """Whether this call may run; may wait for the person's answer."""
+        ...
+
+    @property
+    def denies_reads(self) -> bool:
+        """Whether any deny rule is about Read (Grep then hides the files those rules cover)."""
+        ...
+
+    def read_denied(self, rel: str) -> bool:
+        """Whether a Read deny rule covers the workspace-relative path `rel`."""
+        ...
+
+
 @dataclass(slots=True)
 class ToolContext:
     """Everything a tool may use; one per agent (siblings never share a context)."""
@@ -65,10 +92,10 @@ class ToolContext:
     workspace: Path  # resolved absolute path; file tools stay inside it
     agent: str  # label shown in approvals: main, explore#2
     session_id: str
-    permissions: PermissionPolicy
+    permissions: PermissionChecker
     file_locks: FileLocks
     bash_timeout_seconds: int = 120
-    bash_max_timeout_seconds: int = 600
+    bash_max_timeout_seconds: int = 600  # the longest a call may ask for (a longer default raises it)
     bash_output_limit_bytes: int = 30_000
     write_paths: list[str] | None = None  # globs a subagent may write to; None = anywhere in the workspace
     # Its ancestors' confinement down the delegation tree: a write must match one glob of EVERY list
@@ -98,6 +125,8 @@ class Tool(ABC, Generic[A]):
     edits_files: ClassVar[bool] = False  # writes files (write_paths confinement and edit rules apply)
     concurrency_safe: ClassVar[bool] = False  # may run at the same time as other safe calls of one turn
     own_time_limit: ClassVar[bool] = False  # keeps its own deadline instead of [agent] tool_timeout_seconds
+    path_target: ClassVar[bool] = False  # its permission target is a workspace path (rules match it as a path glob)
+    shows_file: ClassVar[bool] = False  # its result shows the file's text (a Read deny rule stops it too)
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_in_workspace
+from agentcli.tools.sniff import is_binary_file
 
 READ_DEFAULT_LINES = 2000
 READ_MAX_LINE_CHARS = 2000
@@ -20,16 +21,6 @@ READ_MAX_BYTES = 256 * 1024  # text returned per call; the rest is read on with 
 READ_COUNT_MAX_BYTES = 8 * 1024 * 1024  # files up to this size get their total line count
 _CHUNK_CHARS = 1 << 16
 LS_MAX_ENTRIES = 1000
-_SNIFF_BYTES = 8192
-
-
-def is_binary_file(path: Path) -> bool:
-    """A file whose first 8 KiB hold a NUL byte is binary (git's heuristic)."""
-    try:
-        with path.open("rb") as fh:
-            return b"\x00" in fh.read(_SNIFF_BYTES)
-    except OSError:
-        return False
 
 
 def human_size(size: int) -> str:
@@ -138,6 +129,8 @@ class ReadTool(Tool[ReadArgs]):
     args_model: ClassVar[type[ToolArgs]] = ReadArgs
     read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
+    shows_file: ClassVar[bool] = True
 
     def summary(self, args: ReadArgs) -> str:
         path = normalize_rel(args.file_path)
@@ -221,6 +214,7 @@ class LSTool(Tool[LSArgs]):
     args_model: ClassVar[type[ToolArgs]] = LSArgs
     read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
 
     def summary(self, args: LSArgs) -> str:
         return normalize_rel(args.path) or "."

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.files_read import human_size
 from agentcli.tools.paths import display_path, normalize_rel, resolve_in_workspace
+from agentcli.tools.sniff import looks_binary
 
 _SNIPPET_CONTEXT = 3
 _SNIPPET_MAX_LINES = 16
@@ -26,7 +27,6 @@ def _line_count(text: str) -> int:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # never open through a symlink swapped in after the check
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in fails to open instead of blocking; no effect on files
-_SNIFF_BYTES = 8192
 EDIT_MAX_BYTES = 16 * 1024 * 1024  # Edit holds the file in memory: bigger ones are refused
 
 
@@ -61,7 +61,7 @@ def _read_text(path: Path, rel: str) -> str:
             data = fh.read(EDIT_MAX_BYTES + 1)
     except OSError as exc:
         raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
-    if b"\x00" in data[:_SNIFF_BYTES]:
+    if looks_binary(data):
         raise ToolError(f"{rel} is a binary file; Edit only changes text files")
     try:
         return data.decode("utf-8")
@@ -118,6 +118,7 @@ class WriteTool(Tool[WriteArgs]):
     args_model: ClassVar[type[ToolArgs]] = WriteArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
 
     def summary(self, args: WriteArgs) -> str:
         return f"{normalize_rel(args.file_path)} ({_line_count(args.content)} lines)"
@@ -228,6 +229,8 @@ class EditTool(Tool[EditArgs]):
     args_model: ClassVar[type[ToolArgs]] = EditArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
+    shows_file: ClassVar[bool] = True  # the changed part
 
     def summary(self, args: EditArgs) -> str:
         return normalize_rel(args.file_path) + (" (replace all)" if args.replace_all else "")
@@ -254,6 +257,8 @@ class MultiEditTool(Tool[MultiEditArgs]):
     args_model: ClassVar[type[ToolArgs]] = MultiEditArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True
+    path_target: ClassVar[bool] = True
+    shows_file: ClassVar[bool] = True  # the changed part
 
     def summary(self, args: MultiEditArgs) -> str:
         return f"{normalize_rel(args.file_path)} ({len(args.edits)} edits)"

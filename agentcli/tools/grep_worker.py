@@ -17,17 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentcli.tools.sniff import is_binary_file
 from agentcli.tools.walk import Walk
-
-_SNIFF_BYTES = 8192
-
-
-def _binary(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return b"\x00" in fh.read(_SNIFF_BYTES)
-    except OSError:
-        return True
 
 
 def _lines(path: Path) -> Iterator[str]:
@@ -75,7 +66,7 @@ def main(argv: list[str]) -> int:
     out = sys.stdout
     found = False
     for path, _ in Walk(workspace, root, max_file_bytes=spec["max_file_bytes"]).files():
-        if _binary(path):
+        if is_binary_file(path):  # an unreadable file yields no lines below
             continue
         rel = path.relative_to(folder).as_posix()
         if spec["content"]:

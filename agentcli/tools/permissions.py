@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError
 from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
+from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
 
 if TYPE_CHECKING:
     from agentcli.config_schema import PermissionsSettings
@@ -51,12 +52,10 @@ if TYPE_CHECKING:
 Approval = Literal["allow_once", "allow_always", "deny"]
 Mode = Literal["ask", "auto", "readonly"]
 
-EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 #: Files whose change widens what runs later (the project config, agent files, git's config and hooks):
 #: an edit of them is asked every time (or refused in a one-shot without --yes); allow rules and
 #: "allow always" answers do not cover them. Mode auto (--yes) still does.
 GUARDED_PATHS = (".agentcli/**", ".claude/agents/**", ".opencode/**", ".git/**")
-PATH_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "LS"})
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9._:-]*$")
 _CONTROL = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "\n"})
@@ -89,8 +88,6 @@ _ALLOWED = PermissionDecision(True)
 
 
 def _tool_key(name: str) -> str:
-    from agentcli.tools.registry import canonical_tool_name
-
     return canonical_tool_name(name) or name.strip()
 
 
@@ -124,7 +121,7 @@ class PermissionRule:
         rule also stops Edit and MultiEdit (they read the file and show the changed part)."""
         if self.tool in EDIT_TOOLS:
             return tool in EDIT_TOOLS
-        if self.tool == "Read" and tool in ("Edit", "MultiEdit"):
+        if self.tool == "Read" and tool in FILE_SHOWING_TOOLS:
             return True
         return self.covers(tool)
 

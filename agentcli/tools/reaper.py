@@ -2,7 +2,7 @@
 
 Two mechanisms, both set up by the Bash tool:
 
-- `set_parent_death_signal` runs in the forked child before `exec bash` (Linux): the kernel sends
+- `parent_death_hook` runs in the forked child before `exec bash` (Linux): the kernel sends
   bash SIGKILL when the thread that forked it ends. Only bash itself gets it; its children do not.
 - The reaper: a tiny process (`python -I .../agentcli/tools/reaper.py`) started lazily on the first Bash
   call, in its own session so terminal signals and process-group kills do not reach it. It holds the
@@ -24,12 +24,13 @@ import threading
 from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
+_MAX_STARTS = 3  # a reaper that keeps dying is not started again
 #: All the reaper's interpreter needs to start and find this module.
-_MAX_STARTS = 3
 _REAPER_ENV = frozenset({"PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "SYSTEMROOT"})
 
 
-def _load_prctl() -> Callable[..., int] | None:
+def load_prctl() -> Callable[..., int] | None:
+    """libc's `prctl` (Linux), or None where it does not exist."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -54,7 +55,7 @@ def parent_death_hook() -> Callable[[], None] | None:
     """
     global _PRCTL, _PRCTL_LOADED
     if not _PRCTL_LOADED:
-        _PRCTL, _PRCTL_LOADED = _load_prctl(), True
+        _PRCTL, _PRCTL_LOADED = load_prctl(), True
     prctl = _PRCTL
     if prctl is None:
         return None

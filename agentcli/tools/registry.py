@@ -1,4 +1,8 @@
-"""Every tool by name, the read-only / mutating sets, and case-insensitive name mapping.
+"""Every tool by name, the name sets derived from the tools' traits, and case-insensitive name mapping.
+
+The traits on the tool classes (`tools.base.Tool`) are the one definition of what each tool is; the
+sets below are read off them, never written out. The Task tools (Task, TaskOutput, TaskCancel) live
+in the subagent layer above: this module knows only their names, `TASK_TOOL_NAMES`.
 
 Agent files from Claude Code (`Read, Write, Bash`) and opencode (`read`, `list`, `todowrite`)
 name tools differently; `canonical_tool_name` maps them onto ours.
@@ -6,7 +10,7 @@ name tools differently; `canonical_tool_name` maps them onto ours.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from agentcli.tools.base import Tool
@@ -15,24 +19,31 @@ from agentcli.tools.shell import BashTool
 from agentcli.tools.todo import TodoWriteTool
 
 ALL_TOOLS: dict[str, type[Tool[Any]]] = {
-    "Read": ReadTool,
-    "Write": WriteTool,
-    "Edit": EditTool,
-    "MultiEdit": MultiEditTool,
-    "LS": LSTool,
-    "Glob": GlobTool,
-    "Grep": GrepTool,
-    "Bash": BashTool,
-    "TodoWrite": TodoWriteTool,
-    # Task, TaskOutput and TaskCancel (agentcli.subagents.task_tool) are added with
-    # `register_tool` by the subagent layer: they need the runner, which this module must not import.
+    cls.name: cls
+    for cls in (ReadTool, WriteTool, EditTool, MultiEditTool, LSTool, GlobTool, GrepTool, BashTool, TodoWriteTool)
 }
 
-READ_ONLY_TOOLS: tuple[str, ...] = ("LS", "Glob", "Grep", "Read", "TodoWrite")
-MUTATING_TOOLS: tuple[str, ...] = tuple(name for name, cls in ALL_TOOLS.items() if cls.mutating)
-
-# The subagent layer's tools: known names even before `register_tool` has added their classes.
+# The subagent layer's tools (agentcli.subagents.task_tool), which need the runner this layer must not
+# import: the one list of their names (a test checks it against their classes).
 TASK_TOOL_NAMES: tuple[str, ...] = ("Task", "TaskOutput", "TaskCancel")
+
+#: Every tool an agent could be given, in the order tools are listed: ours, then the Task tools.
+KNOWN_TOOL_NAMES: tuple[str, ...] = (*ALL_TOOLS, *TASK_TOOL_NAMES)
+
+
+def names_with(trait: Callable[[type[Tool[Any]]], bool]) -> tuple[str, ...]:
+    """The names of the tools (of `ALL_TOOLS`, in its order) whose class has `trait`."""
+    return tuple(name for name, cls in ALL_TOOLS.items() if trait(cls))
+
+
+#: Tools that only read the workspace: what the read-only agent types (explore, plan, summary) get.
+READ_ONLY_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.read_only)
+#: Tools that write files: `Edit(...)` rules cover them all, and write_paths confines them.
+EDIT_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.edits_files)
+#: Tools whose permission target is a workspace path, matched by rules as a path glob.
+PATH_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.path_target)
+#: Tools whose result shows a file's text: a `Read(...)` deny rule stops them too.
+FILE_SHOWING_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.shows_file)
 
 # Other assistants' names for our tools (after lower-casing and dropping `_`, `-`, spaces).
 # Claude Code 2.1 calls its Task tool `Agent`.
@@ -49,25 +60,19 @@ def _key(name: str) -> str:
     return "".join(ch for ch in name.strip().lower() if ch not in "_- ")
 
 
-def register_tool(cls: type[Tool[Any]]) -> None:
-    """Add a tool class defined elsewhere (Task, TaskOutput, TaskCancel); idempotent."""
-    ALL_TOOLS[cls.name] = cls
-
-
 def canonical_tool_name(name: str) -> str | None:
     """Our name for `name`, case-insensitively (`read` → `Read`, `multi_edit` → `MultiEdit`), or None.
 
-    Task, TaskOutput and TaskCancel are known names whether or not their classes are registered yet.
+    Task, TaskOutput and TaskCancel are known names (`KNOWN_TOOL_NAMES`), though `build_tools` cannot build them.
     """
     key = _key(name)
     if not key:
         return None
-    known_names = (*ALL_TOOLS, *(n for n in TASK_TOOL_NAMES if n not in ALL_TOOLS))
-    for known in known_names:
+    for known in KNOWN_TOOL_NAMES:
         if _key(known) == key:
             return known
     alias = _ALIASES.get(key)
-    return alias if alias in known_names else None
+    return alias if alias in KNOWN_TOOL_NAMES else None
 
 
 def build_tools(names: Iterable[str] | None = None) -> list[Tool[Any]]:
@@ -81,7 +86,7 @@ def build_tools(names: Iterable[str] | None = None) -> list[Tool[Any]]:
     unknown: list[str] = []
     for name in names:
         canonical = canonical_tool_name(name)
-        if canonical is None or canonical not in ALL_TOOLS:  # an unregistered Task tool is unknown here
+        if canonical is None or canonical not in ALL_TOOLS:  # the Task tools are built by the subagent layer
             unknown.append(name)
         else:
             wanted.add(canonical)

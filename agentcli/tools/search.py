@@ -20,9 +20,10 @@ from pydantic import Field
 
 from agentcli.tools import grep_engine
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files_read import human_size, is_binary_file
+from agentcli.tools.files_read import human_size
 from agentcli.tools.globmatch import compile_glob
 from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_in_workspace
+from agentcli.tools.sniff import is_binary_file
 from agentcli.tools.walk import SKIP_DIRS, Stopped, Walk
 
 __all__ = ["SKIP_DIRS", "GlobTool", "GrepTool"]

@@ -146,6 +146,12 @@ class _BashProtocol(asyncio.SubprocessProtocol):
             self.exited.set_result(code if code is not None else -1)
 
 
+def max_timeout(ctx: ToolContext) -> int:
+    """The longest timeout a Bash call may ask for: the cap, or the configured default when that is longer
+    (a person who sets `[agent] bash_timeout_seconds` above the cap has chosen commands that long)."""
+    return max(ctx.bash_max_timeout_seconds, ctx.bash_timeout_seconds)
+
+
 class BashTool(Tool[BashArgs]):
     """Run a shell command."""
 
@@ -163,8 +169,8 @@ class BashTool(Tool[BashArgs]):
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         timeout = args.timeout if args.timeout is not None else float(ctx.bash_timeout_seconds)
-        if timeout > ctx.bash_max_timeout_seconds:
-            raise ToolError(f"timeout {timeout:g}s is above the maximum of {ctx.bash_max_timeout_seconds}s")
+        if timeout > (cap := max_timeout(ctx)):
+            raise ToolError(f"timeout {timeout:g}s is above the maximum of {cap}s")
         buffer = OutputBuffer(ctx.bash_output_limit_bytes)
         loop = asyncio.get_running_loop()
         guard = reaper()

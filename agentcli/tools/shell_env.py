@@ -63,9 +63,9 @@ def hide_own_environment() -> bool:
 
     Returns whether it took effect (False where prctl does not exist).
     """
-    from agentcli.tools.reaper import _load_prctl
+    from agentcli.tools.reaper import load_prctl
 
-    prctl = _load_prctl()
+    prctl = load_prctl()
     return prctl is not None and prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
 
 

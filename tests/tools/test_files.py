@@ -14,7 +14,6 @@ from agentcli.tools import files_read, search
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.registry import (
     ALL_TOOLS,
-    MUTATING_TOOLS,
     READ_ONLY_TOOLS,
     build_tools,
     canonical_tool_name,
@@ -325,7 +324,7 @@ def test_parse_lists_every_problem() -> None:
 
 def test_registry() -> None:
     assert list(ALL_TOOLS)[:9] == ["Read", "Write", "Edit", "MultiEdit", "LS", "Glob", "Grep", "Bash", "TodoWrite"]
-    assert set(MUTATING_TOOLS) == {"Write", "Edit", "MultiEdit", "Bash"}
+    assert {name for name, cls in ALL_TOOLS.items() if cls.mutating} == {"Write", "Edit", "MultiEdit", "Bash"}
     assert set(READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite"}
     for name in ("LS", "Glob", "Grep", "Read"):
         assert ALL_TOOLS[name].concurrency_safe and not ALL_TOOLS[name].mutating

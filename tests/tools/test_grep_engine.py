@@ -211,3 +211,10 @@ def test_search_child_environment_has_no_provider_keys(monkeypatch: pytest.Monke
         assert not hidden & set(env)
         assert env["HARMLESS_SETTING"] == "kept"
     assert "PYTHONPATH" in grep_engine.child_env(python=True)
+
+
+async def test_binary_files_are_left_out_on_both_engines(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "blob.bin").write_bytes(b"\x00\x01needle\n")
+    write(workspace, "a.txt", "needle\n")
+    assert (await grep(ctx, pattern="needle")).content == "a.txt"
+    assert (await grep(ctx, pattern="needle", output_mode="count")).content.splitlines()[0] == "a.txt:1"

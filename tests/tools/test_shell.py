@@ -110,6 +110,31 @@ async def test_timeout_above_maximum_is_refused(ctx: ToolContext) -> None:
         BASH.parse({"command": "true", "timeout": -1})
 
 
+async def test_a_configured_default_above_600s_raises_the_cap(ctx: ToolContext) -> None:
+    long = dataclasses.replace(ctx, bash_timeout_seconds=900)
+    assert (await bash(long, "echo ok")).content == "ok"  # the default alone was refused as above 600 s
+    assert (await bash(long, "echo ok", timeout=900)).content == "ok"
+    with pytest.raises(ToolError, match=r"above the maximum of 900s"):
+        await bash(long, "true", timeout=901)
+    with pytest.raises(ToolError, match=r"above the maximum of 600s"):  # a default below the cap keeps it
+        await bash(dataclasses.replace(ctx, bash_timeout_seconds=30), "true", timeout=601)
+
+
+async def test_bash_runs_under_a_configured_900s_default(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole path: `[agent] bash_timeout_seconds = 900` in config, the runner's ToolContext, a Bash call."""
+    from agentcli.testing.fake_llm import FakeLLMServer, Script
+    from tests.subagents.harness import build_harness
+
+    with FakeLLMServer(Script(steps=[])) as server:
+        harness = build_harness(server, workspace, monkeypatch, {"agent.bash_timeout_seconds": 900})
+        try:
+            assert harness.settings.agent.bash_timeout_seconds == 900
+            result = await bash(harness.runner.tool_context(harness.session), "echo ok")
+        finally:
+            await harness.aclose()
+    assert result.content == "ok" and not result.is_error
+
+
 async def test_progress_is_reported_as_output_arrives(ctx: ToolContext) -> None:
     ticks: list[int] = []
     await bash(dataclasses.replace(ctx, progress=lambda: ticks.append(1)), "echo a")
