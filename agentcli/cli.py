@@ -5,11 +5,20 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentcli.cli_agents import agents_app
+from agentcli.cli_common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    ConfigOption,
+    CwdOption,
+    fail,
+    load,
+    workspace_dir,
+)
 from agentcli.cli_sessions import sessions_app
 from agentcli.cli_tasks import tasks_app
 
@@ -40,31 +49,9 @@ class OutputFormat(StrEnum):
     stream_json = "stream-json"
 
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-CwdOption = Annotated[
-    Path | None, typer.Option("--cwd", help="Workspace directory (default: the current directory).")
-]
-ConfigOption = Annotated[Path | None, typer.Option("--config", help="Extra config file, above project config.")]
 TrustOption = Annotated[
     bool, typer.Option("--trust", help="Trust this workspace (recorded): apply its .agentcli/config.toml in full.")
 ]
-_warned: set[str] = set()
-
-
-def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
-    """Print a one-line error for the person (terminal escapes neutralised) and exit."""
-    from agentcli.text import terminal_safe
-
-    print(f"agentcli: {terminal_safe(message)}", file=sys.stderr)
-    raise typer.Exit(code)
-
-
-def _workspace(cwd: Path | None) -> Path:
-    path = (cwd or Path.cwd()).expanduser()
-    if not path.is_dir():
-        fail(f"--cwd {path} is not a directory", EXIT_USAGE)
-    return path.resolve()
 
 
 def _record_trust(workspace: Path) -> None:
@@ -75,42 +62,6 @@ def _record_trust(workspace: Path) -> None:
         trust.trust(workspace)
     except trust.TrustError as exc:
         fail(str(exc))
-
-
-def load(
-    workspace: Path,
-    config_file: Path | None,
-    overrides: dict[str, object] | None = None,
-    origins: dict[str, str] | None = None,
-    *,
-    trusted: bool | None = None,
-) -> LoadedConfig:
-    """Load the layered config or exit 2 with the config error.
-
-    The project file applies in full only in a trusted workspace (`agentcli trust`); otherwise
-    what it could not set is named once in a warning line.
-    """
-    from agentcli.config import ConfigError, load_config
-
-    if trusted is None:
-        from agentcli import paths, trust
-
-        trusted = not paths.project_config_file(workspace).exists() or trust.is_trusted(workspace)
-    try:
-        loaded = load_config(
-            workspace=workspace,
-            config_file=config_file,
-            overrides=overrides,
-            override_origins=origins,
-            trusted=trusted,
-        )
-    except ConfigError as exc:
-        fail(str(exc), EXIT_USAGE)
-    warning = loaded.untrusted_warning()
-    if warning and warning not in _warned:
-        _warned.add(warning)
-        print(f"agentcli: warning: {warning}", file=sys.stderr)
-    return loaded
 
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="main, light, an alias or provider:model.")]
@@ -149,7 +100,7 @@ def main(
         print(f"agentcli {__version__}")
         raise typer.Exit(EXIT_OK)
     if ctx.invoked_subcommand is None:
-        workspace = _workspace(cwd)
+        workspace = workspace_dir(cwd)
         if trust:
             _record_trust(workspace)
         loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
@@ -168,7 +119,7 @@ def demo(cwd: CwdOption = None) -> None:
     """Open the TUI on a scripted demo: a fake model delegates real read-only work on this folder (no key)."""
     from agentcli.demo import run_demo
 
-    workspace = _workspace(cwd)
+    workspace = workspace_dir(cwd)
     load(workspace, None)  # an invalid config is one line and exit 2 before the demo starts
     raise typer.Exit(run_demo(workspace))
 
@@ -183,7 +134,7 @@ def config_show(
     from agentcli.config import render_config
     from agentcli.text import json_safe, terminal_safe
 
-    loaded = load(_workspace(cwd), config)
+    loaded = load(workspace_dir(cwd), config)
     text = render_config(loaded, json=as_json)
     print(json_safe(text) if as_json else terminal_safe(text))  # project config values are untrusted
 
@@ -214,7 +165,7 @@ def run(
         prompt = from_argv(prompt)  # bytes that were not UTF-8 become U+FFFD
     if not prompt.strip():
         fail("the prompt is empty", EXIT_USAGE)
-    workspace = _workspace(cwd)
+    workspace = workspace_dir(cwd)
     if trust:
         _record_trust(workspace)
     loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
@@ -246,7 +197,7 @@ def trust_command(
         return
     if directory is not None and not directory.expanduser().is_dir():
         fail(f"{directory} is not a directory", EXIT_USAGE)
-    workspace = _workspace(directory)
+    workspace = workspace_dir(directory)
     if revoke:
         removed = trust.revoke(workspace)
         print(f"no longer trusted: {workspace}" if removed else f"{workspace} was not in the trusted list")

@@ -5,40 +5,24 @@ Only typer and the standard library at import time: the registry and config load
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentcli.cli_sessions import echo, print_json
-from agentcli.text import terminal_safe
+from agentcli.cli_common import ConfigOption, CwdOption, JsonOption, echo, fail, load, print_json, table, workspace_dir
 
 if TYPE_CHECKING:
     from agentcli.subagents.registry import AgentRegistry, AgentType
 
 agents_app = typer.Typer(help="Subagent types: built-in and from agent files.", rich_markup_mode=None)
 
-CwdOption = Annotated[Path | None, typer.Option("--cwd", help="Workspace directory (default: the current directory).")]
-ConfigOption = Annotated[Path | None, typer.Option("--config", help="Extra config file, above project config.")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _fail(message: str, code: int = 1) -> NoReturn:
-    print(f"agentcli: {terminal_safe(message)}", file=sys.stderr)
-    raise typer.Exit(code)
-
-
 def _registry(cwd: Path | None, config: Path | None) -> tuple[AgentRegistry, Path]:
     """The workspace's registry, with the model aliases of its effective config."""
-    from agentcli.cli import load  # trust decision, one warning line, exit 2 on a config error
     from agentcli.subagents.registry import AgentRegistry
 
-    workspace = (cwd or Path.cwd()).expanduser()
-    if not workspace.is_dir():
-        _fail(f"--cwd {workspace} is not a directory", 2)
-    workspace = workspace.resolve()
-    loaded = load(workspace, config)
+    workspace = workspace_dir(cwd)
+    loaded = load(workspace, config)  # trust decision, one warning line, exit 2 on a config error
     return AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases), workspace
 
 
@@ -89,7 +73,6 @@ def agents_list(cwd: CwdOption = None, config: ConfigOption = None, as_json: Jso
         }
         print_json(record)
         return
-    from agentcli.cli_sessions import table
 
     rows = [
         [t.name, t.scope, t.model or "inherit", tools_summary(t), _where(t.source, workspace)]
@@ -124,7 +107,7 @@ def agents_show(
     registry, _ = _registry(cwd, config)
     agent = registry.normalize(name)
     if agent is None:
-        _fail(f"no agent named '{name}'. Available: {', '.join(registry.names())}")
+        fail(f"no agent named '{name}'. Available: {', '.join(registry.names())}")
     if as_json:
         print_json(agent.as_dict())
         return

@@ -1,7 +1,7 @@
 """`agentcli tasks list|show`: stored Task delegations, their records, results and the child transcripts.
 
 Only typer and the standard library at import time: the store is imported inside the commands. The
-store, formatting and transcript helpers are the ones `agentcli sessions` uses (cli_sessions.py).
+store, formatting and transcript helpers are shared with the other commands (cli_common.py).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentcli.cli_sessions import (
+from agentcli.cli_common import (
     echo,
     find_or_fail,
     format_cost,

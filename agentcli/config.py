@@ -3,10 +3,11 @@
 Layers, later wins: the shipped `default_config.toml` → `$XDG_CONFIG_HOME/agentcli/config.toml`
 → `<workspace>/.agentcli/config.toml` → `--config FILE` → environment (seed 002's `LLM_*`,
 then `AGENTCLI_SECTION__KEY`) → command-line overrides. Tables merge deeply; scalars and lists
-replace. The merged tables are validated into `Settings` (pydantic).
+replace. Files are read by pydantic-settings' TOML source; the merge with provenance is
+`agentcli.config_layers`; the merged tables are validated into `Settings` (pydantic).
 
-Importing this module is cheap (`agentcli --help` must stay fast): dynaconf, pydantic-settings
-and the schema are imported on first use. `Settings`, `ModelSettings`… resolve lazily.
+Importing this module is cheap (`agentcli --help` must stay fast): pydantic-settings and the
+schema are imported on first use. `Settings`, `ModelSettings`… resolve lazily.
 """
 
 from __future__ import annotations

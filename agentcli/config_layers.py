@@ -1,24 +1,32 @@
 """Reading the config layers and merging them with provenance.
 
-dynaconf reads the TOML layers (its TOML loader, fed through a small collector object instead
-of a dynaconf `Settings`, so no dynaconf machinery touches the values) and parses environment
-values (its `parse_conf_data`, with @-casting off). The merge is ours: tables merge deeply,
-scalars and lists replace, and every leaf remembers the layer that set it.
+Each file layer is read by pydantic-settings' `TomlConfigSettingsSource`, fed the bytes of a
+guarded read (`GuardedFile`: regular files of at most 1 MiB only). Two pieces stay ours, each
+small: the environment layer (`env_assignments`: it must read the mapping `load_config` is given,
+name the variable behind every value, take TOML literals such as `{model = "a"}`, and map seed
+002's `LLM_*` names; `EnvSettingsSource` reads only `os.environ`, merges all variables into one
+dict and decodes JSON) and the merge (`MergedConfig`: tables merge deeply, scalars and lists
+replace, and every leaf remembers the layer that set it, which `config show` and every error
+message need; `BaseSettings` merges its sources the same way but forgets where a value came from).
 
-Importing this module is cheap: dynaconf is imported inside the functions that need it.
+Importing this module is cheap: pydantic-settings is imported inside the functions that need it.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import io
 import json
 import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 LayerName = Literal["default", "user", "project", "config-file", "env", "cli", "builtin"]
 KeyPath = tuple[str, ...]
@@ -130,44 +138,63 @@ class MergedConfig:
         return list(dict.fromkeys(found))
 
 
-class _Collector:
-    """Stands in for a dynaconf `Settings` when its TOML loader runs.
+class GuardedFile:
+    """A config file read once through the guard, handed to pydantic-settings' TOML source.
 
-    The loader hands us the parsed file (top-level keys upper-cased) through `update`; we keep
-    the values exactly as TOML gave them: no @-casting, no dotted-key splitting, no boxing,
-    no `dynaconf_merge` semantics (such keys come back as ordinary, hence unknown, keys).
+    `TomlConfigSettingsSource` takes any `Traversable` (the stdlib protocol implemented here) as
+    its file: its documented way to read packaged, non-filesystem resources. Giving it the bytes
+    already read by `_read_config_bytes` keeps the guard (no FIFO, device or huge file) between the
+    disk and the parser; handed a path, the source would open the file again itself.
     """
 
-    filter_strategy = None
-    current_env = "_envless"
-    _NO_LOOKUP = object()
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data = _read_config_bytes(path)
 
-    def __init__(self) -> None:
-        self.data: dict[str, Any] = {}
-        self.__core__ = SimpleNamespace(config=SimpleNamespace(loaded_files=[]))
+    @property
+    def name(self) -> str:
+        return self.path.name
 
-    def get(self, key: str, default: object = None) -> object:
-        settings = {
-            "ENVIRONMENTS_FOR_DYNACONF": False,
-            "AUTO_CAST_FOR_DYNACONF": False,
-            "DOTTED_LOOKUP_FOR_DYNACONF": self._NO_LOOKUP,
-        }
-        return settings.get(key, default)
+    def is_file(self) -> bool:
+        return True
 
-    def update(
-        self, data: Mapping[str, Any], *, merge: object = None, dotted_lookup: object = None, **_: object
-    ) -> None:
-        from dynaconf.utils.functional import empty
+    def is_dir(self) -> bool:
+        return False
 
-        for key, value in data.items():
-            self.data[str(key).lower()] = value
-        if merge is not empty and merge is not None:
-            self.data["dynaconf_merge"] = merge
-        if dotted_lookup is not self._NO_LOOKUP:
-            self.data["dynaconf_dotted_lookup"] = dotted_lookup
+    def iterdir(self) -> Iterator[Traversable]:
+        return iter(())
 
-    def set(self, key: str, value: object, **_: object) -> None:
-        self.data[str(key).lower()] = value
+    def joinpath(self, *descendants: str | os.PathLike[str]) -> Traversable:
+        raise FileNotFoundError(f"{self.path} is a file")
+
+    def __truediv__(self, child: str | os.PathLike[str]) -> Traversable:
+        return self.joinpath(child)
+
+    def read_bytes(self) -> bytes:
+        return self.data
+
+    def read_text(self, encoding: str | None = None) -> str:
+        return self.data.decode(encoding or "utf-8")
+
+    def open(self, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        """The bytes as a binary stream (`mode="rb"`, the only mode the TOML source uses) or text."""
+        stream = io.BytesIO(self.data)
+        return stream if "b" in mode else io.TextIOWrapper(stream, *args, **kwargs)
+
+
+@functools.cache
+def _toml_source_class() -> type[Any]:
+    """A settings class without fields: the TOML source then returns the file's tables as they are.
+
+    Validation happens once, after the layers are merged (`agentcli.config`); reading against the
+    real schema here would reorder the keys and could not name the file of an invalid value anyway.
+    """
+    from pydantic_settings import BaseSettings, SettingsConfigDict
+
+    class FileTables(BaseSettings):
+        model_config = SettingsConfigDict(case_sensitive=True, extra="allow")
+
+    return FileTables
 
 
 def _read_config_bytes(path: Path) -> bytes:
@@ -187,29 +214,25 @@ def _read_config_bytes(path: Path) -> bytes:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """Read one TOML layer with dynaconf's TOML loader; ConfigError if unreadable or invalid."""
+    """Read one TOML layer with pydantic-settings' TOML source; ConfigError if unreadable or invalid."""
     try:
-        text = _read_config_bytes(path).decode("utf-8")
+        guarded = GuardedFile(path)
+        guarded.data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"cannot parse {path}: not UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    from dynaconf.loaders import toml_loader
+    from pydantic_settings import TomlConfigSettingsSource
 
-    collector = _Collector()
     try:
-        # Handing dynaconf the text, not the path: given a path it only warns when the file cannot
-        # be opened, falls back to another TOML library on bad encodings, and treats a name without
-        # a .toml suffix as TOML text. The trailing newline keeps text ending in ".toml" from being
-        # taken for a file name.
-        toml_loader.load(collector, env="_envless", filename=[text + "\n"], silent=False)
-    except ValueError as exc:  # tomllib.TOMLDecodeError (dynaconf's vendored copy) is a ValueError
+        data = TomlConfigSettingsSource(_toml_source_class(), toml_file=guarded)()
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"cannot parse {path}: {exc}") from None
     except RecursionError:  # the parser recurses per level: `a = [[[[...]]]]` thousands deep
         raise ConfigError(f"cannot parse {path}: values nested more than {MAX_DEPTH} levels deep") from None
-    if too_deep(collector.data):
+    if too_deep(data):
         raise ConfigError(f"cannot parse {path}: values nested more than {MAX_DEPTH} levels deep")
-    return collector.data
+    return data
 
 
 def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
@@ -232,17 +255,19 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
 def parse_env_value(raw: str, *, want_string: bool) -> object:
     """An environment value as a TOML literal where it parses (`3`, `true`, `["Bash"]`), else the string.
 
-    Uses dynaconf's parser with auto-casting off, so `@int`, `@format`, `@jinja`... stay text.
-    Where the schema wants a string the raw text is kept (an API key `12345` stays a string).
+    `True`/`False` (as shells often spell them) count as booleans. Nothing is cast or interpolated:
+    `@int 3`, `@format ...` stay text. Where the schema wants a string the raw text is kept (an API
+    key `12345` stays a string).
     """
     if "\n" in raw or "\r" in raw:
-        return raw  # the TOML trick would parse only the first line
-    from dynaconf.utils.parse_conf import boolean_fix, parse_conf_data
+        return raw  # the `v = ...` document below would parse only the first line
+    import tomllib
 
+    text = raw.strip().lower() if raw.strip() in ("True", "False") else raw
     try:
-        value = parse_conf_data(
-            boolean_fix(raw), tomlfy=True, box_settings={"AUTO_CAST_FOR_DYNACONF": False, "DYNABOXIFY": False}
-        )
+        value = tomllib.loads(f"v = {text}").get("v", raw)
+    except tomllib.TOMLDecodeError:
+        return raw
     except RecursionError:
         return raw  # nested thousands deep: kept as text, which the schema then names
     if too_deep(value):

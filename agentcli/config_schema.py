@@ -209,7 +209,11 @@ class LoggingSettings(_Section):
 
 
 class Settings(BaseSettings):
-    """The whole validated configuration. Only init kwargs feed it: `agentcli.config` merges the layers."""
+    """The whole validated configuration.
+
+    Only init kwargs feed it: `agentcli.config` reads each layer through a pydantic-settings
+    source on its own and merges them, keeping the origin of every value for `config show`.
+    """
 
     model_config = SettingsConfigDict(extra="forbid", frozen=True, case_sensitive=True)
 
@@ -229,7 +233,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """No environment, dotenv or secrets-dir reading here: layering is done before."""
+        """Init kwargs only: no second, provenance-less read of the environment, dotenv or secrets dir."""
         return (init_settings,)
 
 

@@ -347,10 +347,10 @@ def test_bad_environment_variable_name(lay: Layout) -> None:
     assert "AGENTCLI_TASK_TOOL____MAX_DEPTH" in lay.error()
 
 
-# ---------------------------------------------------------------- dynaconf stays out of the way
+# ---------------------------------------------------------------- the libraries stay out of the way
 
 
-def test_dynaconf_reads_no_stray_files_or_its_own_variables(lay: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_stray_files_or_library_variables_are_read(lay: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     stray_toml = "max_depth = 9\n[task_tool]\nmax_depth = 9\n"
     for folder in (lay.workspace, lay.workspace / ".agentcli", lay.tmp):
         folder.mkdir(exist_ok=True)
@@ -387,12 +387,12 @@ def test_values_are_not_cast_or_interpolated(lay: Layout) -> None:
     assert s.permissions.allow == ["Bash(echo @json)"]
 
 
-def test_dynaconf_merge_markers_are_just_unknown_keys(lay: Layout) -> None:
+def test_former_dynaconf_merge_markers_are_just_unknown_keys(lay: Layout) -> None:
     lay.project("dynaconf_merge = true\n[task_tool]\ndeny_tools = []\n")
     assert "dynaconf_merge" in lay.error()
 
 
-def test_importing_config_does_not_import_dynaconf_or_pydantic_settings() -> None:
+def test_importing_config_does_not_import_config_libraries() -> None:
     code = (
         "import sys, agentcli.config\n"
         "heavy = [m for m in ('dynaconf', 'pydantic_settings', 'agentcli.config_schema') if m in sys.modules]\n"
@@ -504,3 +504,36 @@ def test_values_nested_thousands_deep_are_a_config_error_not_a_recursion_error(t
         read_toml(deep)
     assert parse_env_value("[" * 3000 + "]" * 3000, want_string=False) == "[" * 3000 + "]" * 3000
     assert not too_deep({"a": {"b": [1, [2]]}}) and too_deep([[[1]]], limit=2)
+
+
+@pytest.mark.parametrize(
+    ("raw", "want_string", "expected"),
+    [
+        ("3", False, 3),
+        (" 2.5 ", False, 2.5),
+        ("True", False, True),  # as shells often spell it
+        ("false", False, False),
+        ('["Bash", "Edit"]', False, ["Bash", "Edit"]),
+        ('{model = "a", max_output_tokens = 100}', False, {"model": "a", "max_output_tokens": 100}),
+        ("1 # a comment", False, 1),
+        ("12345", True, "12345"),  # the schema wants a string: the text stays
+        ("@int 3", False, "@int 3"),  # no casting tokens
+        ("[1, 2", False, "[1, 2"),  # not a TOML value: the text
+        ("", False, ""),
+        ("1\nother = 2", False, "1\nother = 2"),  # never a second key
+    ],
+)
+def test_environment_values_are_toml_literals_or_text(raw: str, want_string: bool, expected: object) -> None:
+    from agentcli.config_layers import parse_env_value
+
+    value = parse_env_value(raw, want_string=want_string)
+    assert value == expected and type(value) is type(expected)
+
+
+def test_file_layers_keep_their_keys_and_order_as_written(tmp_path: Path) -> None:
+    from agentcli.config_layers import read_toml
+
+    path = _write(tmp_path / "c.toml", '[zeta]\nb = 1\na = "x"\n[alpha]\nlist = [3, 1]\n[models.main]\nAPI_KEY = "k"\n')
+    data = read_toml(path)
+    assert list(data) == ["zeta", "alpha", "models"]  # unknown tables are kept, not sorted or dropped
+    assert data == {"zeta": {"b": 1, "a": "x"}, "alpha": {"list": [3, 1]}, "models": {"main": {"API_KEY": "k"}}}

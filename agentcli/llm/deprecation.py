@@ -10,10 +10,24 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from agentcli.llm.models import ResolvedModel
+
+class ModelChoice(Protocol):
+    """What these warnings need of a resolved model (`agentcli.llm.models.ResolvedModel` is one).
+
+    A protocol, not an import: the provider modules use this module, and `models` imports them.
+    """
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def thinking(self) -> str: ...
+
 
 # The SDK's own warning texts (anthropic/resources/messages/messages.py): "The model 'X' is deprecated ...",
 # and "Using Claude with X and 'thinking.type=enabled' is deprecated ...".
@@ -59,7 +73,7 @@ def _iso_date(text: str) -> str:
     return f"{match.group(3)}-{month:02d}-{int(match.group(2)):02d}"
 
 
-def deprecation_line(model: ResolvedModel) -> str | None:
+def deprecation_line(model: ModelChoice) -> str | None:
     """The warning for a deprecated model, naming the setting that chose it; None for a current model."""
     date = end_of_life(model.provider, model.model)
     if date is None:
@@ -76,7 +90,7 @@ def deprecation_line(model: ResolvedModel) -> str | None:
     )
 
 
-def thinking_line(model: ResolvedModel) -> str | None:
+def thinking_line(model: ModelChoice) -> str | None:
     """The warning for `thinking = "on"` on a model the SDK wants adaptive thinking for; None otherwise."""
     if model.provider != "anthropic" or model.thinking != "on":
         return None
@@ -90,7 +104,7 @@ def thinking_line(model: ResolvedModel) -> str | None:
     return f'model {model.model} wants adaptive thinking; set {setting} = "adaptive" instead of "on"'
 
 
-def announce_once(model: ResolvedModel) -> list[str]:
+def announce_once(model: ModelChoice) -> list[str]:
     """The warnings for this model (deprecated, thinking mode) the first time this process meets it."""
     lines = [line for line in (deprecation_line(model), thinking_line(model)) if line is not None]
     if not lines:

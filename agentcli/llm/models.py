@@ -54,7 +54,6 @@ class ResolvedModel:
 
 
 # Anthropic thinking budgets per effort level (when the model has no adaptive thinking configured).
-EFFORT_LEVELS = ("low", "medium", "high")
 EFFORT_BUDGETS: dict[str, int] = {"low": 2048, "medium": 8192, "high": 24576}
 _MIN_BUDGET = 1024  # the API's minimum thinking budget
 _ANSWER_ROOM = 1024  # output tokens a budget always leaves for the answer

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx2
 import openai
+from openai.types.chat import ChatCompletionChunk
 
 from agentcli.llm.base import (
     AssistantBlock,
@@ -34,6 +36,7 @@ from agentcli.llm.base import (
 )
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
+from agentcli.llm.sse import server_events
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -347,16 +350,16 @@ class OpenAIProvider:
             raw = {"messages": params.pop("messages")}
             if "tools" in params:
                 raw["tools"] = params.pop("tools")
-            stream = await self.client.chat.completions.create(
+            # The SDK's public streaming response, read as SSE here: its stream object hides whether
+            # the server said `data: [DONE]`, which tells a finished text-only turn from a cut one.
+            async with self.client.chat.completions.with_streaming_response.create(
                 **params,
                 messages=[],
                 stream=True,
                 stream_options={"include_usage": True},
                 extra_body=raw,
-            )
-            _watch_for_done(stream, seen_done)
-            async with stream:
-                async for chunk in stream:
+            ) as response:
+                async for chunk in _chunks(response, seen_done):
                     for event in builder.feed(chunk):
                         streamed = True
                         yield event
@@ -380,22 +383,34 @@ class OpenAIProvider:
         yield ResponseDone(builder.response())
 
 
-def _watch_for_done(stream: Any, seen: list[bool]) -> None:
-    """Note whether the server sent `data: [DONE]` (the SDK swallows it), to tell an end from a cut."""
-    original = getattr(stream, "_iter_events", None)
-    if original is None:
-        return
+async def _chunks(response: Any, seen_done: list[bool]) -> AsyncIterator[ChatCompletionChunk]:
+    """The chunks of a chat-completions event stream, as the SDK's own stream would give them.
 
-    async def events() -> AsyncIterator[Any]:
-        async for sse in original():
-            if getattr(sse, "data", "").startswith("[DONE]"):
-                seen.append(True)
-            yield sse
-
+    `data: [DONE]` ends the stream and is noted in `seen_done`; an event carrying `error` raises
+    `openai.APIError` (an error inside a 200 stream); transport failures become the SDK's
+    `APITimeoutError` / `APIConnectionError`. Chunks are built like the SDK builds them, without
+    validation (compatible servers send sloppy deltas).
+    """
+    request = response.http_request
     try:
-        stream._iter_events = events
-    except AttributeError:  # an SDK without the hook: tool-call completeness alone decides
-        return
+        async for sse in server_events(response.iter_lines()):
+            if seen_done:
+                continue  # after [DONE]: read to the end, so an HTTP/1.1 connection can be reused
+            if sse.data.startswith("[DONE]"):
+                seen_done.append(True)
+                continue
+            data = json.loads(sse.data)
+            if isinstance(data, dict) and data.get("error"):
+                error = data["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                if not message or not isinstance(message, str):
+                    message = "An error occurred during streaming"
+                raise openai.APIError(message, request, body=error)
+            yield ChatCompletionChunk.model_construct(**data)
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request=request) from exc
+    except (httpx2.RequestError, ssl.SSLError) as exc:
+        raise openai.APIConnectionError(request=request) from exc
 
 
 def _tool_use_failed(exc: BaseException) -> tuple[str, str] | None:

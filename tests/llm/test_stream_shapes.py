@@ -107,6 +107,17 @@ async def test_a_stream_cut_mid_tool_json_without_done_is_still_interrupted(
         await _turn(pool, model)
 
 
+async def test_text_cut_without_done_or_finish_reason_is_interrupted_not_complete(
+    server: FakeLLMServer, pool: ProviderPool
+) -> None:
+    # The same text as the [DONE] case above, but the connection ends cleanly before [DONE]:
+    # only the SSE stream itself tells the two apart.
+    cut = Raw(frames=[openai_chunk({"role": "assistant", "content": "All done."})])
+    server.add_steps(Step(raw=cut, times=3))
+    with pytest.raises(StreamInterruptedError):
+        await _turn(pool, _compatible(server))
+
+
 def _openrouter_error(code: int, message: str) -> Raw:
     # OpenRouter: an error after the stream started arrives as a chunk with a numeric `code`
     # and finish_reason "error", inside the 200 response.

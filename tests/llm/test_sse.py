@@ -1,0 +1,30 @@
+"""The SSE reader the OpenAI adapter uses to see `data: [DONE]`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from agentcli.llm.sse import ServerEvent, server_events
+
+
+async def _events(*lines: str) -> list[ServerEvent]:
+    async def source() -> AsyncIterator[str]:
+        for line in lines:
+            yield line
+
+    return [event async for event in server_events(source())]
+
+
+async def test_events_end_at_blank_lines_and_join_their_data_lines() -> None:
+    events = await _events('data: {"a": 1}', "", "data: one", "data:two", "", "data: [DONE]", "")
+    assert events == [ServerEvent(None, '{"a": 1}'), ServerEvent(None, "one\ntwo"), ServerEvent(None, "[DONE]")]
+
+
+async def test_comments_ids_and_retries_are_skipped_and_names_kept() -> None:
+    events = await _events(": keep-alive", "", "id: 7", "retry: 10", "event: error", "data: {}", "")
+    assert events == [ServerEvent("error", "{}")]
+
+
+async def test_an_event_left_unterminated_at_the_end_is_dropped() -> None:
+    # a cut stream: the last event never got its blank line, so it never happened
+    assert await _events("data: one", "", "data: [DONE]") == [ServerEvent(None, "one")]
