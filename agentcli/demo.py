@@ -8,6 +8,7 @@ their answers quote what those tools found. No API key is needed and nothing lea
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from agentcli.testing.fake_llm_models import Match, Reply, Script, Step, ToolCall
 
 if TYPE_CHECKING:
-    from agentcli.agent.conversation import Conversation
+    from agentcli.conversation import Conversation
     from agentcli.testing.fake_llm import FakeLLMServer
 
 DEMO_TITLE = "agentcli demo — scripted model, real tools on this folder (no API key used)"
@@ -84,10 +85,12 @@ def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25) -> Script:
 
 
 def demo_conversation(workspace: Path, server: FakeLLMServer, store_dir: Path) -> Conversation:
-    """A Conversation whose main and light models are the fake server's, with a throwaway store."""
-    from agentcli.agent.conversation import Conversation
+    """A Conversation whose main and light models are the fake server's, with a throwaway store.
+
+    Opened like every conversation (`Conversation.open`); raises `OpenError` with the line to print.
+    """
     from agentcli.config import load_config
-    from agentcli.store.db import Store
+    from agentcli.conversation import Conversation
 
     overrides: dict[str, object] = {}
     for slot, model in (("main", "demo-main"), ("light", "demo-light")):
@@ -99,27 +102,31 @@ def demo_conversation(workspace: Path, server: FakeLLMServer, store_dir: Path) -
         }
     # The person's model settings are replaced on purpose; the rest of their config still applies.
     settings = load_config(workspace=workspace, env={}, overrides=overrides).settings
-    return Conversation(settings, workspace, store=Store.open(store_dir / "demo.db"))
+    return Conversation.open(settings, workspace, store_path=store_dir / "demo.db")
 
 
 def run_demo(workspace: Path) -> int:
     """Start the fake server and open the TUI on the scripted session; returns the exit code."""
+    from agentcli.conversation import OpenError
     from agentcli.testing.fake_llm import FakeLLMServer
     from agentcli.ui.app import AgentApp
 
     with tempfile.TemporaryDirectory(prefix="agentcli-demo-") as tmp, FakeLLMServer(demo_script()) as server:
-        conversation = demo_conversation(workspace, server, Path(tmp))
+        try:
+            conversation = demo_conversation(workspace, server, Path(tmp))
+        except OpenError as exc:
+            print(f"agentcli: {exc}", file=sys.stderr)
+            return 1
 
         async def main() -> int:
             app = AgentApp(conversation, title=DEMO_TITLE)
             try:
                 await app.run_async()
             finally:
-                await conversation.aclose()  # cancels background subagents, closes SDK clients
+                await conversation.aclose()  # cancels background subagents, closes SDK clients and the store
             return app.return_code or 0
 
         try:
             return asyncio.run(main())
         finally:
-            if conversation.store is not None:
-                conversation.store.close()
+            conversation.close()  # a no-op unless the loop ended before aclose() could run

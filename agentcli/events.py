@@ -108,11 +108,10 @@ class RetryEvent(_Event):
 
 
 class ErrorEvent(_Event):
-    """Something went wrong; `fatal` ends the run."""
+    """A model request failed for good; the run ends as failed."""
 
     kind: Literal["error"] = "error"
     message: str
-    fatal: bool = True
 
 
 class NoticeEvent(_Event):
@@ -147,7 +146,11 @@ class SubagentBlockAddedEvent(_Event):
 
 
 class SubagentBlockUpdatedEvent(_Event):
-    """A subagent's status or counters changed."""
+    """A subagent's status or counters changed.
+
+    The counters are the task's (see `agentcli.agent.ledger`): its tool calls, and the tokens and
+    cost of its whole subtree, cache tokens apart from `input_tokens`.
+    """
 
     kind: Literal["subagent_block_updated"] = "subagent_block_updated"
     task_id: str
@@ -155,6 +158,9 @@ class SubagentBlockUpdatedEvent(_Event):
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
     elapsed_ms: float = 0.0
 
 

@@ -74,7 +74,10 @@ class OneShotOptions:
 def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: list[dict[str, object]]) -> None:
     from agentcli.output import RunSummary
 
-    usage = session.total_usage
+    ledger = session.ledger
+    total = ledger.total
+    usage = total.as_dict()
+    del usage["cost_usd"]
     printer.finish(
         RunSummary(
             status=outcome.status,
@@ -83,14 +86,9 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
             model=session.model.display,
             turns=outcome.turns,
             error=outcome.error,
-            usage={
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "cache_read_tokens": usage.cache_read_tokens,
-                "cache_write_tokens": usage.cache_write_tokens,
-                "reasoning_tokens": usage.reasoning_tokens,
-            },
-            cost_usd=session.total_cost_usd,
+            usage=usage,  # the whole tree's tokens (agentcli.agent.ledger)
+            cost_usd=total.cost_usd,
+            ledger={"own": ledger.own.as_dict(), "delegated": ledger.delegated.as_dict(), "total": total.as_dict()},
             tasks=tasks,
             stop_reason=outcome.stop_reason,
         )
@@ -100,14 +98,9 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
 async def _run(
     loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: TextIO, stop: SignalStop | None = None
 ) -> int:
-    from agentcli.agent.conversation import Conversation
     from agentcli.agent.loop import RunOutcome
-    from agentcli.llm.base import ProviderError
-    from agentcli.llm.models import ModelSpecError
-    from agentcli.logs import setup_logging
+    from agentcli.conversation import Conversation, OpenError
     from agentcli.output import make_printer
-    from agentcli.store.db import Store, StoreError
-    from agentcli.text import terminal_safe
     from agentcli.tools.permissions import PermissionPolicy
 
     settings = loaded.settings
@@ -116,22 +109,13 @@ async def _run(
     if notice := PermissionPolicy.yes_ignored(settings.permissions, options.approve_mutating):
         err.write(f"agentcli: {notice}\n")  # readonly wins over --yes; said once
     try:
-        store = Store.open()
-    except StoreError as exc:
-        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
-        return EXIT_FAILURE
-    try:
-        conversation = Conversation(
-            settings, options.workspace, model=options.model, store=store, oneshot=True, yes=options.approve_mutating
+        conversation = Conversation.open(
+            settings, options.workspace, model=options.model, oneshot=True, yes=options.approve_mutating,
+            verbose=options.verbose,
         )
-    except (ProviderError, ModelSpecError) as exc:
-        store.close()
-        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+    except OpenError as exc:
+        err.write(f"agentcli: {exc}\n")
         return EXIT_FAILURE
-    setup_logging(settings.logging.level, verbose=options.verbose, secrets=[conversation.model.api_key])
-    if settings.task_tool.enable_verbose_logging:
-        logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
-    store.mark_running_cancelled()
     printer = make_printer(options.output_format, out, err, verbose=options.verbose)
     conversation.bus.subscribe(printer)
     session = conversation.session
@@ -146,14 +130,14 @@ async def _run(
         if outcome is None:  # cancelled (Ctrl-C, SIGTERM, SIGHUP): the loop recorded it; say so in the printer's format
             reason = f"stopped by {stop.name}" if stop is not None and stop.signum else "interrupted"
             outcome = RunOutcome("cancelled", "", session.turns, reason)
-        await conversation.aclose()
-        store.close()  # drains the queue: every write has succeeded or failed after this
+        await conversation.aclose()  # every write has succeeded or failed after this
+        report = conversation.persistence_report("run")
         with contextlib.suppress(OSError, ValueError):  # a terminal that hung up cannot take the output
             _summary(session, outcome, printer, [r.model_dump(mode="json") for r in conversation.runner.records()])
-            if store.failure:
-                err.write(f"agentcli: persistence failed: {store.failure}; this run was not fully saved\n")
+            if report:
+                err.write(report + "\n")
         log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
-    if store.failure:
+    if report:
         return EXIT_FAILURE if outcome.status == "completed" else _failed(outcome, err)
     if outcome.status == "completed":
         return EXIT_OK

@@ -19,6 +19,7 @@ from agentcli.events import (
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
+    unwrap,
 )
 from agentcli.text import json_safe, terminal_safe
 
@@ -38,6 +39,7 @@ class RunSummary:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     tasks: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None  # the last model turn's: end_turn, tool_use, max_tokens, refusal, ...
+    ledger: dict[str, Any] = field(default_factory=dict)  # own / delegated / total (agentcli.agent.ledger)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of the final result object."""
@@ -54,6 +56,7 @@ class RunSummary:
             "tool_calls": self.tool_calls,
             "tasks": self.tasks,
             "stop_reason": self.stop_reason,
+            "ledger": self.ledger,
         }
 
 
@@ -79,6 +82,9 @@ class Printer(MessageManager):
         record = self.tool_calls.setdefault(event.tool_call_id, {"id": event.tool_call_id, "name": event.name})
         record["status"] = "error" if event.is_error else "ok"
         record["duration_ms"] = round(event.duration_ms, 1)
+        record["code"] = event.code  # SPEC §4 error code (NOT_FOUND, TIMEOUT, ...); null when none
+        if event.short_result is not None:
+            record["short_result"] = event.short_result
         if event.files_modified:
             record["files_modified"] = event.files_modified
 
@@ -88,9 +94,7 @@ class Printer(MessageManager):
         self.err.flush()
 
     def on_subagent_event(self, event: SubagentEvent) -> None:
-        inner = event.event
-        while isinstance(inner, SubagentEvent):
-            inner = inner.event
+        _, inner = unwrap(event)
         if isinstance(inner, NoticeEvent):
             self.on_notice(inner)
 
@@ -178,9 +182,8 @@ class TextPrinter(Printer):
         self._say(f"{indent}{mark} {event.short_result} ({event.elapsed_ms / 1000:.1f}s)")
 
     def on_subagent_event(self, event: SubagentEvent) -> None:
-        depth, inner = 1, event.event
-        while isinstance(inner, SubagentEvent):
-            depth, inner = depth + 1, inner.event
+        wrappers, inner = unwrap(event)
+        depth = len(wrappers)
         indent = "  " * (depth + 1)
         if isinstance(inner, NoticeEvent):
             self.on_notice(inner)

@@ -28,12 +28,14 @@ from fake_server import server_process
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
 from agentcli.config import load_config
+from agentcli.conversation import main_agent_tools
 from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ProviderPool, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.store.db import Store
 from agentcli.subagents.registry import AgentRegistry
-from agentcli.subagents.runner import ParentLink, SubagentRunner
+from agentcli.subagents.runner import SubagentRunner
+from agentcli.subagents.task_tool import ParentLink
 from agentcli.testing.fake_llm import Match, RecordedRequest, Reply, Script, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions import PermissionPolicy
@@ -65,7 +67,7 @@ async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[Rec
         events: list[Any] = []
         ctx = ToolContext(workspace=workspace, agent="main", session_id=session.id, permissions=permissions,
                           file_locks=FileLocks())
-        loop = AgentLoop(session, pool.get(model), runner.tools_for(ParentLink(session, events.append)), ctx,
+        loop = AgentLoop(session, pool.get(model), main_agent_tools(runner, ParentLink(session, events.append)), ctx,
                          events.append, max_turns=10_000, price=cost_usd, notices=runner.notices_for(session.id))
         outcome = await loop.run("bench")
         assert outcome.status == "completed", outcome

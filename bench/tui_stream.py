@@ -55,8 +55,8 @@ from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
 
-from agentcli.agent.conversation import Conversation
 from agentcli.config import load_config
+from agentcli.conversation import Conversation
 from agentcli.events import Event, SubagentEvent, TextDeltaEvent
 from agentcli.store.db import Store
 from agentcli.testing.fake_llm import Match, Reply, Script, Step, ToolCall

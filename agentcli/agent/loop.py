@@ -244,7 +244,7 @@ class AgentLoop:
         session = self.session
         usage = response.usage
         cost = self.price(session.model.provider, response.model, usage) if self.price else None
-        session.add_usage(usage, cost)
+        session.ledger.add_own(usage, cost)
         self._event(
             UsageEvent(
                 session_id=session.id,
@@ -330,7 +330,6 @@ class AgentLoop:
                 summary=summary,
             )
         )
-        session.tool_calls += 1
         result = ToolResult(error, is_error=True) if error is not None else None
         try:
             if result is None:
@@ -370,6 +369,8 @@ class AgentLoop:
                 output=result.content,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 files_modified=result.files_modified,
+                code=_text(result.metadata.get("code")),
+                short_result=_text(result.metadata.get("short_result")),
             )
         )
 
@@ -414,6 +415,11 @@ class AgentLoop:
             self.emit(event)
         except Exception:  # a broken consumer must not break the agent
             log.exception("event consumer failed on %s", event.kind)
+
+
+def _text(value: object) -> str | None:
+    """A metadata entry that must be text (an error code, a short result), or None."""
+    return value if isinstance(value, str) else None
 
 
 def _raw_summary(raw: dict[str, Any]) -> str:

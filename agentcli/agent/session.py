@@ -1,4 +1,4 @@
-"""Session: one agent's conversation, identity, place in the delegation tree and usage."""
+"""Session: one agent's conversation, identity, place in the delegation tree and usage ledger."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.agent.ledger import Ledger
 from agentcli.llm.base import Message, Usage
 from agentcli.llm.models import ResolvedModel
 
@@ -39,38 +40,25 @@ class Session:
     parent_session_id: str | None = None
     task_id: str | None = None
     messages: list[Message] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = None
+    ledger: Ledger = field(default_factory=Ledger)  # own, delegated (the subtree below) and total usage
     turns: int = 0
-    tool_calls: int = 0
-    delegated_usage: Usage = field(default_factory=Usage)  # rolled up from every subagent below
-    delegated_cost_usd: float | None = None
 
     def append(self, message: Message) -> int:
         """Add a message to the history; returns its sequence number."""
         self.messages.append(message)
         return len(self.messages) - 1
 
-    def add_usage(self, usage: Usage, cost: float | None) -> None:
-        """Account one request's usage and cost."""
-        self.usage = self.usage + usage
-        if cost is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + cost
-
-    def add_delegated(self, usage: Usage, cost: float | None) -> None:
-        """Roll a finished subagent's usage (its own and its subtree's) up into this session."""
-        self.delegated_usage = self.delegated_usage + usage
-        if cost is not None:
-            self.delegated_cost_usd = (self.delegated_cost_usd or 0.0) + cost
+    @property
+    def usage(self) -> Usage:
+        """Tokens of this agent's own requests (`ledger.own`)."""
+        return self.ledger.own.usage
 
     @property
     def total_usage(self) -> Usage:
-        """This session's usage plus everything it delegated."""
-        return self.usage + self.delegated_usage
+        """Tokens of this agent and everything below it (`ledger.total`)."""
+        return self.ledger.total.usage
 
     @property
     def total_cost_usd(self) -> float | None:
-        """This session's cost plus its subagents', None when no price is known."""
-        if self.cost_usd is None and self.delegated_cost_usd is None:
-            return None
-        return (self.cost_usd or 0.0) + (self.delegated_cost_usd or 0.0)
+        """Cost of this agent and everything below it, None when no price is known (`ledger.total`)."""
+        return self.ledger.total.cost_usd

@@ -93,6 +93,8 @@ class StoreRecorder(MessageManager):
                 output=event.output,
                 duration_ms=event.duration_ms,
                 files_modified=event.files_modified,
+                code=event.code,
+                short_result=event.short_result,
             )
         )
 

@@ -19,7 +19,11 @@ class ToolCount(BaseModel):
 
 
 class TaskRecord(BaseModel):
-    """One delegation through the Task tool, exactly SPEC §4's record; the Task tool fills it."""
+    """One delegation through the Task tool, SPEC §4's record; the Task tool fills it.
+
+    Its tokens and cost are the task's whole subtree (the subagent's own requests and its
+    subagents'), cache tokens apart from `input_tokens`: see `agentcli.agent.ledger`.
+    """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
     task_id: str
@@ -42,6 +46,8 @@ class TaskRecord(BaseModel):
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -87,6 +93,8 @@ class ToolCallRecord(BaseModel):
     is_error: bool = False
     duration_ms: float | None = None
     files_modified: list[str] = Field(default_factory=list)
+    code: str | None = None  # SPEC §4 error code of a failed call, when it has one
+    short_result: str | None = None  # a Task call's one-line outcome
     started_at: datetime | None = None
     finished_at: datetime | None = None
 

@@ -130,9 +130,24 @@ def _v1(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+_V2 = """
+ALTER TABLE tool_calls ADD COLUMN code TEXT;
+ALTER TABLE tool_calls ADD COLUMN short_result TEXT;
+ALTER TABLE tasks ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0
+"""
+
+
+def _v2(conn: sqlite3.Connection) -> None:
+    """A tool call's SPEC §4 error code and short result; a task's cache tokens apart from its input tokens."""
+    for statement in _V2.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1]
+MIGRATIONS: list[Migration] = [_v1, _v2]
 
 
 def schema_version() -> int:

@@ -25,6 +25,7 @@ WriteJob = Callable[[sqlite3.Connection], T]
 TITLE_MAX = 80
 _TASK_FIELDS = tuple(TaskRecord.model_fields)
 _TASK_JSON = {"chain", "tool_summary", "files_modified"}
+_TASK_TIMES = {"started_at", "finished_at"}
 
 
 def now_iso() -> str:
@@ -214,8 +215,10 @@ def tool_call_finished(
     output: str,
     duration_ms: float | None = None,
     files_modified: list[str] | None = None,
+    code: str | None = None,
+    short_result: str | None = None,
 ) -> WriteJob[None]:
-    """A tool call ended: status `ok` or `error`, the full output."""
+    """A tool call ended: status `ok` or `error`, the full output, its SPEC §4 code and short result."""
     now = now_iso()
     status = "error" if is_error else "ok"
     files = _json(list(files_modified or []))
@@ -224,12 +227,14 @@ def tool_call_finished(
         _ensure_session(conn, session_id, now)
         conn.execute(
             """INSERT INTO tool_calls (id, session_id, name, status, output, is_error, duration_ms, files_modified,
-                                       started_at, finished_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       code, short_result, started_at, finished_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (session_id, id) DO UPDATE SET status = excluded.status, output = excluded.output,
                  is_error = excluded.is_error, duration_ms = excluded.duration_ms,
-                 files_modified = excluded.files_modified, finished_at = excluded.finished_at""",
-            (tool_call_id, session_id, name, status, output, int(is_error), duration_ms, files, now, now),
+                 files_modified = excluded.files_modified, code = excluded.code,
+                 short_result = excluded.short_result, finished_at = excluded.finished_at""",
+            (tool_call_id, session_id, name, status, output, int(is_error), duration_ms, files, code, short_result,
+             now, now),
         )
 
     return job
@@ -283,13 +288,23 @@ def finish_session(session_id: str, status: str, error: str | None = None, turns
 # --- tasks ----------------------------------------------------------------------------------------
 
 
-def _task_row(record: TaskRecord) -> dict[str, Any]:
-    row: dict[str, Any] = record.model_dump(mode="json")
-    for key in _TASK_JSON:
-        row[key] = _json(row[key])
-    row["started_at"] = to_iso(record.started_at)
-    row["finished_at"] = to_iso(record.finished_at)
-    return row
+def task_row(record: TaskRecord) -> tuple[Any, ...]:
+    """The record's column values (in `TaskRecord` field order) as they are now: one explicit snapshot.
+
+    Cheap on purpose (a task is saved three times): no copy and no validation, only the three list
+    fields become JSON text and the two times ISO text.
+    """
+    values: list[Any] = []
+    for name in _TASK_FIELDS:
+        value = getattr(record, name)
+        if name == "tool_summary":
+            value = _json([{"tool": t.tool, "count": t.count} for t in value])
+        elif name in _TASK_JSON:
+            value = _json(list(value))
+        elif name in _TASK_TIMES:
+            value = to_iso(value)
+        values.append(value)
+    return tuple(values)
 
 
 def task_from_row(row: Mapping[str, Any] | sqlite3.Row) -> TaskRecord:
@@ -301,12 +316,16 @@ def task_from_row(row: Mapping[str, Any] | sqlite3.Row) -> TaskRecord:
 
 
 def upsert_task(record: TaskRecord | Mapping[str, Any]) -> WriteJob[TaskRecord]:
-    """Insert or replace a task record; a mapping updates only its keys on the stored record."""
+    """Insert or replace a task record; a mapping updates only its keys on the stored record.
+
+    A full record is snapshotted now (`task_row`): later changes to it are not part of this write.
+    The job returns the record as written.
+    """
     now = now_iso()
     pid, started = own_identity()
-    full = record.model_copy(deep=True) if isinstance(record, TaskRecord) else None
+    row = task_row(record) if isinstance(record, TaskRecord) else None
     patch = dict(record) if not isinstance(record, TaskRecord) else {}
-    if full is None:
+    if row is None:
         unknown = sorted(set(patch) - set(_TASK_FIELDS))
         if unknown or "task_id" not in patch:
             raise ValueError(f"not a task record: unknown fields {unknown}" if unknown else "task_id is required")
@@ -318,14 +337,13 @@ def upsert_task(record: TaskRecord | Mapping[str, Any]) -> WriteJob[TaskRecord]:
     )
 
     def job(conn: sqlite3.Connection) -> TaskRecord:
-        rec = full
-        if rec is None:
+        values = row
+        if values is None:
             old = conn.execute("SELECT * FROM tasks WHERE task_id = ?", (patch["task_id"],)).fetchone()
             base = task_from_row(old).model_dump() if old is not None else {}
-            rec = TaskRecord.model_validate({**base, **patch})
-        row = _task_row(rec)
-        conn.execute(sql, (*(row[c] for c in _TASK_FIELDS), now, pid, started))
-        return rec
+            values = task_row(TaskRecord.model_validate({**base, **patch}))
+        conn.execute(sql, (*values, now, pid, started))
+        return task_from_row(dict(zip(_TASK_FIELDS, values, strict=True)))
 
     return job
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from agentcli.status import FINISHED_TASK_STATUSES, TASK_ERROR_CODES, short_result
+from agentcli.store.records import TaskRecord
 from agentcli.text import defang_tags
+from agentcli.tools.base import ToolResult
 
 CHARS_PER_TOKEN = 4  # the estimate used for budgets (no tokenizer is available offline)
 _CLOSE = "</subagent_result>"
-
 
 
 def estimate_tokens(text: str) -> int:
@@ -40,3 +42,43 @@ def frame(task_id: str, text: str, *, offset: int, max_tokens: int) -> str:
             f'stored: TaskOutput(task_id="{task_id}", offset={end}) returns the rest.]'
         )
     return "\n".join(lines)
+
+
+def parent_result(record: TaskRecord, model: str, max_tokens: int) -> ToolResult:
+    """The parent's tool result for a finished task: head line, the framed (possibly cut) result, files modified.
+
+    Its metadata carries the task's status, SPEC §4 code (None when completed) and short result.
+    """
+    label = defang_tags(f"{record.subagent_type}, {model}")
+    error = defang_tags(record.error or "")
+    body = frame(record.task_id, record.result or "", offset=0, max_tokens=max_tokens)
+    if record.status == "completed":
+        text = f"Subagent ({label}) completed.\n\n{body}"
+    elif record.result:
+        text = f"{error}\n\nSubagent ({label}) stopped ({record.status}); what it produced so far:\n\n{body}"
+    else:
+        text = f"{error}\n\nSubagent ({label}) stopped ({record.status}) before producing an answer."
+    if record.files_modified:
+        text += "\nFiles modified: " + defang_tags(", ".join(record.files_modified))
+    return ToolResult(
+        text,
+        is_error=record.status != "completed",
+        files_modified=list(record.files_modified),
+        metadata={
+            "task_id": record.task_id,
+            "status": record.status,
+            "code": TASK_ERROR_CODES.get(record.status),
+            "short_result": short_result(record.status, record.subagent_type, record.error),
+        },
+    )
+
+
+def task_output(record: TaskRecord, offset: int, max_tokens: int) -> ToolResult:
+    """TaskOutput's answer: the task's status, and once it finished its full result from `offset` on."""
+    head = defang_tags(f"Task {record.task_id} ({record.subagent_type}): {record.status}")
+    if record.status not in FINISHED_TASK_STATUSES:
+        return ToolResult(f"{head}. {record.tool_calls} tool calls so far; call TaskOutput again to wait.")
+    if record.error:
+        head += f" — {defang_tags(record.error)}"
+    body = frame(record.task_id, record.result or "", offset=offset, max_tokens=max_tokens)
+    return ToolResult(f"{head}\n\n{body}", metadata={"task_id": record.task_id, "status": record.status})

@@ -1,15 +1,55 @@
-"""Task, TaskOutput and TaskCancel: thin tools that validate their input and call the SubagentRunner."""
+"""Task, TaskOutput and TaskCancel: thin tools that validate their input and call a `Delegator`.
+
+The tools know the runtime only through the `Delegator` protocol below (the `SubagentRunner`
+implements it), so this module imports nothing else of the subagent layer.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
+from agentcli.agent.session import Session
+from agentcli.events import EventSink
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
-if TYPE_CHECKING:
-    from agentcli.subagents.runner import ParentLink, SubagentRunner
+TASK_TOOL_NAMES: tuple[str, ...] = ("Task", "TaskOutput", "TaskCancel")
+
+
+@dataclass(slots=True)
+class ParentLink:
+    """The agent that makes Task calls: its session, its event sink, and its own task (None for main)."""
+
+    session: Session
+    emit: EventSink
+    task_id: str | None = None
+
+
+class Delegator(Protocol):
+    """What the Task tools need of the subagent runtime."""
+
+    def task_tool_description(self, parent: ParentLink) -> str:
+        """The Task tool's description for an agent (the available types)."""
+        ...
+
+    def argument_limits(self) -> Mapping[str, Any]:
+        """The validation context of `TaskArgs` (allow_model_override, max_timeout_seconds)."""
+        ...
+
+    async def run_task(self, args: TaskArgs, parent: ParentLink, tool_call_id: str) -> ToolResult:
+        """Run one Task call; failures come back as tool errors."""
+        ...
+
+    async def task_output(self, task_id: str, offset: int, wait_seconds: float) -> ToolResult:
+        """TaskOutput."""
+        ...
+
+    async def cancel(self, task_id: str, reason: str = "cancelled") -> bool:
+        """TaskCancel: stop one running task; False when there is none."""
+        ...
 
 
 class TaskArgs(ToolArgs):
@@ -116,7 +156,7 @@ class TaskTool(Tool[TaskArgs]):
     mutating: ClassVar[bool] = False
     concurrency_safe: ClassVar[bool] = True  # several Task calls of one turn run at once
 
-    def __init__(self, runner: SubagentRunner, parent: ParentLink) -> None:
+    def __init__(self, runner: Delegator, parent: ParentLink) -> None:
         self.runner = runner
         self.parent = parent
 
@@ -124,13 +164,8 @@ class TaskTool(Tool[TaskArgs]):
         return self.runner.task_tool_description(self.parent)
 
     def parse(self, raw: dict[str, Any]) -> TaskArgs:
-        settings = self.runner.settings.task_tool
-        context = {
-            "allow_model_override": settings.allow_model_override,
-            "max_timeout_seconds": settings.max_timeout_seconds,
-        }
         try:
-            return TaskArgs.model_validate(raw, context=context)
+            return TaskArgs.model_validate(raw, context=dict(self.runner.argument_limits()))
         except ValidationError as exc:
             raise ToolError(invalid_parameters(exc)) from None
 
@@ -157,7 +192,7 @@ class TaskOutputTool(Tool[TaskOutputArgs]):
     own_time_limit: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
-    def __init__(self, runner: SubagentRunner) -> None:
+    def __init__(self, runner: Delegator) -> None:
         self.runner = runner
 
     def summary(self, args: TaskOutputArgs) -> str:
@@ -181,7 +216,7 @@ class TaskCancelTool(Tool[TaskCancelArgs]):
     own_time_limit: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
-    def __init__(self, runner: SubagentRunner) -> None:
+    def __init__(self, runner: Delegator) -> None:
         self.runner = runner
 
     def summary(self, args: TaskCancelArgs) -> str:
@@ -193,3 +228,16 @@ class TaskCancelTool(Tool[TaskCancelArgs]):
                 f"Cancelled task {args.task_id}. Its transcript is kept; resume it with Task(resume=...)."
             )
         raise ToolError(f"No running task '{args.task_id}' to cancel.")
+
+
+TASK_TOOL_CLASSES: dict[str, type[Tool[Any]]] = {
+    "Task": TaskTool,
+    "TaskOutput": TaskOutputTool,
+    "TaskCancel": TaskCancelTool,
+}
+
+
+def task_tools(runner: Delegator, parent: ParentLink) -> list[Tool[Any]]:
+    """Task, TaskOutput and TaskCancel bound to one agent (they come together: an agent given Task
+    can also read and stop the tasks it started)."""
+    return [TaskTool(runner, parent), TaskOutputTool(runner), TaskCancelTool(runner)]

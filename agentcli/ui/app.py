@@ -34,8 +34,8 @@ from agentcli.ui.widgets.subagent_block import SubagentBlock
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from agentcli.agent.conversation import Conversation
     from agentcli.config import LoadedConfig
+    from agentcli.conversation import Conversation
 
 log = logging.getLogger(__name__)
 FRAME_SECONDS = 1 / 20  # batched rendering: at most 20 flushes a second
@@ -280,7 +280,7 @@ def run_tui(
     verbose: bool = False,
     trust_reload: Callable[[], LoadedConfig] | None = None,
 ) -> int:
-    """Build the store, logging and conversation like `agentcli run` does, run the TUI; the exit code.
+    """Open the conversation (`Conversation.open`: store, logging) like `agentcli run` does, run the TUI; the exit code.
 
     In an untrusted workspace whose project config sets what only trust applies, the trust prompt
     comes first; "trust" calls `trust_reload` (records trust, returns the full config).
@@ -293,29 +293,13 @@ def run_tui(
             return 0
         if choice == "trust":
             loaded = trust_reload()
-    from agentcli.agent.conversation import Conversation
-    from agentcli.llm.base import ProviderError
-    from agentcli.llm.models import ModelSpecError
-    from agentcli.logs import setup_logging
-    from agentcli.store.db import Store, StoreError
+    from agentcli.conversation import Conversation, OpenError
 
-    settings = loaded.settings
     try:
-        store = Store.open()
-    except StoreError as exc:
-        print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
+        conversation = Conversation.open(loaded.settings, workspace, model=model, approver=Approvals(), verbose=verbose)
+    except OpenError as exc:
+        print(f"agentcli: {exc}", file=sys.stderr)
         return 1
-    approvals = Approvals()
-    try:
-        conversation = Conversation(settings, workspace, model=model, store=store, approver=approvals)
-    except (ProviderError, ModelSpecError) as exc:
-        store.close()
-        print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
-        return 1
-    setup_logging(settings.logging.level, verbose=verbose, secrets=[conversation.model.api_key])
-    if settings.task_tool.enable_verbose_logging:
-        logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
-    store.mark_running_cancelled()
 
     async def main() -> int:
         app = AgentApp(conversation)
@@ -323,15 +307,15 @@ def run_tui(
         try:
             await app.run_async()
         finally:
-            await conversation.aclose()
+            await conversation.aclose()  # flushes and closes the store
         return stopped[0] if stopped else app.return_code or 0
 
     try:
         code = asyncio.run(main())
     finally:
-        store.close()
-    if store.failure:
-        print(f"agentcli: persistence failed: {store.failure}; this session was not fully saved", file=sys.stderr)
+        conversation.close()  # a no-op unless the loop ended before aclose() could run
+    if report := conversation.persistence_report("session"):
+        print(report, file=sys.stderr)
         return code or 1
     return code
 

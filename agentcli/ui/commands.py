@@ -10,7 +10,7 @@ from agentcli.ui.model import compact_tokens, format_seconds
 from agentcli.ui.widgets.status_bar import format_cost
 
 if TYPE_CHECKING:
-    from agentcli.agent.conversation import Conversation
+    from agentcli.conversation import Conversation
     from agentcli.ui.model import UsageTally
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
-from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
+from tests.e2e.helpers import MAIN, cli_env, db, last_json, run_cli
 
 SECRET_PARENT_TEXT = "the parent's private context: codename BLUEBIRD"
 
@@ -125,6 +127,15 @@ def test_nested_delegation_stops_at_max_depth(tmp_path: Path) -> None:
     server.assert_done()
     depths = sorted(t["depth"] for t in result["tasks"])  # type: ignore[union-attr]
     assert depths == [1, 2]
+    # One ledger: the whole tree's usage is the main agent's own plus what it delegated, and the
+    # delegated part is the level-one task's figures (which include level two's).
+    ledger: Any = result["ledger"]
+    usage: Any = result["usage"]
+    for key in ("input_tokens", "output_tokens", "cache_read_tokens"):
+        assert ledger["total"][key] == ledger["own"][key] + ledger["delegated"][key] == usage[key]
+    level_one = next(t for t in result["tasks"] if t["depth"] == 1)  # type: ignore[union-attr]
+    level_two = next(t for t in result["tasks"] if t["depth"] == 2)  # type: ignore[union-attr]
+    assert ledger["delegated"]["input_tokens"] == level_one["input_tokens"] > level_two["input_tokens"] > 0
 
 
 def test_cycle_is_refused_with_the_chain(tmp_path: Path) -> None:
@@ -158,6 +169,33 @@ def test_unknown_type_lists_the_available_types(tmp_path: Path) -> None:
         result = _run(server, tmp_path, ws, "physics")
     server.assert_done()
     assert result["tasks"] == []
+    (call,) = result["tool_calls"]  # type: ignore[misc]
+    assert (call["name"], call["status"], call["code"]) == ("Task", "error", "NOT_FOUND")
+    assert call["short_result"] == "Task delegation failed"
+    (row,) = db(tmp_path).execute("SELECT code, short_result FROM tool_calls WHERE name = 'Task'").fetchall()
+    assert row == ("NOT_FOUND", "Task delegation failed")
+
+
+def test_stream_json_carries_the_error_code_with_the_event(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(tool_calls=[_task("Slow investigation", "look around", timeout_seconds=1)])),
+        Step(match=Match(system_contains="# Task\nSlow investigation"),
+             reply=Reply(text="never arrives"), fault=Fault(kind="stall", after_events=0, seconds=30)),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="It timed out.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--output-format", "stream-json", "--cwd", str(ws), "investigate"],
+                       cli_env("anthropic", server, tmp_path))
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    (finished,) = [e for e in lines if e.get("kind") == "tool_call_finished" and e["name"] == "Task"]
+    assert (finished["code"], finished["short_result"]) == (
+        "TIMEOUT", "Task failed: timed out"
+    )
+    assert lines[-1]["tool_calls"][0]["code"] == "TIMEOUT"
 
 
 def test_timeout_keeps_partial_work(tmp_path: Path) -> None:

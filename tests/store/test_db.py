@@ -54,7 +54,7 @@ def test_open_creates_dirs_schema_and_wal(db_path: Path) -> None:
     store.close()
     assert db_path.is_file()
     assert _tables(db_path) >= TABLES
-    assert _pragma(db_path, "user_version") == schema.schema_version() == 1
+    assert _pragma(db_path, "user_version") == schema.schema_version() == 2
     assert _pragma(db_path, "journal_mode") == "wal"
 
 
@@ -358,3 +358,25 @@ async def test_list_sessions_and_prefix_lookup(store: Store) -> None:
     with pytest.raises(AmbiguousIdError) as info:
         store.get_session("ses_aa")
     assert info.value.matches == ["ses_aa1", "ses_aa2"]
+
+
+def test_v1_database_gains_codes_and_cache_columns(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+    Store.open(db_path).close()  # a database as the previous release left it
+    conn = sqlite3.connect(db_path)
+    conn.execute(
+        "INSERT INTO tasks (task_id, subagent_type, input_tokens, created_at) VALUES ('tsk_old', 'explore', 5, 'x')"
+    )
+    conn.commit()
+    conn.close()
+    assert _pragma(db_path, "user_version") == 1
+    monkeypatch.undo()
+    with Store.open(db_path) as store:
+        old = store.get_task("tsk_old")
+        assert old is not None and (old.input_tokens, old.cache_read_tokens, old.cache_write_tokens) == (5, 0, 0)
+        store.submit(tool_call_finished("ses_x", "tc_1", "Task", is_error=True, output="no", code="NOT_FOUND",
+                                        short_result="Task delegation failed"))
+        store.flush_sync()
+        (call,) = store.get_tool_calls("ses_x")
+        assert (call.code, call.short_result) == ("NOT_FOUND", "Task delegation failed")
+    assert _pragma(db_path, "user_version") == 2

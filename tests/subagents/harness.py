@@ -18,13 +18,15 @@ import pytest
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.config import Settings, load_config
+from agentcli.conversation import main_agent_tools
 from agentcli.events import Event, EventBus, SubagentEvent
 from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
 from agentcli.subagents.registry import AgentRegistry
-from agentcli.subagents.runner import ParentLink, SubagentRunner
+from agentcli.subagents.runner import SubagentRunner
+from agentcli.subagents.task_tool import ParentLink
 from agentcli.testing.fake_llm import FakeLLMServer, RecordedRequest, ToolCall
 from agentcli.testing.scripted import ScriptedLLM, ScriptedRequest
 from agentcli.tools.base import ToolContext
@@ -173,7 +175,7 @@ def build_harness(
     loop = AgentLoop(
         session,
         pool.get(model),
-        runner.tools_for(ParentLink(session, bus)),
+        main_agent_tools(runner, ParentLink(session, bus)),
         context,
         bus,
         max_turns=max_turns,

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from agentcli.subagents import schema as schema_mod
-from agentcli.subagents.child import schema_problem
 from agentcli.subagents.schema import SchemaCheckError, compile_schema, errors
+from agentcli.subagents.supervisor import schema_problem
 from agentcli.subagents.task_tool import TaskArgs, invalid_parameters
 
 

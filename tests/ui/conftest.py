@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from agentcli.agent.conversation import Conversation
 from agentcli.config import load_config
+from agentcli.conversation import Conversation
 from agentcli.testing.fake_llm import FakeLLMServer, ToolCall
 from agentcli.ui.app import AgentApp
 from agentcli.ui.widgets.approval import Approvals

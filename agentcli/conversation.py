@@ -1,8 +1,12 @@
-"""Conversation: one person's session with the main agent, as the TUI and `agentcli run` drive it.
+"""Conversation: the composition root. One person's session with the main agent, as the TUI,
+`agentcli run` and the demo drive it.
 
-It wires the engine's parts together (model, provider pool, store, permissions, subagent runner,
-AgentLoop) and publishes everything on one `EventBus`. It never imports the UI, and it imports
-no SDK until `prepare()` (which does so in a worker thread, so a UI can paint meanwhile).
+It wires the engine's parts together (store, logging, model, provider pool, permissions, agent
+types, the subagent runner, the main agent's tools and AgentLoop) and publishes everything on one
+`EventBus`. `Conversation.open()` is the one way in (store opened, logging set up, a crashed run's
+rows marked cancelled) and `aclose()` the one way out (turn stopped, subagents cancelled, clients
+closed, store flushed and closed). It never imports the UI, and it imports no SDK until
+`prepare()` (which does so in a worker thread, so a UI can paint meanwhile).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
@@ -20,8 +24,10 @@ from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.prompts import project_instructions, render_system_prompt
 from agentcli.subagents.registry import AgentRegistry
-from agentcli.subagents.runner import ParentLink, SubagentRunner
-from agentcli.tools.base import FileLocks
+from agentcli.subagents.runner import SubagentRunner
+from agentcli.subagents.task_tool import ParentLink, task_tools
+from agentcli.subagents.toolbox import Toolbox
+from agentcli.tools.base import FileLocks, Tool
 from agentcli.tools.permissions import Approver, PermissionPolicy
 
 if TYPE_CHECKING:
@@ -29,6 +35,19 @@ if TYPE_CHECKING:
     from agentcli.store.db import Store
 
 log = logging.getLogger(__name__)
+
+
+class OpenError(Exception):
+    """The conversation cannot start (the store cannot be opened, the model does not resolve);
+    `str()` is the one line for the person."""
+
+
+def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[Any]]:
+    """The main agent's tools: every tool of the runner's toolbox, and the Task tools while delegation is on."""
+    tools = runner.toolbox.build()
+    if runner.can_delegate(parent.session.depth):
+        tools += task_tools(runner, parent)
+    return tools
 
 
 class Conversation:
@@ -55,6 +74,7 @@ class Conversation:
             self.bus.subscribe(StoreRecorder(store))
         self.model: ResolvedModel = resolve_model(model, settings)  # raises MissingCredentialsError early
         self.pool = ProviderPool.from_settings(settings)
+        self.toolbox = Toolbox.builtin()
         self.permissions = PermissionPolicy.from_settings(
             settings.permissions, approver=approver, oneshot=oneshot, yes=yes
         )
@@ -65,6 +85,44 @@ class Conversation:
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
         self._turn: asyncio.Task[RunOutcome] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        workspace: Path,
+        *,
+        model: str = "main",
+        approver: Approver | None = None,
+        oneshot: bool = False,
+        yes: bool = False,
+        verbose: bool = False,
+        store_path: Path | None = None,
+    ) -> Conversation:
+        """Open the store (the default database unless `store_path`), build the conversation, set up
+        logging and mark the rows of crashed runs cancelled. Raises `OpenError` with the line to print."""
+        from agentcli.llm.base import ProviderError
+        from agentcli.llm.models import ModelSpecError
+        from agentcli.logs import setup_logging
+        from agentcli.store.db import Store, StoreError
+        from agentcli.text import terminal_safe
+
+        try:
+            store = Store.open(store_path)
+        except StoreError as exc:
+            raise OpenError(terminal_safe(str(exc))) from exc
+        try:
+            conversation = cls(
+                settings, workspace, model=model, store=store, approver=approver, oneshot=oneshot, yes=yes
+            )
+        except (ProviderError, ModelSpecError) as exc:
+            store.close()
+            raise OpenError(terminal_safe(str(exc))) from exc
+        setup_logging(settings.logging.level, verbose=verbose, secrets=[conversation.model.api_key])
+        if settings.task_tool.enable_verbose_logging:
+            logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
+        store.mark_running_cancelled()
+        return conversation
 
     # --- set-up -----------------------------------------------------------------------------------
 
@@ -79,6 +137,7 @@ class Conversation:
             file_locks=self.file_locks,
             price=cost_usd,
             instructions=self._instructions,
+            toolbox=self.toolbox,
         )
 
     def _new_session(self) -> Session:
@@ -100,7 +159,7 @@ class Conversation:
         self._loop = AgentLoop(
             self.session,
             provider,
-            self.runner.tools_for(ParentLink(self.session, self.bus)),
+            main_agent_tools(self.runner, ParentLink(self.session, self.bus)),
             context,
             self.bus,
             max_turns=self.settings.agent.max_turns,
@@ -164,15 +223,30 @@ class Conversation:
 
     async def aclose(self) -> None:
         """End: stop a running turn (and wait for its clean-up), cancel background subagents, close
-        SDK clients, flush the store."""
+        SDK clients, flush and close the store (every write has succeeded or failed after this)."""
         turn = self._turn
         if turn is not None and not turn.done():
             turn.cancel()
             await asyncio.wait({turn})
-        await self.runner.aclose()
-        await self.pool.aclose()
+        try:
+            await self.runner.aclose()
+            await self.pool.aclose()
+            if self.store is not None:
+                try:
+                    await self.store.flush()
+                except Exception as exc:  # the store remembers the failure (`Store.failure`); see persistence_report
+                    log.warning("store flush failed: %s", exc)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the store (drains its queue); idempotent, for a caller whose event loop is gone."""
         if self.store is not None:
-            try:
-                await self.store.flush()
-            except Exception as exc:  # the store remembers the failure (`Store.failure`); the caller says it
-                log.warning("store flush failed: %s", exc)
+            self.store.close()
+
+    def persistence_report(self, what: str) -> str | None:
+        """The line that says the store failed (`what`: run, session), None when every write succeeded."""
+        failure = self.store.failure if self.store is not None else None
+        if failure is None:
+            return None
+        return f"agentcli: persistence failed: {failure}; this {what} was not fully saved"

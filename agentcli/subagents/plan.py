@@ -1,0 +1,270 @@
+"""Deciding a Task call, without running anything: the type, the model, the tools, the limits, the texts.
+
+Pure: no asyncio, no store, no event. The runner looks up what must be looked up (a resumed
+task's record, the parent's confinement) and hands it in; every refusal comes back as a
+`Refusal` with its SPEC §4 code and message.
+
+Delegation never widens what an agent may do. A subagent's write confinement is inherited and
+intersected down the tree: a child writes only where its own `write_paths` AND every ancestor's
+allow (`ToolContext.write_scopes`), gets no command tool (Bash: it could write anywhere) below a
+confined ancestor, and below a read-only type gets non-mutating tools only (an empty scope: no
+write matches). Which tool is which comes from the tool classes' traits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from string import Template
+from typing import TYPE_CHECKING, Any
+
+from agentcli.llm.models import ResolvedModel, resolve_model, with_effort
+from agentcli.status import DELEGATION_FAILED
+from agentcli.store.records import TaskRecord
+from agentcli.subagents.limits import cycle_error, depth_error
+from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TASK_TOOL_NAMES, TaskArgs
+from agentcli.text import defang_tags
+from agentcli.tools.base import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from agentcli.agent.session import Session
+    from agentcli.config import Settings
+    from agentcli.subagents.registry import AgentRegistry, AgentType
+
+Scopes = tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A Task call refused before it ran: SPEC §4's code and message."""
+
+    message: str
+    code: str
+
+    def result(self) -> ToolResult:
+        """The parent's tool error."""
+        return ToolResult(self.message, is_error=True, metadata={"code": self.code, "short_result": DELEGATION_FAILED})
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPlan:
+    """Everything decided about one Task call before it runs."""
+
+    agent_type: AgentType
+    model: ResolvedModel
+    tool_names: tuple[str, ...]  # type policy ∩ depth rule − deny_tools, narrowed by confinement
+    write_paths: list[str] | None  # the call's own confinement
+    write_scopes: Scopes  # the ancestors' confinement (see the module docstring)
+    system_prompt: str
+    user_message: str
+    timeout: float  # wall-clock seconds
+    max_turns: int
+
+
+def inherited_scopes(scopes: Scopes, write_paths: list[str] | None, read_only: bool) -> Scopes:
+    """The write scopes every child of a subagent inherits: its own scopes, plus its write_paths, plus an
+    empty scope when its type is read-only (no write can match it). The main agent passes none."""
+    if write_paths is not None:
+        scopes = (*scopes, tuple(write_paths))
+    if read_only and () not in scopes:
+        scopes = (*scopes, ())
+    return scopes
+
+
+def user_message(args: TaskArgs) -> str:
+    """The subagent's user message: the prompt, the expected response, the output schema."""
+    text = args.prompt
+    if args.expected_response:
+        text += f"\n\n# Expected response\n{args.expected_response}"
+    if args.output_schema is not None:
+        text += (
+            "\n\n# Output format\nReply with only a JSON document (no prose, no code fence) that "
+            f"satisfies this JSON schema:\n{json.dumps(args.output_schema, indent=2)}"
+        )
+    return text
+
+
+class Planner:
+    """Decides Task calls for one session tree from its settings, agent types and tool classes."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: AgentRegistry,
+        workspace: Path,
+        tool_classes: Mapping[str, type[Tool[Any]]],
+        instructions: str = "",
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.workspace = workspace
+        self.tool_classes = tool_classes  # the tools a child may be built with (Task tools come on top)
+        self.instructions = instructions  # project AGENTS.md / CLAUDE.md, read once
+
+    # --- what an agent is offered -------------------------------------------------------------------
+
+    def can_delegate(self, depth: int) -> bool:
+        """Whether an agent at `depth` is offered the Task tool."""
+        cfg = self.settings.task_tool
+        return cfg.enabled and depth < cfg.max_depth
+
+    def withheld(self, depth: int) -> dict[str, str]:
+        """Why an agent past the depth limit gets no Task tools (said to a model that calls one anyway)."""
+        if self.can_delegate(depth) or not self.settings.task_tool.enabled:
+            return {}
+        message = depth_error(depth, self.settings.task_tool.max_depth) or ""
+        return dict.fromkeys(TASK_TOOL_NAMES, message)
+
+    def describe_types(self, header: str, chain: tuple[str, ...], scopes: Scopes) -> str:
+        """The Task tool's description for an agent: `header`, then the types it may delegate to."""
+        lines = [header.strip(), "", "Available agent types:"]
+        for agent in self.registry.types.values():
+            if agent.name in chain[1:]:
+                continue  # delegating to an ancestor's type would be refused as circular
+            if agent.read_only or () in scopes:
+                access = "read-only"
+            elif scopes:
+                access = "can edit inside your write_paths, no commands"
+            else:
+                access = "can edit and run commands"
+            model = agent.model or "inherit"
+            lines.append(defang_tags(f"- {agent.name} ({model}, {access}): {agent.description.strip()}"))
+        return "\n".join(lines)
+
+    # --- one Task call ------------------------------------------------------------------------------
+
+    def plan(
+        self,
+        args: TaskArgs,
+        parent: Session,
+        scopes: Scopes,
+        previous: TaskRecord | None,
+        today: date,
+    ) -> TaskPlan | Refusal:
+        """Decide a Task call of the agent `parent`, whose children inherit `scopes`.
+
+        `previous` is the finished task that `args.resume` names (None when there is none).
+        """
+        if not self.registry.types:
+            return Refusal("No subagents available for delegation", "NOT_FOUND")
+        if args.resume and previous is None:
+            return Refusal(f"Invalid parameters: resume: no finished task '{args.resume}'", "INVALID_PARAM")
+        if previous is not None:
+            agent_type = self.registry.get(previous.subagent_type)
+        else:
+            agent_type = self.registry.resolve(args.subagent_type, self.settings.task_tool.type_fallback)
+        if agent_type is None:
+            wanted = previous.subagent_type if previous else args.subagent_type
+            return Refusal(f"Subagent '{wanted}' not found. Available: {', '.join(self.registry.names())}", "NOT_FOUND")
+        problem = depth_error(parent.depth, self.settings.task_tool.max_depth) or cycle_error(
+            parent.chain, parent.lineage, agent_type.name, args.prompt
+        )
+        if problem:
+            return Refusal(problem, "CIRCULAR")
+        try:
+            # A Task call's effort overrides the agent file's, which overrides the model's own thinking setting.
+            model = self.model(args.model, agent_type, parent.model, previous)
+            model = with_effort(model, args.effort or agent_type.effort)
+        except Exception as exc:  # a model that does not resolve: a missing key, an unknown provider
+            return Refusal(f"Failed to initialize subagent: {exc}", "INTERNAL_ERROR")
+        names = self.tool_names(agent_type, parent.depth + 1, args.write_paths, scopes)
+        if isinstance(names, Refusal):
+            return names
+        cfg = self.settings.task_tool
+        timeout = args.timeout_seconds or agent_type.timeout_seconds or cfg.default_timeout_seconds
+        return TaskPlan(
+            agent_type=agent_type,
+            model=model,
+            tool_names=tuple(names),
+            write_paths=args.write_paths,
+            write_scopes=scopes,
+            system_prompt=self.system_prompt(agent_type, args.description, args.write_paths, scopes, today),
+            user_message=user_message(args),
+            timeout=float(min(timeout, cfg.max_timeout_seconds)),
+            max_turns=agent_type.max_turns or self.settings.agent.max_turns,
+        )
+
+    def model(
+        self, requested: str | None, agent_type: AgentType, inherited: ResolvedModel, previous: TaskRecord | None
+    ) -> ResolvedModel:
+        """The child's model: the call's, else a resumed task's, else its type's; `inherit` is the parent's."""
+        if previous is not None and previous.model_used:
+            requested = requested or previous.model_used
+        spec = (requested or agent_type.model or "inherit").strip()
+        if spec == "inherit":
+            return inherited
+        models = self.settings.models
+        if spec in ("main", "light") or spec in models.aliases or ":" in spec:
+            return resolve_model(spec, self.settings)
+        return resolve_model(f"{models.main.provider}:{spec}", self.settings)  # a bare model id
+
+    def tool_names(
+        self, agent_type: AgentType, depth: int, write_paths: list[str] | None, scopes: Scopes = ()
+    ) -> list[str] | Refusal:
+        """Type policy ∩ depth rule − deny_tools, narrowed by the confinement (module docstring)."""
+        available = list(self.tool_classes) + (list(TASK_TOOL_NAMES) if self.can_delegate(depth) else [])
+        allowed = agent_type.allowed_tools(available)
+        denied = set(self.settings.task_tool.deny_tools)
+        names = [n for n in allowed if n not in denied]
+        if () in scopes:  # below a read-only type: non-mutating tools only
+            if write_paths is not None:
+                return Refusal(
+                    "Subagent lacks permission for required tools: Write, Edit (it would run below a read-only "
+                    "agent, so write_paths cannot be honoured)",
+                    "FORBIDDEN",
+                )
+            kept = [n for n in names if not self._trait(n, "mutating")]
+            if not kept:
+                return Refusal(
+                    f"Subagent lacks permission for required tools: {', '.join(names) or 'none'} "
+                    "(it would run below a read-only agent: read-only tools only)",
+                    "FORBIDDEN",
+                )
+            return kept
+        if scopes:  # a command could write outside the inherited confinement
+            names = [n for n in names if not self._runs_commands(n)]
+        if write_paths is not None:
+            if not any(self._trait(n, "edits_files") for n in names):
+                return Refusal(
+                    f"Subagent lacks permission for required tools: Write, Edit (type {agent_type.name} "
+                    f"cannot write, so write_paths cannot be honoured)",
+                    "FORBIDDEN",
+                )
+            names = [n for n in names if not self._runs_commands(n)]  # a command could write outside write_paths
+        if not names:
+            return Refusal(
+                f"Subagent lacks permission for required tools: {', '.join(allowed) or 'none'} "
+                f"(all denied by task_tool.deny_tools)",
+                "FORBIDDEN",
+            )
+        return names
+
+    def _trait(self, name: str, trait: str) -> bool:
+        cls = self.tool_classes.get(name) or TASK_TOOL_CLASSES.get(name)
+        return bool(cls is not None and getattr(cls, trait))
+
+    def _runs_commands(self, name: str) -> bool:
+        """Mutating without being a file tool: write confinement cannot hold it (Bash)."""
+        return self._trait(name, "mutating") and not self._trait(name, "edits_files")
+
+    def system_prompt(
+        self, agent_type: AgentType, description: str, write_paths: list[str] | None, scopes: Scopes, today: date
+    ) -> str:
+        """Role prompt + `# Task` + description, the confinement said in words, project instructions."""
+        role = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
+        text = f"{role}\n\n# Task\n{description}"
+        every = [*scopes, *([tuple(write_paths)] if write_paths else [])]
+        if () in every:
+            text += "\n\nYou may not write files or run commands: you work below a read-only agent."
+        elif len(every) == 1:
+            text += "\n\nYou may write only to files matching: " + ", ".join(every[0])
+        elif every:
+            text += "\n\nYou may write only to files matching all of: " + " and ".join(
+                "(" + ", ".join(scope) + ")" for scope in every
+            )
+        if self.instructions:
+            text += f"\n\n{self.instructions}"
+        return text

@@ -1,0 +1,242 @@
+"""Supervisor: one running subagent — its AgentLoop, watchdog, stop, relay to the parent, output schema.
+
+The supervisor counts what its subagent does (tool calls, files, tokens), enforces the task's
+budgets, stops the run on a wall-clock or idle timeout or on request, and passes every event up
+to the parent wrapped in `SubagentEvent`. It knows nothing of the task table: the runner builds
+it, gives it the loop to run, and reads its counters and outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentcli.agent.loop import AgentLoop, RunOutcome
+from agentcli.agent.session import Session
+from agentcli.events import Event, EventSink, SubagentEvent, UsageEvent, unwrap
+from agentcli.llm.base import Usage
+from agentcli.status import TASK_STATUS_OF_RUN, TaskStatus
+from agentcli.store.records import TaskRecord
+
+Outcome = tuple[TaskStatus, str, str | None]  # (status, result text, error)
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    """A subagent's limits (task_tool settings) besides its wall-clock timeout."""
+
+    max_tokens: int  # the task's subtree, every billed token (see agentcli.agent.ledger)
+    max_tool_calls: int  # the subagent's own calls
+    idle_seconds: float  # no model output and no tool in flight for this long: stop
+
+
+class Supervisor:
+    """Owns one subagent run. `relay` is the child's event sink; `run(loop)` runs it to an end."""
+
+    def __init__(
+        self,
+        record: TaskRecord,
+        session: Session,
+        parent_session: Session,
+        emit_parent: EventSink,
+        budgets: Budgets,
+        timeout: float,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.record = record
+        self.session = session
+        self.parent_session = parent_session
+        self.emit_parent = emit_parent
+        self.budgets = budgets
+        self.timeout = timeout
+        self.on_change = on_change  # counters changed (the runner tells the UI)
+        self.started = 0.0
+        self.last_progress = 0.0
+        self.in_flight_tools = 0
+        self.loop: AgentLoop | None = None
+        self.loop_task: asyncio.Task[RunOutcome] | None = None
+        self.stopped: tuple[TaskStatus, str] | None = None  # (status, reason) when a limit or a person stopped it
+        self.cancel_requested = asyncio.Event()
+        self.tool_counts: Counter[str] = Counter()
+        self.files: dict[str, None] = {}
+
+    # --- progress and stop ------------------------------------------------------------------------
+
+    def touch(self) -> None:
+        """Something happened: the subagent is not idle."""
+        self.last_progress = time.monotonic()
+
+    def begin(self) -> None:
+        """The subagent got its slot: its clocks start."""
+        self.started = self.last_progress = time.monotonic()
+
+    @property
+    def elapsed_ms(self) -> float:
+        """Milliseconds since it started (0 while queued)."""
+        return (time.monotonic() - self.started) * 1000 if self.started else 0.0
+
+    def stop(self, status: TaskStatus, reason: str) -> None:
+        """Stop the run (a limit was hit, or someone cancelled it); its partial work is kept."""
+        if self.stopped is None:
+            self.stopped = (status, reason)
+        self.cancel_requested.set()
+        if self.loop_task is not None and not self.loop_task.done():
+            self.loop_task.cancel()
+
+    def last_text(self) -> str | None:
+        """What the subagent produced so far (None before its loop exists)."""
+        return self.loop.last_text() if self.loop else None
+
+    # --- relay --------------------------------------------------------------------------------------
+
+    def relay(self, event: Event) -> None:
+        """The child's event sink: count, account, enforce budgets, and pass the event up wrapped."""
+        self.touch()
+        record = self.record
+        kind = event.kind
+        if kind == "tool_call_started":
+            self.in_flight_tools += 1
+            self.tool_counts[event.name] += 1  # type: ignore[union-attr]
+            record.tool_calls += 1
+        elif kind == "tool_call_finished":
+            self.in_flight_tools -= 1
+            for path in event.files_modified:  # type: ignore[union-attr]
+                self.files[path] = None
+        _, inner = unwrap(event)
+        if isinstance(inner, UsageEvent):  # a request of this subagent or of one anywhere below it
+            usage = Usage(inner.input_tokens, inner.output_tokens, inner.cache_read_tokens,
+                          inner.cache_write_tokens, inner.reasoning_tokens)
+            self.parent_session.ledger.add_delegated(usage, inner.cost_usd)
+            self.count_tokens()
+        self.emit_parent(
+            SubagentEvent(
+                session_id=self.parent_session.id,
+                agent=self.parent_session.agent,
+                task_id=record.task_id,
+                parent_tool_call_id=record.parent_tool_call_id or "",
+                subagent_type=record.subagent_type,
+                event=event,
+            )
+        )
+        if kind == "tool_call_finished" or isinstance(inner, UsageEvent):
+            self.on_change()
+            used = self.session.ledger.total.usage.total_tokens
+            if used > self.budgets.max_tokens:
+                self.stop("budget_exceeded", f"token budget exceeded: {used} > {self.budgets.max_tokens} tokens")
+        if kind == "tool_call_started" and record.tool_calls > self.budgets.max_tool_calls:
+            # max_tool_calls calls are allowed; the one beyond them stops the run.
+            limit = self.budgets.max_tool_calls
+            self.stop("budget_exceeded", f"tool call limit reached ({limit} calls)")
+
+    def count_tokens(self) -> None:
+        """Copy the subagent's ledger total (its whole subtree) into the task record."""
+        total = self.session.ledger.total
+        record = self.record
+        record.input_tokens = total.usage.input_tokens
+        record.output_tokens = total.usage.output_tokens
+        record.cache_read_tokens = total.usage.cache_read_tokens
+        record.cache_write_tokens = total.usage.cache_write_tokens
+        record.cost_usd = total.cost_usd
+
+    # --- running ------------------------------------------------------------------------------------
+
+    async def run(self, loop: AgentLoop, message: str, output_schema: dict[str, Any] | None) -> Outcome:
+        """Run the subagent to an end, with one repair turn when its answer misses `output_schema`."""
+        self.loop = loop
+        status, result, error = await self._run_once(message)
+        if status != "completed" or output_schema is None:
+            return status, result, error
+        try:
+            problem = await asyncio.to_thread(schema_problem, result, output_schema)
+            if problem is None:
+                return status, result, error
+            repair = (
+                f"Your answer does not satisfy the required JSON schema: {problem}. "
+                "Reply again with only the corrected JSON document."
+            )
+            status, result, error = await self._run_once(repair)
+            if status == "completed":
+                problem = await asyncio.to_thread(schema_problem, result, output_schema)
+                if problem is not None:
+                    return "failed", result, f"output_schema not satisfied after one repair turn: {problem}"
+        except Exception as exc:  # never leave the task running: any failure to check ends it as failed
+            return "failed", result, f"output_schema could not be checked: {_one_line(exc)[:300]}"
+        return status, result, error
+
+    async def _run_once(self, message: str) -> Outcome:
+        loop = self.loop
+        assert loop is not None
+        if self.stopped is not None:  # stopped before it could start
+            return self.stopped[0], loop.last_text(), self.stopped[1]
+        task = asyncio.create_task(loop.run(message), name=f"subagent-{self.record.task_id}")
+        self.loop_task = task
+        watchdog = asyncio.create_task(self._watch(task))
+        try:
+            outcome = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if (current is not None and current.cancelling()) or self.stopped is None:
+                raise  # the caller itself was cancelled: propagate down and up
+            status, reason = self.stopped
+            return status, loop.last_text(), reason
+        finally:
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
+        return TASK_STATUS_OF_RUN[outcome.status], outcome.marked_result(), outcome.error
+
+    async def _watch(self, task: asyncio.Task[RunOutcome]) -> None:
+        """Stop the run at its wall-clock deadline, or when its model stream makes no progress for too long.
+
+        Idle time counts only while no tool call is in flight: tools have their own timeouts, and a
+        tool may be waiting for the person to approve it.
+        """
+        idle = self.budgets.idle_seconds
+        wall_deadline = self.started + self.timeout
+        while not task.done():
+            now = time.monotonic()
+            if now >= wall_deadline:
+                self.stop("timed_out", f"Subagent task timed out after {round(self.timeout * 1000)}ms")
+                return
+            idle_deadline = self.last_progress + idle if self.in_flight_tools == 0 else now + idle
+            if now >= idle_deadline:
+                elapsed = round((now - self.started) * 1000)
+                self.stop(
+                    "timed_out",
+                    f"Subagent task timed out after {elapsed}ms (no model output or tool progress for "
+                    f"{idle:g}s, task_tool.idle_timeout_seconds)",
+                )
+                return
+            await asyncio.sleep(max(0.005, min(wall_deadline, idle_deadline) - now))
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split()) or type(text).__name__
+
+
+def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
+    """Why `text` is not a JSON document satisfying `schema`, or None when it is.
+
+    Raises when the check itself fails (a pattern out of time, a schema that turned out unusable).
+    """
+    from agentcli.subagents.schema import compile_schema, errors
+
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    try:
+        document = json.loads(body)
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON ({exc.msg} at line {exc.lineno})"
+    found = errors(compile_schema(schema), document)  # SchemaCheckError when a pattern runs out of time
+    if not found:
+        return None
+    first = found[0]
+    where = "/".join(str(p) for p in first.path) or "(root)"
+    return f"{where}: {first.message}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
