@@ -13,7 +13,7 @@ The front matter is read with a safe loader that also refuses anchors and aliase
 as `!!python/object` is refused too, and the file skipped. Only scalars are ever turned into text.
 Claude Code accepts descriptions that are not strict YAML (an unquoted `: ` inside
 a long description with `<example>` blocks); such front matter is read again leniently, key by key
-(see `_lenient`), still with the safe loader, and the file gets a warning.
+(see `lenient_front_matter`), still with the safe loader, and the file gets a warning.
 
 Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep); tools agentcli lacks
 (WebFetch, WebSearch, NotebookEdit, `mcp__server__tool`, `Bash(git:*)` patterns) are dropped from an
@@ -37,10 +37,16 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from yaml.constructor import ConstructorError
-from yaml.events import AliasEvent, NodeEvent
-
+from agentcli.subagents.front_matter import (
+    KNOWN_KEYS,
+    MAX_FRONT_MATTER_BYTES,
+    AgentFileError,
+    is_scalar,
+    parse_front_matter,
+    show_value,
+    split_front_matter,
+    text_value,
+)
 from agentcli.tools.registry import EDIT_TOOLS, KNOWN_TOOL_NAMES, canonical_tool_name, names_with
 
 Scope = Literal["built-in", "user", "project"]
@@ -49,27 +55,12 @@ FileFormat = Literal["built-in", "agentcli", "claude", "opencode"]
 #: Tools that change files or run commands (the `mutating` trait): a type given none of them is read-only.
 WRITE_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.mutating)
 MAX_FILE_BYTES = 1_000_000
-MAX_FRONT_MATTER_BYTES = 64 * 1024
 MAX_NAME_CHARS = 64
 _NAME_FORBIDDEN = frozenset("<>`")
 
-# Keys of agentcli, Claude Code and opencode agent files; any other key is ignored with a warning.
-KNOWN_KEYS = frozenset(
-    {
-        "name", "description", "tools", "disallowed_tools", "disallowedTools", "disallowed-tools", "model",
-        "max_turns", "maxTurns", "maxSteps", "steps", "timeout_seconds", "timeoutSeconds",
-        # Claude Code
-        "color", "permissionMode", "skills", "hooks", "memory", "mcpServers", "effort", "isolation",
-        "background", "initialPrompt", "argument-hint", "version", "author", "tags",
-        # opencode
-        "mode", "temperature", "top_p", "permission", "disable", "prompt", "options", "hidden",
-    }
-)  # fmt: skip
 _MAX_TURNS_KEYS = ("max_turns", "maxTurns", "maxSteps", "steps")
 _TIMEOUT_KEYS = ("timeout_seconds", "timeoutSeconds")
 _DISALLOWED_KEYS = ("disallowed_tools", "disallowedTools", "disallowed-tools")
-_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t](.*))?$")
-_YAML_SYNTAX = frozenset("[{\"'|>&*%@`")
 _TOOL_TOKEN = re.compile(r"[^,\s()]+(?:\([^)]*\))?")
 _DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
 _OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers every editing tool
@@ -144,142 +135,6 @@ class LoadProblem:
     reason: str
 
 
-class AgentFileError(ValueError):
-    """The file cannot be used as an agent definition; the message is the one-line reason."""
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
-
-
-# --- front matter ----------------------------------------------------------------------------------
-
-
-def split_front_matter(text: str) -> tuple[str, str]:
-    """(front matter, body) of a Markdown file; BOM and CRLF tolerated."""
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    start = 0
-    while start < len(lines) and not lines[start].strip():
-        start += 1
-    if start >= len(lines) or lines[start].rstrip() != "---":
-        raise AgentFileError("no YAML front matter: the file must start with a '---' line")
-    for end in range(start + 1, len(lines)):
-        if lines[end].rstrip() in ("---", "..."):
-            return "\n".join(lines[start + 1 : end]), "\n".join(lines[end + 1 :])
-    raise AgentFileError("the front matter is not closed by a '---' line")
-
-
-class _PlainLoader(yaml.SafeLoader):
-    """The safe loader, refusing anchors and aliases while composing (before anything is constructed)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if isinstance(event, AliasEvent):
-            raise AgentFileError(f"refused YAML: aliases (*{event.anchor}) are not allowed in agent files")
-        if isinstance(event, NodeEvent) and event.anchor is not None:
-            raise AgentFileError(f"refused YAML: anchors (&{event.anchor}) are not allowed in agent files")
-        return super().compose_node(parent, index)
-
-
-def _safe_load(text: str) -> Any:
-    """Plain YAML data only: no tags beyond the safe ones, no anchors or aliases, bounded size."""
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
-        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    loader = _PlainLoader(text)
-    try:
-        return loader.get_single_data()
-    except ConstructorError as exc:
-        raise AgentFileError(f"refused YAML (only plain data is allowed): {_one_line(exc.problem)}") from exc
-    except RecursionError as exc:
-        raise AgentFileError("the front matter is nested too deeply") from exc
-    finally:
-        loader.dispose()
-
-
-def parse_front_matter(raw: str) -> tuple[dict[str, Any], list[str]]:
-    """The front matter as a mapping with string keys, plus warnings (lenient reading)."""
-    warnings: list[str] = []
-    try:
-        data = _safe_load(raw)
-    except yaml.YAMLError as exc:
-        data = _lenient(raw)
-        if data is None:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 2})" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or exc
-            raise AgentFileError(f"bad YAML front matter{where}: {_one_line(problem)}") from exc
-        warnings.append("front matter is not valid YAML (an unquoted ': ' in a value?); read leniently")
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise AgentFileError(f"the front matter is not a mapping of keys to values (got {type(data).__name__})")
-    return {str(k): v for k, v in data.items() if _is_scalar(k)}, warnings
-
-
-def _lenient(raw: str) -> dict[str, Any] | None:
-    """Key-by-key reading of front matter that is not strict YAML, as Claude Code tolerates it.
-
-    A line `key: ...` at column 0 starts an entry when the key is a known front-matter key (or is the
-    first one); every other line continues the previous entry. An entry that parses as YAML on its
-    own is taken as parsed (safe loader), otherwise as plain text unless it starts with YAML syntax
-    (a quote, bracket, block scalar, anchor or tag). None when this reading fails too.
-    """
-    entries: list[tuple[str, list[str]]] = []
-    for line in raw.split("\n"):
-        match = _KEY_LINE.match(line)
-        if match and (match.group(1) in KNOWN_KEYS or not entries):
-            entries.append((match.group(1), [match.group(2) or ""]))
-        elif entries:
-            entries[-1][1].append(line)
-        elif line.strip() and not line.lstrip().startswith("#"):
-            return None
-    data: dict[str, Any] = {}
-    for key, parts in entries:
-        if parts[0].lstrip().startswith("!"):
-            return None  # a tag: never guess around one
-        chunk = f"{key}: " + "\n".join(parts)
-        try:
-            parsed = _safe_load(chunk)  # AgentFileError (a tag, an anchor, an alias) ends the reading too
-        except yaml.YAMLError:
-            parsed = None
-        if isinstance(parsed, dict) and set(parsed) == {key}:
-            data[key] = parsed[key]
-        elif parts[0].lstrip()[:1] in _YAML_SYNTAX:
-            return None  # a broken quoted string, flow collection or block scalar: really bad YAML
-        else:
-            data[key] = "\n".join(p.rstrip() for p in parts).strip()
-    return data
-
-
-# --- fields ----------------------------------------------------------------------------------------
-
-
-def _is_scalar(value: object) -> bool:
-    """Whether YAML produced a scalar (never turn a list or mapping into text)."""
-    return not isinstance(value, (dict, list, tuple, set, bytes, bytearray))
-
-
-def _show(value: object) -> str:
-    """A value for a warning: the scalar itself (cut), or just the kind of a collection."""
-    if not _is_scalar(value):
-        return f"a {type(value).__name__}"
-    text = _one_line(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _text(data: Mapping[str, Any], key: str, warnings: list[str] | None = None) -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not _is_scalar(value):
-        if warnings is not None:
-            warnings.append(f"'{key}' ignored: expected text, got {_show(value)}")
-        return None
-    text = str(value).strip()
-    return text or None
-
-
 def name_problem(name: str) -> str | None:
     """Why an agent name cannot be used (it reaches prompts, frames and terminals), or None."""
     if len(name) > MAX_NAME_CHARS:
@@ -303,8 +158,8 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
         for item in value:
             if item is None:
                 continue
-            if not _is_scalar(item):
-                warnings.append(f"'{key}' entry ignored: expected a tool name, got {_show(item)}")
+            if not is_scalar(item):
+                warnings.append(f"'{key}' entry ignored: expected a tool name, got {show_value(item)}")
                 continue
             items += _TOOL_TOKEN.findall(str(item))
     else:
@@ -350,7 +205,7 @@ def _opencode_tools(mapping: Mapping[Any, Any], lacking: list[str], warnings: li
     for raw_key, value in mapping.items():
         key = str(raw_key).strip()
         if not isinstance(value, bool):
-            warnings.append(f"tools entry '{_show(key)}' ignored: expected true or false")
+            warnings.append(f"tools entry '{show_value(key)}' ignored: expected true or false")
             continue
         if any(ch in key for ch in "*?["):
             matches = [n for n in universe if fnmatchcase(n.lower(), key.lower())]
@@ -419,15 +274,15 @@ def _positive_int(data: Mapping[str, Any], keys: tuple[str, ...], warnings: list
             value = int(value.strip())
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
             return value
-        warnings.append(f"'{key}: {_show(value)}' ignored: expected a whole number of at least 1")
+        warnings.append(f"'{key}: {show_value(value)}' ignored: expected a whole number of at least 1")
     return None
 
 
 def _effort(data: Mapping[str, Any], warnings: list[str]) -> str | None:
-    value = _text(data, "effort", warnings)
+    value = text_value(data, "effort", warnings)
     if value is None or value.lower() in ("low", "medium", "high"):
         return value.lower() if value else None
-    warnings.append(f"'effort: {_show(value)}' ignored: expected low, medium or high")
+    warnings.append(f"'effort: {show_value(value)}' ignored: expected low, medium or high")
     return None
 
 
@@ -484,13 +339,13 @@ def agent_from_front_matter(
         raise AgentFileError("primary agent, not a subagent (mode: primary)")
     if data.get("disable") is True:
         raise AgentFileError("disabled (disable: true)")
-    name = _text(data, "name", warnings) or (stem.strip() if file_format == "opencode" else None)
+    name = text_value(data, "name", warnings) or (stem.strip() if file_format == "opencode" else None)
     if not name:
         raise AgentFileError("missing required 'name' in the front matter")
     problem = name_problem(name)
     if problem:
         raise AgentFileError(f"refused agent name: {problem}")
-    description = _text(data, "description", warnings)
+    description = text_value(data, "description", warnings)
     if not description:
         raise AgentFileError("missing required 'description' in the front matter")
     unknown = sorted(k for k in data if k not in KNOWN_KEYS)
@@ -516,7 +371,7 @@ def agent_from_front_matter(
     if lacking:
         warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
 
-    model = _model(_text(data, "model", warnings), file_format, aliases, warnings)
+    model = _model(text_value(data, "model", warnings), file_format, aliases, warnings)
     prompt = body.strip()
     if not prompt:
         warnings.append("empty body: the description is used as the role prompt")

@@ -34,13 +34,13 @@ from typing import Literal
 
 from agentcli.prompts import load_prompt
 from agentcli.subagents.agent_files import (
-    AgentFileError,
     AgentType,
     FileFormat,
     LoadProblem,
     Scope,
     parse_agent_file,
 )
+from agentcli.subagents.front_matter import AgentFileError
 from agentcli.tools.registry import READ_ONLY_TOOLS
 
 __all__ = ["AgentRegistry", "AgentType", "Fallback", "LoadProblem", "agent_folders", "builtin_types"]

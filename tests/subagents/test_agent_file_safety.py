@@ -12,11 +12,11 @@ from agentcli.subagents.agent_files import (
     MAX_FILE_BYTES,
     AgentFileError,
     AgentType,
-    _lenient,
     name_problem,
     parse_agent_file,
     parse_front_matter,
 )
+from agentcli.subagents.front_matter import lenient_front_matter
 from agentcli.subagents.registry import AgentRegistry
 
 
@@ -38,7 +38,7 @@ def test_anchor_is_refused_before_anything_is_constructed(monkeypatch: pytest.Mo
 
 def test_lenient_reread_uses_the_same_loader() -> None:
     with pytest.raises(AgentFileError, match=r"anchors \(&l\)"):
-        _lenient("name: x\ntools: &l [Read]\n")
+        lenient_front_matter("name: x\ntools: &l [Read]\n")
     # The strict read fails on the unquoted ': ', the lenient one on the anchor: skipped, never expanded.
     with pytest.raises(AgentFileError, match=r"^refused YAML: anchors \(&l\)"):
         parse_front_matter("name: x\ndescription: Use when: always\ntools: &l [Read, Read]\nmodel: *l\n")

@@ -1,0 +1,163 @@
+"""The YAML front matter of an agent file, read safely: no tags beyond plain data, no anchors or aliases
+(an alias bomb is refused while composing, before anything is built), at most 64 KiB, and only scalars
+ever turned into text. Front matter that is not strict YAML (Claude Code tolerates an unquoted `: ` in
+a long description) is read again leniently, key by key, still with the safe loader.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent, NodeEvent
+
+MAX_FRONT_MATTER_BYTES = 64 * 1024
+_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t](.*))?$")
+_YAML_SYNTAX = frozenset("[{\"'|>&*%@`")
+# Keys of agentcli, Claude Code and opencode agent files; any other key is ignored with a warning.
+KNOWN_KEYS = frozenset(
+    {
+        "name", "description", "tools", "disallowed_tools", "disallowedTools", "disallowed-tools", "model",
+        "max_turns", "maxTurns", "maxSteps", "steps", "timeout_seconds", "timeoutSeconds",
+        # Claude Code
+        "color", "permissionMode", "skills", "hooks", "memory", "mcpServers", "effort", "isolation",
+        "background", "initialPrompt", "argument-hint", "version", "author", "tags",
+        # opencode
+        "mode", "temperature", "top_p", "permission", "disable", "prompt", "options", "hidden",
+    }
+)  # fmt: skip
+
+
+class AgentFileError(ValueError):
+    """The file cannot be used as an agent definition; the message is the one-line reason."""
+
+
+def one_line(text: object) -> str:
+    """Text on one line, runs of whitespace folded."""
+    return " ".join(str(text).split())
+
+
+def split_front_matter(text: str) -> tuple[str, str]:
+    """(front matter, body) of a Markdown file; BOM and CRLF tolerated."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start >= len(lines) or lines[start].rstrip() != "---":
+        raise AgentFileError("no YAML front matter: the file must start with a '---' line")
+    for end in range(start + 1, len(lines)):
+        if lines[end].rstrip() in ("---", "..."):
+            return "\n".join(lines[start + 1 : end]), "\n".join(lines[end + 1 :])
+    raise AgentFileError("the front matter is not closed by a '---' line")
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """The safe loader, refusing anchors and aliases while composing (before anything is constructed)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, AliasEvent):
+            raise AgentFileError(f"refused YAML: aliases (*{event.anchor}) are not allowed in agent files")
+        if isinstance(event, NodeEvent) and event.anchor is not None:
+            raise AgentFileError(f"refused YAML: anchors (&{event.anchor}) are not allowed in agent files")
+        return super().compose_node(parent, index)
+
+
+def safe_load(text: str) -> Any:
+    """Plain YAML data only: no tags beyond the safe ones, no anchors or aliases, bounded size."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
+        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
+    loader = _PlainLoader(text)
+    try:
+        return loader.get_single_data()
+    except ConstructorError as exc:
+        raise AgentFileError(f"refused YAML (only plain data is allowed): {one_line(exc.problem)}") from exc
+    except RecursionError as exc:
+        raise AgentFileError("the front matter is nested too deeply") from exc
+    finally:
+        loader.dispose()
+
+
+def parse_front_matter(raw: str) -> tuple[dict[str, Any], list[str]]:
+    """The front matter as a mapping with string keys, plus warnings (lenient reading)."""
+    warnings: list[str] = []
+    try:
+        data = safe_load(raw)
+    except yaml.YAMLError as exc:
+        data = lenient_front_matter(raw)
+        if data is None:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 2})" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or exc
+            raise AgentFileError(f"bad YAML front matter{where}: {one_line(problem)}") from exc
+        warnings.append("front matter is not valid YAML (an unquoted ': ' in a value?); read leniently")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise AgentFileError(f"the front matter is not a mapping of keys to values (got {type(data).__name__})")
+    return {str(k): v for k, v in data.items() if is_scalar(k)}, warnings
+
+
+def lenient_front_matter(raw: str) -> dict[str, Any] | None:
+    """Key-by-key reading of front matter that is not strict YAML, as Claude Code tolerates it.
+
+    A line `key: ...` at column 0 starts an entry when the key is a known front-matter key (or is the
+    first one); every other line continues the previous entry. An entry that parses as YAML on its
+    own is taken as parsed (safe loader), otherwise as plain text unless it starts with YAML syntax
+    (a quote, bracket, block scalar, anchor or tag). None when this reading fails too.
+    """
+    entries: list[tuple[str, list[str]]] = []
+    for line in raw.split("\n"):
+        match = _KEY_LINE.match(line)
+        if match and (match.group(1) in KNOWN_KEYS or not entries):
+            entries.append((match.group(1), [match.group(2) or ""]))
+        elif entries:
+            entries[-1][1].append(line)
+        elif line.strip() and not line.lstrip().startswith("#"):
+            return None
+    data: dict[str, Any] = {}
+    for key, parts in entries:
+        if parts[0].lstrip().startswith("!"):
+            return None  # a tag: never guess around one
+        chunk = f"{key}: " + "\n".join(parts)
+        try:
+            parsed = safe_load(chunk)  # AgentFileError (a tag, an anchor, an alias) ends the reading too
+        except yaml.YAMLError:
+            parsed = None
+        if isinstance(parsed, dict) and set(parsed) == {key}:
+            data[key] = parsed[key]
+        elif parts[0].lstrip()[:1] in _YAML_SYNTAX:
+            return None  # a broken quoted string, flow collection or block scalar: really bad YAML
+        else:
+            data[key] = "\n".join(p.rstrip() for p in parts).strip()
+    return data
+
+
+def is_scalar(value: object) -> bool:
+    """Whether YAML produced a scalar (never turn a list or mapping into text)."""
+    return not isinstance(value, (dict, list, tuple, set, bytes, bytearray))
+
+
+def show_value(value: object) -> str:
+    """A value for a warning: the scalar itself (cut), or just the kind of a collection."""
+    if not is_scalar(value):
+        return f"a {type(value).__name__}"
+    text = one_line(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def text_value(data: Mapping[str, Any], key: str, warnings: list[str] | None = None) -> str | None:
+    """The text of a scalar entry, stripped; None when absent, empty or not a scalar (with a warning)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if not is_scalar(value):
+        if warnings is not None:
+            warnings.append(f"'{key}' ignored: expected text, got {show_value(value)}")
+        return None
+    text = str(value).strip()
+    return text or None
