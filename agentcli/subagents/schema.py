@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
+    from referencing import Registry
 
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 PATTERN_TIMEOUT_SECONDS = 0.5  # one regex search
@@ -137,13 +138,14 @@ def _dialect_problem(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _unresolvable(schema: dict[str, Any], validator: Any) -> str | None:
+def _unresolvable(schema: dict[str, Any], registry: Registry[Any]) -> str | None:
     """A local reference that does not resolve, found by looking every one up (with `$id` scopes)."""
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012, specification_with
 
     spec = specification_with(schema.get("$schema", ""), default=DRAFT202012)
-    stack: list[tuple[Any, Any]] = [(schema, validator._resolver)]
+    root = registry.resolver_with_root(spec.create_resource(schema))  # what the validator resolves against
+    stack: list[tuple[Any, Any]] = [(schema, root)]
     while stack:
         node, resolver = stack.pop()
         if isinstance(node, list):
@@ -178,8 +180,9 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
             cls.check_schema(schema)
         except jsonschema.SchemaError as exc:
             raise ValueError(f"is not a valid JSON schema: {_one_line(exc.message)}") from None
-        validator = cls(schema, registry=Registry(retrieve=_no_retrieve))  # type: ignore[call-arg]
-        problem = _unresolvable(schema, validator)
+        registry: Registry[Any] = Registry(retrieve=_no_retrieve)  # type: ignore[call-arg]
+        validator = cls(schema, registry=registry)
+        problem = _unresolvable(schema, registry)
         if problem:
             raise ValueError(problem)
         for sample in _SAMPLES:  # a reference cycle that never ends shows on any instance
