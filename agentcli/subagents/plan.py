@@ -25,9 +25,10 @@ from agentcli.llm.models import ResolvedModel, resolve_model, with_effort
 from agentcli.status import DELEGATION_FAILED
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.limits import cycle_error, depth_error
-from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TASK_TOOL_NAMES, TaskArgs
+from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolResult
+from agentcli.tools.registry import TASK_TOOL_NAMES
 
 if TYPE_CHECKING:
     from agentcli.agent.session import Session

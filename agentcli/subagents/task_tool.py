@@ -16,8 +16,6 @@ from agentcli.agent.session import Session
 from agentcli.events import EventSink
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
-TASK_TOOL_NAMES: tuple[str, ...] = ("Task", "TaskOutput", "TaskCancel")
-
 
 @dataclass(slots=True)
 class ParentLink:
@@ -230,11 +228,7 @@ class TaskCancelTool(Tool[TaskCancelArgs]):
         raise ToolError(f"No running task '{args.task_id}' to cancel.")
 
 
-TASK_TOOL_CLASSES: dict[str, type[Tool[Any]]] = {
-    "Task": TaskTool,
-    "TaskOutput": TaskOutputTool,
-    "TaskCancel": TaskCancelTool,
-}
+TASK_TOOL_CLASSES: dict[str, type[Tool[Any]]] = {cls.name: cls for cls in (TaskTool, TaskOutputTool, TaskCancelTool)}
 
 
 def task_tools(runner: Delegator, parent: ParentLink) -> list[Tool[Any]]:
