@@ -332,7 +332,7 @@ async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
 ) -> None:
     from agentcli.ui.widgets.message_list import AssistantText, StreamText
     from agentcli.ui.widgets.tool_call import ToolCallView
-    from tests.ui.conftest import idle, screen_text, submit, task
+    from tests.ui.conftest import block_view, idle, screen_text, submit, task, wait_for
 
     (workspace / "notes.txt").write_text(f"file says {MARKUP} {HOSTILE}\n", encoding="utf-8")
     desc = f"Check {TITLE}[bold]notes[/bold]"
@@ -352,9 +352,9 @@ async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
             (read,) = [v for v in app.query(ToolCallView) if v.item.name == "Read"]
             read.action_toggle_output()
             (block,) = app.router.blocks.values()
-            assert block.view is not None
-            block.view.set_collapsed(False)
-            await pilot.pause(0.1)
+            view = block_view(app, block)
+            view.collapsed = False
+            await wait_for(pilot, lambda: view.query(StreamText) and all(w.is_mounted for w in view.query(StreamText)))
             rendered = _all_rendered_text(app)
             assert not RAW_CONTROL.findall(rendered), RAW_CONTROL.findall(rendered)
             shown = screen_text(app)
@@ -388,7 +388,7 @@ async def test_tui_opens_only_http_links_from_model_text(
             view = app.query(AssistantText).last()
             for href in ("https://example.com/docs", "file:///etc/passwd", "x-scheme-handler:evil"):
                 view.post_message(Markdown.LinkClicked(view, href))
-            await pilot.pause(0.1)
+            await pilot.pause()  # the three messages are handled
     assert opened == ["https://example.com/docs"]
 
 
