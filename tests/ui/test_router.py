@@ -29,15 +29,22 @@ from agentcli.ui.widgets.tool_call import ToolCallView
 
 
 class RouterApp(App[None]):
-    """Just the conversation view and a router."""
+    """Just the conversation view and a router; it notes the blocks' Expanded / Collapsed messages."""
 
     def __init__(self) -> None:
         super().__init__()
         self.view = MessageList()
         self.router = UIRouter(self.view)
+        self.toggles: list[tuple[str, str]] = []
 
     def compose(self) -> Any:
         yield self.view
+
+    def on_subagent_block_expanded(self, message: SubagentBlock.Expanded) -> None:
+        self.toggles.append(("expanded", message.control.item.task_id))
+
+    def on_subagent_block_collapsed(self, message: SubagentBlock.Collapsed) -> None:
+        self.toggles.append(("collapsed", message.block.item.task_id))
 
 
 def wrap(event: Event, *task_ids: str) -> Event:
