@@ -7,13 +7,14 @@ facts a byte stream cannot (its title, whether the alternate screen is on, the e
 and keys are sent by name (`Enter`, `C-q`) as a terminal would send them.
 
 Each terminal runs on its own tmux server (its own socket), in a fresh environment: `env -i` with only
-the variables given, HOME and the XDG dirs under the test's temp dir. The pane stays after the app exits
-(`remain-on-exit`), so its last screen and exit status can be read; `close()` kills the server.
+the variables given, HOME and the XDG dirs under the test's temp dir. A small `sh` in the pane runs the app
+in the foreground and writes its exit status to a file (tmux 3.3 does not always reap a pane's process, so
+`#{pane_dead_status}` can stay empty). The pane stays after the app exits (`remain-on-exit`), so its last
+screen can be read; `close()` kills the server and removes its files.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -49,15 +50,16 @@ class AgentcliTerminal:
         self.env = env
         self.name = f"agentcli-{uuid.uuid4().hex[:8]}"
         self.tmux = ["tmux", "-L", f"agentcli-test-{self.name}"]  # a private server: no clash with others
-        handle, config = tempfile.mkstemp(prefix="agentcli-tmux-", suffix=".conf")
-        os.write(handle, b"set-option -g remain-on-exit on\nset-option -g status off\n")
-        os.close(handle)
-        self._config = Path(config)
+        self._files = Path(tempfile.mkdtemp(prefix="agentcli-tmux-"))
+        config = self._files / "tmux.conf"
+        config.write_text("set-option -g remain-on-exit on\nset-option -g status off\n")
+        self._status_file = self._files / "status"
         exports = [f"{k}={v}" for k, v in env.items() if k.isidentifier()]
-        command = ["env", "-i", *exports, sys.executable, "-m", "agentcli", *args]
+        app = ["env", "-i", *exports, sys.executable, "-m", "agentcli", *args]
+        wrapper = ["sh", "-c", '"$@"; echo $? > "$0"', str(self._status_file), *app]  # argv all the way: no quoting
         columns, rows = size
-        subprocess.run([*self.tmux, "-f", config, "new-session", "-d", "-s", self.name, "-x", str(columns),
-                        "-y", str(rows), "-c", str(cwd), *command], check=True)  # argv: no shell in between
+        subprocess.run([*self.tmux, "-f", str(config), "new-session", "-d", "-s", self.name, "-x", str(columns),
+                        "-y", str(rows), "-c", str(cwd), *wrapper], check=True)
         self._socket = self.pane("#{socket_path}")
 
     def __enter__(self) -> AgentcliTerminal:
@@ -98,22 +100,24 @@ class AgentcliTerminal:
 
     @property
     def pid(self) -> int:
-        """The app's process id (the pane runs it directly, `env` execs it)."""
-        return int(self.pane("#{pane_pid}"))
+        """The app's process id: the pane's shell's child (`env` execs the app)."""
+        shell = self.pane("#{pane_pid}")
+        children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+        assert len(children) == 1, f"the pane's shell runs {children!r}, not just the app"
+        return int(children[0])
 
     def wait_until_exited(self, timeout: float = 30) -> int:
         """Wait until the app has exited; its exit status (128+N when a signal N ended it)."""
         deadline = time.monotonic() + timeout
-        while self.pane("#{pane_dead}") != "1":
+        while not (self._status_file.exists() and self._status_file.read_text().strip()):
             if time.monotonic() > deadline:
                 raise AssertionError(f"the app did not exit; the screen was:\n{self.screen()}")
             time.sleep(POLL_SECONDS)
-        status, signal = self.pane("#{pane_dead_status}"), self.pane("#{pane_dead_signal}")
-        return int(status) if status else 128 + int(signal or 0)
+        return int(self._status_file.read_text())
 
     def close(self) -> None:
         """Kill the tmux server (and the app, if it still runs) and remove its socket and config."""
         subprocess.run([*self.tmux, "kill-server"], capture_output=True)
         if self._socket:
             Path(self._socket).unlink(missing_ok=True)
-        self._config.unlink(missing_ok=True)
+        shutil.rmtree(self._files, ignore_errors=True)
