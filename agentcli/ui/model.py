@@ -3,34 +3,25 @@
 The router fills these objects from the event stream; widgets render them. A transcript (the
 main agent's, or one subagent's) is a list of items: streamed text, tool calls, nested subagent
 blocks and notes. A collapsed block keeps its items here and mounts no widgets for them; when it
-is expanded again, its widgets are rebuilt from this model.
+is expanded again, its widgets are rebuilt from this model. The model knows nothing of widgets:
+which widget shows which item is the router's business (`agentcli.ui.views.EntryViews`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from agentcli.status import ACTIVE_TASK_STATUSES, TaskStatus
-
-if TYPE_CHECKING:
-    from textual.widget import Widget
-
-    from agentcli.ui.widgets.message_list import TextView
-    from agentcli.ui.widgets.subagent_block import SubagentBlock
-    from agentcli.ui.widgets.tool_call import ToolCallView
-
 
 
 @dataclass(eq=False)
 class TextItem:
-    """Assistant text as it streams; `pending` is what its widget has not shown yet."""
+    """Assistant text as it streams."""
 
     parts: list[str] = field(default_factory=list)
-    pending: list[str] = field(default_factory=list)
     done: bool = False  # the message is complete
-    view: TextView | None = None
 
     @property
     def text(self) -> str:
@@ -40,21 +31,12 @@ class TextItem:
         return self.parts[0] if self.parts else ""
 
     def add(self, delta: str) -> None:
-        """Append a delta (and queue it for the widget, if one shows this item)."""
+        """Append a delta."""
         self.parts.append(delta)
-        if self.view is not None:
-            self.pending.append(delta)
-
-    def take_pending(self) -> str:
-        """The text the widget still has to append; clears it."""
-        chunk = "".join(self.pending)
-        self.pending.clear()
-        return chunk
 
     def reset(self) -> None:
         """Forget the text (a retried request voids what its failed attempt streamed)."""
         self.parts.clear()
-        self.pending.clear()
 
 
 @dataclass(eq=False)
@@ -75,7 +57,6 @@ class NoteItem:
 
     text: str
     kind: Literal["user", "error", "info"] = "info"
-    view: Widget | None = None
 
 
 @dataclass(eq=False)
@@ -88,9 +69,9 @@ class ToolItem:
     status: Literal["running", "ok", "error"] = "running"
     output: str = ""
     duration_ms: float | None = None
+    code: str | None = None  # SPEC §4 error code of a failed call (TIMEOUT, NOT_FOUND, CIRCULAR, ...)
+    short_result: str = ""  # a Task call's one-line outcome, shown instead of its output's first line
     expanded: bool = False
-    replaced_by: BlockItem | None = None
-    view: ToolCallView | None = None
 
 
 @dataclass(eq=False)
@@ -122,8 +103,8 @@ class BlockItem(Transcript):
     started: float | None = None  # monotonic time it started running, for the ticking clock
     short_result: str = ""
     error: str | None = None
+    code: str | None = None  # the SPEC §4 error code its Task call failed with
     collapsed: bool = False
-    view: SubagentBlock | None = None
 
     @property
     def active(self) -> bool:
@@ -177,16 +158,6 @@ class UsageTally:
             self.main_output += output_tokens
         if cost is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost
-
-
-def detach(items: list[Entry]) -> None:
-    """Forget the widgets of `items` (and of everything nested in them): they are being removed."""
-    for item in items:
-        item.view = None
-        if isinstance(item, TextItem):
-            item.pending.clear()
-        elif isinstance(item, BlockItem):
-            detach(item.items)
 
 
 def compact_tokens(count: int) -> str:

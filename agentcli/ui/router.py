@@ -2,11 +2,14 @@
 
 `UIRouter` is a `MessageManager`: `on_subagent_block_added` / `on_subagent_block_updated` /
 ... receive the bus events. A subagent's events arrive wrapped in `SubagentEvent` (once per
-level of nesting); the router unwraps them, and each layer's `task_id` names the block the inner
-event belongs to, so an event is handled with `owner` = the innermost block (None for the main
-agent). A nested block is announced by a `SubagentBlockAddedEvent` inside its parent's wrapper:
-it takes the place of the parent's Task tool call (found by `parent_tool_call_id`) inside the
-parent block. Tool calls are keyed by (owner task id, tool call id).
+level of nesting); `events.unwrap` takes them apart, and the innermost wrapper's `task_id` names
+the block the event belongs to, so an event is handled with `owner` = that block (None for the
+main agent). A nested block is announced by a `SubagentBlockAddedEvent` inside its parent's
+wrapper: it takes the place of the parent's Task tool call (found by `parent_tool_call_id`) inside
+the parent block. Tool calls are keyed by (owner task id, tool call id).
+
+The router owns the item → widget mapping (`self.views`, an `EntryViews`): the model holds no widget
+pointers, and a widget only reads the item it shows.
 
 Text from models, tools, files and agent files is made terminal-safe here, as it enters the model
 (`agentcli.text.terminal_safe`): no escape sequence reaches the terminal. Widgets never parse it as
@@ -15,10 +18,10 @@ markup (plain `Static`s, `Content` parts, and Markdown, which shows markup liter
 Thinking (`ThinkingDeltaEvent`) streams into its own dimmed item (`ThinkingItem`), batched like text; it
 folds to one line as soon as the answer starts (a text delta), a tool call starts, or the turn ends.
 
-Rendering is batched: text and thinking deltas only accumulate in the model (`TextItem.pending`) and block
-headers are only marked dirty; `flush()` — called by the app on a 20 Hz timer — appends each
-widget's accumulated text in one go and re-renders dirty headers. Collapsed blocks keep their
-data in the model and have no body widgets to update.
+Rendering is batched: new entries are queued, streamed text accumulates (in the views' pending text) and
+block headers are only marked dirty; `flush()` — called by the app on a 20 Hz timer — mounts the queued
+entries, appends each widget's accumulated text in one go and re-renders dirty headers. Collapsed blocks
+keep their data in the model and have no body widgets to update.
 """
 
 from __future__ import annotations
@@ -26,8 +29,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import TypeVar
-
-from textual.widget import Widget
 
 from agentcli.events import (
     ErrorEvent,
@@ -45,11 +46,12 @@ from agentcli.events import (
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
     UsageEvent,
+    unwrap,
 )
 from agentcli.text import terminal_safe
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, Transcript, UsageTally
-from agentcli.ui.widgets.message_list import MessageList, StreamText, ThinkingView
-from agentcli.ui.widgets.subagent_block import SubagentBlock, entry_view
+from agentcli.ui.views import EntryViews
+from agentcli.ui.widgets.message_list import MessageList, ThinkingView
 
 PROMPT_PREVIEW_CHARS = 300
 T = TypeVar("T", bound=TextItem)
@@ -66,51 +68,35 @@ class UIRouter(MessageManager):
 
     def __init__(self, view: MessageList) -> None:
         self.view = view
+        self.views = EntryViews(view)
         self.main = Transcript()
         self.blocks: dict[str, BlockItem] = {}
         self.tally = UsageTally()
         self._tools: dict[tuple[str, str], ToolItem] = {}
-        self._dirty_text: dict[TextItem, None] = {}
+        self._task_blocks: dict[tuple[str, str], BlockItem] = {}  # (owner task id, Task call id) -> its block
         self._dirty_blocks: dict[BlockItem, None] = {}
-        self._mounts: dict[Widget, list[Widget]] = {}  # new widgets per container, mounted at the next flush
-        self._finishing: dict[BlockItem, TextItem] = {}  # a block's complete text, still shown as its tail
 
     # --- helpers ----------------------------------------------------------------------------------
 
     def _transcript(self, owner: BlockItem | None) -> Transcript:
         return owner if owner is not None else self.main
 
-    def _container(self, owner: BlockItem | None) -> Widget | None:
-        """Where new entries of `owner` are mounted now (None: a collapsed or unmounted block)."""
-        if owner is None:
-            return self.view
-        view = owner.view
-        return view if view is not None and view.accepts_entries else None
-
     def _add(self, owner: BlockItem | None, entry: Entry) -> None:
-        """Append an entry; its widget is built now and mounted at the next flush, with the frame's others."""
+        """Append an entry; its widget is built and mounted at the next flush, with the frame's others."""
         if owner is not None:
-            self._show_whole_text(owner)
+            self.views.show_whole_text(owner)
         self._transcript(owner).items.append(entry)
-        container = self._container(owner)
-        if container is not None:
-            self._mounts.setdefault(container, []).append(entry_view(entry, in_block=owner is not None))
+        self.views.queue(owner, entry)
 
     def _end_text(self, owner: BlockItem | None) -> None:
-        """The owner's streaming text is complete. A block shows its final tail now and the whole text once the
-        subagent goes on (`_show_whole_text`): after a subagent's last message its block collapses at once, and
-        laying out five whole texts just before that stalled the screen for 80 ms (bench/tui_stream.py)."""
+        """The owner's streaming text is complete (a block's shows its tail until the subagent goes on)."""
         transcript = self._transcript(owner)
         item, transcript.current_text = transcript.current_text, None
         if item is None:
             return
         item.done = True
-        if isinstance(item.view, StreamText) and owner is not None:
-            self._dirty_text.pop(item, None)
-            item.pending.clear()
-            if not item.view.busy:
-                item.view.push("")  # the final tail (a widget still to be mounted renders it on mount)
-            self._finishing[owner] = item
+        if owner is not None:
+            self.views.end_block_text(owner, item)
 
     def _end_thinking(self, owner: BlockItem | None) -> None:
         """The owner's reasoning is over (the answer or a tool call starts, or the turn ends): fold it."""
@@ -119,16 +105,10 @@ class UIRouter(MessageManager):
         if item is None:
             return
         item.done = True
-        self._dirty_text.pop(item, None)
-        item.pending.clear()
-        if isinstance(item.view, ThinkingView) and not item.view.busy:
-            item.view.finish()  # a widget still to be mounted renders folded on mount
-
-    def _show_whole_text(self, owner: BlockItem) -> None:
-        """The block goes on after a complete text: show all of that text now."""
-        item = self._finishing.pop(owner, None)
-        if item is not None and isinstance(item.view, StreamText):
-            item.view.finish()
+        self.views.drop_text(item)
+        view = self.views.text_view(item)
+        if isinstance(view, ThinkingView) and not view.busy:
+            view.finish()  # a widget still to be mounted renders folded on mount
 
     @staticmethod
     def _key(owner: BlockItem | None) -> str:
@@ -144,14 +124,17 @@ class UIRouter(MessageManager):
 
     # --- the main agent's and every subagent's events ----------------------------------------------
 
-    def on_subagent_event(self, event: SubagentEvent, owner: BlockItem | None = None) -> None:
-        """Unwrap one level: the inner event belongs to the block of `event.task_id`."""
-        block = self.blocks.get(event.task_id)
-        if block is None:
-            return
-        inner = event.event
-        if not block.agent:
-            block.agent = terminal_safe(inner.agent)
+    def on_subagent_event(self, event: SubagentEvent) -> None:
+        """A subagent's event: it belongs to the block of the innermost wrapper's task id. Each block on the
+        way learns its agent's label (`explore#2`) from the first event it relays."""
+        wrappers, inner = unwrap(event)
+        block: BlockItem | None = None
+        for wrapper, relayed in zip(wrappers, (*wrappers[1:], inner), strict=True):
+            block = self.blocks.get(wrapper.task_id)
+            if block is None:
+                return
+            if not block.agent:
+                block.agent = terminal_safe(relayed.agent)
         handler = getattr(self, f"on_{inner.kind}", None)
         if handler is not None:
             handler(inner, block)
@@ -179,8 +162,7 @@ class UIRouter(MessageManager):
             self._add(owner, item)
         else:
             item.add(text)
-            if item.view is not None:
-                self._dirty_text[item] = None
+            self.views.add_text(item, text)
         return item
 
     def on_message_added(self, event: MessageAddedEvent, owner: BlockItem | None = None) -> None:
@@ -208,11 +190,8 @@ class UIRouter(MessageManager):
             if item is None:
                 continue
             item.reset()
-            self._dirty_text.pop(item, None)
             transcript.items = [entry for entry in transcript.items if entry is not item]
-            view, item.view = item.view, None
-            if view is not None:
-                view.remove()
+            self.views.remove(item)
         if owner is None:
             self.add_note(f"retrying (attempt {event.attempt}) after: {first_line(event.error, 160)}", "info")
 
@@ -225,15 +204,27 @@ class UIRouter(MessageManager):
         self._add(owner, item)
 
     def on_tool_call_finished(self, event: ToolCallFinishedEvent, owner: BlockItem | None = None) -> None:
-        """Status icon, duration and output of a finished call."""
-        item = self._tools.get((self._key(owner), event.tool_call_id))
+        """Status icon, duration, error code and output of a finished call; a Task call's short result goes
+        to its block (or its line, when no subagent ran)."""
+        key = (self._key(owner), event.tool_call_id)
+        code = terminal_safe(event.code) if event.code and event.is_error else None
+        short = terminal_safe(event.short_result) if event.short_result else ""
+        block = self._task_blocks.get(key)
+        if block is not None:
+            block.short_result = short or block.short_result
+            block.code = code or block.code
+            self._refresh_header(block)
+        item = self._tools.get(key)
         if item is None:
             return
         item.status = "error" if event.is_error else "ok"
         item.output = terminal_safe(event.output)
         item.duration_ms = event.duration_ms
-        if item.view is not None:
-            item.view.refresh_state()
+        item.code = code
+        item.short_result = short
+        view = self.views.tool_view(item)
+        if view is not None:
+            view.refresh_state()
 
     def on_usage(self, event: UsageEvent, owner: BlockItem | None = None) -> None:
         """Count every request of every agent, live."""
@@ -268,25 +259,15 @@ class UIRouter(MessageManager):
             status=event.status,
         )
         self.blocks[event.task_id] = block
-        tool = self._tools.get((self._key(owner), event.parent_tool_call_id))
+        key = (self._key(owner), event.parent_tool_call_id)
+        self._task_blocks[key] = block
+        tool = self._tools.get(key)
         index = next((i for i, entry in enumerate(transcript.items) if entry is tool), None)
         if tool is None or index is None:
             self._add(owner, block)
             return
         transcript.items[index] = block
-        tool.replaced_by = block
-        old, tool.view = tool.view, None
-        if old is None:
-            return
-        new = entry_view(block, in_block=owner is not None)
-        for pending in self._mounts.values():
-            if old in pending:  # not mounted yet: take its place in the queue
-                pending[pending.index(old)] = new
-                return
-        parent = old.parent
-        if isinstance(parent, Widget):
-            parent.mount(new, before=old)
-        old.remove()
+        self.views.replace(owner, tool, block)
 
     def on_subagent_block_updated(self, event: SubagentBlockUpdatedEvent, owner: BlockItem | None = None) -> None:
         """Status and counters; the header is re-rendered at the next flush."""
@@ -313,45 +294,42 @@ class UIRouter(MessageManager):
         block.elapsed_ms = event.elapsed_ms
         self._end_thinking(block)
         self._end_text(block)
-        self._finishing.pop(block, None)  # collapsed: its whole text shows only if expanded again
-        if block.view is not None:
-            block.view.set_collapsed(True)
-            block.view.refresh_header()
+        self.views.drop_tail(block)  # collapsed: its whole text shows only if expanded again
+        view = self.views.block_view(block)
+        if view is not None:
+            view.collapsed = True
+            view.refresh_header()
         else:
             block.collapsed = True
         self._dirty_blocks.pop(block, None)
 
+    def _refresh_header(self, block: BlockItem) -> None:
+        view = self.views.block_view(block)
+        if view is not None:
+            view.refresh_header()
+
     # --- rendering ---------------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Mount the frame's new widgets (one mount per container), push accumulated text to its widgets
+        """Mount the frame's new entries (one mount per container), push accumulated text to its widgets
         (one append per widget) and re-render dirty headers."""
-        if self._mounts:
-            mounts, self._mounts = self._mounts, {}
-            for container, widgets in mounts.items():
-                if container is self.view or (isinstance(container, SubagentBlock) and container.accepts_entries):
-                    # A widget whose entry has another view by now is stale (its block collapsed and expanded).
-                    fresh = [w for w in widgets if getattr(getattr(w, "item", None), "view", w) is w]
-                    container.mount_all(fresh)  # a block collapsed meanwhile rebuilds them when expanded
-        for item in list(self._dirty_text):
-            view = item.view
-            if view is None:
-                del self._dirty_text[item]
-            elif not view.busy:
-                view.push(item.take_pending())
-                del self._dirty_text[item]
+        self.views.flush()
         if self._dirty_blocks:
             blocks = list(self._dirty_blocks)
             self._dirty_blocks.clear()
             for block in blocks:
-                if block.view is not None:
-                    block.view.refresh_header()
+                self._refresh_header(block)
+
+    @property
+    def settled(self) -> bool:
+        """Whether everything received so far has been handed to the widgets (nothing waits for a flush)."""
+        return self.views.settled and not self._dirty_blocks
 
     def tick(self) -> None:
         """Once a second: running blocks' clocks."""
         for block in self.blocks.values():
-            if block.status == "running" and block.view is not None:
-                block.view.refresh_header()
+            if block.status == "running":
+                self._refresh_header(block)
 
     def counts(self) -> tuple[int, int]:
         """(running, queued) subagents."""
@@ -364,9 +342,8 @@ class UIRouter(MessageManager):
         self.main = Transcript()
         self.blocks.clear()
         self._tools.clear()
-        self._dirty_text.clear()
+        self._task_blocks.clear()
         self._dirty_blocks.clear()
-        self._mounts.clear()
-        self._finishing.clear()
+        self.views.clear()
         self.tally = UsageTally()
         self.view.remove_children()

@@ -2,76 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
-import subprocess
-import sys
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from tests.e2e.helpers import MAIN, cli_env
+from tests.e2e.helpers import MAIN
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-class Terminal:
-    """A tmux session running one command, read through capture-pane."""
-
-    def __init__(self, name: str, command: str, env: dict[str, str], cwd: Path) -> None:
-        self.name = name
-        self.tmux = ["tmux", "-L", f"agentcli-test-{os.getpid()}"]  # a private server: no clash with others
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.isidentifier())
-        subprocess.run(
-            [*self.tmux, "new-session", "-d", "-s", name, "-x", "150", "-y", "45", "-c", str(cwd),
-             f"env -i {exports} {command}; sleep 30"],
-            check=True,
-        )
-
-    def screen(self) -> str:
-        out = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
-        return out.stdout
-
-    def wait_for(self, text: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
-            time.sleep(0.1)
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
-
-    def wait_until_exited(self, timeout: float = 20) -> None:
-        """The command has ended (the pane then runs the trailing `sleep`)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            out = subprocess.run([*self.tmux, "list-panes", "-t", self.name, "-F", "#{pane_current_command}"],
-                                 capture_output=True, text=True)
-            if out.stdout.strip() == "sleep":
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the app did not exit; the screen was:\n{self.screen()}")
-            time.sleep(0.1)
-
-    def close(self) -> None:
-        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
-
-
-@pytest.fixture
-def terminal_factory() -> Iterator[list[Terminal]]:
-    made: list[Terminal] = []
-    yield made
-    for term in made:
-        term.close()
+pytestmark = requires_tmux
 
 
 def _task(description: str, tool: ToolCall) -> list[Step]:
@@ -82,7 +19,7 @@ def _task(description: str, tool: ToolCall) -> list[Step]:
     ]
 
 
-def test_tui_in_a_real_terminal(tmp_path: Path, terminal_factory: list[Terminal]) -> None:
+def test_tui_in_a_real_terminal(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "app.py").write_text("print('hello')\n")
@@ -96,17 +33,15 @@ def test_tui_in_a_real_terminal(tmp_path: Path, terminal_factory: list[Terminal]
         *_task("Read the app", ToolCall(name="Read", input={"file_path": "app.py"})),
         Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="FINAL ANSWER: one file, app.py.")),
     ])
-    with FakeLLMServer(script) as server:
-        env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color", COLORTERM="truecolor")
-        command = f"{shlex.quote(sys.executable)} -m agentcli --cwd {shlex.quote(str(ws))}"
-        term = Terminal(f"agentcli-e2e-{uuid.uuid4().hex[:8]}", command, env, ws)
-        terminal_factory.append(term)
+    with (FakeLLMServer(script) as server,
+          AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws) as term):
         term.wait_for("agentcli")
-        term.keys("look around", "Enter")
+        term.type("look around")
+        term.press("Enter")
         screen = term.wait_for("FINAL ANSWER: one file, app.py.")
         screen = term.wait_for("Task completed by explore")
         assert screen.count("Task completed by explore") == 2, screen
         assert "look around" in screen
-        term.keys("C-q")
-        term.wait_until_exited()
+        term.press("C-q")
+        assert term.wait_until_exited() == 0
     server.assert_done()

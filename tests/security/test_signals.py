@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -166,47 +164,27 @@ def test_sigterm_while_subagent_runs_bash_records_its_task_cancelled(tmp_path: P
     assert statuses == ["cancelled", "cancelled"]  # the main session and the subagent's
 
 
-def _agentcli_pid(ws: Path) -> int | None:
-    """The pid of `python -m agentcli --cwd WS` (the TUI), found through /proc."""
-    needle = f"-m\0agentcli\0--cwd\0{ws}\0".encode()
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as fh:
-                    if needle in fh.read():
-                        return int(name)
-            except OSError:
-                continue
-    return None
-
-
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@requires_tmux
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_stop_signal_ends_the_tui_cleanly(sig: signal.Signals, code: int, tmp_path: Path) -> None:
-    from tests.e2e.test_tui_terminal import Terminal
-
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeLLMServer(_bash_script()) as server:
-        env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color", AGENTCLI_PERMISSIONS__MODE="auto")
-        command = f"{shlex.quote(sys.executable)} -m agentcli --cwd {shlex.quote(str(ws))}; echo EXIT=$?"
-        term = Terminal(f"agentcli-sig-{uuid.uuid4().hex[:8]}", command, env, ws)
-        try:
+        env = terminal_env(tmp_path, server, AGENTCLI_PERMISSIONS__MODE="auto")
+        with AgentcliTerminal(["--cwd", str(ws)], env, ws) as term:
             term.wait_for("agentcli")
-            term.keys("run the slow thing", "Enter")
+            term.type("run the slow thing")
+            term.press("Enter")
             deadline = time.monotonic() + 60
             while not (ws / "started.flag").exists():
                 assert time.monotonic() < deadline, term.screen()
                 time.sleep(0.05)
             bg, shell = _pids(ws)
-            pid = _agentcli_pid(ws)
-            assert pid is not None
-            os.kill(pid, sig)
-            screen = term.wait_for(f"EXIT={code}")
-            alternate = subprocess.run([*term.tmux, "display", "-p", "-t", term.name, "#{alternate_on}"],
-                                       capture_output=True, text=True).stdout.strip()
-        finally:
-            term.close()
+            os.kill(term.pid, sig)
+            exit_status = term.wait_until_exited()
+            screen = term.screen()
+            alternate = term.pane("#{alternate_on}")
+    assert exit_status == code, screen
     assert "Traceback" not in screen
     assert alternate == "0"  # the app left the alternate screen: the terminal was restored
     _wait_gone([bg, shell], shell)

@@ -21,6 +21,7 @@ from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step,
 from tests.e2e.helpers import MAIN, cli_env
 from tests.subagents.harness import MAIN as HARNESS_MAIN
 from tests.subagents.harness import build_harness, requests_for, sub, task_call
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 from tests.ui.conftest import make_app, workspace  # noqa: F401  (Pilot fixtures)
 
 # Everything a terminal acts on instead of showing: C0 controls but \n and \t (ESC, BEL, CR, BS...), DEL,
@@ -332,7 +333,7 @@ async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
 ) -> None:
     from agentcli.ui.widgets.message_list import AssistantText, StreamText
     from agentcli.ui.widgets.tool_call import ToolCallView
-    from tests.ui.conftest import idle, screen_text, submit, task
+    from tests.ui.conftest import block_view, idle, screen_text, submit, task, wait_for
 
     (workspace / "notes.txt").write_text(f"file says {MARKUP} {HOSTILE}\n", encoding="utf-8")
     desc = f"Check {TITLE}[bold]notes[/bold]"
@@ -352,9 +353,9 @@ async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
             (read,) = [v for v in app.query(ToolCallView) if v.item.name == "Read"]
             read.action_toggle_output()
             (block,) = app.router.blocks.values()
-            assert block.view is not None
-            block.view.set_collapsed(False)
-            await pilot.pause(0.1)
+            view = block_view(app, block)
+            view.collapsed = False
+            await wait_for(pilot, lambda: view.query(StreamText) and all(w.is_mounted for w in view.query(StreamText)))
             rendered = _all_rendered_text(app)
             assert not RAW_CONTROL.findall(rendered), RAW_CONTROL.findall(rendered)
             shown = screen_text(app)
@@ -388,7 +389,7 @@ async def test_tui_opens_only_http_links_from_model_text(
             view = app.query(AssistantText).last()
             for href in ("https://example.com/docs", "file:///etc/passwd", "x-scheme-handler:evil"):
                 view.post_message(Markdown.LinkClicked(view, href))
-            await pilot.pause(0.1)
+            await pilot.pause()  # the three messages are handled
     assert opened == ["https://example.com/docs"]
 
 
@@ -417,36 +418,23 @@ async def test_tui_approval_dialog_shows_a_hostile_command_literally(
     server.assert_done()
 
 
+@requires_tmux
 def test_tui_in_a_real_terminal_cannot_retitle_it(tmp_path: Path) -> None:
     """The real TUI in tmux: a model's OSC 0/2 title sequences are shown, never obeyed (pane title unchanged)."""
-    import shlex
-    import shutil
-    import uuid
-
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    from tests.e2e.test_tui_terminal import Terminal
-
     ws = tmp_path / "ws"
     ws.mkdir()
     answer = f"TITLE TEST {TITLE} and \x1b]2;pwned2\x1b\\ and \x9d2;pwned3\x9c END"
     script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text=answer))])
-    with FakeLLMServer(script) as server:
-        env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color")
-        command = f"{shlex.quote(sys.executable)} -m agentcli --cwd {shlex.quote(str(ws))}"
-        term = Terminal(f"agentcli-sec-{uuid.uuid4().hex[:8]}", command, env, ws)
-        try:
-            term.wait_for("agentcli")
-            title = subprocess.run([*term.tmux, "display-message", "-p", "-t", term.name, "#{pane_title}"],
-                                   capture_output=True, text=True).stdout
-            term.keys("say it", "Enter")
-            screen = term.wait_for("END")
-            assert "TITLE TEST ␛]0;pwned␇" in screen
-            after = subprocess.run([*term.tmux, "display-message", "-p", "-t", term.name, "#{pane_title}"],
-                                   capture_output=True, text=True).stdout
-            assert "pwned" not in after and after == title
-            term.keys("C-q")
-            term.wait_until_exited()
-        finally:
-            term.close()
+    with (FakeLLMServer(script) as server,
+          AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws) as term):
+        term.wait_for("agentcli")
+        title = term.pane("#{pane_title}")
+        term.type("say it")
+        term.press("Enter")
+        screen = term.wait_for("END")
+        assert "TITLE TEST ␛]0;pwned␇" in screen
+        after = term.pane("#{pane_title}")
+        assert "pwned" not in after and after == title
+        term.press("C-q")
+        term.wait_until_exited()
     server.assert_done()

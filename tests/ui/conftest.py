@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import html
+import inspect
 import os
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 from agentcli.config import load_config
 from agentcli.conversation import Conversation
 from agentcli.testing.fake_llm import FakeLLMServer, ToolCall
 from agentcli.ui.app import AgentApp
+from agentcli.ui.model import BlockItem, Entry
 from agentcli.ui.widgets.approval import Approvals
+from agentcli.ui.widgets.subagent_block import SubagentBlock
 
 MAIN = "You are agentcli"  # the main agent's system prompt starts with this
 SIZE = (120, 50)
@@ -36,11 +41,19 @@ def sub(description: str) -> str:
     return f"# Task\n{description}"
 
 
-async def wait_for(pilot: Pilot[Any], predicate: Callable[[], object], timeout: float = 10.0) -> None:
-    """Poll `predicate` (letting the app run between polls) until it holds; fail after `timeout` seconds."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await pilot.pause(0.02)
+async def wait_for(pilot: Pilot[Any], predicate: Callable[[], object], timeout: float = 20.0,
+                   what: str = "") -> None:
+    """Wait until `predicate()` holds, letting the app run (until it is idle) between checks; fail with a clear
+    message after `timeout` seconds. This waits for the state itself, never for a guessed delay."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            name = what or getattr(predicate, "__name__", "condition")
+            if name == "<lambda>":
+                with contextlib.suppress(OSError):
+                    name = inspect.getsource(predicate).strip()
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {name}")
+        await pilot.pause()
 
 
 async def submit(pilot: Pilot[Any], text: str) -> None:
@@ -52,12 +65,25 @@ async def submit(pilot: Pilot[Any], text: str) -> None:
     await pilot.pause()
 
 
-async def idle(pilot: Pilot[Any], timeout: float = 15.0) -> None:
-    """Wait until no turn runs and every batched update is on screen."""
+async def idle(pilot: Pilot[Any], timeout: float = 30.0) -> None:
+    """Wait until no turn runs and every batched update is on screen (flushed by the frame timer, then mounted)."""
     app = pilot.app
     assert isinstance(app, AgentApp)
-    await wait_for(pilot, lambda: not app.turn_running, timeout)
-    await pilot.pause(0.1)  # one more frame: the router's batched flush
+    await wait_for(pilot, lambda: not app.turn_running, timeout, "the turn to end")
+    await wait_for(pilot, lambda: app.router.settled, timeout, "the router's batched updates to be flushed")
+    await pilot.pause()  # the flushed widgets mount
+
+
+def shown(app: AgentApp, entry: Entry) -> Widget | None:
+    """The widget that shows `entry` now (None: not shown, e.g. inside a collapsed block)."""
+    return app.router.views.get(entry)
+
+
+def block_view(app: AgentApp, block: BlockItem) -> SubagentBlock:
+    """The widget of a block that is shown."""
+    view = app.router.views.block_view(block)
+    assert view is not None, f"block {block.description!r} is not shown"
+    return view
 
 
 def screen_text(app: AgentApp) -> str:

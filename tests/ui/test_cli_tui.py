@@ -7,11 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pexpect
-import pytest
-
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
-from tests.e2e.helpers import cli_env
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 from tests.ui.conftest import MAIN
 
 
@@ -48,25 +45,19 @@ def test_an_unknown_cwd_is_bad_usage(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "is not a directory" in proc.stderr
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+@requires_tmux
 def test_the_tui_in_a_real_terminal(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="ping"),
                                 reply=Reply(text="PONG-FROM-FAKE"))])
-    with FakeLLMServer(script) as server:
-        env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color", COLUMNS="100", LINES="30")
-        child = pexpect.spawn(sys.executable, ["-m", "agentcli", "--cwd", str(ws)], env=env,  # type: ignore[arg-type]
-                              dimensions=(30, 100), encoding="utf-8", timeout=30)
-        try:
-            child.expect("Type a task")
-            child.send("ping")
-            child.expect("ping")
-            child.send("\r")  # sent at once: the turn waits for the SDK import if it is still running
-            child.expect("PONG-FROM-FAKE")
-            child.sendcontrol("q")
-            child.expect(pexpect.EOF)
-        finally:
-            child.close()
-        assert child.exitstatus == 0
+    with (FakeLLMServer(script) as server,
+          AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws, size=(100, 30)) as term):
+        term.wait_for("Type a task")
+        term.type("ping")
+        term.wait_for("ping")
+        term.press("Enter")  # at once: the turn waits for the SDK import if it is still running
+        term.wait_for("PONG-FROM-FAKE")
+        term.press("C-q")
+        assert term.wait_until_exited() == 0
     server.assert_done()

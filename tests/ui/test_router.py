@@ -29,15 +29,22 @@ from agentcli.ui.widgets.tool_call import ToolCallView
 
 
 class RouterApp(App[None]):
-    """Just the conversation view and a router."""
+    """Just the conversation view and a router; it notes the blocks' Expanded / Collapsed messages."""
 
     def __init__(self) -> None:
         super().__init__()
         self.view = MessageList()
         self.router = UIRouter(self.view)
+        self.toggles: list[tuple[str, str]] = []
 
     def compose(self) -> Any:
         yield self.view
+
+    def on_subagent_block_expanded(self, message: SubagentBlock.Expanded) -> None:
+        self.toggles.append(("expanded", message.control.item.task_id))
+
+    def on_subagent_block_collapsed(self, message: SubagentBlock.Collapsed) -> None:
+        self.toggles.append(("collapsed", message.block.item.task_id))
 
 
 def wrap(event: Event, *task_ids: str) -> Event:
@@ -89,22 +96,25 @@ async def test_nested_events_find_their_block_and_text_is_batched() -> None:
         (text,) = [e for e in b.items if isinstance(e, TextItem)]
         assert text.text == "Hello from **B**" and not [e for e in a.items if isinstance(e, TextItem)]
         await settle(pilot, r)
-        assert isinstance(text.view, StreamText) and text.view.parent is b.view and b.view.parent is a.view
-        assert str(text.view.render()) == "Hello from **B**"  # plain text inside a block, its tail while live
+        text_view, a_view, b_view = r.views.get(text), r.views.get(a), r.views.get(b)
+        assert isinstance(text_view, StreamText) and text_view.parent is b_view and b_view is not None
+        assert b_view.parent is a_view
+        assert str(text_view.render()) == "Hello from **B**"  # plain text inside a block, its tail while live
         # Later deltas wait for the next flush, then reach the widget in one update.
         r(wrap(delta(" and more", "explore#1"), "A", "B"))
-        assert str(text.view.render()) == "Hello from **B**" and text.pending == [" and more"]
+        assert str(text_view.render()) == "Hello from **B**" and r.views.pending_text(text) == " and more"
         await settle(pilot, r)
-        assert str(text.view.render()) == "Hello from **B** and more" and text.pending == []
+        assert str(text_view.render()) == "Hello from **B** and more" and r.views.pending_text(text) == ""
         # The main agent's text is Markdown, appended in batches.
         r(delta("# Title\n\nmain "))
         await settle(pilot, r)
         r(delta("text"))
         r(delta(" streams"))
         (main_text,) = [e for e in r.main.items if isinstance(e, TextItem)]
-        assert isinstance(main_text.view, AssistantText) and main_text.pending == ["text", " streams"]
+        main_view = r.views.get(main_text)
+        assert isinstance(main_view, AssistantText) and r.views.pending_text(main_text) == "text streams"
         await settle(pilot, r)
-        assert main_text.view.source == "# Title\n\nmain text streams"
+        assert main_view.source == "# Title\n\nmain text streams"
         # Tool calls are keyed by owner: the same id in two agents never collides.
         r(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Read", args={}, summary="main.py"))
         r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Grep", args={}, summary="x"), "A", "B"))
@@ -124,26 +134,27 @@ async def test_a_collapsed_block_keeps_data_but_mounts_no_body() -> None:
         r(added("A", "c1"))
         await settle(pilot, r)
         a = r.blocks["A"]
-        assert a.view is not None
-        a.view.set_collapsed(True)
+        view = r.views.block_view(a)
+        assert view is not None
+        view.collapsed = True
         await settle(pilot, r)
         for i in range(50):
             r(wrap(delta(f"chunk {i} ", "explore#1"), "A"))
             r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id=f"t{i}", name="Read", args={},
                                         summary=f"f{i}.py"), "A"))
         await settle(pilot, r)
-        assert list(a.view.children) == [a.view.header]
+        assert list(view.children) == [view.header]
         assert not app.query(StreamText) and not app.query(ToolCallView)
-        assert len(a.items) == 100 and all(e.view is None for e in a.items)
-        a.view.set_collapsed(False)  # expanding builds the body from the kept data
+        assert len(a.items) == 100 and all(r.views.get(e) is None for e in a.items)
+        view.collapsed = False  # expanding builds the body from the kept data
         await settle(pilot, r)
-        assert len(a.view.query(ToolCallView)) == 50 and len(a.view.query(StreamText)) == 50
+        assert len(view.query(ToolCallView)) == 50 and len(view.query(StreamText)) == 50
         r(wrap(delta("pending while collapsing", "explore#1"), "A"))
         r(wrap(SubagentBlockFinishedEvent(session_id="s", task_id="A", status="completed",
                                           short_result="Task completed by explore", elapsed_ms=1500), ))
         await settle(pilot, r)
-        assert a.collapsed and list(a.view.children) == [a.view.header]
-        assert "Task completed by explore" in str(a.view.header.render()) and "1.5s" in str(a.view.header.render())
+        assert a.collapsed and view.collapsed and list(view.children) == [view.header]
+        assert "Task completed by explore" in str(view.header.render()) and "1.5s" in str(view.header.render())
 
 
 async def test_usage_retry_and_subagent_prompt() -> None:
@@ -178,13 +189,13 @@ async def test_collapse_and_expand_before_a_flush_mounts_each_entry_once() -> No
         r(task_started("c1"))
         r(added("A", "c1"))
         await settle(pilot, r)
-        a = r.blocks["A"]
-        assert a.view is not None
+        view = r.views.block_view(r.blocks["A"])
+        assert view is not None
         r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Read", args={}, summary="x.py"), "A"))
-        a.view.set_collapsed(True)  # a fast double click, between two frames
-        a.view.set_collapsed(False)
+        view.collapsed = True  # a fast double click, between two frames
+        view.collapsed = False
         await settle(pilot, r)
-        assert len(a.view.query(ToolCallView)) == 1
+        assert len(view.query(ToolCallView)) == 1
 
 
 async def test_a_complete_block_text_shows_whole_only_once_the_subagent_goes_on() -> None:
@@ -199,7 +210,7 @@ async def test_a_complete_block_text_shows_whole_only_once_the_subagent_goes_on(
         r(wrap(delta("\n".join(lines), "explore#1"), "A"))
         await settle(pilot, r)
         (text,) = [e for e in a.items if isinstance(e, TextItem)]
-        view = text.view
+        view = r.views.get(text)
         assert isinstance(view, StreamText)
         r(wrap(MessageAddedEvent(session_id="s", seq=1, message=Message(role="assistant", content=[])), "A"))
         assert text.done and view.live and str(view.render()).splitlines() == lines[-4:]  # still its tail

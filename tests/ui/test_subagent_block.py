@@ -7,7 +7,19 @@ from agentcli.ui.app import AgentApp
 from agentcli.ui.model import BlockItem, TextItem, ToolItem
 from agentcli.ui.widgets.subagent_block import SubagentBlock
 from agentcli.ui.widgets.tool_call import ToolCallView
-from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, screen_text, sub, submit, task, wait_for
+from tests.ui.conftest import (
+    MAIN,
+    SIZE,
+    MakeApp,
+    block_view,
+    idle,
+    screen_text,
+    shown,
+    sub,
+    submit,
+    task,
+    wait_for,
+)
 
 TOPICS = ("Inspect config module", "Inspect auth module", "Inspect readme file")
 
@@ -47,7 +59,7 @@ async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_resu
             fast, slow = blocks["Inspect config module"], blocks["Inspect readme file"]
             await wait_for(pilot, lambda: fast.status == "completed")
             assert slow.status == "running"
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: views["Inspect config module"].has_class("-collapsed"))
             assert fast.collapsed and views["Inspect config module"].has_class("-collapsed")
             assert not views["Inspect readme file"].has_class("-collapsed")
             assert "Task completed by explore" in str(views["Inspect config module"].header.render())
@@ -100,7 +112,7 @@ async def test_expanding_a_finished_block_shows_its_tool_calls(make_app: MakeApp
             await pilot.click(view.header)  # a click on the header collapses it again
             await pilot.pause()
             assert view.item.collapsed and list(view.children) == [view.header]
-            assert tool.item.view is None
+            assert app.router.views.get(tool.item) is None
     server.assert_done()
 
 
@@ -118,10 +130,9 @@ async def test_cancelling_one_block_leaves_its_siblings_running(make_app: MakeAp
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, "search twice")
             await wait_for(pilot, lambda: len(_blocks(app)) == 2 and all(
-                b.status == "running" and b.view is not None for b in _blocks(app).values()))
+                b.status == "running" and shown(app, b) is not None for b in _blocks(app).values()))
             hanging, quick = _blocks(app)["Hanging search job"], _blocks(app)["Quick search job"]
-            assert hanging.view is not None
-            hanging.view.header.focus()
+            block_view(app, hanging).header.focus()
             await pilot.pause()
             assert "cancel_subagent" in {b.binding.action for b in app.active_bindings.values()}
             await pilot.press("x")
@@ -131,7 +142,7 @@ async def test_cancelling_one_block_leaves_its_siblings_running(make_app: MakeAp
             await idle(pilot)
             assert quick.status == "completed"
             assert hanging.short_result == "Task failed: cancelled"
-            assert hanging.view is not None and "⊘ cancelled" in str(hanging.view.header.render())
+            assert "⊘ cancelled" in str(block_view(app, hanging).header.render())
             records = {r.description: r.status for r in app.conversation.runner.records()}
             assert records == {"Hanging search job": "cancelled", "Quick search job": "completed"}
             # The parent's next request carries the cancelled task's tool error.
@@ -157,21 +168,21 @@ async def test_nested_subagents_nest_inside_their_parent_block(make_app: MakeApp
         app = make_app(server)
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, "go deep")
-            await wait_for(pilot, lambda: len(_blocks(app)) == 2 and _blocks(app)["Level two work"].view is not None)
+            await wait_for(pilot, lambda: len(_blocks(app)) == 2 and shown(app, _blocks(app)["Level two work"]))
             outer, inner = _blocks(app)["Level one work"], _blocks(app)["Level two work"]
             assert inner.parent is outer and inner.depth == 2 and inner in outer.items
-            assert inner.view is not None and inner.view.parent is outer.view  # nested in the parent's block
+            assert block_view(app, inner).parent is block_view(app, outer)  # nested in the parent's block
             assert outer.agent == "general#1" and inner.agent == "explore#1"
             # The nested block replaced the Task call inside the parent block.
             assert not [e for e in outer.items if isinstance(e, ToolItem) and e.name == "Task"]
             await wait_for(pilot, lambda: inner.status == "completed")
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: block_view(app, inner).has_class("-collapsed"))
             assert inner.collapsed and outer.status == "running" and not outer.collapsed
             await idle(pilot)
-            assert outer.collapsed and outer.view is not None and inner.view is None  # folded inside its parent
-            outer.view.header.focus()
+            assert outer.collapsed and shown(app, inner) is None  # folded inside its parent
+            block_view(app, outer).header.focus()
             await pilot.press("enter")
             await pilot.pause()
-            assert inner.view is not None and inner.view.parent is outer.view and inner.collapsed
-            assert "Task completed by explore" in str(inner.view.header.render())
+            assert block_view(app, inner).parent is block_view(app, outer) and inner.collapsed
+            assert "Task completed by explore" in str(block_view(app, inner).header.render())
     server.assert_done()

@@ -10,7 +10,7 @@ import pytest
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Script, Step
 from agentcli.ui.model import BlockItem, TextItem, ThinkingItem
 from agentcli.ui.widgets.message_list import AssistantText, ThinkingView
-from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, screen_text, sub, submit, task
+from tests.ui.conftest import MAIN, SIZE, MakeApp, block_view, idle, screen_text, shown, sub, submit, task, wait_for
 
 PIECES = [f"step {i} of my reasoning; " for i in range(40)]
 THOUGHT = "".join(PIECES)
@@ -63,15 +63,16 @@ async def test_main_thinking_streams_batched_and_folds_when_the_answer_starts(
             thinking = [e for e in app.router.main.items if isinstance(e, ThinkingItem)]
             answers = [e for e in app.router.main.items if type(e) is TextItem]
             assert len(thinking) == 1 and thinking[0].text == THOUGHT and thinking[0].done
-            assert len(answers) == 1 and isinstance(answers[0].view, AssistantText)
-            assert answers[0].view.source == "The answer is 42."  # the reasoning is never part of the answer
+            answer = shown(app, answers[0]) if answers else None
+            assert len(answers) == 1 and isinstance(answer, AssistantText)
+            assert answer.source == "The answer is 42."  # the reasoning is never part of the answer
             # It streamed into its widget in batched updates, not one per delta.
             assert 1 <= len(pushes) < len(PIECES) / 2, len(pushes)
             view = app.query_one(ThinkingView)
             assert not view.has_class("-live") and view.styles.text_style.italic
-            shown = screen_text(app)
-            assert "∴ thought (200 words) · click to show" in shown and "step 39" not in shown
-            assert "The answer is 42." in shown
+            screen = screen_text(app)
+            assert "∴ thought (200 words) · click to show" in screen and "step 39" not in screen
+            assert "The answer is 42." in screen
     server.assert_done()
 
 
@@ -93,9 +94,9 @@ async def test_subagent_thinking_streams_in_its_block(make_app: MakeApp) -> None
             assert thinking.text == "".join(PIECES[:5]) and thinking.done
             assert block.short_result and "step 0" not in block.short_result
             assert not [e for e in app.router.main.items if isinstance(e, ThinkingItem)]
-            assert block.view is not None
-            block.view.set_collapsed(False)
-            await pilot.pause(0.1)
-            (view,) = block.view.query(ThinkingView)
+            view_of_block = block_view(app, block)
+            view_of_block.collapsed = False
+            await wait_for(pilot, lambda: [v.is_mounted for v in view_of_block.query(ThinkingView)] == [True])
+            (view,) = view_of_block.query(ThinkingView)
             assert str(view.render()).startswith("∴ thought (25 words)")
     server.assert_done()

@@ -32,25 +32,27 @@ async def test_main_thinking_streams_dimmed_in_batches_and_folds_when_the_answer
         r(think("Let me look "))
         await settle(pilot, r)
         (item,) = r.main.items
-        assert isinstance(item, ThinkingItem) and isinstance(item.view, ThinkingView)
-        view = item.view
+        view = r.views.get(item)
+        assert isinstance(item, ThinkingItem) and isinstance(view, ThinkingView)
         assert view.has_class("-live") and view.styles.text_style.italic
         assert str(view.render()).splitlines() == ["∴ thinking…", "Let me look"]
         # Later deltas only accumulate until the next flush, then reach the widget in one update.
         r(think("at the config "))
         r(think("loader."))
-        assert item.pending == ["at the config ", "loader."]
+        assert r.views.pending_text(item) == "at the config loader."
         assert str(view.render()).splitlines()[-1] == "Let me look"
         await settle(pilot, r)
-        assert item.pending == [] and str(view.render()).splitlines()[-1] == "Let me look at the config loader."
+        assert r.views.pending_text(item) == ""
+        assert str(view.render()).splitlines()[-1] == "Let me look at the config loader."
         # The answer starts: the reasoning folds to one line and the answer is its own Markdown item below it.
         r(say("It is in `config.py`."))
         await settle(pilot, r)
         assert item.done and not view.has_class("-live")
         assert str(view.render()) == "∴ thought (7 words) · click to show"
         thinking, answer = r.main.items
-        assert thinking is item and isinstance(answer, TextItem) and isinstance(answer.view, AssistantText)
-        assert "Let me look" not in answer.view.source and answer.view.source == "It is in `config.py`."
+        answer_view = r.views.get(answer)
+        assert thinking is item and isinstance(answer, TextItem) and isinstance(answer_view, AssistantText)
+        assert "Let me look" not in answer_view.source and answer_view.source == "It is in `config.py`."
         # A click unfolds the whole reasoning, another folds it again.
         await pilot.click(ThinkingView)
         assert str(view.render()).splitlines()[1] == "Let me look at the config loader."
@@ -73,7 +75,8 @@ async def test_thinking_folds_when_a_tool_call_starts_or_the_turn_ends() -> None
                                                      TextBlock(text="done")])
         r(MessageAddedEvent(session_id="s", seq=3, message=message))
         await settle(pilot, r)
-        assert second.done and isinstance(second.view, ThinkingView) and not second.view.has_class("-live")
+        second_view = r.views.get(second)
+        assert second.done and isinstance(second_view, ThinkingView) and not second_view.has_class("-live")
         # A turn that ends mid-reasoning (an error, a stop) folds it too.
         r(think("half a thought"))
         r(RunFinishedEvent(session_id="s", status="cancelled", result="", turns=1))
@@ -105,23 +108,25 @@ async def test_subagent_thinking_streams_in_its_block_apart_from_its_text() -> N
             r(wrap(think(piece, "explore#1"), "A"))
         await settle(pilot, r)
         (item,) = [e for e in a.items if isinstance(e, ThinkingItem)]
-        assert isinstance(item.view, ThinkingView) and item.view.parent is a.view
-        assert str(item.view.render()).splitlines() == ["∴ thinking…", "Which file holds it?"]
+        item_view = r.views.get(item)
+        assert isinstance(item_view, ThinkingView) and item_view.parent is r.views.get(a)
+        assert str(item_view.render()).splitlines() == ["∴ thinking…", "Which file holds it?"]
         assert r.main.current_thinking is None  # the main transcript has none of it
         r(wrap(say("config.py", "explore#1"), "A"))
         await settle(pilot, r)
-        assert item.done and str(item.view.render()).startswith("∴ thought (4 words)")
+        assert item.done and str(item_view.render()).startswith("∴ thought (4 words)")
         (text,) = [e for e in a.items if type(e) is TextItem]
-        assert isinstance(text.view, StreamText) and text.text == "config.py"
+        assert isinstance(r.views.get(text), StreamText) and text.text == "config.py"
         # A block collapsed and expanded again rebuilds the folded reasoning.
         r(wrap(think("more thought", "explore#1"), "A"))
         r(SubagentBlockFinishedEvent(session_id="s", task_id="A", status="completed", short_result="config.py"))
         await settle(pilot, r)
         assert all(e.done for e in a.items if isinstance(e, ThinkingItem)) and not app.query(ThinkingView)
-        assert a.view is not None
-        a.view.set_collapsed(False)
+        block_view = r.views.block_view(a)
+        assert block_view is not None
+        block_view.collapsed = False
         await settle(pilot, r)
-        views = list(a.view.query(ThinkingView))
+        views = list(block_view.query(ThinkingView))
         assert len(views) == 2 and all(not v.has_class("-live") for v in views)
 
 
@@ -138,6 +143,7 @@ async def test_reasoning_after_some_text_ends_that_text_and_the_next_answer_is_a
         a = r.blocks["A"]
         first, thought, second = a.items
         assert isinstance(first, TextItem) and first.done and first.text == "Partial answer."
-        assert isinstance(first.view, StreamText) and not first.view.live  # shown whole, not as a live tail
+        first_view = r.views.get(first)
+        assert isinstance(first_view, StreamText) and not first_view.live  # shown whole, not as a live tail
         assert isinstance(thought, ThinkingItem) and thought.done
         assert type(second) is TextItem and second.text == "Better answer." and not second.done

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import pexpect
 import pytest
 
 from agentcli import trust
@@ -13,7 +11,7 @@ from agentcli.config import LoadedConfig, load_config
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.ui import app as app_module
 from agentcli.ui.widgets.trust import TrustApp
-from tests.e2e.helpers import cli_env
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 from tests.ui.conftest import MAIN, SIZE
 
 HOSTILE = """\
@@ -81,26 +79,23 @@ def test_run_tui_asks_only_when_trust_would_change_something(
     assert len(asked) == 1
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+@requires_tmux
 @pytest.mark.parametrize("answer", ["t", "c"])
 def test_trust_prompt_in_a_real_terminal(tmp_path: Path, answer: str) -> None:
     ws = _workspace(tmp_path, '[permissions]\nmode = "auto"\n')
     script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="PONG-FROM-FAKE"))])
     with FakeLLMServer(script) as server:
-        env = cli_env("anthropic", server, tmp_path, TERM="xterm-256color", COLUMNS="100", LINES="30")
-        child = pexpect.spawn(sys.executable, ["-m", "agentcli", "--cwd", str(ws)], env=env,  # type: ignore[arg-type]
-                              dimensions=(30, 100), encoding="utf-8", timeout=30)
-        try:
-            child.expect("Do you trust the workspace")
-            child.send(answer)
-            child.expect("Type a task")
-            child.send("ping\r")
-            child.expect("PONG-FROM-FAKE")
-            child.sendcontrol("q")
-            child.expect(pexpect.EOF)
-        finally:
-            child.close()
-    assert child.exitstatus == 0
+        env = terminal_env(tmp_path, server)
+        with AgentcliTerminal(["--cwd", str(ws)], env, ws, size=(100, 30)) as term:
+            term.wait_for("Do you trust the workspace")
+            term.press(answer)
+            term.wait_for("Type a task")
+            term.type("ping")
+            term.press("Enter")
+            term.wait_for("PONG-FROM-FAKE")
+            term.press("C-q")
+            exit_status = term.wait_until_exited()
+    assert exit_status == 0
     data_env = {"XDG_DATA_HOME": env["XDG_DATA_HOME"]}
     assert trust.is_trusted(ws, data_env) is (answer == "t")
     server.assert_done()

@@ -6,7 +6,7 @@ from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
 from agentcli.ui.widgets.message_list import AssistantText, MessageList, NoteLine
 from agentcli.ui.widgets.prompt_input import PromptInput
 from agentcli.ui.widgets.status_bar import Status, StatusBar
-from agentcli.ui.widgets.subagent_block import BlockHeader, SubagentBlock, entry_view
+from agentcli.ui.widgets.subagent_block import BlockHeader, SubagentBlock
 from agentcli.ui.widgets.tool_call import ToolCallView
 
 __all__ = [
@@ -21,5 +21,4 @@ __all__ = [
     "StatusBar",
     "SubagentBlock",
     "ToolCallView",
-    "entry_view",
 ]

@@ -54,11 +54,6 @@ class AssistantText(Markdown):
         if chunk:
             self._appending = self.append(chunk)
 
-    def on_unmount(self) -> None:
-        """Stop receiving text once removed."""
-        if self.item.view is self:
-            self.item.view = None
-
 
 TAIL_ROWS = 4
 
@@ -81,10 +76,24 @@ class StreamText(Static):
     lines, wrapped here, so five parallel streams cost a few short lines per frame and no relayout
     unless the line count changes; once the message is complete it shows the whole text."""
 
-    def __init__(self, item: TextItem) -> None:
+    DEFAULT_CSS = """
+    StreamText {
+        width: 1fr;
+        margin: 0;
+        color: $text;
+
+        &.-tail {
+            text-wrap: nowrap;
+            text-overflow: clip;
+            color: $text-muted;
+        }
+    }
+    """
+
+    def __init__(self, item: TextItem, *, live: bool | None = None) -> None:
         super().__init__("", markup=False, classes="stream-text")
         self.item = item
-        self.live = not item.done
+        self.live = not item.done if live is None else live  # a complete text can still show as its tail
         self._rows = -1
         self.set_class(self.live, "-tail")
 
@@ -121,11 +130,6 @@ class StreamText(Static):
         layout = len(lines) != self._rows
         self._rows = len(lines)
         self.update("\n".join(lines), layout=layout)
-
-    def on_unmount(self) -> None:
-        """Stop receiving text once removed."""
-        if self.item.view is self:
-            self.item.view = None
 
 
 THINKING_LABEL = "∴ thinking…"
@@ -202,11 +206,6 @@ class ThinkingView(Static, can_focus=False):
         self._rows = len(lines)
         self.update("\n".join(lines), layout=layout)
 
-    def on_unmount(self) -> None:
-        """Stop receiving text once removed."""
-        if self.item.view is self:
-            self.item.view = None
-
 
 TextView = AssistantText | StreamText | ThinkingView
 
@@ -214,11 +213,26 @@ TextView = AssistantText | StreamText | ThinkingView
 class NoteLine(Static):
     """A prompt the person sent, an error, or a notice (plain text, never markup)."""
 
+    DEFAULT_CSS = """
+    NoteLine {
+        width: 1fr;
+        margin: 1 0 0 0;
+
+        &.-user {
+            color: $text;
+            background: $boost;
+            border-left: outer $primary;
+            padding: 0 1;
+        }
+        &.-info {
+            color: $text-muted;
+        }
+        &.-error {
+            color: $text-error;
+        }
+    }
+    """
+
     def __init__(self, item: NoteItem) -> None:
         super().__init__(terminal_safe(item.text), markup=False, classes=f"note -{item.kind}")
         self.item = item
-
-    def on_unmount(self) -> None:
-        """Forget the widget once removed."""
-        if self.item.view is self:
-            self.item.view = None

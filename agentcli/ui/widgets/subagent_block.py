@@ -1,36 +1,27 @@
 """SubagentBlock: one collapsible block per Task call, live while the subagent runs.
 
-Modelled on Textual's `Collapsible`: a focusable header that toggles on click or Enter, and a
-`collapsed` state kept in a CSS class. Unlike `Collapsible`, a collapsed block mounts nothing but
-its header: the body's widgets are built from the block's `BlockItem` when it is expanded and
-removed when it collapses, so finished blocks cost one line each however long their transcripts.
+Built on Textual's `Collapsible` idioms: its look in `DEFAULT_CSS`, a focusable header that asks for a
+toggle on click or Enter, a reactive `collapsed` whose watcher does the work, and `Expanded` / `Collapsed`
+messages (both `Toggled`) posted on every change. Unlike `Collapsible`, a collapsed block mounts nothing
+but its header: the body's widgets are built from the block's `BlockItem` (through the `BlockBody` it is
+given, which records which widget shows which item) when it expands, and removed when it collapses, so
+finished blocks cost one line each however long their transcripts.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Iterable
+from typing import Any, ClassVar, Protocol
 
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agentcli.ui.model import (
-    BlockItem,
-    Entry,
-    NoteItem,
-    TextItem,
-    ThinkingItem,
-    ToolItem,
-    compact_tokens,
-    detach,
-    format_seconds,
-)
-from agentcli.ui.widgets.message_list import AssistantText, NoteLine, StreamText, ThinkingView
-from agentcli.ui.widgets.tool_call import ToolCallView
+from agentcli.ui.model import BlockItem, Entry, compact_tokens, format_seconds
 
 STATUS_LOOK: dict[str, tuple[str, str, str]] = {
     "queued": ("◌", "queued", "$text-muted"),
@@ -43,47 +34,114 @@ STATUS_LOOK: dict[str, tuple[str, str, str]] = {
 }
 
 
-def entry_view(entry: Entry, *, in_block: bool) -> Widget:
-    """Build the widget that shows one transcript entry, and link the entry to it. Text is Markdown in the
-    main view and plain text inside subagent blocks."""
-    view: Widget
-    if isinstance(entry, ThinkingItem):  # dimmed, apart from the answer, in the main view and in blocks alike
-        entry.pending.clear()
-        view = entry.view = ThinkingView(entry)
-    elif isinstance(entry, TextItem):
-        entry.pending.clear()  # the new widget starts with the whole text
-        view = entry.view = StreamText(entry) if in_block else AssistantText(entry)
-    elif isinstance(entry, ToolItem):
-        view = entry.view = ToolCallView(entry)
-    elif isinstance(entry, BlockItem):
-        view = entry.view = SubagentBlock(entry)
-    else:
-        assert isinstance(entry, NoteItem)
-        view = entry.view = NoteLine(entry)
-    return view
+class BlockBody(Protocol):
+    """Builds the widgets of a block's entries and forgets them when they are removed (the router's views)."""
+
+    def build(self, entry: Entry, *, in_block: bool) -> Widget:
+        """A new widget showing `entry`."""
+        ...
+
+    def forget(self, entries: Iterable[Entry]) -> None:
+        """`entries` (and everything nested in them) are no longer shown."""
+        ...
 
 
 class BlockHeader(Static, can_focus=True):
     """The block's one-line header; focus it to cancel or toggle the block from the keyboard."""
 
     ALLOW_SELECT = False
+    DEFAULT_CSS = """
+    BlockHeader {
+        width: 1fr;
+        height: auto;
+        max-height: 2;
+        padding: 0 1 0 0;
 
-    class Clicked(Message):
-        """The header was clicked."""
+        &:hover {
+            background: $block-hover-background;
+        }
+        &:focus {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+    }
+    """
+
+    class Toggle(Message):
+        """The header asks its block to toggle (a click; Enter is the block's binding)."""
 
     def on_click(self, event: events.Click) -> None:
         """Ask the block to toggle."""
         event.stop()
-        self.post_message(self.Clicked())
+        self.post_message(self.Toggle())
 
 
-class SubagentBlock(Vertical):
+class SubagentBlock(Widget):
     """A subagent's live block: header (type, description, model, status, time, tools, tokens) and body."""
 
+    DEFAULT_CSS = """
+    SubagentBlock {
+        layout: vertical;
+        width: 1fr;
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 0 0 1;
+        border-left: heavy $accent 60%;
+        background: $surface;
+
+        &.-collapsed {
+            margin: 0;
+            border-left: heavy $panel;
+        }
+        &.-completed {
+            border-left: heavy $success 50%;
+        }
+        &.-failed, &.-timed_out, &.-budget_exceeded {
+            border-left: heavy $error 60%;
+        }
+        &.-cancelled {
+            border-left: heavy $warning 60%;
+        }
+        & SubagentBlock {
+            background: $surface-lighten-1;
+        }
+        & > NoteLine {
+            margin: 0;
+        }
+        & > NoteLine.-user {
+            color: $text-muted;
+            background: transparent;
+            border-left: none;
+            padding: 0;
+        }
+    }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_block", "Expand/collapse"),
         Binding("x", "cancel_subagent", "Cancel subagent"),
     ]
+
+    collapsed: reactive[bool] = reactive(False, init=False)
+    """Whether only the header shows. Set it to collapse (the body's widgets go) or expand (they are rebuilt)."""
+
+    class Toggled(Message):
+        """The block was collapsed or expanded (`Collapsed` / `Expanded`)."""
+
+        def __init__(self, block: SubagentBlock) -> None:
+            super().__init__()
+            self.block = block
+
+        @property
+        def control(self) -> SubagentBlock:
+            """The block that was toggled."""
+            return self.block
+
+    class Expanded(Toggled):
+        """The block was expanded: its body is mounted."""
+
+    class Collapsed(Toggled):
+        """The block was collapsed to its header."""
 
     class CancelRequested(Message):
         """The person asked to cancel this subagent."""
@@ -92,12 +150,14 @@ class SubagentBlock(Vertical):
             super().__init__()
             self.task_id = task_id
 
-    def __init__(self, item: BlockItem) -> None:
+    def __init__(self, item: BlockItem, body: BlockBody) -> None:
         super().__init__(classes="subagent-block")
         self.item = item
+        self._body = body
         self.header = BlockHeader(classes="block-header")
         self.filled = False  # body widgets mounted (the router mounts new entries directly from then on)
         self._shown_status = ""
+        self.set_reactive(SubagentBlock.collapsed, item.collapsed)
         self._sync_classes()
 
     def compose(self) -> Any:
@@ -107,37 +167,35 @@ class SubagentBlock(Vertical):
     def on_mount(self) -> None:
         """Render the header and, unless collapsed, the body."""
         self.refresh_header()
-        if not self.item.collapsed:
+        if not self.collapsed:
             self._fill()
 
     @property
     def accepts_entries(self) -> bool:
         """Whether new entries should be mounted into this block now."""
-        return self.filled and not self.item.collapsed
+        return self.filled and not self.collapsed
 
     def _fill(self) -> None:
-        views = [entry_view(entry, in_block=True) for entry in self.item.items]
+        views = [self._body.build(entry, in_block=True) for entry in self.item.items]
         if views:
             self.mount_all(views)
         self.filled = True
 
-    def set_collapsed(self, collapsed: bool) -> None:
-        """Collapse to the header (removing the body's widgets) or expand (rebuilding them)."""
-        item = self.item
-        if item.collapsed == collapsed:
-            return
-        item.collapsed = collapsed
+    def watch_collapsed(self, collapsed: bool) -> None:
+        """Collapse to the header (removing the body's widgets) or expand (rebuilding them from the model)."""
+        self.item.collapsed = collapsed
         if collapsed:
-            detach(item.items)
+            self._body.forget(self.item.items)
             self.filled = False
             self.remove_children([child for child in self.children if child is not self.header])
-        else:
-            self._fill()
+        elif self.is_mounted:
+            self._fill()  # not mounted yet: `on_mount` fills it
         self._sync_classes()
         self.refresh_header()
+        self.post_message(self.Collapsed(self) if collapsed else self.Expanded(self))
 
     def _sync_classes(self) -> None:
-        self.set_class(self.item.collapsed, "-collapsed")
+        self.set_class(self.collapsed, "-collapsed")
         for status in STATUS_LOOK:
             self.set_class(self.item.status == status, f"-{status}")
 
@@ -145,7 +203,7 @@ class SubagentBlock(Vertical):
         """The header line for the block's current state."""
         item = self.item
         icon, word, style = STATUS_LOOK.get(item.status, ("?", item.status, "$text-muted"))
-        arrow = "▶" if item.collapsed else "▼"
+        arrow = "▶" if self.collapsed else "▼"
         parts: list[tuple[str, str] | str] = [
             (arrow, "$text-muted"), " ", (f"{icon} {word}", style), "  ", (item.label, "bold"), "  ",
         ]
@@ -154,6 +212,8 @@ class SubagentBlock(Vertical):
             parts.append(item.description)
         else:
             parts.append((item.short_result or word, style))
+            if item.code and item.status != "completed":
+                parts += [" ", (f"[{item.code}]", style)]
             facts.insert(0, item.description)
         if item.status != "queued":
             facts.append(format_seconds(item.elapsed_seconds()))
@@ -173,7 +233,7 @@ class SubagentBlock(Vertical):
 
     def action_toggle_block(self) -> None:
         """Expand or collapse."""
-        self.set_collapsed(not self.item.collapsed)
+        self.collapsed = not self.collapsed
 
     def action_cancel_subagent(self) -> None:
         """Cancel this subagent (its siblings and parent go on)."""
@@ -186,13 +246,8 @@ class SubagentBlock(Vertical):
             return True if self.item.active else None
         return True
 
-    def on_block_header_clicked(self, event: BlockHeader.Clicked) -> None:
+    def on_block_header_toggle(self, event: BlockHeader.Toggle) -> None:
         """Toggle on a click on the header."""
         event.stop()
         self.header.focus()
         self.action_toggle_block()
-
-    def on_unmount(self) -> None:
-        """Forget the widget once removed."""
-        if self.item.view is self:
-            self.item.view = None

@@ -36,7 +36,8 @@ def output_excerpt(output: str) -> str:
 
 
 class ToolCallView(Static, can_focus=True):
-    """`✓ Read  src/config.py  12 ms`; Enter or a click shows or hides the output."""
+    """`✓ Read  src/config.py  12 ms`; a failed call names its error code and first line of output
+    (`✗ Task [TIMEOUT]  …  Subagent task timed out after …`). Enter or a click shows or hides the output."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle_output", "Show output", show=False)]
 
@@ -49,13 +50,19 @@ class ToolCallView(Static, can_focus=True):
         """The one-line form."""
         item = self.item
         icon, style = ICONS[item.status]
-        parts: list[tuple[str, str] | str] = [(icon, style), " ", (item.name, "bold"), "  ",
-                                              _clip(item.summary, SUMMARY_CHARS)]
+        parts: list[tuple[str, str] | str] = [(icon, style), " ", (item.name, "bold")]
+        if item.status == "error" and item.code:
+            parts += [" ", (f"[{item.code}]", "$text-error")]
+        parts += ["  ", _clip(item.summary, SUMMARY_CHARS)]
         if item.duration_ms is not None:
             parts += ["  ", (format_seconds(item.duration_ms / 1000), "$text-muted")]
+        outcome = [item.short_result] if item.status != "running" and item.short_result else []
         if item.status == "error" and not item.expanded:
             first = item.output.strip().splitlines()[0] if item.output.strip() else "failed"
-            parts += ["  ", (_clip(first, 100), "$text-error")]
+            if not outcome or first not in outcome[0]:
+                outcome.append(first)  # the reason, after a Task call's short result
+        if outcome:
+            parts += ["  ", (_clip(" · ".join(outcome), 100), "$text-error" if item.status == "error" else style)]
         return Content.assemble(*parts)
 
     def refresh_state(self) -> None:
@@ -77,8 +84,3 @@ class ToolCallView(Static, can_focus=True):
         """A click toggles the output too."""
         event.stop()
         self.action_toggle_output()
-
-    def on_unmount(self) -> None:
-        """Forget the widget once removed."""
-        if self.item.view is self:
-            self.item.view = None
