@@ -1,7 +1,7 @@
 """The usage ledger: what an agent spent itself, what its subagents spent, and the total.
 
 One meaning everywhere (the loop, the Task runtime, task records, `SubagentBlockUpdatedEvent`,
-the one-shot json, the TUI's tally can read it too):
+the one-shot json, and the TUI's status bar and `/cost`, which read the main session's ledger):
 
 - `own`: the requests this agent's own loop made.
 - `delegated`: every request made anywhere in the delegation tree below it (its subagents, theirs,
@@ -35,13 +35,14 @@ def add_cost(a: float | None, b: float | None) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class Spend:
-    """Tokens and cost of some set of requests."""
+    """Tokens, cost and number of some set of requests."""
 
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
+    requests: int = 0
 
     def __add__(self, other: Spend) -> Spend:
-        return Spend(self.usage + other.usage, add_cost(self.cost_usd, other.cost_usd))
+        return Spend(self.usage + other.usage, add_cost(self.cost_usd, other.cost_usd), self.requests + other.requests)
 
     def as_dict(self) -> dict[str, Any]:
         """The json shape: every token field and the cost."""
@@ -53,6 +54,7 @@ class Spend:
             "cache_write_tokens": u.cache_write_tokens,
             "reasoning_tokens": u.reasoning_tokens,
             "cost_usd": self.cost_usd,
+            "requests": self.requests,
         }
 
 
@@ -65,11 +67,11 @@ class Ledger:
 
     def add_own(self, usage: Usage, cost: float | None) -> None:
         """One request of this agent's own loop."""
-        self.own = self.own + Spend(usage, cost)
+        self.own = self.own + Spend(usage, cost, 1)
 
     def add_delegated(self, usage: Usage, cost: float | None) -> None:
         """One request made somewhere below this agent in the delegation tree."""
-        self.delegated = self.delegated + Spend(usage, cost)
+        self.delegated = self.delegated + Spend(usage, cost, 1)
 
     @property
     def total(self) -> Spend:

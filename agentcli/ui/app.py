@@ -23,7 +23,6 @@ from textual.worker import Worker
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.commands import run_command
-from agentcli.ui.model import UsageTally
 from agentcli.ui.router import UIRouter, first_line
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
 from agentcli.ui.widgets.message_list import MessageList
@@ -137,10 +136,10 @@ class AgentApp(App[int]):
             state = "working… (Esc to stop)"
         else:
             state = "ready"
-        tally = self.router.tally
+        spent = self.conversation.session.ledger.total  # the main agent's and every subagent's requests
         self.status_bar.show(Status(
-            model=self.conversation.model.display, input_tokens=tally.input_tokens,
-            output_tokens=tally.output_tokens, cost_usd=tally.cost_usd if tally.requests else 0.0,
+            model=self.conversation.model.display, input_tokens=spent.usage.input_tokens,
+            output_tokens=spent.usage.output_tokens, cost_usd=spent.cost_usd if spent.requests else 0.0,
             running=running, queued=queued, state=state,
         ))
 
@@ -150,11 +149,6 @@ class AgentApp(App[int]):
     def turn_running(self) -> bool:
         """Whether a turn is running (or waiting for the SDK to start)."""
         return self._turn is not None and not self._turn.is_finished
-
-    @property
-    def tally(self) -> UsageTally:
-        """Usage of every request seen, subagents included."""
-        return self.router.tally
 
     def say(self, text: str) -> None:
         """A notice in the conversation."""

@@ -11,7 +11,6 @@ from agentcli.ui.widgets.status_bar import format_cost
 
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation
-    from agentcli.ui.model import UsageTally
 
 
 class CommandHost(Protocol):
@@ -22,9 +21,6 @@ class CommandHost(Protocol):
 
     @property
     def turn_running(self) -> bool: ...
-
-    @property
-    def tally(self) -> UsageTally: ...
 
     def say(self, text: str) -> None: ...
 
@@ -105,13 +101,16 @@ async def _clear(host: CommandHost, arg: str) -> None:
 
 
 async def _cost(host: CommandHost, arg: str) -> None:
-    tally = host.tally
+    ledger = host.conversation.session.ledger  # the session's one ledger (agentcli.agent.ledger)
+    total, own, delegated = ledger.total, ledger.own, ledger.delegated
     host.say(
-        f"Tokens: {tally.input_tokens:,} in / {tally.output_tokens:,} out "
-        f"(main agent {tally.main_input:,} / {tally.main_output:,}; "
-        f"subagents {tally.sub_input:,} / {tally.sub_output:,}) in {tally.requests} requests. "
-        f"Cost: {format_cost(tally.cost_usd)}"
-        + ("" if tally.cost_usd is not None or not tally.requests else " (no price known for this model)")
+        f"Tokens: {total.usage.input_tokens:,} in / {total.usage.output_tokens:,} out, cache "
+        f"{total.usage.cache_read_tokens:,} read / {total.usage.cache_write_tokens:,} written "
+        f"(main agent {own.usage.input_tokens:,} / {own.usage.output_tokens:,}; "
+        f"subagents {delegated.usage.input_tokens:,} / {delegated.usage.output_tokens:,}) "
+        f"in {total.requests} requests. "
+        f"Cost: {format_cost(total.cost_usd)}"
+        + ("" if total.cost_usd is not None or not total.requests else " (no price known for this model)")
     )
 
 

@@ -126,40 +126,6 @@ class BlockItem(Transcript):
 Entry = TextItem | ThinkingItem | NoteItem | ToolItem | BlockItem
 
 
-@dataclass
-class UsageTally:
-    """Tokens and cost of every model request seen on the bus: the main agent's and all subagents'."""
-
-    main_input: int = 0
-    main_output: int = 0
-    sub_input: int = 0
-    sub_output: int = 0
-    cost_usd: float | None = None
-    requests: int = 0
-
-    @property
-    def input_tokens(self) -> int:
-        """Input tokens (cache reads and writes included) of all agents."""
-        return self.main_input + self.sub_input
-
-    @property
-    def output_tokens(self) -> int:
-        """Output tokens of all agents."""
-        return self.main_output + self.sub_output
-
-    def add(self, *, subagent: bool, input_tokens: int, output_tokens: int, cost: float | None) -> None:
-        """Account one request."""
-        self.requests += 1
-        if subagent:
-            self.sub_input += input_tokens
-            self.sub_output += output_tokens
-        else:
-            self.main_input += input_tokens
-            self.main_output += output_tokens
-        if cost is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + cost
-
-
 def compact_tokens(count: int) -> str:
     """`950`, `12.3k`, `1.2M`."""
     if count < 1000:

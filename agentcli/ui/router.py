@@ -45,11 +45,10 @@ from agentcli.events import (
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
-    UsageEvent,
     unwrap,
 )
 from agentcli.text import terminal_safe
-from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, Transcript, UsageTally
+from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, Transcript
 from agentcli.ui.views import EntryViews
 from agentcli.ui.widgets.message_list import MessageList, ThinkingView
 
@@ -71,7 +70,6 @@ class UIRouter(MessageManager):
         self.views = EntryViews(view)
         self.main = Transcript()
         self.blocks: dict[str, BlockItem] = {}
-        self.tally = UsageTally()
         self._tools: dict[tuple[str, str], ToolItem] = {}
         self._task_blocks: dict[tuple[str, str], BlockItem] = {}  # (owner task id, Task call id) -> its block
         self._dirty_blocks: dict[BlockItem, None] = {}
@@ -226,15 +224,6 @@ class UIRouter(MessageManager):
         if view is not None:
             view.refresh_state()
 
-    def on_usage(self, event: UsageEvent, owner: BlockItem | None = None) -> None:
-        """Count every request of every agent, live."""
-        self.tally.add(
-            subagent=owner is not None,
-            input_tokens=event.input_tokens + event.cache_read_tokens + event.cache_write_tokens,
-            output_tokens=event.output_tokens,
-            cost=event.cost_usd,
-        )
-
     def on_error(self, event: ErrorEvent, owner: BlockItem | None = None) -> None:
         """An error, on one line, where it happened."""
         self._add(owner, NoteItem(terminal_safe(f"error: {first_line(event.message)}"), "error"))
@@ -345,5 +334,4 @@ class UIRouter(MessageManager):
         self._task_blocks.clear()
         self._dirty_blocks.clear()
         self.views.clear()
-        self.tally = UsageTally()
         self.view.remove_children()

@@ -79,10 +79,16 @@ async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_resu
             assert text.count("Task completed by explore") == 3 and "All three reported." in text
             assert app.router.counts() == (0, 0)
             # /cost includes the subagents' usage; it matches the session's rolled-up ledger.
-            tally = app.router.tally
-            usage = app.conversation.session.total_usage
-            assert tally.sub_input > 0 and tally.requests == 8
-            assert tally.output_tokens == usage.output_tokens
+            ledger = app.conversation.session.ledger
+            assert ledger.delegated.usage.input_tokens > 0 and ledger.total.requests == 8
+            assert ledger.total == ledger.own + ledger.delegated
+            shown = app.status_bar.shown
+            assert shown is not None and shown.input_tokens == ledger.total.usage.input_tokens
+            assert shown.output_tokens == ledger.total.usage.output_tokens
+            await submit(pilot, "/cost")
+            cost_line = getattr(app.router.main.items[-1], "text", "")
+            assert cost_line.startswith(f"Tokens: {ledger.total.usage.input_tokens:,} in / ")
+            assert f"subagents {ledger.delegated.usage.input_tokens:,} / " in cost_line and "in 8 requests" in cost_line
             await submit(pilot, "/tasks")
             listing = app.router.main.items[-1]
             assert all(t in getattr(listing, "text", "") for t in TOPICS)
