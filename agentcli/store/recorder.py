@@ -13,6 +13,7 @@ from agentcli.events import (
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
     UsageEvent,
+    unwrap,
 )
 from agentcli.llm.base import PROVIDERS, Usage
 from agentcli.store.db import Store, StoreClosedError
@@ -109,10 +110,11 @@ class StoreRecorder(MessageManager):
 
     def on_subagent_event(self, event: SubagentEvent) -> None:
         """A child's event: record it as the child's own (the innermost wrapper names the child's type)."""
-        inner = event.event
+        wrappers, inner = unwrap(event)
         if isinstance(inner, SessionStartedEvent):
+            innermost = wrappers[-1]
             if inner.task_id is None:
-                inner = inner.model_copy(update={"task_id": event.task_id})
-            self.on_session_started(inner, agent_type=event.subagent_type)
+                inner = inner.model_copy(update={"task_id": innermost.task_id})
+            self.on_session_started(inner, agent_type=innermost.subagent_type)
         else:
             self(inner)
