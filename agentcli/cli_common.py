@@ -133,20 +133,6 @@ def format_when(value: datetime | None) -> str:
     return value.astimezone().strftime("%Y-%m-%d %H:%M") if value else "-"
 
 
-def format_tokens(n: int) -> str:
-    if n < 1000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}k"
-    return f"{n / 1_000_000:.1f}M"
-
-
-def format_cost(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
-
-
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     lines = []

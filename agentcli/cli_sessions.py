@@ -13,14 +13,13 @@ import typer
 from agentcli.cli_common import (
     echo,
     find_or_fail,
-    format_cost,
-    format_tokens,
     format_when,
     open_store,
     print_json,
     table,
     transcript,
 )
+from agentcli.figures import compact_tokens, format_cost
 
 if TYPE_CHECKING:
     from agentcli.store.records import SessionRecord, UsageRollup
@@ -55,7 +54,8 @@ def sessions_list(
     rows = []
     for s in sessions:
         row = [s.id, format_when(s.created_at), s.status, _model(s), str(s.turns)]
-        row += [f"{format_tokens(s.input_tokens)}/{format_tokens(s.output_tokens)}", format_cost(s.cost_usd)]
+        tokens = f"{compact_tokens(s.input_tokens)}/{compact_tokens(s.output_tokens)}"
+        row += [tokens, format_cost(s.cost_usd, unknown="-")]
         row += [s.agent, s.title or ""] if all_ else [s.title or ""]
         rows.append(row)
     echo(table(headers, rows))
@@ -112,7 +112,7 @@ def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[Session
             f"in {s.input_tokens} · out {s.output_tokens} · cache read {s.cache_read_tokens}"
             f" · cache write {s.cache_write_tokens}",
         ),
-        ("cost", format_cost(s.cost_usd)),
+        ("cost", format_cost(s.cost_usd, unknown="-")),
     ]
     if rollup is not None and rollup.sessions > 1:
         fields.append(
@@ -120,7 +120,7 @@ def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[Session
                 "with subagents",
                 f"{rollup.sessions - 1} subagent session{'s' if rollup.sessions > 2 else ''}"
                 f" · in {rollup.input_tokens} · out {rollup.output_tokens}"
-                f" · cost {format_cost(rollup.cost_usd)}",
+                f" · cost {format_cost(rollup.cost_usd, unknown='-')}",
             )
         )
     for child in children:

@@ -13,14 +13,13 @@ import typer
 from agentcli.cli_common import (
     echo,
     find_or_fail,
-    format_cost,
-    format_tokens,
     format_when,
     open_store,
     print_json,
     table,
     transcript,
 )
+from agentcli.figures import compact_tokens, format_cost
 
 if TYPE_CHECKING:
     from agentcli.store.records import TaskRecord
@@ -73,8 +72,8 @@ def tasks_list(
             t.model_used or "-",
             _duration(t.time_ms),
             str(t.tool_calls),
-            f"{format_tokens(t.input_tokens)}/{format_tokens(t.output_tokens)}",
-            format_cost(t.cost_usd),
+            f"{compact_tokens(t.input_tokens)}/{compact_tokens(t.output_tokens)}",
+            format_cost(t.cost_usd, unknown="-"),
             _one_line(t.description),
         ]
         for t in tasks
@@ -137,7 +136,7 @@ def _header(t: TaskRecord) -> str:
         ("tool calls", str(t.tool_calls) + (f" ({tools})" if tools else "")),
         ("files modified", ", ".join(t.files_modified) or "-"),
         ("tokens", f"in {t.input_tokens} · out {t.output_tokens}"),
-        ("cost", format_cost(t.cost_usd)),
+        ("cost", format_cost(t.cost_usd, unknown="-")),
     ]
     width = max(len(k) for k, _ in fields) + 1
     return "\n".join([f"Task {t.task_id}", *(f"  {(k + ':').ljust(width)} {v}" for k, v in fields)])

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
-from agentcli.ui.model import compact_tokens, format_seconds
-from agentcli.ui.widgets.status_bar import format_cost
+from agentcli.figures import compact_tokens, format_cost
+from agentcli.ui.model import format_seconds
 
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation

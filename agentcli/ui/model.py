@@ -126,15 +126,6 @@ class BlockItem(Transcript):
 Entry = TextItem | ThinkingItem | NoteItem | ToolItem | BlockItem
 
 
-def compact_tokens(count: int) -> str:
-    """`950`, `12.3k`, `1.2M`."""
-    if count < 1000:
-        return str(count)
-    if count < 1_000_000:
-        return f"{count / 1000:.1f}k"
-    return f"{count / 1_000_000:.1f}M"
-
-
 def format_seconds(seconds: float) -> str:
     """`0.4s`, `12s`, `3m05s`."""
     if seconds < 10:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
+from agentcli.figures import compact_tokens, format_cost
 from agentcli.text import terminal_safe
-from agentcli.ui.model import compact_tokens
 
 
 @dataclass(frozen=True)
@@ -22,13 +22,6 @@ class Status:
     running: int = 0
     queued: int = 0
     state: str = "ready"  # loading… | ready | working… | approval needed
-
-
-def format_cost(cost: float | None) -> str:
-    """`$0.0123`, or `$?` when no price is known."""
-    if cost is None:
-        return "$?"
-    return f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
 
 
 class StatusBar(Static):

@@ -21,7 +21,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agentcli.ui.model import BlockItem, Entry, compact_tokens, format_seconds
+from agentcli.figures import compact_tokens
+from agentcli.ui.model import BlockItem, Entry, format_seconds
 
 STATUS_LOOK: dict[str, tuple[str, str, str]] = {
     "queued": ("◌", "queued", "$text-muted"),
