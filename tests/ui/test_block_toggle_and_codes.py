@@ -121,3 +121,10 @@ async def test_collapsed_is_reactive_and_each_change_posts_a_message() -> None:
         await pilot.pause()
         assert view.collapsed
         assert app.toggles == [("collapsed", "A"), ("expanded", "A"), ("collapsed", "A")]
+
+
+def test_every_task_status_has_a_look() -> None:
+    from agentcli.status import TASK_STATUSES
+    from agentcli.ui.widgets.subagent_block import STATUS_LOOK
+
+    assert set(STATUS_LOOK) == set(TASK_STATUSES)

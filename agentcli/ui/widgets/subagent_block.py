@@ -22,9 +22,10 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agentcli.figures import compact_tokens
+from agentcli.status import TaskStatus
 from agentcli.ui.model import BlockItem, Entry, format_seconds
 
-STATUS_LOOK: dict[str, tuple[str, str, str]] = {
+STATUS_LOOK: dict[TaskStatus, tuple[str, str, str]] = {  # icon, word, style of each task status
     "queued": ("◌", "queued", "$text-muted"),
     "running": ("●", "running", "$accent"),
     "completed": ("✓", "done", "$success"),
