@@ -135,7 +135,8 @@ def _header(t: TaskRecord) -> str:
         ("time", _duration(t.time_ms)),
         ("tool calls", str(t.tool_calls) + (f" ({tools})" if tools else "")),
         ("files modified", ", ".join(t.files_modified) or "-"),
-        ("tokens", f"in {t.input_tokens} · out {t.output_tokens}"),
+        ("tokens", f"in {t.input_tokens} · out {t.output_tokens} · cache {t.cache_read_tokens} read / "
+                   f"{t.cache_write_tokens} written (its subagents included)"),
         ("cost", format_cost(t.cost_usd, unknown="-")),
     ]
     width = max(len(k) for k, _ in fields) + 1
