@@ -60,6 +60,7 @@ def parent_result(record: TaskRecord, model: str, max_tokens: int) -> ToolResult
         text = f"{error}\n\nSubagent ({label}) stopped ({record.status}) before producing an answer."
     if record.files_modified:
         text += "\nFiles modified: " + defang_tags(", ".join(record.files_modified))
+    text += "\n" + how_to_continue(record)
     return ToolResult(
         text,
         is_error=record.status != "completed",
@@ -71,6 +72,16 @@ def parent_result(record: TaskRecord, model: str, max_tokens: int) -> ToolResult
             "short_result": short_result(record.status, record.subagent_type, record.error),
         },
     )
+
+
+def how_to_continue(record: TaskRecord) -> str:
+    """The line every finished task's result ends with: its id, and how to read it again or go on with it."""
+    task_id = record.task_id
+    resume = f'Task(resume="{task_id}", prompt=...) continues it with its transcript (same type and model)'
+    read = f'TaskOutput(task_id="{task_id}")'
+    if record.status == "completed":
+        return f"[task {task_id}: {read} returns this result again; {resume}.]"
+    return f"[task {task_id} ({record.status}): its transcript is kept; {resume}; {read} returns what it produced.]"
 
 
 def task_output(record: TaskRecord, offset: int, max_tokens: int) -> ToolResult:

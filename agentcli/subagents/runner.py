@@ -422,8 +422,10 @@ class SubagentRunner:
             ),
         )
         log.info(
-            "subagent %s %s: %d tool calls, %d in / %d out tokens, %.0f ms",
-            record.task_id, status, record.tool_calls, record.input_tokens, record.output_tokens, record.time_ms,
+            "subagent %s %s: model %s, %d tool calls, %d in / %d out / %d cache tokens, cost %s, %.0f ms",
+            record.task_id, status, handle.plan.model.display, record.tool_calls, record.input_tokens,
+            record.output_tokens, record.cache_read_tokens + record.cache_write_tokens,
+            "unknown" if record.cost_usd is None else f"${record.cost_usd:.4f}", record.time_ms,
         )
 
     def _announce(self, handle: TaskHandle) -> None:

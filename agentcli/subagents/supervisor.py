@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -19,11 +20,20 @@ from typing import Any
 
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
-from agentcli.events import Event, EventSink, SubagentEvent, UsageEvent, unwrap
+from agentcli.events import (
+    Event,
+    EventSink,
+    SubagentEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+    UsageEvent,
+    unwrap,
+)
 from agentcli.llm.base import Usage
 from agentcli.status import TASK_STATUS_OF_RUN, TaskStatus
 from agentcli.store.records import TaskRecord
 
+log = logging.getLogger(__name__)
 Outcome = tuple[TaskStatus, str, str | None]  # (status, result text, error)
 
 
@@ -100,14 +110,19 @@ class Supervisor:
         self.touch()
         record = self.record
         kind = event.kind
-        if kind == "tool_call_started":
+        if isinstance(event, ToolCallStartedEvent):
             self.in_flight_tools += 1
-            self.tool_counts[event.name] += 1  # type: ignore[union-attr]
+            self.tool_counts[event.name] += 1
             record.tool_calls += 1
-        elif kind == "tool_call_finished":
+            log.debug("subagent %s (%s) tool call %s: %s", record.task_id, event.agent, event.name, event.summary)
+        elif isinstance(event, ToolCallFinishedEvent):
             self.in_flight_tools -= 1
-            for path in event.files_modified:  # type: ignore[union-attr]
+            for path in event.files_modified:
                 self.files[path] = None
+            log.debug(
+                "subagent %s (%s) tool call %s %s in %.0f ms%s", record.task_id, event.agent, event.name,
+                "failed" if event.is_error else "ok", event.duration_ms, f" [{event.code}]" if event.code else "",
+            )
         _, inner = unwrap(event)
         if isinstance(inner, UsageEvent):  # a request of this subagent or of one anywhere below it
             usage = Usage(inner.input_tokens, inner.output_tokens, inner.cache_read_tokens,
