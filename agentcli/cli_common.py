@@ -19,10 +19,11 @@ import typer
 from agentcli.text import json_safe, terminal_safe
 
 if TYPE_CHECKING:
+    from agentcli.agent.ledger import Ledger
     from agentcli.config import LoadedConfig
     from agentcli.llm.base import Message, ToolUseBlock
     from agentcli.store.db import Store
-    from agentcli.store.records import ToolCallRecord
+    from agentcli.store.records import SpendSums, ToolCallRecord, TreeSpend
 
 T = TypeVar("T")
 
@@ -127,6 +128,22 @@ def open_store() -> Store:
         store.close()
         fail(f"cannot use the database {store.path}: {exc}")
     return store
+
+
+def stored_ledger(spent: TreeSpend) -> Ledger:
+    """A stored session's usage as the live `Ledger` it was: own, delegated (every session below), total.
+
+    The one conversion of the store's split (`Store.session_spend`): `sessions list` and `sessions show`
+    print and dump this, so their figures mean what the TUI's and the one-shot json's do.
+    """
+    from agentcli.agent.ledger import Ledger, Spend
+    from agentcli.llm.base import Usage
+
+    def spend(s: SpendSums) -> Spend:
+        usage = Usage(s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens)
+        return Spend(usage, s.cost_usd, s.requests)
+
+    return Ledger(own=spend(spent.own), delegated=spend(spent.delegated))
 
 
 def format_when(value: datetime | None) -> str:

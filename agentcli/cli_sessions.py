@@ -1,5 +1,8 @@
 """`agentcli sessions list|show`: stored sessions and their transcripts, as plain text or JSON.
 
+Their figures are the ledger's (`agentcli.agent.ledger`, built from the store by `cli_common.stored_ledger`):
+a session's total is its whole delegation tree, split into its own requests and its subagents'.
+
 Only typer and the standard library at import time: the store is imported inside the commands.
 The store, formatting and transcript helpers are in cli_common.py, shared with the other commands.
 """
@@ -16,13 +19,16 @@ from agentcli.cli_common import (
     format_when,
     open_store,
     print_json,
+    stored_ledger,
     table,
     transcript,
 )
-from agentcli.figures import compact_tokens, format_cost
+from agentcli.figures import compact_tokens, format_cost, spend_text
 
 if TYPE_CHECKING:
-    from agentcli.store.records import SessionRecord, UsageRollup
+    from agentcli.agent.ledger import Ledger
+    from agentcli.store.db import Store
+    from agentcli.store.records import SessionRecord
 
 sessions_app = typer.Typer(help="Stored sessions and their transcripts.", rich_markup_mode=None)
 
@@ -31,20 +37,30 @@ def _model(s: SessionRecord) -> str:
     return f"{s.provider}:{s.model}" if s.provider else s.model or "-"
 
 
+def _ledger(store: Store, s: SessionRecord) -> tuple[Ledger, int]:
+    """The session's ledger (own, delegated, total) and how many sessions its tree holds."""
+    from agentcli.store.records import TreeSpend
+
+    spent = store.session_spend(s.id) or TreeSpend(session_id=s.id, sessions=1)
+    return stored_ledger(spent), spent.sessions
+
+
 @sessions_app.command("list")
 def sessions_list(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many sessions, newest first.")] = 20,
     all_: Annotated[bool, typer.Option("--all", "-a", help="Include subagent sessions.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """List stored sessions, newest first."""
+    """List stored sessions, newest first; tokens and cost are each session's whole tree (subagents included)."""
     store = open_store()
     try:
         sessions = store.list_sessions(limit=limit, include_subagents=all_)
+        ledgers = [_ledger(store, s)[0] for s in sessions]
     finally:
         store.close()
-    if as_json:
-        print_json([s.model_dump(mode="json") for s in sessions])
+    if as_json:  # the row's own token fields, and the ledger: own, delegated, total
+        pairs = zip(sessions, ledgers, strict=True)
+        print_json([{**s.model_dump(mode="json"), "ledger": ledger.as_dict()} for s, ledger in pairs])
         return
     if not sessions:
         echo("No sessions yet.")
@@ -52,10 +68,11 @@ def sessions_list(
     headers = ["ID", "STARTED", "STATUS", "MODEL", "TURNS", "TOKENS IN/OUT", "COST"]
     headers += ["AGENT", "TITLE"] if all_ else ["TITLE"]
     rows = []
-    for s in sessions:
+    for s, ledger in zip(sessions, ledgers, strict=True):
         row = [s.id, format_when(s.created_at), s.status, _model(s), str(s.turns)]
-        tokens = f"{compact_tokens(s.input_tokens)}/{compact_tokens(s.output_tokens)}"
-        row += [tokens, format_cost(s.cost_usd, unknown="-")]
+        total = ledger.total
+        tokens = f"{compact_tokens(total.usage.input_tokens)}/{compact_tokens(total.usage.output_tokens)}"
+        row += [tokens, format_cost(total.cost_usd) if total.requests else "-"]
         row += [s.agent, s.title or ""] if all_ else [s.title or ""]
         rows.append(row)
     echo(table(headers, rows))
@@ -73,6 +90,7 @@ def sessions_show(
         messages = store.get_messages(session.id)
         calls = store.get_tool_calls(session.id)
         rollup = store.session_usage_rollup(session.id)
+        ledger, tree_sessions = _ledger(store, session)
         children = store.list_sessions(limit=1000, parent_session_id=session.id)
         tasks = store.list_tasks(parent_session_id=session.id, limit=1000)
     finally:
@@ -80,6 +98,7 @@ def sessions_show(
     if as_json:
         record: dict[str, Any] = {
             "session": session.model_dump(mode="json"),
+            "ledger": ledger.as_dict(),  # own, delegated (every session below), total
             "usage_rollup": rollup.model_dump(mode="json") if rollup else None,
             "messages": [m.model_dump(mode="json") for m in messages],
             "tool_calls": [c.model_dump(mode="json") for c in calls],
@@ -88,12 +107,12 @@ def sessions_show(
         }
         print_json(record)
         return
-    echo(_header(session, rollup, children))
+    echo(_header(session, ledger, tree_sessions, children))
     echo()
     echo(transcript(messages, calls))
 
 
-def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[SessionRecord]) -> str:
+def _header(s: SessionRecord, ledger: Ledger, tree_sessions: int, children: list[SessionRecord]) -> str:
     fields: list[tuple[str, str]] = [
         ("title", s.title or "-"),
         ("status", s.status + (f" ({s.error})" if s.error else "")),
@@ -107,22 +126,20 @@ def _header(s: SessionRecord, rollup: UsageRollup | None, children: list[Session
         ("started", format_when(s.created_at)),
         ("finished", format_when(s.finished_at)),
         ("turns", str(s.turns)),
-        (
-            "tokens",
-            f"in {s.input_tokens} · out {s.output_tokens} · cache read {s.cache_read_tokens}"
-            f" · cache write {s.cache_write_tokens}",
-        ),
-        ("cost", format_cost(s.cost_usd, unknown="-")),
     ]
-    if rollup is not None and rollup.sessions > 1:
-        fields.append(
-            (
-                "with subagents",
-                f"{rollup.sessions - 1} subagent session{'s' if rollup.sessions > 2 else ''}"
-                f" · in {rollup.input_tokens} · out {rollup.output_tokens}"
-                f" · cost {format_cost(rollup.cost_usd, unknown='-')}",
-            )
-        )
+    total, own, delegated = ledger.total, ledger.own, ledger.delegated
+    below = tree_sessions - 1
+    fields += [
+        ("total", spend_text(total.usage, total.cost_usd, total.requests)),
+        ("main agent" if s.depth == 0 else s.agent, spend_text(own.usage, own.cost_usd, own.requests)),
+        (
+            "subagents",
+            spend_text(delegated.usage, delegated.cost_usd, delegated.requests)
+            + f" in {below} session{'' if below == 1 else 's'}"
+            if below
+            else "none",
+        ),
+    ]
     for child in children:
         fields.append(("subagent", f"{child.id}  {child.agent}  {child.status}  {child.title or ''}".rstrip()))
     width = max(len(k) for k, _ in fields) + 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 
 def compact_tokens(count: int) -> str:
     """`950`, `12.3k`, `1.2M`."""
@@ -17,3 +19,30 @@ def format_cost(cost: float | None, unknown: str = "$?") -> str:
     if cost is None:
         return unknown
     return f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+
+
+class TokenCounts(Protocol):
+    """Anything with the ledger's token fields (`Usage`, a stored session's sums, a task record)."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_read_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
+
+
+def tokens_text(t: TokenCounts) -> str:
+    """`1,234 in / 56 out · cache 900 read / 0 written`: input apart from cache tokens, as the ledger counts."""
+    return (
+        f"{t.input_tokens:,} in / {t.output_tokens:,} out"
+        f" · cache {t.cache_read_tokens:,} read / {t.cache_write_tokens:,} written"
+    )
+
+
+def spend_text(t: TokenCounts, cost: float | None, requests: int) -> str:
+    """`1,234 in / 56 out · cache 900 read / 0 written · $0.0123 · 3 requests` (cost unknown: `price unknown`)."""
+    shown = format_cost(cost, unknown="price unknown") if requests else "$0"
+    return f"{tokens_text(t)} · {shown} · {requests} request{'' if requests == 1 else 's'}"

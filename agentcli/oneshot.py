@@ -88,7 +88,7 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
             error=outcome.error,
             usage=usage,  # the whole tree's tokens (agentcli.agent.ledger)
             cost_usd=total.cost_usd,
-            ledger={"own": ledger.own.as_dict(), "delegated": ledger.delegated.as_dict(), "total": total.as_dict()},
+            ledger=ledger.as_dict(),
             tasks=tasks,
             stop_reason=outcome.stop_reason,
         )

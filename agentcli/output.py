@@ -21,6 +21,8 @@ from agentcli.events import (
     ToolCallStartedEvent,
     unwrap,
 )
+from agentcli.figures import format_cost, tokens_text
+from agentcli.llm.base import Usage
 from agentcli.text import json_safe, terminal_safe
 
 
@@ -207,16 +209,22 @@ class TextPrinter(Printer):
             self.out.flush()
         if summary.status != "completed":
             return  # the runner prints the one-line reason
-        usage = summary.usage
-        cost = f" · ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
+        # The whole tree's figures (the json's `usage` and `cost_usd`), then the subagents' part of them.
+        spent = _spent(summary.usage, summary.cost_usd)
+        delegated = summary.ledger.get("delegated") or {}
+        if delegated.get("requests"):
+            spent += f" (subagents {_spent(delegated, delegated['cost_usd'])})"
         self.err.write(
-            terminal_safe(
-                f"[{summary.model} · {summary.turns} turns · {usage['input_tokens']} in / "
-                f"{usage['output_tokens']} out{cost} · session {summary.session_id}]"
-            )
-            + "\n"
+            terminal_safe(f"[{summary.model} · {summary.turns} turns · {spent} · session {summary.session_id}]") + "\n"
         )
         self.err.flush()
+
+
+def _spent(counts: dict[str, Any], cost: float | None) -> str:
+    """Json token counts (`Spend.as_dict`'s fields) and a cost, as `figures` reads them for people."""
+    usage = Usage(counts["input_tokens"], counts["output_tokens"], counts["cache_read_tokens"],
+                  counts["cache_write_tokens"])
+    return f"{tokens_text(usage)} · {format_cost(cost, unknown='price unknown')}"
 
 
 class JsonPrinter(Printer):

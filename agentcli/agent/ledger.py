@@ -77,3 +77,7 @@ class Ledger:
     def total(self) -> Spend:
         """Own plus delegated."""
         return self.own + self.delegated
+
+    def as_dict(self) -> dict[str, Any]:
+        """The json shape everywhere (one-shot json, `sessions list/show --json`): own, delegated, total."""
+        return {"own": self.own.as_dict(), "delegated": self.delegated.as_dict(), "total": self.total.as_dict()}

@@ -31,7 +31,7 @@ from agentcli.llm.base import Message
 from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.store import queries
 from agentcli.store.queries import AmbiguousIdError
-from agentcli.store.records import SessionRecord, TaskRecord, ToolCallRecord, UsageRollup
+from agentcli.store.records import SessionRecord, TaskRecord, ToolCallRecord, TreeSpend, UsageRollup
 from agentcli.store.schema import StoreError, connect, migrate
 from agentcli.store.writes import (
     WriteJob,
@@ -316,6 +316,10 @@ class Store:
     def get_task(self, ref: str) -> TaskRecord | None:
         """A task by id or unique prefix (None: no match; AmbiguousIdError: several)."""
         return queries.get_task(self._reader(), ref)
+
+    def session_spend(self, session_id: str) -> TreeSpend | None:
+        """A session's own usage and its delegated subtree's, split as the ledger splits them."""
+        return queries.session_spend(self._reader(), session_id)
 
     def session_usage_rollup(self, session_id: str) -> UsageRollup | None:
         """Usage of a session and all its descendant sessions."""

@@ -7,7 +7,14 @@ import sqlite3
 from typing import Any
 
 from agentcli.llm.base import Message
-from agentcli.store.records import SessionRecord, TaskRecord, ToolCallRecord, UsageRollup
+from agentcli.store.records import (
+    SessionRecord,
+    SpendSums,
+    TaskRecord,
+    ToolCallRecord,
+    TreeSpend,
+    UsageRollup,
+)
 from agentcli.store.writes import task_from_row
 
 
@@ -113,26 +120,63 @@ def get_task(conn: sqlite3.Connection, ref: str) -> TaskRecord | None:
     return task_from_row(row) if row is not None else None
 
 
-def session_usage_rollup(conn: sqlite3.Connection, session_id: str) -> UsageRollup | None:
-    """Usage of a session plus every descendant session (via parent_session_id); None if unknown."""
-    row = conn.execute(
+_SPEND_COLUMNS = (
+    "requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+)
+
+
+def session_spend(conn: sqlite3.Connection, session_id: str) -> TreeSpend | None:
+    """A session's own requests and those of every session below it (via parent_session_id); None if unknown.
+
+    Summed from the per-request `usage` rows in one statement, so both halves are of one snapshot.
+    """
+    rows = conn.execute(
         """WITH RECURSIVE tree(id) AS (
-             SELECT id FROM sessions WHERE id = ?
-             UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_session_id = t.id)
-           SELECT count(*), sum(input_tokens), sum(output_tokens), sum(cache_read_tokens),
-                  sum(cache_write_tokens), sum(cost_usd), sum(turns)
-           FROM sessions JOIN tree USING (id)""",
+             SELECT id FROM sessions WHERE id = ?1
+             UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_session_id = t.id),
+           per AS (
+             SELECT session_id, count(*) AS requests, sum(input_tokens) AS input_tokens,
+                    sum(output_tokens) AS output_tokens, sum(cache_read_tokens) AS cache_read_tokens,
+                    sum(cache_write_tokens) AS cache_write_tokens, sum(reasoning_tokens) AS reasoning_tokens,
+                    sum(cost_usd) AS cost_usd
+             FROM usage WHERE session_id IN (SELECT id FROM tree) GROUP BY session_id)
+           SELECT s.id = ?1 AS own, count(*) AS sessions, sum(s.turns) AS turns,
+                  sum(per.requests), sum(per.input_tokens), sum(per.output_tokens), sum(per.cache_read_tokens),
+                  sum(per.cache_write_tokens), sum(per.reasoning_tokens), sum(per.cost_usd)
+           FROM sessions s JOIN tree USING (id) LEFT JOIN per ON per.session_id = s.id
+           GROUP BY own""",
         (session_id,),
-    ).fetchone()
-    if not row or not row[0]:
+    ).fetchall()
+    if not rows:
         return None
+    sessions, turns = sum(r[1] for r in rows), sum(r[2] or 0 for r in rows)
+    halves: dict[bool, SpendSums] = {}
+    for row in rows:
+        counts = {name: row[3 + i] or 0 for i, name in enumerate(_SPEND_COLUMNS)}
+        halves[bool(row[0])] = SpendSums(**counts, cost_usd=row[9])  # sum() of no known price is NULL
+    return TreeSpend(
+        session_id=session_id,
+        sessions=sessions,
+        turns=turns,
+        own=halves.get(True, SpendSums()),
+        delegated=halves.get(False, SpendSums()),
+    )
+
+
+def session_usage_rollup(conn: sqlite3.Connection, session_id: str) -> UsageRollup | None:
+    """Usage of a session plus every descendant session: `session_spend`'s own and delegated added."""
+    spent = session_spend(conn, session_id)
+    if spent is None:
+        return None
+    own, delegated = spent.own, spent.delegated
+    cost = delegated.cost_usd if own.cost_usd is None else own.cost_usd + (delegated.cost_usd or 0.0)
     return UsageRollup(
         session_id=session_id,
-        sessions=row[0],
-        input_tokens=row[1] or 0,
-        output_tokens=row[2] or 0,
-        cache_read_tokens=row[3] or 0,
-        cache_write_tokens=row[4] or 0,
-        cost_usd=row[5],
-        turns=row[6] or 0,
+        sessions=spent.sessions,
+        input_tokens=own.input_tokens + delegated.input_tokens,
+        output_tokens=own.output_tokens + delegated.output_tokens,
+        cache_read_tokens=own.cache_read_tokens + delegated.cache_read_tokens,
+        cache_write_tokens=own.cache_write_tokens + delegated.cache_write_tokens,
+        cost_usd=cost,
+        turns=spent.turns,
     )

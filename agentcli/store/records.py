@@ -99,8 +99,37 @@ class ToolCallRecord(BaseModel):
     finished_at: datetime | None = None
 
 
+class SpendSums(BaseModel):
+    """Tokens, cost and number of a set of stored requests: the ledger's `Spend` as the store sums it.
+
+    Cache tokens are apart from `input_tokens`; `cost_usd` is None while no request had a known price.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float | None = None
+    requests: int = 0
+
+
+class TreeSpend(BaseModel):
+    """A stored session's usage split as the ledger splits it (`agentcli.agent.ledger`).
+
+    `own`: the requests of the session itself; `delegated`: the requests of every session below it in
+    the delegation tree. The one place the store computes that split (`queries.session_spend`).
+    """
+
+    session_id: str
+    sessions: int  # the session and every session below it
+    turns: int = 0  # of all those sessions
+    own: SpendSums = Field(default_factory=SpendSums)
+    delegated: SpendSums = Field(default_factory=SpendSums)
+
+
 class UsageRollup(BaseModel):
-    """Usage of a session and every session below it in the delegation tree."""
+    """Usage of a session and every session below it in the delegation tree (`TreeSpend`'s total)."""
 
     session_id: str
     sessions: int

@@ -145,9 +145,14 @@ def _v2(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def _v3(conn: sqlite3.Connection) -> None:
+    """A request's reasoning tokens (the part of its output a provider reports as reasoning), as the ledger has them."""
+    conn.execute("ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0")
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3]
 
 
 def schema_version() -> int:

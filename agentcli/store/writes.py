@@ -251,8 +251,9 @@ def add_usage(
         _ensure_session(conn, session_id, now)
         conn.execute(
             """INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens, cache_read_tokens,
-                                  cache_write_tokens, cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (session_id, provider, model, *tokens, cost_usd, now),
+                                  cache_write_tokens, reasoning_tokens, cost_usd, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (session_id, provider, model, *tokens, usage.reasoning_tokens, cost_usd, now),
         )
         conn.execute(
             """UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,

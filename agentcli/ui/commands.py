@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
-from agentcli.figures import compact_tokens, format_cost
+from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
 from agentcli.ui.model import format_seconds
 
 if TYPE_CHECKING:
@@ -104,13 +104,12 @@ async def _cost(host: CommandHost, arg: str) -> None:
     ledger = host.conversation.session.ledger  # the session's one ledger (agentcli.agent.ledger)
     total, own, delegated = ledger.total, ledger.own, ledger.delegated
     host.say(
-        f"Tokens: {total.usage.input_tokens:,} in / {total.usage.output_tokens:,} out, cache "
-        f"{total.usage.cache_read_tokens:,} read / {total.usage.cache_write_tokens:,} written "
-        f"(main agent {own.usage.input_tokens:,} / {own.usage.output_tokens:,}; "
-        f"subagents {delegated.usage.input_tokens:,} / {delegated.usage.output_tokens:,}) "
-        f"in {total.requests} requests. "
+        f"Tokens: {tokens_text(total.usage)}, in {total.requests} request{'' if total.requests == 1 else 's'}. "
         f"Cost: {format_cost(total.cost_usd)}"
         + ("" if total.cost_usd is not None or not total.requests else " (no price known for this model)")
+        + " (session total, subagents included)"
+        f"\n  main agent: {spend_text(own.usage, own.cost_usd, own.requests)}"
+        f"\n  subagents:  {spend_text(delegated.usage, delegated.cost_usd, delegated.requests)}"
     )
 
 
@@ -124,7 +123,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "tasks": (_tasks, "this session's subagent tasks and their status"),
     "model": (_model, "show or set the model: /model main | light | provider:model"),
     "clear": (_clear, "start a new session (empty history and view)"),
-    "cost": (_cost, "tokens and cost of this session, subagents included"),
+    "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }
 

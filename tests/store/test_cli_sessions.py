@@ -34,7 +34,8 @@ def test_list_shows_top_level_sessions(recorded: None) -> None:
     assert lines[0].split() == ["ID", "STARTED", "STATUS", "MODEL", "TURNS", "TOKENS", "IN/OUT", "COST", "TITLE"]
     assert len(lines) == 2
     row = lines[1]
-    for cell in (MAIN, "completed", "anthropic:claude-sonnet-4-5", "300/50", "$0.0030", "Find the auth code"):
+    # Tokens and cost are the whole tree's (the session's own 300/50 and $0.0030, plus its subagents').
+    for cell in (MAIN, "completed", "anthropic:claude-sonnet-4-5", "440/66", "$0.0034", "Find the auth code"):
         assert cell in row
 
 
@@ -59,7 +60,9 @@ def test_show_by_prefix(recorded: None) -> None:
     out = result.stdout
     assert out.startswith(f"Session {MAIN}\n")
     assert "status:" in out and "completed" in out
-    assert "with subagents: 2 subagent sessions · in 440 · out 66" in out
+    assert "  total:      440 in / 66 out · cache 10 read / 0 written · $0.0034 · 5 requests\n" in out
+    assert "  main agent: 300 in / 50 out · cache 10 read / 0 written · $0.0030 · 2 requests\n" in out
+    assert "  subagents:  140 in / 16 out · cache 0 read / 0 written · $0.0004 · 3 requests in 2 sessions\n" in out
     assert CHILD in out  # listed as a subagent session
     assert "[user]\nFind the auth code and summarize it\nThen tell me what to fix." in out
     assert "→ Task: explore: Find auth code  [ok, 40 ms]" in out
@@ -69,7 +72,9 @@ def test_show_by_prefix(recorded: None) -> None:
 
 def test_show_subagent_transcript_excerpts_long_output(recorded: None) -> None:
     out = runner.invoke(app, ["sessions", "show", CHILD]).stdout
-    assert f"parent:         {MAIN} (task tsk_1)" in out
+    assert f"parent:    {MAIN} (task tsk_1)" in out
+    assert "  explore#1: 110 in / 13 out · cache 0 read / 0 written · $0.0003 · 2 requests\n" in out
+    assert "  subagents: 30 in / 3 out · cache 0 read / 0 written · $0.0001 · 1 request in 1 session\n" in out
     assert "→ Grep: Grep 'def login'  [ok, 3 ms]" in out
     assert "    auth.py:3: def login():" in out
     assert "… (21 lines," in out  # cut, and says so
@@ -84,6 +89,43 @@ def test_show_json_has_the_full_record(recorded: None) -> None:
     assert data["tool_calls"][0]["output"].count("\n") == 21
     assert [s["id"] for s in data["subagent_sessions"]] == [GRAND]
     assert data["usage_rollup"]["sessions"] == 2
+
+
+def test_json_ledgers_split_the_tree_and_agree(recorded: None) -> None:
+    listed = json.loads(runner.invoke(app, ["sessions", "list", "--all", "--json"]).stdout)
+    by_id = {d["id"]: d for d in listed}
+    for session_id in (MAIN, CHILD, GRAND):
+        shown = json.loads(runner.invoke(app, ["sessions", "show", session_id, "--json"]).stdout)
+        ledger = shown["ledger"]
+        assert by_id[session_id]["ledger"] == ledger  # list and show: one computation
+        own, delegated, total = ledger["own"], ledger["delegated"], ledger["total"]
+        for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests"):
+            assert total[key] == own[key] + delegated[key]
+        # `own` is the session's own row; `total` is the rollup over its tree.
+        row, rollup = shown["session"], shown["usage_rollup"]
+        for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+            assert own[key] == row[key] and total[key] == rollup[key]
+        assert total["cost_usd"] == pytest.approx(rollup["cost_usd"])
+    main = by_id[MAIN]["ledger"]
+    assert (main["own"]["input_tokens"], main["delegated"]["input_tokens"], main["total"]["input_tokens"]) == (
+        300, 140, 440)
+    assert main["own"]["cache_read_tokens"] == main["total"]["cache_read_tokens"] == 10
+    assert by_id[GRAND]["ledger"]["delegated"]["requests"] == 0
+
+
+def test_unknown_price_reads_as_unknown(isolated_env: Path) -> None:
+    from agentcli.llm.base import Usage
+    from agentcli.store.writes import add_usage, create_session
+
+    with Store.open() as store:
+        store.submit(create_session("ses_local", model="local"))
+        store.submit(add_usage("ses_local", "openai", "my-local-model", Usage(5, 2), None))
+    out = runner.invoke(app, ["sessions", "show", "ses_local"]).stdout
+    assert "  total:      5 in / 2 out · cache 0 read / 0 written · price unknown · 1 request\n" in out
+    assert "  subagents:  none\n" in out
+    assert "$?" in runner.invoke(app, ["sessions", "list"]).stdout
+    data = json.loads(runner.invoke(app, ["sessions", "list", "--json"]).stdout)
+    assert data[0]["ledger"]["total"]["cost_usd"] is None
 
 
 def test_show_unknown_and_ambiguous_ids(recorded: None) -> None:

@@ -54,7 +54,7 @@ def test_open_creates_dirs_schema_and_wal(db_path: Path) -> None:
     store.close()
     assert db_path.is_file()
     assert _tables(db_path) >= TABLES
-    assert _pragma(db_path, "user_version") == schema.schema_version() == 2
+    assert _pragma(db_path, "user_version") == schema.schema_version() == 3
     assert _pragma(db_path, "journal_mode") == "wal"
 
 
@@ -379,4 +379,4 @@ def test_v1_database_gains_codes_and_cache_columns(db_path: Path, monkeypatch: p
         store.flush_sync()
         (call,) = store.get_tool_calls("ses_x")
         assert (call.code, call.short_result) == ("NOT_FOUND", "Task delegation failed")
-    assert _pragma(db_path, "user_version") == 2
+    assert _pragma(db_path, "user_version") == schema.schema_version()

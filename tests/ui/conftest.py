@@ -18,6 +18,7 @@ from textual.widget import Widget
 
 from agentcli.config import load_config
 from agentcli.conversation import Conversation
+from agentcli.store.db import Store
 from agentcli.testing.fake_llm import FakeLLMServer, ToolCall
 from agentcli.ui.app import AgentApp
 from agentcli.ui.model import BlockItem, Entry
@@ -116,12 +117,13 @@ async def make_app(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> AsyncIte
     """Build an AgentApp over a real Conversation that talks to `server`."""
     conversations: list[Conversation] = []
 
-    def make(server: FakeLLMServer, *, mode: str = "ask", title: str | None = None, **env: str) -> AgentApp:
+    def make(server: FakeLLMServer, *, mode: str = "ask", title: str | None = None, store: Store | None = None,
+             **env: str) -> AgentApp:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-ui-test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         environ = {**os.environ, "AGENTCLI_LLM__MAX_RETRIES": "0", "AGENTCLI_PERMISSIONS__MODE": mode, **env}
         settings = load_config(workspace=workspace, env=environ).settings
-        conversation = Conversation(settings, workspace, approver=Approvals())
+        conversation = Conversation(settings, workspace, approver=Approvals(), store=store)  # closes the store
         conversations.append(conversation)
         return AgentApp(conversation, title=title)
 

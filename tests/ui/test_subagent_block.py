@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from pathlib import Path
+
+import pytest
+
+from agentcli.cli_common import stored_ledger
+from agentcli.store.db import Store
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall, Usage
 from agentcli.ui.app import AgentApp
 from agentcli.ui.model import BlockItem, TextItem, ToolItem
 from agentcli.ui.widgets.subagent_block import SubagentBlock
@@ -37,16 +43,20 @@ def _parallel_script(latencies: tuple[int, ...]) -> Script:
             Step(match=Match(system_contains=sub(topic), turn=0),
                  reply=Reply(text=f"Reading {path}.", tool_calls=[ToolCall(name="Read", input={"file_path": path})])),
             Step(match=Match(system_contains=sub(topic), turn=1),
-                 reply=Reply(text=f"report: {topic}"), latency_ms=latency),
+                 reply=Reply(text=f"report: {topic}", usage=Usage(cache_read_input_tokens=300,
+                                                                  cache_creation_input_tokens=50)),
+                 latency_ms=latency),
         ]
     steps.append(Step(match=Match(system_contains=MAIN, turn=1, last_user_contains="report: Inspect readme file"),
-                      reply=Reply(text="All three reported.")))
+                      reply=Reply(text="All three reported.", usage=Usage(cache_read_input_tokens=2000))))
     return Script(steps=steps)
 
 
-async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_results(make_app: MakeApp) -> None:
+async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_results(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
     with FakeLLMServer(_parallel_script((100, 700, 1400))) as server:
-        app = make_app(server)
+        app = make_app(server, store=Store.open(tmp_path / "agentcli.db"))
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, "inspect everything")
             await wait_for(pilot, lambda: len(app.query(SubagentBlock)) == 3)
@@ -82,13 +92,36 @@ async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_resu
             ledger = app.conversation.session.ledger
             assert ledger.delegated.usage.input_tokens > 0 and ledger.total.requests == 8
             assert ledger.total == ledger.own + ledger.delegated
+            total, own, delegated = ledger.total, ledger.own, ledger.delegated
+            assert (own.usage.cache_read_tokens, delegated.usage.cache_read_tokens) == (2000, 900)
+            assert delegated.usage.cache_write_tokens == 150 and total.cost_usd is not None
             shown = app.status_bar.shown
             assert shown is not None and shown.input_tokens == ledger.total.usage.input_tokens
             assert shown.output_tokens == ledger.total.usage.output_tokens
+            assert shown.cost_usd == total.cost_usd  # the bar is the session total, subagents included
             await submit(pilot, "/cost")
             cost_line = getattr(app.router.main.items[-1], "text", "")
             assert cost_line.startswith(f"Tokens: {ledger.total.usage.input_tokens:,} in / ")
-            assert f"subagents {ledger.delegated.usage.input_tokens:,} / " in cost_line and "in 8 requests" in cost_line
+            assert "in 8 requests" in cost_line
+            first, main_line, sub_line = cost_line.splitlines()
+            assert f"{total.usage.output_tokens:,} out · cache 2,900 read / 150 written" in first
+            assert f"Cost: ${total.cost_usd:.4f}" in first
+            for line, label, part in ((main_line, "main agent: ", own), (sub_line, "subagents:  ", delegated)):
+                assert part.cost_usd is not None
+                assert line.startswith(f"  {label}{part.usage.input_tokens:,} in / {part.usage.output_tokens:,} out"
+                                       f" · cache {part.usage.cache_read_tokens:,} read / "
+                                       f"{part.usage.cache_write_tokens:,} written · ${part.cost_usd:.4f} · "
+                                       f"{part.requests} requests"), line
+            # The stored session is the same ledger: sessions show/list read this.
+            store = app.conversation.store
+            assert store is not None
+            await store.flush()
+            spent = store.session_spend(app.conversation.session.id)
+            assert spent is not None and spent.sessions == 4
+            stored = stored_ledger(spent)
+            assert (stored.own.usage, stored.delegated.usage) == (own.usage, delegated.usage)
+            assert (stored.own.requests, stored.delegated.requests) == (own.requests, delegated.requests) == (2, 6)
+            assert stored.total.cost_usd == pytest.approx(total.cost_usd)
             await submit(pilot, "/tasks")
             listing = app.router.main.items[-1]
             assert all(t in getattr(listing, "text", "") for t in TOPICS)
