@@ -19,7 +19,7 @@ from agentcli.cli_common import (
     table,
     transcript,
 )
-from agentcli.figures import compact_tokens, format_cost
+from agentcli.figures import compact_tokens, format_cost, tokens_text
 
 if TYPE_CHECKING:
     from agentcli.store.records import TaskRecord
@@ -135,9 +135,8 @@ def _header(t: TaskRecord) -> str:
         ("time", _duration(t.time_ms)),
         ("tool calls", str(t.tool_calls) + (f" ({tools})" if tools else "")),
         ("files modified", ", ".join(t.files_modified) or "-"),
-        ("tokens", f"in {t.input_tokens} · out {t.output_tokens} · cache {t.cache_read_tokens} read / "
-                   f"{t.cache_write_tokens} written (its subagents included)"),
-        ("cost", format_cost(t.cost_usd, unknown="-")),
+        ("tokens", f"{tokens_text(t)} (its subagents included)"),
+        ("cost", format_cost(t.cost_usd, unknown="price unknown")),
     ]
     width = max(len(k) for k, _ in fields) + 1
     return "\n".join([f"Task {t.task_id}", *(f"  {(k + ':').ljust(width)} {v}" for k, v in fields)])

@@ -218,7 +218,7 @@ def test_tasks_show(stored: None) -> None:
         "  time:           1.5 s",
         "  tool calls:     1 (Grep ×1)",
         "  files modified: -",
-        "  tokens:         in 1200 · out 80 · cache 0 read / 0 written (its subagents included)",
+        "  tokens:         1,200 in / 80 out · cache 0 read / 0 written (its subagents included)",
         "  cost:           $0.0012",
     ):
         assert line in out.splitlines(), line
