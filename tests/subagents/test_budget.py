@@ -216,6 +216,17 @@ async def test_session_cost_budget_stops_the_main_agents_own_turn(server: Script
     server.assert_done()
 
 
+async def test_a_final_answer_over_the_session_budget_is_marked(server: ScriptedLLM, make: Make) -> None:
+    """Like a subagent's, a session's run whose last request passed the budget ends budget_exceeded, answer kept."""
+    server.add_steps(main_step(0, Reply(text="The whole answer.", usage=Usage(input_tokens=90, output_tokens=20))))
+    h = make({"budget.session_max_tokens": 100})
+    outcome = await h.run()
+    assert (outcome.status, outcome.result) == ("budget_exceeded", "The whole answer.")
+    assert outcome.error == "session token budget exceeded: 110 > 100 tokens (budget.session_max_tokens)"
+    assert run_status(h) == "budget_exceeded"
+    server.assert_done()
+
+
 async def test_session_budget_stops_parallel_and_background_subagents(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Background scan job", "scan", run_in_background=True)],
