@@ -71,7 +71,7 @@ def test_a_session_budget_stops_the_run_and_its_subagent(
 
 
 def test_max_budget_usd_shows_as_a_cli_flag(tmp_path: Path) -> None:
-    """Provenance: the flag overrides every config layer and `config show`-style messages name it."""
+    """Provenance: the value comes from the command-line layer, and the config error names the flag."""
     with FakeLLMServer(Script(steps=[])) as server:
         proc = run_cli(["run", "--max-budget-usd", "-1", "hi"], cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 2

@@ -227,7 +227,7 @@ async def test_a_final_answer_over_the_session_budget_is_marked(server: Scripted
     server.assert_done()
 
 
-async def test_session_budget_stops_parallel_and_background_subagents(server: ScriptedLLM, make: Make) -> None:
+async def test_session_budget_stops_foreground_and_background_subagents(server: ScriptedLLM, make: Make) -> None:
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("Background scan job", "scan", run_in_background=True)],
                            usage=SMALL)),
