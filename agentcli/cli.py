@@ -68,14 +68,19 @@ ModelOption = Annotated[str | None, typer.Option("--model", help="main, light, a
 
 
 def _model_spec(
-    workspace: Path, config: Path | None, model: str | None, loaded: LoadedConfig
+    workspace: Path,
+    config: Path | None,
+    model: str | None,
+    loaded: LoadedConfig,
+    flags: tuple[dict[str, object], dict[str, str]] | None = None,
 ) -> tuple[LoadedConfig, str]:
-    """The model spec to use; a bare model id replaces the main model's id, as the command-line layer."""
+    """The model spec to use; a bare model id replaces the main model's id, as the command-line layer
+    (with `flags`, the other command-line overrides and the flag each came from)."""
     spec = model or "main"
     if spec not in ("main", "light") and ":" not in spec and spec not in loaded.settings.models.aliases:
-        loaded = load(
-            workspace, config, {"models.main.model": spec}, {"models.main.model": "--model"}, trusted=loaded.trusted
-        )
+        overrides, origins = flags or ({}, {})
+        overrides, origins = {**overrides, "models.main.model": spec}, {**origins, "models.main.model": "--model"}
+        loaded = load(workspace, config, overrides, origins, trusted=loaded.trusted)
         spec = "main"
     return loaded, spec
 
@@ -151,6 +156,12 @@ def run(
     config: ConfigOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details; tracebacks on errors.")] = False,
     trust: TrustOption = False,
+    max_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--max-budget-usd", help="Stop the run once it has spent this many dollars (budget.session_max_usd)."
+        ),
+    ] = None,
 ) -> None:
     """Run one task non-interactively and print the answer."""
     from agentcli.oneshot import OneShotOptions, run_oneshot
@@ -168,7 +179,10 @@ def run(
     workspace = workspace_dir(cwd)
     if trust:
         _record_trust(workspace)
-    loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
+    flags: tuple[dict[str, object], dict[str, str]] = ({}, {})
+    if max_budget_usd is not None:
+        flags = ({"budget.session_max_usd": max_budget_usd}, {"budget.session_max_usd": "--max-budget-usd"})
+    loaded, spec = _model_spec(workspace, config, model, load(workspace, config, *flags), flags)
     options = OneShotOptions(
         prompt=prompt,
         model=spec,

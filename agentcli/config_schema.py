@@ -169,12 +169,38 @@ class TaskToolSettings(_Section):
     allow_model_override: bool = True
     enable_verbose_logging: bool = False
     deny_tools: list[ToolName] = Field(default_factory=list)
+    max_cost_usd: float | None = Field(None, gt=0)  # dollar budget of one Task call's subtree; None: no limit
+
+
+    @field_validator("max_cost_usd", mode="before")
+    @classmethod
+    def _zero_is_unset(cls, value: object) -> object:
+        return _no_limit(value)
 
     @model_validator(mode="after")
     def _timeouts_ordered(self) -> TaskToolSettings:
         if self.default_timeout_seconds > self.max_timeout_seconds:
             raise _cross_field("default_timeout_seconds", "max_timeout_seconds")
         return self
+
+
+def _no_limit(value: object) -> object:
+    """A budget of 0 (how the TOML files write "unset") or "" (how `config show` prints it) means no limit."""
+    if (value == 0 and not isinstance(value, bool)) or (isinstance(value, str) and not value.strip()):
+        return None
+    return value
+
+
+class BudgetSettings(_Section):
+    """`[budget]`: limits on a whole session, the main agent and every subagent below it; None: no limit."""
+
+    session_max_usd: float | None = Field(None, gt=0)
+    session_max_tokens: int | None = Field(None, gt=0)
+
+    @field_validator("session_max_usd", "session_max_tokens", mode="before")
+    @classmethod
+    def _zero_is_unset(cls, value: object) -> object:
+        return _no_limit(value)
 
 
 class PermissionsSettings(_Section):
@@ -220,6 +246,7 @@ class Settings(BaseSettings):
     models: ModelsSettings = Field(default_factory=ModelsSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     task_tool: TaskToolSettings = Field(default_factory=TaskToolSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from agentcli.llm.base import Provider, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.prompts import project_instructions, render_system_prompt
+from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink, task_tools
@@ -85,6 +87,8 @@ class Conversation:
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
         self._turn: asyncio.Task[RunOutcome] | None = None
+        self.budget: SessionBudget | None = None  # [budget] of this session tree, once prepared
+        self._drop_budget: Callable[[], None] = lambda: None
 
     @classmethod
     def open(
@@ -166,6 +170,16 @@ class Conversation:
             price=cost_usd,
             notices=self.runner.notices_for(self.session.id),
         )
+        runner = self.runner
+        self.budget = SessionBudget(
+            self.settings.budget,
+            self.session,
+            self._loop,
+            lambda reason: runner.stop_all("budget_exceeded", reason),
+            self.bus,
+            runner.prices,
+        )
+        self._drop_budget = self.bus.subscribe(self.budget)
 
     # --- turns ------------------------------------------------------------------------------------
 
@@ -179,8 +193,10 @@ class Conversation:
         if self.busy:
             raise RuntimeError("a turn is already running")
         await self.prepare()
-        assert self._loop is not None
+        assert self._loop is not None and self.budget is not None
         loop = self._loop
+        if reason := self.budget.exceeded():  # spent: no request goes out until a new session (`clear`)
+            return RunOutcome("budget_exceeded", "", 0, f"the session is over its budget: {reason}")
         self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
         try:
             return await turn
@@ -188,7 +204,8 @@ class Conversation:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise  # our caller is being cancelled (Ctrl-C): propagate
-            return RunOutcome("cancelled", loop.last_text(), self.session.turns, "cancelled by the person")
+            status, reason = loop.stopped or ("cancelled", "cancelled by the person")
+            return RunOutcome(status, loop.last_text(), self.session.turns, reason)
         finally:
             self._turn = None
 
@@ -220,6 +237,8 @@ class Conversation:
         self.runner = self._new_runner()
         self.session = self._new_session()
         self._loop = None
+        self._drop_budget()
+        self.budget, self._drop_budget = None, lambda: None
 
     async def aclose(self) -> None:
         """End: stop a running turn (and wait for its clean-up), cancel background subagents, close

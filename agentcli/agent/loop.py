@@ -109,6 +109,24 @@ class AgentLoop:
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
         self._started = False
+        self._task: asyncio.Task[Any] | None = None  # the task running `run`, while it runs
+        self.stopped: tuple[RunStatus, str] | None = None  # why `stop` ended the current run
+
+    def stop(self, status: RunStatus, reason: str) -> bool:
+        """End the running turn with `status` (a session budget ran out), keeping its partial result.
+
+        Asked from another task (a subagent's), it cancels the turn and every subagent under it; asked
+        from the turn's own task (a consumer of its own events), the turn ends at its next checkpoint,
+        before another request or tool call. False when no turn is running.
+        """
+        task = self._task
+        if task is None or task.done():
+            return False
+        if self.stopped is None:
+            self.stopped = (status, reason)
+            if asyncio.current_task() is not task:
+                task.cancel()
+        return True
 
     # --- public ---------------------------------------------------------------------------------
 
@@ -133,16 +151,29 @@ class AgentLoop:
             for line in announce_once(self.session.model):
                 self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
         message = Message.user(prompt) if isinstance(prompt, str) else prompt
+        self.stopped, self._task = None, asyncio.current_task()
         self._append(self._with_notices(message))
         outcome = RunOutcome("cancelled", "", 0)
         try:
             outcome = await self._turns()
+            if self.stopped is not None:  # stopped from inside, by the request that answered last
+                outcome = self._stopped_outcome()
         except asyncio.CancelledError:
-            outcome = RunOutcome("cancelled", self._last_text(), self.session.turns, "cancelled")
-            raise
+            task = self._task
+            if self.stopped is not None and task is not None and task.uncancel() == 0:
+                outcome = self._stopped_outcome()  # our own stop, and nobody else's cancel: a normal end
+            else:
+                outcome = RunOutcome("cancelled", self._last_text(), self.session.turns, "cancelled")
+                raise
         finally:
+            self._task = None
             self._finish(outcome)
         return outcome
+
+    def _stopped_outcome(self) -> RunOutcome:
+        assert self.stopped is not None
+        status, reason = self.stopped
+        return RunOutcome(status, self._last_text(), self.session.turns, reason)
 
     # --- turns ----------------------------------------------------------------------------------
 
@@ -152,6 +183,8 @@ class AgentLoop:
             # Cancellation checkpoint: a stop requested from inside this task (an event consumer, such as a
             # subagent's budget check) is only delivered at the next suspension; take it before a request goes out.
             await asyncio.sleep(0)
+            if self.stopped is not None:
+                return self._stopped_outcome()
             try:
                 response = await self._model_turn()
             except ProviderError as exc:
@@ -271,6 +304,8 @@ class AgentLoop:
 
         try:
             await asyncio.sleep(0)  # cancellation checkpoint (see `_turns`): a stop during the answer runs no tool
+            if self.stopped is not None:
+                return  # `stop` asked from inside: every call gets the cancelled result
             for group in self._groups(calls):
                 if len(group) == 1:
                     await one(group[0])

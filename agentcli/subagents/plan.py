@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.llm.models import ResolvedModel, resolve_model, with_effort
 from agentcli.status import DELEGATION_FAILED
 from agentcli.store.records import TaskRecord
+from agentcli.subagents.budget import Budgets
 from agentcli.subagents.limits import cycle_error, depth_error
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.text import defang_tags
@@ -63,6 +64,7 @@ class TaskPlan:
     user_message: str
     timeout: float  # wall-clock seconds
     max_turns: int
+    budgets: Budgets  # the call's max_tokens / max_cost_usd, else task_tool's
 
 
 def inherited_scopes(scopes: Scopes, write_paths: list[str] | None, read_only: bool) -> Scopes:
@@ -186,6 +188,18 @@ class Planner:
             user_message=user_message(args),
             timeout=float(min(timeout, cfg.max_timeout_seconds)),
             max_turns=agent_type.max_turns or self.settings.agent.max_turns,
+            budgets=self.budgets(args),
+        )
+
+    def budgets(self, args: TaskArgs) -> Budgets:
+        """A task's limits: the call's `max_tokens` / `max_cost_usd` (validated to be within the
+        configured ones), else `task_tool.max_tokens` / `max_cost_usd`."""
+        cfg = self.settings.task_tool
+        return Budgets(
+            max_tokens=args.max_tokens or cfg.max_tokens,
+            max_tool_calls=cfg.max_tool_calls,
+            idle_seconds=float(cfg.idle_timeout_seconds),
+            max_cost_usd=args.max_cost_usd if args.max_cost_usd is not None else cfg.max_cost_usd,
         )
 
     def model(

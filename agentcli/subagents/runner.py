@@ -22,19 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session, new_id
-from agentcli.events import (
-    Event,
-    SubagentBlockAddedEvent,
-    SubagentBlockFinishedEvent,
-    SubagentBlockUpdatedEvent,
-)
+from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
 from agentcli.llm.base import Message, Usage
 from agentcli.status import FINISHED_TASK_STATUSES, TaskStatus, short_result
 from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.subagents import results
+from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
-from agentcli.subagents.supervisor import Budgets, Supervisor
+from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.text import defang_tags
@@ -106,6 +102,7 @@ class SubagentRunner:
         self._numbers: dict[str, itertools.count[int]] = {}
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
+        self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported
 
     # --- what agents of this tree get ---------------------------------------------------------------
 
@@ -165,7 +162,12 @@ class SubagentRunner:
     def argument_limits(self) -> Mapping[str, Any]:
         """The validation context of `TaskArgs`."""
         cfg = self.settings.task_tool
-        return {"allow_model_override": cfg.allow_model_override, "max_timeout_seconds": cfg.max_timeout_seconds}
+        return {
+            "allow_model_override": cfg.allow_model_override,
+            "max_timeout_seconds": cfg.max_timeout_seconds,
+            "max_tokens": cfg.max_tokens,
+            "max_cost_usd": cfg.max_cost_usd,
+        }
 
     async def run_task(self, args: TaskArgs, parent: ParentLink, tool_call_id: str) -> ToolResult:
         """Plan and run one Task call; every failure becomes a tool error, never an exception."""
@@ -232,6 +234,12 @@ class SubagentRunner:
         handle.supervisor.stop("cancelled", reason)
         return True
 
+    def stop_all(self, status: TaskStatus, reason: str) -> None:
+        """Stop every queued or running subagent of the tree, background ones too (a session budget ran out)."""
+        for handle in list(self.handles.values()):
+            if handle.record.status not in FINISHED_TASK_STATUSES:
+                handle.supervisor.stop(status, reason)
+
     async def task_output(self, task_id: str, offset: int, wait_seconds: float) -> ToolResult:
         """TaskOutput: status, and the full result from `offset` once finished."""
         handle = self.handles.get(task_id)
@@ -297,19 +305,15 @@ class SubagentRunner:
             model_used=plan.model.display,
             status="queued",
         )
-        cfg = self.settings.task_tool
-        budgets = Budgets(cfg.max_tokens, cfg.max_tool_calls, float(cfg.idle_timeout_seconds))
-        handle = TaskHandle(
+        return TaskHandle(
             record=record,
             plan=plan,
             session=child,
             parent=parent,
-            supervisor=Supervisor(record, child, psession, parent.emit, budgets, plan.timeout),
+            supervisor=Supervisor(record, child, psession, parent.emit, plan.budgets, plan.timeout, self.prices),
             slot=Slot(priority=child.depth),
             output_schema=args.output_schema,
         )
-        handle.supervisor.on_change = lambda: self._update(handle)
-        return handle
 
     def _transcript(self, record: TaskRecord) -> list[Message]:
         for handle in self.handles.values():
@@ -353,7 +357,7 @@ class SubagentRunner:
                 record.started_at = _now()
                 sup.begin()
                 self._save(handle)
-                self._update(handle)
+                sup.report()
                 status, result, error = await sup.run(
                     self._child_loop(handle), handle.plan.user_message, handle.output_schema
                 )
@@ -365,8 +369,9 @@ class SubagentRunner:
             error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             self._finish(handle, "failed", sup.last_text(), f"internal error: {error}")
         except asyncio.CancelledError:
-            # The parent (or the person, with Esc) stopped the whole turn: record it, then propagate.
-            self._finish(handle, "cancelled", sup.last_text(), "cancelled")
+            # The parent, the person (Esc) or a session budget stopped the whole turn: record it, then propagate.
+            status, reason = sup.stopped or ("cancelled", "cancelled")
+            self._finish(handle, status, sup.last_text(), reason)
             await self._store_record(handle)
             raise
         finally:
@@ -452,25 +457,6 @@ class SubagentRunner:
             handle.parent.emit(event)
         except Exception:
             log.exception("event consumer failed on %s", event.kind)
-
-    def _update(self, handle: TaskHandle) -> None:
-        record = handle.record
-        self._emit_parent(
-            handle,
-            SubagentBlockUpdatedEvent(
-                session_id=handle.parent.session.id,
-                agent=handle.parent.session.agent,
-                task_id=record.task_id,
-                status=record.status,
-                tool_calls=record.tool_calls,
-                input_tokens=record.input_tokens,
-                output_tokens=record.output_tokens,
-                cache_read_tokens=record.cache_read_tokens,
-                cache_write_tokens=record.cache_write_tokens,
-                cost_usd=record.cost_usd,
-                elapsed_ms=handle.supervisor.elapsed_ms,
-            ),
-        )
 
     def _save(self, handle: TaskHandle) -> None:
         """Queue a write of the record as it is now (`upsert_task` snapshots it)."""

@@ -14,8 +14,6 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agentcli.agent.loop import AgentLoop, RunOutcome
@@ -23,6 +21,7 @@ from agentcli.agent.session import Session
 from agentcli.events import (
     Event,
     EventSink,
+    SubagentBlockUpdatedEvent,
     SubagentEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
@@ -32,18 +31,10 @@ from agentcli.events import (
 from agentcli.llm.base import Usage
 from agentcli.status import TASK_STATUS_OF_RUN, TaskStatus
 from agentcli.store.records import TaskRecord
+from agentcli.subagents.budget import Budgets, PriceNotices
 
 log = logging.getLogger(__name__)
 Outcome = tuple[TaskStatus, str, str | None]  # (status, result text, error)
-
-
-@dataclass(frozen=True, slots=True)
-class Budgets:
-    """A subagent's limits (task_tool settings) besides its wall-clock timeout."""
-
-    max_tokens: int  # the task's subtree, every billed token (see agentcli.agent.ledger)
-    max_tool_calls: int  # the subagent's own calls
-    idle_seconds: float  # no model output and no tool in flight for this long: stop
 
 
 class Supervisor:
@@ -57,7 +48,7 @@ class Supervisor:
         emit_parent: EventSink,
         budgets: Budgets,
         timeout: float,
-        on_change: Callable[[], None] = lambda: None,
+        prices: PriceNotices | None = None,
     ) -> None:
         self.record = record
         self.session = session
@@ -65,7 +56,7 @@ class Supervisor:
         self.emit_parent = emit_parent
         self.budgets = budgets
         self.timeout = timeout
-        self.on_change = on_change  # counters changed (the runner tells the UI)
+        self.prices = prices or PriceNotices()  # the session tree's: an unpriced model is reported once
         self.started = 0.0
         self.last_progress = 0.0
         self.in_flight_tools = 0
@@ -129,6 +120,9 @@ class Supervisor:
                           inner.cache_write_tokens, inner.reasoning_tokens)
             self.parent_session.ledger.add_delegated(usage, inner.cost_usd)
             self.count_tokens()
+            if self.budgets.max_cost_usd is not None:
+                budget = f"the cost budget of task {record.task_id} (${self.budgets.max_cost_usd:.4f})"
+                self.prices.check(inner, budget, self.emit_parent, self.parent_session.id, self.parent_session.agent)
         self.emit_parent(
             SubagentEvent(
                 session_id=self.parent_session.id,
@@ -140,14 +134,34 @@ class Supervisor:
             )
         )
         if kind == "tool_call_finished" or isinstance(inner, UsageEvent):
-            self.on_change()
-            used = self.session.ledger.total.usage.total_tokens
-            if used > self.budgets.max_tokens:
-                self.stop("budget_exceeded", f"token budget exceeded: {used} > {self.budgets.max_tokens} tokens")
+            self.report()
+            if reason := self.budgets.exceeded(self.session.ledger.total):
+                self.stop("budget_exceeded", reason)
         if kind == "tool_call_started" and record.tool_calls > self.budgets.max_tool_calls:
             # max_tool_calls calls are allowed; the one beyond them stops the run.
             limit = self.budgets.max_tool_calls
             self.stop("budget_exceeded", f"tool call limit reached ({limit} calls)")
+
+    def report(self) -> None:
+        """Tell the parent the task's status and counters (its block in the UI)."""
+        record = self.record
+        event = SubagentBlockUpdatedEvent(
+            session_id=self.parent_session.id,
+            agent=self.parent_session.agent,
+            task_id=record.task_id,
+            status=record.status,
+            tool_calls=record.tool_calls,
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+            cache_read_tokens=record.cache_read_tokens,
+            cache_write_tokens=record.cache_write_tokens,
+            cost_usd=record.cost_usd,
+            elapsed_ms=self.elapsed_ms,
+        )
+        try:
+            self.emit_parent(event)
+        except Exception:
+            log.exception("event consumer failed on %s", event.kind)
 
     def count_tokens(self) -> None:
         """Copy the subagent's ledger total (its whole subtree) into the task record."""

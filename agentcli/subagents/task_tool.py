@@ -34,7 +34,7 @@ class Delegator(Protocol):
         ...
 
     def argument_limits(self) -> Mapping[str, Any]:
-        """The validation context of `TaskArgs` (allow_model_override, max_timeout_seconds)."""
+        """The validation context of `TaskArgs`: allow_model_override and the configured limits."""
         ...
 
     async def run_task(self, args: TaskArgs, parent: ParentLink, tool_call_id: str) -> ToolResult:
@@ -65,6 +65,12 @@ class TaskArgs(ToolArgs):
     resume: str | None = Field(None, description="task_id of a finished subagent to continue with this prompt")
     effort: Literal["low", "medium", "high"] | None = Field(
         None, description="How hard the subagent thinks: low, medium or high; default: the type's or the model's"
+    )
+    max_tokens: int | None = Field(
+        None, description="Token budget of this task (all its requests and its subagents'); at most the configured one"
+    )
+    max_cost_usd: float | None = Field(
+        None, description="Dollar budget of this task (where prices are known); at most the configured one"
     )
 
     @field_validator("description")
@@ -101,6 +107,26 @@ class TaskArgs(ToolArgs):
         limit = (info.context or {}).get("max_timeout_seconds", 1800)
         if value is not None and not 1 <= value <= limit:
             raise ValueError(f"must be between 1 and {limit} (task_tool.max_timeout_seconds)")
+        return value
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _max_tokens(cls, value: int | None, info: ValidationInfo) -> int | None:
+        limit = (info.context or {}).get("max_tokens")
+        if value is not None and (value < 1 or (limit is not None and value > limit)):
+            raise ValueError(f"must be between 1 and {limit} (task_tool.max_tokens)" if limit else "must be at least 1")
+        return value
+
+    @field_validator("max_cost_usd")
+    @classmethod
+    def _max_cost(cls, value: float | None, info: ValidationInfo) -> float | None:
+        limit = (info.context or {}).get("max_cost_usd")
+        if value is None:
+            return None
+        if value <= 0:
+            raise ValueError("must be more than 0")
+        if limit is not None and value > limit:
+            raise ValueError(f"must be at most {limit:g} (task_tool.max_cost_usd)")
         return value
 
     @field_validator("write_paths")

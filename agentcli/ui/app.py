@@ -205,6 +205,8 @@ class AgentApp(App[int]):
             return
         if outcome.status == "cancelled":
             self.say("Turn stopped.")
+        elif outcome.status == "budget_exceeded":  # what was spent against which limit
+            self.say_error(f"Turn stopped: {outcome.error or outcome.status}")
         elif outcome.status not in ("completed", "failed"):
             self.say(f"Turn ended: {outcome.status}" + (f" ({outcome.error})" if outcome.error else ""))
 

@@ -24,8 +24,9 @@ from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
+from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.registry import AgentRegistry
-from agentcli.subagents.runner import SubagentRunner
+from agentcli.subagents.runner import PriceFn, SubagentRunner
 from agentcli.subagents.task_tool import ParentLink
 from agentcli.testing.fake_llm import FakeLLMServer, RecordedRequest, ToolCall
 from agentcli.testing.scripted import ScriptedLLM, ScriptedRequest
@@ -94,6 +95,7 @@ class Harness:
     loop: AgentLoop
     events: list[Event] = field(default_factory=list)
     bus: EventBus = field(default_factory=EventBus)
+    budget: SessionBudget | None = None  # [budget], subscribed to the bus as the conversation does
 
     async def run(self, prompt: str = "go", timeout: float = 15.0) -> RunOutcome:
         """Run the main agent on `prompt` to its end."""
@@ -133,8 +135,12 @@ def build_harness(
     store: Store | None = None,
     system_prompt: str = MAIN,
     max_turns: int = 10,
+    price: PriceFn | None = None,
 ) -> Harness:
-    """Settings, registry, store, pool, runner, main session and loop for one test."""
+    """Settings, registry, store, pool, runner, main session and loop for one test.
+
+    `price` prices every request (the runner's and the main loop's); without it costs are unknown.
+    """
     policy = RetryPolicy(max_retries=0)
     pool: ProviderPool
     if isinstance(server, FakeLLMServer):
@@ -158,6 +164,7 @@ def build_harness(
         workspace=workspace,
         permissions=permissions,
         store=store,
+        price=price,
     )
     model = ResolvedModel("main", "anthropic", "m", base_url, "k", 1024)
     session = Session(system_prompt=system_prompt, model=model, workspace=workspace)
@@ -179,6 +186,11 @@ def build_harness(
         context,
         bus,
         max_turns=max_turns,
+        price=price,
         notices=runner.notices_for(session.id),
     )
-    return Harness(server, workspace, settings, registry, store, pool, runner, session, loop, events, bus)
+    budget = SessionBudget(
+        settings.budget, session, loop, lambda reason: runner.stop_all("budget_exceeded", reason), bus, runner.prices
+    )
+    bus.subscribe(budget)
+    return Harness(server, workspace, settings, registry, store, pool, runner, session, loop, events, bus, budget)

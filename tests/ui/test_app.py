@@ -51,6 +51,27 @@ async def test_a_prompt_streams_its_answer_into_the_view(
     server.assert_done()
 
 
+async def test_a_session_budget_stop_is_an_error_note_and_refuses_the_next_turn(make_app: MakeApp) -> None:
+    from agentcli.testing.fake_llm import Usage
+
+    step = Step(match=Match(system_contains=MAIN, turn=0),
+                reply=Reply(text="A long answer.", usage=Usage(input_tokens=900, output_tokens=200)))
+    with FakeLLMServer(Script(steps=[step])) as server:
+        app = make_app(server, AGENTCLI_BUDGET__SESSION_MAX_TOKENS="1000")
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "hello")
+            await idle(pilot)
+            errors = [n.text for n in app.router.main.items if isinstance(n, NoteItem) and n.kind == "error"]
+            line = "session token budget exceeded: 1100 > 1000 tokens (budget.session_max_tokens)"
+            assert errors == [f"Turn stopped: {line}"]
+            await submit(pilot, "more")  # no request goes out: the session spent its budget
+            await idle(pilot)
+            errors = [n.text for n in app.router.main.items if isinstance(n, NoteItem) and n.kind == "error"]
+            assert errors[-1] == f"Turn stopped: the session is over its budget: {line}"
+    server.assert_done()
+    assert len(server.requests) == 1
+
+
 async def test_a_provider_error_is_one_line_in_the_view(make_app: MakeApp) -> None:
     from agentcli.testing.fake_llm import Fault
 
