@@ -8,6 +8,8 @@
 - `permissions.allow_mutating_in_run`: only `false`;
 - `permissions.deny`, `task_tool.deny_tools`: united with the lists below (never dropped);
 - `models.<name>.base_url` / `api_key` / `provider`: never (no credential goes to a URL it names);
+- spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
+  only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
 - everything else (limits, agent settings, model ids, aliases, logging, llm) applies as usual.
 
 An ignored value equal to the one below is not reported (trusting would change nothing).
@@ -24,6 +26,9 @@ _STRICTNESS = {"auto": 0, "ask": 1, "readonly": 2}
 _SUBSET_LISTS: frozenset[KeyPath] = frozenset({("permissions", "allow"), ("agent", "bash_pass_env")})
 _UNION_LISTS: frozenset[KeyPath] = frozenset({("permissions", "deny"), ("task_tool", "deny_tools")})
 _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})
+_SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
+    {("budget", "session_max_usd"), ("budget", "session_max_tokens"), ("task_tool", "max_cost_usd")}
+)
 _MISSING = object()
 
 
@@ -46,10 +51,22 @@ def _is_endpoint(path: KeyPath) -> bool:
     return len(path) >= 3 and path[0] == "models" and path[1] != "aliases" and path[2] in _ENDPOINT_KEYS
 
 
+def _limit(value: object) -> float | None:
+    """A spending limit as a number; None for "no limit" (missing, 0 or ""), or for a value that is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return float(value)
+
+
 def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     """(apply?, value to assign) for one leaf of an untrusted project file."""
     if _is_endpoint(path):
         return False, value
+    if path in _SPENDING_LIMITS:
+        if not isinstance(value, int | float | str) or (isinstance(value, str) and value != ""):
+            return True, value  # an invalid value fails validation with its own message
+        limit, lower = _limit(value), _limit(below)
+        return limit is not None and (lower is None or limit <= lower), value
     if path == ("permissions", "mode"):
         if below is _MISSING or not isinstance(value, str) or value not in _STRICTNESS:
             return True, value  # an invalid value fails validation with its own message

@@ -156,6 +156,33 @@ def test_deny_lists_are_united_not_replaced(lay: Layers) -> None:
     assert (trusted.settings.permissions.deny, trusted.settings.task_tool.deny_tools) == ([], ["Write"])
 
 
+@pytest.mark.parametrize(
+    ("user", "project", "effective", "ignored"),
+    [
+        ("", "5", 5.0, False),  # the person set no limit: a project may set one
+        ("10", "5", 5.0, False),  # a lower limit narrows
+        ("10", "50", 10.0, True),  # a higher one would widen
+        ("10", "0", 10.0, True),  # 0 is "no limit": lifting the person's limit is refused
+    ],
+)
+def test_spending_limits_only_narrow(lay: Layers, user: str, project: str, effective: float, ignored: bool) -> None:
+    def layer(value: str) -> str:
+        if not value:
+            return ""
+        return f"[budget]\nsession_max_usd = {value}\nsession_max_tokens = {int(value) * 1000}\n" \
+               f"[task_tool]\nmax_cost_usd = {value}\n"
+
+    lay.write(layer(user), layer(project))
+    loaded = lay.load()
+    budget, task_tool = loaded.settings.budget, loaded.settings.task_tool
+    assert (budget.session_max_usd, budget.session_max_tokens, task_tool.max_cost_usd) == (
+        effective, int(effective * 1000), effective)
+    keys = ("budget.session_max_usd", "budget.session_max_tokens", "task_tool.max_cost_usd")
+    assert all((key in loaded.ignored) is ignored for key in keys)
+    trusted = lay.load(trusted=True).settings
+    assert trusted.budget.session_max_usd == (float(project) or None)
+
+
 def test_endpoints_and_bash_pass_env_are_ignored_other_keys_apply(lay: Layers) -> None:
     lay.write("", """\
 [models.main]
