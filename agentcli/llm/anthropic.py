@@ -44,16 +44,8 @@ from agentcli.llm.base import (
 from agentcli.llm.deprecation import silence_sdk_warning
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
+from agentcli.llm.wire_terms import ANTHROPIC_STOP_REASONS
 
-_STOP_REASONS: dict[str, StopReason] = {
-    "end_turn": "end_turn",
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-    "stop_sequence": "stop_sequence",
-    "refusal": "refusal",
-    "pause_turn": "pause_turn",
-    "model_context_window_exceeded": "model_context_window_exceeded",
-}
 _EPHEMERAL = {"type": "ephemeral"}
 
 
@@ -222,7 +214,7 @@ class _TurnBuilder:
             return None
         if isinstance(event, RawMessageDeltaEvent):
             if event.delta.stop_reason:
-                self.stop_reason = _STOP_REASONS.get(event.delta.stop_reason, "other")
+                self.stop_reason = ANTHROPIC_STOP_REASONS.get(event.delta.stop_reason, "other")
             du = event.usage
             if du.output_tokens is not None:  # the final count, which may be 0 (a refusal before any token)
                 self.usage.output_tokens = du.output_tokens

@@ -37,14 +37,7 @@ from agentcli.llm.base import (
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
 from agentcli.llm.sse import server_events
-
-_STOP_REASONS: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-}
+from agentcli.llm.wire_terms import OPENAI_STOP_REASONS, field, openai_usage
 
 
 def _deepseek_reasoning(model: str, messages: Sequence[Message]) -> dict[int, str]:
@@ -125,15 +118,6 @@ def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]
     return params
 
 
-def _field(obj: Any, name: str) -> Any:
-    """A field of an SDK object or of a plain dict (vendor extras arrive as dicts)."""
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
 def _content_text(content: Any) -> tuple[str, str]:
     """(answer, reasoning) of `delta.content`: a string, or a list of typed parts (Mistral's thinking parts)."""
     if content is None:
@@ -143,15 +127,15 @@ def _content_text(content: Any) -> tuple[str, str]:
     answer: list[str] = []
     reasoning: list[str] = []
     for part in content if isinstance(content, list) else ():
-        kind = _field(part, "type")
+        kind = field(part, "type")
         if isinstance(part, str):
             answer.append(part)
-        elif kind == "text" and isinstance(_field(part, "text"), str):
-            answer.append(_field(part, "text"))
+        elif kind == "text" and isinstance(field(part, "text"), str):
+            answer.append(field(part, "text"))
         elif kind == "thinking":
-            inner = _field(part, "thinking")
+            inner = field(part, "thinking")
             pieces = inner if isinstance(inner, list) else [inner]
-            reasoning.extend(p if isinstance(p, str) else str(_field(p, "text") or "") for p in pieces)
+            reasoning.extend(p if isinstance(p, str) else str(field(p, "text") or "") for p in pieces)
     return "".join(answer), "".join(reasoning)
 
 
@@ -205,11 +189,11 @@ class _TurnBuilder:
         if chunk.model:
             self.model = chunk.model
         if chunk.usage is not None:
-            self._take_usage(chunk.usage)
-        groq = _field(chunk, "x_groq")  # Groq reports usage only here, on the last chunk
-        if groq is not None and _field(groq, "usage") is not None and chunk.usage is None:
-            self._take_usage(_field(groq, "usage"))
-        timings = _field(chunk, "timings")  # llama.cpp server: its own counts, with the prompt-cache hits
+            self.usage = openai_usage(chunk.usage)
+        groq = field(chunk, "x_groq")  # Groq reports usage only here, on the last chunk
+        if groq is not None and field(groq, "usage") is not None and chunk.usage is None:
+            self.usage = openai_usage(field(groq, "usage"))
+        timings = field(chunk, "timings")  # llama.cpp server: its own counts, with the prompt-cache hits
         if timings is not None:
             self.timings = timings
         for choice in chunk.choices or ():
@@ -219,7 +203,7 @@ class _TurnBuilder:
             if delta is not None:
                 text, thought = _content_text(delta.content)
                 for extra in ("reasoning_content", "reasoning"):  # DeepSeek, vLLM, llama.cpp / OpenRouter, Ollama
-                    value = _field(delta, extra)
+                    value = field(delta, extra)
                     if isinstance(value, str):
                         thought += value
                 if thought:
@@ -230,7 +214,7 @@ class _TurnBuilder:
                         self.text_before_tools = False
                     self.text.append(text)
                     events.append(TextDelta(text))
-                refusal = _field(delta, "refusal")
+                refusal = field(delta, "refusal")
                 if isinstance(refusal, str) and refusal:
                     self.refused = True
                     self.text.append(refusal)
@@ -247,7 +231,7 @@ class _TurnBuilder:
                         self.tools.add_args(index, fn.arguments)
                         events.append(ToolCallArgsDelta(index, fn.arguments))
             if choice.finish_reason:
-                self.stop_reason = _STOP_REASONS.get(choice.finish_reason, "other")
+                self.stop_reason = OPENAI_STOP_REASONS.get(choice.finish_reason, "other")
         return events
 
     def tool_json_complete(self) -> bool:
@@ -264,23 +248,6 @@ class _TurnBuilder:
         )
         self.stop_reason = "tool_use"
 
-    def _take_usage(self, usage: Any) -> None:
-        details = _field(usage, "prompt_tokens_details")
-        cached = (_field(details, "cached_tokens") or 0) if details is not None else 0
-        written = (_field(details, "cache_write_tokens") or 0) if details is not None else 0  # OpenRouter
-        written = written or _field(usage, "cache_creation_input_tokens") or 0  # LiteLLM proxying Claude
-        if not cached:
-            cached = _field(usage, "prompt_cache_hit_tokens") or 0  # DeepSeek
-        prompt = _field(usage, "prompt_tokens") or 0
-        out_details = _field(usage, "completion_tokens_details")  # reasoning is part of completion_tokens
-        reasoning = (_field(out_details, "reasoning_tokens") or 0) if out_details is not None else 0
-        self.usage = Usage(
-            input_tokens=max(prompt - cached - written, 0),
-            output_tokens=_field(usage, "completion_tokens") or 0,
-            cache_read_tokens=cached,
-            cache_write_tokens=written,
-            reasoning_tokens=reasoning,
-        )
 
     def response(self) -> ModelResponse:
         content: list[AssistantBlock] = []
@@ -311,7 +278,7 @@ class _TurnBuilder:
             return u
 
         def count(name: str) -> int:
-            value = _field(t, name)
+            value = field(t, name)
             return int(value) if isinstance(value, int | float) and value > 0 else 0
 
         cache_n = count("cache_n")

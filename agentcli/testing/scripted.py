@@ -58,6 +58,7 @@ from agentcli.llm.base import (
 from agentcli.llm.errors import classify
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.llm.retry import stream_with_retries
+from agentcli.llm.wire_terms import ANTHROPIC_STOP_REASONS, OPENAI_STOP_REASONS, openai_usage
 from agentcli.testing.fake_llm_match import RequestView, StepTable, with_echo
 from agentcli.testing.fake_llm_models import (
     ApiName,
@@ -85,25 +86,6 @@ __all__ = [
     "ToolCall",
     "UnexpectedScriptedRequest",
 ]
-
-# How each adapter maps its API's stop reason (agentcli/llm/anthropic.py, agentcli/llm/openai.py).
-_ANTHROPIC_STOPS: dict[str, StopReason] = {
-    "end_turn": "end_turn",
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-    "stop_sequence": "stop_sequence",
-    "refusal": "refusal",
-    "pause_turn": "pause_turn",
-    "model_context_window_exceeded": "model_context_window_exceeded",
-}
-_OPENAI_STOPS: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-}
-
 
 class UnexpectedScriptedRequest(ProviderError):
     """No step of the script matches a request (never retried, like the server's 500 with x-should-retry: false)."""
@@ -445,16 +427,16 @@ class ScriptedProvider:
         wire_stop = stop_reason_for(reply, self.api)
         stop: StopReason
         if self.api == "anthropic":
-            stop = _ANTHROPIC_STOPS.get(wire_stop, "other")
+            stop = ANTHROPIC_STOP_REASONS.get(wire_stop, "other")
         else:
-            stop = _OPENAI_STOPS.get(wire_stop, "other")
+            stop = OPENAI_STOP_REASONS.get(wire_stop, "other")
             if reply.tool_calls and stop == "end_turn":
                 stop = "tool_use"  # as the OpenAI adapter does for servers that say "stop" after tool calls
         counts = usage_for(reply, ctx)
         if self.api == "anthropic":
             usage = Usage(counts.input_tokens, counts.output_tokens, counts.cache_read, counts.cache_creation)
-        else:  # OpenAI reports cache writes inside prompt_tokens, with no count of their own
-            usage = Usage(counts.input_tokens + counts.cache_creation, counts.output_tokens, counts.cache_read, 0)
+        else:  # what the OpenAI adapter reads from the usage chunk the server sends
+            usage = openai_usage(counts.openai())
         return frames, ModelResponse(content, stop, usage, ctx.model, ctx.response_id), done_at
 
 
