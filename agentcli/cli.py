@@ -159,7 +159,8 @@ def run(
     max_budget_usd: Annotated[
         float | None,
         typer.Option(
-            "--max-budget-usd", help="Stop the run once it has spent this many dollars (budget.session_max_usd)."
+            "--max-budget-usd",
+            help="Stop the run once it has spent this many dollars (budget.session_max_usd; 0: no limit).",
         ),
     ] = None,
 ) -> None:

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -70,6 +71,26 @@ AliasTarget = Annotated[str, AfterValidator(_check_alias_target)]
 ToolName = Annotated[str, AfterValidator(_check_tool_name)]
 PermissionRule = Annotated[str, AfterValidator(_check_rule)]
 EnvVarName = Annotated[str, AfterValidator(_check_env_name)]
+
+
+def spending_limit(value: object) -> float | None:
+    """A spending limit as the layers write it: a number, with 0 (how the files write "unset") or "" (how
+    `config show` prints it) for no limit. Text and booleans are refused (ValueError), so a limit read
+    from a file is always the number the file shows; an untrusted layer is compared on this same value."""
+    if isinstance(value, str) and not value.strip():
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number (0 for no limit)")
+    return None if value == 0 else float(value)
+
+
+def _limit_field(value: object) -> object:
+    limit = spending_limit(value)
+    return value if limit is not None else None  # the number itself: an int field stays an int
+
+
+UsdLimit = Annotated[Annotated[float, Field(gt=0)] | None, BeforeValidator(_limit_field)]
+TokenLimit = Annotated[Annotated[int, Field(gt=0)] | None, BeforeValidator(_limit_field)]
 
 
 class _Section(BaseModel):
@@ -169,13 +190,7 @@ class TaskToolSettings(_Section):
     allow_model_override: bool = True
     enable_verbose_logging: bool = False
     deny_tools: list[ToolName] = Field(default_factory=list)
-    max_cost_usd: float | None = Field(None, gt=0)  # dollar budget of one Task call's subtree; None: no limit
-
-
-    @field_validator("max_cost_usd", mode="before")
-    @classmethod
-    def _zero_is_unset(cls, value: object) -> object:
-        return _no_limit(value)
+    max_cost_usd: UsdLimit = None  # dollar budget of one Task call's subtree; None: no limit
 
     @model_validator(mode="after")
     def _timeouts_ordered(self) -> TaskToolSettings:
@@ -184,23 +199,11 @@ class TaskToolSettings(_Section):
         return self
 
 
-def _no_limit(value: object) -> object:
-    """A budget of 0 (how the TOML files write "unset") or "" (how `config show` prints it) means no limit."""
-    if (value == 0 and not isinstance(value, bool)) or (isinstance(value, str) and not value.strip()):
-        return None
-    return value
-
-
 class BudgetSettings(_Section):
     """`[budget]`: limits on a whole session, the main agent and every subagent below it; None: no limit."""
 
-    session_max_usd: float | None = Field(None, gt=0)
-    session_max_tokens: int | None = Field(None, gt=0)
-
-    @field_validator("session_max_usd", "session_max_tokens", mode="before")
-    @classmethod
-    def _zero_is_unset(cls, value: object) -> object:
-        return _no_limit(value)
+    session_max_usd: UsdLimit = None
+    session_max_tokens: TokenLimit = None
 
 
 class PermissionsSettings(_Section):

@@ -51,22 +51,20 @@ def _is_endpoint(path: KeyPath) -> bool:
     return len(path) >= 3 and path[0] == "models" and path[1] != "aliases" and path[2] in _ENDPOINT_KEYS
 
 
-def _limit(value: object) -> float | None:
-    """A spending limit as a number; None for "no limit" (missing, 0 or ""), or for a value that is not one."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return float(value)
-
-
 def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     """(apply?, value to assign) for one leaf of an untrusted project file."""
     if _is_endpoint(path):
         return False, value
     if path in _SPENDING_LIMITS:
-        if not isinstance(value, int | float | str) or (isinstance(value, str) and value != ""):
-            return True, value  # an invalid value fails validation with its own message
-        limit, lower = _limit(value), _limit(below)
-        return limit is not None and (lower is None or limit <= lower), value
+        from agentcli.config_schema import spending_limit  # the schema's own reading of a limit
+
+        try:
+            limit, lower = spending_limit(value), spending_limit(None if below is _MISSING else below)
+        except ValueError:
+            return True, value  # not a limit at all: validation refuses it with its own message
+        if limit is None:
+            return lower is None, value  # "no limit" may only stand where there is none already
+        return lower is None or limit <= lower, value
     if path == ("permissions", "mode"):
         if below is _MISSING or not isinstance(value, str) or value not in _STRICTNESS:
             return True, value  # an invalid value fails validation with its own message

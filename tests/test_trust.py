@@ -229,6 +229,31 @@ def test_the_persons_own_layers_stay_trusted(lay: Layers, tmp_path: Path) -> Non
     assert loaded.ignored == () and loaded.untrusted_warning() is None
 
 
+@pytest.mark.parametrize("value", ['"1000"', '"inf"', '"1e9"', "true", "-1"])
+def test_a_spending_limit_that_is_not_a_number_fails_trusted_or_not(lay: Layers, value: str) -> None:
+    from agentcli.config import ConfigError
+
+    lay.write("[budget]\nsession_max_usd = 5\n", f"[budget]\nsession_max_usd = {value}\n")
+    for trusted in (False, True):
+        with pytest.raises(ConfigError, match=r"budget\.session_max_usd"):
+            lay.load(trusted=trusted)
+
+
+@pytest.mark.parametrize("value", ['"  "', '""', "inf", "0.0"])
+def test_a_spending_limit_cannot_be_lifted_by_a_blank_or_infinite_value(lay: Layers, value: str) -> None:
+    lay.write("[budget]\nsession_max_usd = 5\n[task_tool]\nmax_cost_usd = 2\n",
+              f"[budget]\nsession_max_usd = {value}\n[task_tool]\nmax_cost_usd = {value}\n")
+    loaded = lay.load()
+    assert (loaded.settings.budget.session_max_usd, loaded.settings.task_tool.max_cost_usd) == (5.0, 2.0)
+    assert "budget.session_max_usd" in loaded.ignored and "task_tool.max_cost_usd" in loaded.ignored
+
+
+def test_a_blank_limit_where_there_is_none_is_not_reported(lay: Layers) -> None:
+    lay.write("", '[budget]\nsession_max_usd = ""\n')
+    loaded = lay.load()
+    assert loaded.settings.budget.session_max_usd is None and loaded.ignored == ()
+
+
 def test_invalid_untrusted_values_still_fail_validation(lay: Layers) -> None:
     from agentcli.config import ConfigError
 
