@@ -9,13 +9,16 @@ parent's tool call id, so consumers can find the block they belong to.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentcli.llm.base import Message
+from agentcli.llm.base import Message, Usage
 from agentcli.status import RunStatus, TaskStatus
+
+log = logging.getLogger(__name__)
 
 
 class _Event(BaseModel):
@@ -96,6 +99,12 @@ class UsageEvent(_Event):
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0  # the part of output_tokens the provider reports as reasoning (OpenAI)
     cost_usd: float | None = None
+
+    @property
+    def usage(self) -> Usage:
+        """The request's token counts as the ledger keeps them."""
+        return Usage(self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens,
+                     self.reasoning_tokens)
 
 
 class RetryEvent(_Event):
@@ -247,5 +256,10 @@ class EventBus:
         return lambda: self._subscribers.remove(sink)
 
     def __call__(self, event: Event) -> None:
+        """Hand `event` to every subscriber; one that fails is logged and the others still get it (a broken
+        printer must not keep the store, or the session budget, from seeing a request)."""
         for sink in tuple(self._subscribers):
-            sink(event)
+            try:
+                sink(event)
+            except Exception:
+                log.exception("event consumer %r failed on %s", sink, event.kind)

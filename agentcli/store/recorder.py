@@ -15,7 +15,7 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
-from agentcli.llm.base import PROVIDERS, Usage
+from agentcli.llm.base import PROVIDERS
 from agentcli.store.db import Store, StoreClosedError
 from agentcli.store.writes import (
     WriteJob,
@@ -101,9 +101,7 @@ class StoreRecorder(MessageManager):
 
     def on_usage(self, event: UsageEvent) -> None:
         """One request's usage, into the ledger and the session's totals."""
-        usage = Usage(event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens,
-                      event.reasoning_tokens)
-        self._submit(add_usage(event.session_id, event.provider, event.model, usage, event.cost_usd))
+        self._submit(add_usage(event.session_id, event.provider, event.model, event.usage, event.cost_usd))
 
     def on_run_finished(self, event: RunFinishedEvent) -> None:
         """A run ended."""

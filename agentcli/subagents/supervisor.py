@@ -28,7 +28,6 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
-from agentcli.llm.base import Usage
 from agentcli.status import TASK_STATUS_OF_RUN, TaskStatus
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.budget import Budgets, PriceNotices
@@ -116,9 +115,7 @@ class Supervisor:
             )
         _, inner = unwrap(event)
         if isinstance(inner, UsageEvent):  # a request of this subagent or of one anywhere below it
-            usage = Usage(inner.input_tokens, inner.output_tokens, inner.cache_read_tokens,
-                          inner.cache_write_tokens, inner.reasoning_tokens)
-            self.parent_session.ledger.add_delegated(usage, inner.cost_usd)
+            self.parent_session.ledger.add_delegated(inner.usage, inner.cost_usd)
             self.count_tokens()
             if self.budgets.max_cost_usd is not None:
                 budget = f"the cost budget of task {record.task_id} (${self.budgets.max_cost_usd:.4f})"
