@@ -204,8 +204,8 @@ class Conversation:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise  # our caller is being cancelled (Ctrl-C): propagate
-            status, reason = loop.stopped or ("cancelled", "cancelled by the person")
-            return RunOutcome(status, loop.last_text(), self.session.turns, reason)
+            # A budget stop ends the turn normally (`AgentLoop.stop`); the turn raising means someone cancelled it.
+            return RunOutcome("cancelled", loop.last_text(), self.session.turns, "cancelled by the person")
         finally:
             self._turn = None
 

@@ -114,12 +114,15 @@ class SessionBudget:
 
     def exceeded(self) -> str | None:
         """Why the session may spend no more (None: within its budgets, or none set)."""
-        limits = self.limits
-        reason = over(self.session.ledger.total, limits.session_max_tokens, limits.session_max_usd, "session ")
-        if reason is None:
-            return None
-        which = "session_max_tokens" if reason.startswith("session token") else "session_max_usd"
-        return f"{reason} (budget.{which})"
+        limits, total = self.limits, self.session.ledger.total
+        checks = (
+            (limits.session_max_tokens, None, "session_max_tokens"),
+            (None, limits.session_max_usd, "session_max_usd"),
+        )
+        for max_tokens, max_cost_usd, key in checks:
+            if reason := over(total, max_tokens, max_cost_usd, "session "):
+                return f"{reason} (budget.{key})"
+        return None
 
     def __call__(self, event: Event) -> None:
         _, inner = unwrap(event)
