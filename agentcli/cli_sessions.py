@@ -28,7 +28,7 @@ from agentcli.figures import compact_tokens, format_cost, spend_text
 if TYPE_CHECKING:
     from agentcli.agent.ledger import Ledger
     from agentcli.store.db import Store
-    from agentcli.store.records import SessionRecord
+    from agentcli.store.records import SessionRecord, TreeSpend
 
 sessions_app = typer.Typer(help="Stored sessions and their transcripts.", rich_markup_mode=None)
 
@@ -37,12 +37,11 @@ def _model(s: SessionRecord) -> str:
     return f"{s.provider}:{s.model}" if s.provider else s.model or "-"
 
 
-def _ledger(store: Store, s: SessionRecord) -> tuple[Ledger, int]:
-    """The session's ledger (own, delegated, total) and how many sessions its tree holds."""
+def _spent(store: Store, s: SessionRecord) -> TreeSpend:
+    """The session tree's spend, split as the ledger splits it (one query)."""
     from agentcli.store.records import TreeSpend
 
-    spent = store.session_spend(s.id) or TreeSpend(session_id=s.id, sessions=1)
-    return stored_ledger(spent), spent.sessions
+    return store.session_spend(s.id) or TreeSpend(session_id=s.id, sessions=1)
 
 
 @sessions_app.command("list")
@@ -55,7 +54,7 @@ def sessions_list(
     store = open_store()
     try:
         sessions = store.list_sessions(limit=limit, include_subagents=all_)
-        ledgers = [_ledger(store, s)[0] for s in sessions]
+        ledgers = [stored_ledger(_spent(store, s)) for s in sessions]
     finally:
         store.close()
     if as_json:  # the row's own token fields, and the ledger: own, delegated, total
@@ -84,13 +83,14 @@ def sessions_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record with messages as JSON.")] = False,
 ) -> None:
     """Show one session: its fields, usage and transcript."""
+    from agentcli.store.queries import usage_rollup
+
     store = open_store()
     try:
         session = find_or_fail(store.get_session, session_id, "session")
         messages = store.get_messages(session.id)
         calls = store.get_tool_calls(session.id)
-        rollup = store.session_usage_rollup(session.id)
-        ledger, tree_sessions = _ledger(store, session)
+        spent = _spent(store, session)
         children = store.list_sessions(limit=1000, parent_session_id=session.id)
         tasks = store.list_tasks(parent_session_id=session.id, limit=1000)
     finally:
@@ -98,8 +98,8 @@ def sessions_show(
     if as_json:
         record: dict[str, Any] = {
             "session": session.model_dump(mode="json"),
-            "ledger": ledger.as_dict(),  # own, delegated (every session below), total
-            "usage_rollup": rollup.model_dump(mode="json") if rollup else None,
+            "ledger": stored_ledger(spent).as_dict(),  # own, delegated (every session below), total
+            "usage_rollup": usage_rollup(spent).model_dump(mode="json"),
             "messages": [m.model_dump(mode="json") for m in messages],
             "tool_calls": [c.model_dump(mode="json") for c in calls],
             "subagent_sessions": [c.model_dump(mode="json") for c in children],
@@ -107,7 +107,7 @@ def sessions_show(
         }
         print_json(record)
         return
-    echo(_header(session, ledger, tree_sessions, children))
+    echo(_header(session, stored_ledger(spent), spent.sessions, children))
     echo()
     echo(transcript(messages, calls))
 

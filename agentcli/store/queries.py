@@ -166,9 +166,12 @@ def session_spend(conn: sqlite3.Connection, session_id: str) -> TreeSpend | None
 def session_usage_rollup(conn: sqlite3.Connection, session_id: str) -> UsageRollup | None:
     """Usage of a session plus every descendant session: `session_spend`'s own and delegated added."""
     spent = session_spend(conn, session_id)
-    if spent is None:
-        return None
-    own, delegated = spent.own, spent.delegated
+    return usage_rollup(spent) if spent is not None else None
+
+
+def usage_rollup(spent: TreeSpend) -> UsageRollup:
+    """A session tree's split spend as one rollup: own and delegated added."""
+    session_id, own, delegated = spent.session_id, spent.own, spent.delegated
     cost = delegated.cost_usd if own.cost_usd is None else own.cost_usd + (delegated.cost_usd or 0.0)
     return UsageRollup(
         session_id=session_id,
