@@ -16,8 +16,7 @@ raises `UnexpectedScriptedRequest` (a provider error naming the request and why 
 refused it) and is listed by `assert_done()`, as is every step not used up.
 
 Differences from the server, because there is no wire: `Match.api` sees the provider's flavour
-(`anthropic` or `openai`); a `Fault`'s `after_events` counts stream events (deltas), not SSE
-frames; `raw` replays need the server and are refused when added. Use the server when the wire
+(`anthropic` or `openai`); `raw` replays need the server and are refused when added. Use the server when the wire
 is what a test is about (request bodies, SDK behaviour, recorded streams).
 
 Importing this module imports neither SDK.
@@ -320,13 +319,17 @@ class ScriptedProvider:
             strike = min(fault.after_events, len(frames)) if fault is not None else -1
             streamed = False
             for i in range(len(frames) + 1):
+                after_done_marker = self.api == "openai" and i == len(frames)
                 if i == strike and fault is not None:
                     if fault.kind == "stall":
                         await asyncio.sleep(fault.seconds)
                         if fault.then == "close" and i < done_at:
                             outcome = "closed"
                             raise self._cut(fault, streamed)
-                    elif i < done_at:  # past it, the adapter has its whole turn already
+                    elif i < done_at or fault.abort or (fault.kind == "stream_error" and not after_done_marker):
+                        # A broken connection fails the read wherever it comes, and so does an error event, but
+                        # for one after OpenAI's [DONE] (not read as an event); a clean end past `done_at` does
+                        # not: the adapter has its whole turn already.
                         outcome = fault.kind
                         raise self._stream_error(fault) if fault.kind == "stream_error" else self._cut(fault, streamed)
                 if i == len(frames):

@@ -105,6 +105,9 @@ PARITY: dict[str, Step] = {
     "overloaded-in-stream": Step(reply=Reply(text="partial text"), fault=Fault(kind="stream_error"), times=2),
     "cut-late": Step(reply=Reply(text="partial text here", chunk_size=4), fault=Fault(kind="cut", after_events=5)),
     "cut-after-all": Step(reply=Reply(text="whole"), fault=Fault(kind="cut", after_events=99)),
+    "error-after-all": Step(reply=Reply(text="whole"), fault=Fault(kind="stream_error", after_events=99), times=2,
+                            optional=True),  # OpenAI reads nothing after [DONE]: one use there, no retry
+    "abort-after-all": Step(reply=Reply(text="whole"), fault=Fault(kind="cut", after_events=99, abort=True)),
     "stall": Step(reply=Reply(text="slow"), fault=Fault(kind="stall", seconds=0.01, after_events=3)),
     "stall-close": Step(reply=Reply(text="slow text", chunk_size=2),
                         fault=Fault(kind="stall", seconds=0.01, after_events=4, then="close")),
