@@ -15,11 +15,16 @@ from collections.abc import Iterable
 from textual.widget import Widget
 
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem
-from agentcli.ui.widgets.message_list import AssistantText, MessageList, NoteLine, StreamText, ThinkingView
+from agentcli.ui.widgets.message_list import (
+    AssistantText,
+    MessageList,
+    NoteLine,
+    StreamText,
+    TextView,
+    ThinkingView,
+)
 from agentcli.ui.widgets.subagent_block import SubagentBlock
 from agentcli.ui.widgets.tool_call import ToolCallView
-
-TextView = AssistantText | StreamText | ThinkingView
 
 
 class EntryViews:
@@ -39,7 +44,7 @@ class EntryViews:
     def text_view(self, item: TextItem) -> TextView | None:
         """The widget showing a text or thinking item, if one does."""
         view = self._views.get(item)
-        return view if isinstance(view, AssistantText | StreamText | ThinkingView) else None
+        return view if isinstance(view, TextView) else None
 
     def block_view(self, block: BlockItem) -> SubagentBlock | None:
         """The widget showing a block, if one does."""
