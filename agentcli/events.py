@@ -131,6 +131,24 @@ class NoticeEvent(_Event):
     level: Literal["info", "warning"] = "warning"
 
 
+class CompactionEvent(_Event):
+    """A session's context was made smaller before its next request (the stored history keeps everything).
+
+    `mode` `prune`: old large tool results were cut down in place; `summary`: the messages before
+    stored seq `kept_from_seq` were replaced by `summary` (a user message that opens the context).
+    Tokens are estimates of the context the next request sends.
+    """
+
+    kind: Literal["compaction"] = "compaction"
+    mode: Literal["prune", "summary"]
+    tokens_before: int
+    tokens_after: int
+    window: int
+    kept_from_seq: int | None = None
+    summary: str = ""
+    trigger: Literal["auto", "manual"] = "auto"
+
+
 class RunFinishedEvent(_Event):
     """A session's run ended."""
 
@@ -205,6 +223,7 @@ Event = Annotated[
     | RetryEvent
     | ErrorEvent
     | NoticeEvent
+    | CompactionEvent
     | RunFinishedEvent
     | SubagentBlockAddedEvent
     | SubagentBlockUpdatedEvent

@@ -39,14 +39,16 @@ class Session:
     lineage: tuple[tuple[str, str], ...] = ()  # (type, normalized prompt) of each delegation above
     parent_session_id: str | None = None
     task_id: str | None = None
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)  # the context the next request sends
+    next_seq: int = 0  # stored sequence number of the next message (compaction shortens `messages`, not this)
     ledger: Ledger = field(default_factory=Ledger)  # own, delegated (the subtree below) and total usage
     turns: int = 0
 
     def append(self, message: Message) -> int:
-        """Add a message to the history; returns its sequence number."""
+        """Add a message to the context; returns its stored sequence number."""
         self.messages.append(message)
-        return len(self.messages) - 1
+        seq, self.next_seq = self.next_seq, self.next_seq + 1
+        return seq
 
     @property
     def usage(self) -> Usage:

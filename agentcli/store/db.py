@@ -31,7 +31,14 @@ from agentcli.llm.base import Message
 from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.store import queries
 from agentcli.store.queries import AmbiguousIdError
-from agentcli.store.records import SessionRecord, TaskRecord, ToolCallRecord, TreeSpend, UsageRollup
+from agentcli.store.records import (
+    SessionRecord,
+    StoredContext,
+    TaskRecord,
+    ToolCallRecord,
+    TreeSpend,
+    UsageRollup,
+)
 from agentcli.store.schema import StoreError, connect, migrate
 from agentcli.store.writes import (
     WriteJob,
@@ -302,6 +309,10 @@ class Store:
     def get_messages(self, session_id: str) -> list[Message]:
         """A session's messages in order."""
         return queries.get_messages(self._reader(), session_id)
+
+    def get_context(self, session_id: str) -> StoredContext:
+        """The context a resumed session sends next (the latest summary and what it kept, else everything)."""
+        return queries.get_context(self._reader(), session_id)
 
     def get_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
         """A session's tool calls in the order they started."""

@@ -10,6 +10,7 @@ from agentcli.llm.base import Message
 from agentcli.store.records import (
     SessionRecord,
     SpendSums,
+    StoredContext,
     TaskRecord,
     ToolCallRecord,
     TreeSpend,
@@ -77,6 +78,25 @@ def get_messages(conn: sqlite3.Connection, session_id: str) -> list[Message]:
     """A session's history in order."""
     rows = conn.execute("SELECT content FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
     return [Message.model_validate_json(r[0]) for r in rows]
+
+
+def get_context(conn: sqlite3.Connection, session_id: str) -> StoredContext:
+    """What a resumed session sends next: after a summary compaction, the summary (as the opening user
+    message) and the messages it kept; else the whole history. `next_seq` continues the stored numbering."""
+    last = conn.execute("SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
+    compaction = conn.execute(
+        "SELECT kept_from_seq, summary FROM compactions WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    kept_from = compaction[0] if compaction is not None else 0
+    rows = conn.execute(
+        "SELECT content FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq", (session_id, kept_from)
+    )
+    messages = [Message.model_validate_json(r[0]) for r in rows]
+    if compaction is not None:
+        messages.insert(0, Message.user(compaction[1]))
+    next_seq = last + 1 if last is not None else 0
+    return StoredContext(messages=messages, next_seq=next_seq, compacted=compaction is not None)
 
 
 def _tool_call(row: sqlite3.Row) -> ToolCallRecord:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from agentcli.events import (
+    CompactionEvent,
     MessageAddedEvent,
     MessageManager,
     RunFinishedEvent,
@@ -19,6 +20,7 @@ from agentcli.llm.base import PROVIDERS
 from agentcli.store.db import Store, StoreClosedError
 from agentcli.store.writes import (
     WriteJob,
+    add_compaction,
     add_message,
     add_usage,
     create_session,
@@ -102,6 +104,20 @@ class StoreRecorder(MessageManager):
     def on_usage(self, event: UsageEvent) -> None:
         """One request's usage, into the ledger and the session's totals."""
         self._submit(add_usage(event.session_id, event.provider, event.model, event.usage, event.cost_usd))
+
+    def on_compaction(self, event: CompactionEvent) -> None:
+        """A summary compaction is recorded (a resumed session starts from it); pruning changes no row."""
+        if event.mode == "summary" and event.kept_from_seq is not None:
+            self._submit(
+                add_compaction(
+                    event.session_id,
+                    event.kept_from_seq,
+                    event.summary,
+                    trigger=event.trigger,
+                    tokens_before=event.tokens_before,
+                    tokens_after=event.tokens_after,
+                )
+            )
 
     def on_run_finished(self, event: RunFinishedEvent) -> None:
         """A run ended."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentcli.llm.base import Message
 from agentcli.status import SessionStatus, TaskStatus, ToolCallStatus
 
 
@@ -144,3 +145,11 @@ class UsageRollup(BaseModel):
     def total_tokens(self) -> int:
         """Everything billed: input, output and cache traffic."""
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+class StoredContext(BaseModel):
+    """What a resumed session's next request starts from (`Store.get_context`)."""
+
+    messages: list[Message]
+    next_seq: int
+    compacted: bool = False

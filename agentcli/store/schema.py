@@ -150,9 +150,31 @@ def _v3(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0")
 
 
+_V4 = """
+CREATE TABLE compactions (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id     TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    kept_from_seq  INTEGER NOT NULL,
+    summary        TEXT NOT NULL,
+    trigger        TEXT NOT NULL DEFAULT 'auto',
+    tokens_before  INTEGER NOT NULL DEFAULT 0,
+    tokens_after   INTEGER NOT NULL DEFAULT 0,
+    created_at     TEXT NOT NULL
+);
+CREATE INDEX compactions_by_session ON compactions (session_id, id)
+"""
+
+
+def _v4(conn: sqlite3.Connection) -> None:
+    """Summary compactions: a resumed session's context is the latest summary plus the messages it kept."""
+    for statement in _V4.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4]
 
 
 def schema_version() -> int:

@@ -186,6 +186,23 @@ def add_message(session_id: str, seq: int, message: Message) -> WriteJob[None]:
     return job
 
 
+def add_compaction(
+    session_id: str, kept_from_seq: int, summary: str, *, trigger: str, tokens_before: int, tokens_after: int
+) -> WriteJob[None]:
+    """Record a summary compaction: from now on the session's context opens with `summary`."""
+    now = now_iso()
+
+    def job(conn: sqlite3.Connection) -> None:
+        _ensure_session(conn, session_id, now)
+        conn.execute(
+            """INSERT INTO compactions (session_id, kept_from_seq, summary, trigger, tokens_before, tokens_after,
+                                        created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
+            (session_id, kept_from_seq, summary, trigger, tokens_before, tokens_after, now),
+        )
+
+    return job
+
+
 def tool_call_started(
     session_id: str, tool_call_id: str, name: str, args: Mapping[str, Any], summary: str = ""
 ) -> WriteJob[None]:

@@ -65,3 +65,42 @@ def test_split_model() -> None:
     assert split_model("openai-compatible:llama3:8b") == ("openai-compatible", "llama3:8b")
     assert split_model("main") == (None, "main")
     assert split_model("ollama:llama3") == (None, "ollama:llama3")
+
+
+async def test_context_after_a_summary_compaction_is_the_summary_and_what_it_kept(store: Store) -> None:
+    from agentcli.events import CompactionEvent
+
+    bus = EventBus()
+    bus.subscribe(StoreRecorder(store))
+    bus(SessionStartedEvent(session_id="ses_c", model="main", workspace="/ws"))
+    for seq, text in enumerate(["q1", "a1", "q2", "a2", "q3", "a3"]):
+        role = "user" if seq % 2 == 0 else "assistant"
+        bus(
+            MessageAddedEvent(
+                session_id="ses_c", seq=seq, message=Message(role=role, content=[{"type": "text", "text": text}])
+            )
+        )
+    await store.flush()
+    whole = store.get_context("ses_c")
+    assert [m.text() for m in whole.messages] == ["q1", "a1", "q2", "a2", "q3", "a3"]
+    assert (whole.next_seq, whole.compacted) == (6, False)
+
+    bus(CompactionEvent(session_id="ses_c", mode="prune", tokens_before=9, tokens_after=5, window=10))
+    bus(
+        CompactionEvent(
+            session_id="ses_c",
+            mode="summary",
+            tokens_before=9,
+            tokens_after=3,
+            window=10,
+            kept_from_seq=3,
+            summary="earlier: q1, q2",
+        )
+    )
+    bus(MessageAddedEvent(session_id="ses_c", seq=6, message=Message.user("q4")))
+    await store.flush()
+    context = store.get_context("ses_c")
+    assert [m.text() for m in context.messages] == ["earlier: q1, q2", "a2", "q3", "a3", "q4"]
+    assert (context.next_seq, context.compacted) == (7, True)
+    assert len(store.get_messages("ses_c")) == 7  # the full history stays
+    assert store.get_context("ses_none").messages == [] and store.get_context("ses_none").next_seq == 0
