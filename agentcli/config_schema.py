@@ -115,6 +115,7 @@ class ModelSettings(_Section):
     thinking: Literal["", "off", "on", "adaptive"] = ""
     thinking_budget_tokens: int = Field(4096, ge=1024, le=1_000_000)
     reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = ""
+    context_window: int = Field(0, ge=0, le=100_000_000)  # tokens; 0: from the price/model table
 
     @model_validator(mode="after")
     def _budget_fits(self) -> ModelSettings:
@@ -206,6 +207,16 @@ class BudgetSettings(_Section):
     session_max_tokens: TokenLimit = None
 
 
+class ContextSettings(_Section):
+    """`[context]`: keeping each agent's context inside its model's window."""
+
+    compact_threshold: float = Field(0.8, ge=0.3, le=0.95)
+    auto_compact: bool = False  # summarise with the light model (an extra model call) rather than drop the text
+    prune_tool_results_chars: int = Field(4000, ge=200, le=10_000_000)
+    keep_recent_ratio: float = Field(0.25, ge=0.05, le=0.6)
+    default_window: int = Field(128_000, ge=1000, le=100_000_000)
+
+
 class PermissionsSettings(_Section):
     """`[permissions]`: which tool calls run without asking."""
 
@@ -250,6 +261,7 @@ class Settings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     task_tool: TaskToolSettings = Field(default_factory=TaskToolSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)

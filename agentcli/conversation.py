@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.agent.compaction import Compaction
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.events import EventBus
@@ -169,6 +170,7 @@ class Conversation:
             max_turns=self.settings.agent.max_turns,
             price=cost_usd,
             notices=self.runner.notices_for(self.session.id),
+            compactor=self.runner.compactor(self.session, context),
         )
         runner = self.runner
         self.budget = SessionBudget(
@@ -208,6 +210,18 @@ class Conversation:
             return RunOutcome("cancelled", loop.last_text(), self.session.turns, "cancelled by the person")
         finally:
             self._turn = None
+
+    async def compact(self, focus: str = "") -> list[Compaction]:
+        """`/compact [focus]`: compact the main agent's context now (between turns)."""
+        if self.busy:
+            raise RuntimeError("a turn is running: compact between turns")
+        await self.prepare()
+        assert self._loop is not None
+        return await self._loop.compact(focus)
+
+    def context_use(self) -> tuple[int, int] | None:
+        """(tokens the next request would send, the model's window), None before the first prepare."""
+        return self._loop.context_use() if self._loop is not None else None
 
     def cancel_turn(self) -> bool:
         """Stop the running turn (Esc / Ctrl-C): every subagent under it stops too."""

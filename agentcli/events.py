@@ -99,6 +99,8 @@ class UsageEvent(_Event):
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0  # the part of output_tokens the provider reports as reasoning (OpenAI)
     cost_usd: float | None = None
+    context_tokens: int = 0  # how full the agent's context is now (0: not watched)
+    context_window: int = 0  # its model's window in tokens (0: not watched)
 
     @property
     def usage(self) -> Usage:

@@ -79,7 +79,7 @@ def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"{_OPEN}(?P<rest>{_SEP})(?={words})", re.IGNORECASE)
 
 
-FRAME_NAMES = ("subagent_result", "system_notice")
+FRAME_NAMES = ("subagent_result", "system_notice", "compacted_context")
 _FRAME_TAG = _tag_pattern(FRAME_NAMES)
 
 

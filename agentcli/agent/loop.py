@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentcli.agent.compaction import Compaction, Compactor, SummaryReply
 from agentcli.agent.session import Session
 from agentcli.events import (
+    CompactionEvent,
     ErrorEvent,
     Event,
     EventSink,
@@ -97,6 +99,7 @@ class AgentLoop:
         price: PriceFn | None = None,
         notices: Callable[[], list[str]] | None = None,
         unavailable: dict[str, str] | None = None,
+        compactor: Compactor | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -108,6 +111,11 @@ class AgentLoop:
         self.notices = notices  # e.g. background tasks that finished: told to the model at its next turn
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
+        self.compactor = compactor  # keeps the context inside the model's window (None: nothing watches it)
+        if compactor is not None:
+            compactor.editing_tools = frozenset(t.name for t in tools if t.edits_files)
+            specs = json.dumps([[s.name, s.description, s.input_schema] for s in self._specs], ensure_ascii=False)
+            compactor.gauge.fixed_tokens = (len(session.system_prompt) + len(specs)) // 4
         self._started = False
         self._task: asyncio.Task[Any] | None = None  # the task running `run`, while it runs
         self.stopped: tuple[RunStatus, str] | None = None  # why `stop` ended the current run
@@ -186,6 +194,7 @@ class AgentLoop:
             if self.stopped is not None:
                 return self._stopped_outcome()
             try:
+                await self._fit_context()
                 response = await self._model_turn()
             except ProviderError as exc:
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
@@ -256,6 +265,53 @@ class AgentLoop:
             raise
         raise ProviderError("the stream ended without a response", provider=self.provider.name)
 
+    # --- context ------------------------------------------------------------------------------
+
+    async def compact(self, focus: str = "") -> list[Compaction]:
+        """Compact the context now (`/compact [focus]`): prune, then summarise with the light model."""
+        if self._task is not None and not self._task.done():
+            raise RuntimeError("a turn is running: compact between turns")
+        return await self._fit_context(force=True, focus=focus)
+
+    def context_use(self) -> tuple[int, int] | None:
+        """(estimated tokens of the next request, the model's window), None when nothing watches the context."""
+        if self.compactor is None:
+            return None
+        return self.compactor.used(self.session.messages), self.compactor.window
+
+    async def _fit_context(self, *, force: bool = False, focus: str = "") -> list[Compaction]:
+        compactor = self.compactor
+        if compactor is None:
+            return []
+        session = self.session
+        done = await compactor.fit(session.messages, session.next_seq, force=force, focus=focus)
+        for step in done:
+            if step.reply is not None:
+                self._account_summary(step.reply)
+            if step.fallback:
+                self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=step.fallback))
+            self._event(
+                CompactionEvent(
+                    session_id=session.id,
+                    agent=session.agent,
+                    mode=step.mode,
+                    tokens_before=step.tokens_before,
+                    tokens_after=step.tokens_after,
+                    window=step.window,
+                    kept_from_seq=step.kept_from_seq,
+                    summary=step.summary,
+                    trigger=step.trigger,
+                )
+            )
+        return done
+
+    def _account_summary(self, reply: SummaryReply) -> None:
+        """The summariser's request is this agent's spending (the ledger and budgets see it)."""
+        session = self.session
+        cost = self.price(reply.provider, reply.model, reply.usage) if self.price else None
+        session.ledger.add_own(reply.usage, cost)
+        self._event(self._usage_event(reply.provider, reply.model, reply.usage, cost))
+
     def _stop_notice(self, response: ModelResponse) -> None:
         """Say so when a turn did not end normally: cut at the token limit, refused, or empty."""
         if response.stop_reason == "max_tokens":
@@ -278,19 +334,28 @@ class AgentLoop:
         usage = response.usage
         cost = self.price(session.model.provider, response.model, usage) if self.price else None
         session.ledger.add_own(usage, cost)
-        self._event(
-            UsageEvent(
-                session_id=session.id,
-                agent=session.agent,
-                provider=session.model.provider,
-                model=response.model,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_tokens,
-                cache_write_tokens=usage.cache_write_tokens,
-                reasoning_tokens=usage.reasoning_tokens,
-                cost_usd=cost,
-            )
+        if self.compactor is not None:
+            self.compactor.gauge.record(usage, len(session.messages) + 1)  # the reply is appended next
+        self._event(self._usage_event(session.model.provider, response.model, usage, cost))
+
+    def _usage_event(self, provider: str, model: str, usage: Usage, cost: float | None) -> UsageEvent:
+        session, compactor = self.session, self.compactor
+        use = None
+        if compactor is not None:  # after a response: its measured size; after a summary: the estimate
+            use = (compactor.gauge.measured or compactor.used(session.messages), compactor.window)
+        return UsageEvent(
+            session_id=session.id,
+            agent=session.agent,
+            provider=provider,
+            model=model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            cost_usd=cost,
+            context_tokens=use[0] if use is not None else 0,
+            context_window=use[1] if use is not None else 0,
         )
 
     # --- tools ----------------------------------------------------------------------------------

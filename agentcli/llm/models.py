@@ -46,6 +46,7 @@ class ResolvedModel:
     thinking_budget_tokens: int = 0
     reasoning_effort: str = ""  # OpenAI and compatible servers only
     effort: str = ""  # a Task call's or agent file's effort (low | medium | high); see `with_effort`
+    context_window: int = 0  # configured window in tokens; 0: the price/model table's (`llm.prices.context_window`)
 
     @property
     def display(self) -> str:
@@ -116,6 +117,7 @@ def _from_settings(label: str, where: str, ms: ModelSettings, env: Mapping[str, 
     return ResolvedModel(
         label, ms.provider, ms.model, url, key, ms.max_output_tokens,
         thinking=ms.thinking, thinking_budget_tokens=ms.thinking_budget_tokens, reasoning_effort=ms.reasoning_effort,
+        context_window=ms.context_window,
     )
 
 

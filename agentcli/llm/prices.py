@@ -48,3 +48,19 @@ def cost_usd(provider: str, model: str, usage: Usage) -> float | None:
     if not _known(provider, model):
         return None
     return _calc(provider, model, usage)
+
+
+@lru_cache(maxsize=256)
+def context_window(provider: str, model: str) -> int | None:
+    """The model's context window in tokens from the same table, None when the table does not know it."""
+    provider_id = _PRICE_PROVIDER.get(provider)
+    if provider_id is None:
+        return None
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        _, info = get_snapshot().find_provider_model(model, None, provider_id, None)
+    except LookupError:
+        return None
+    window = info.context_window
+    return window if isinstance(window, int) and window > 0 else None

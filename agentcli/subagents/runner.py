@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session, new_id
 from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
@@ -130,6 +131,50 @@ class SubagentRunner:
             progress=progress or (lambda: None),
             bash_env=self.bash_env,
         )
+
+    def compactor(self, session: Session, context: ToolContext) -> Compactor:
+        """What keeps one agent's context inside its model's window (`[context]`): its tasks and todos survive."""
+        cfg = self.settings.context
+        policy = ContextPolicy(
+            window=window_of(session.model, cfg.default_window),
+            threshold=cfg.compact_threshold,
+            auto_summary=cfg.auto_compact,
+            prune_chars=cfg.prune_tool_results_chars,
+            keep_ratio=cfg.keep_recent_ratio,
+        )
+
+        def facts() -> Facts:
+            todos = [
+                f"- [{'~' if t.status == 'in_progress' else ' '}] {t.content}"
+                for t in context.todos
+                if t.status != "completed"
+            ]
+            return Facts(tasks=self.task_lines(session.id), todos=todos)
+
+        return Compactor(policy, summarize=self._summarize, facts=facts)
+
+    async def _summarize(self, transcript: str, focus: str) -> SummaryReply:
+        """Summaries are the light model's work (resolved at the first compaction, not before)."""
+        from agentcli.llm.models import resolve_model
+
+        light = resolve_model("light", self.settings)
+        return await model_summarizer(self.pool.get(light), light)(transcript, focus)
+
+    def task_lines(self, session_id: str) -> list[str]:
+        """One line per task `session_id` delegated: id, type, status, description and its one-line result."""
+        lines = []
+        for record in self.records():
+            if record.parent_session_id != session_id:
+                continue
+            if record.status == "completed" and record.result:
+                outcome = " ".join(record.result.split())
+            else:
+                outcome = short_result(record.status, record.subagent_type, record.error)
+            if len(outcome) > 200:
+                outcome = outcome[:199] + "…"
+            head = f"- {record.task_id} [{record.subagent_type}] {record.status}"
+            lines.append(f"{head}: {record.description} — {outcome}")
+        return lines
 
     def can_delegate(self, depth: int) -> bool:
         """Whether an agent at `depth` is offered the Task tool."""
@@ -342,6 +387,7 @@ class SubagentRunner:
             price=self.price,
             notices=self.notices_for(session.id),
             unavailable=self.withheld(session.depth),
+            compactor=self.compactor(session, context),
         )
 
     # --- running ------------------------------------------------------------------------------------
