@@ -46,3 +46,17 @@ def spend_text(t: TokenCounts, cost: float | None, requests: int) -> str:
     """`1,234 in / 56 out · cache 900 read / 0 written · $0.0123 · 3 requests` (cost unknown: `price unknown`)."""
     shown = format_cost(cost, unknown="price unknown") if requests else "$0"
     return f"{tokens_text(t)} · {shown} · {requests} request{'' if requests == 1 else 's'}"
+
+
+def context_text(used: int, window: int) -> str:
+    """How full a context is: `42% of 200k`."""
+    share = 100 * used / window if window else 0
+    return f"{share:.0f}% of {compact_tokens(window)}"
+
+
+def compaction_text(mode: str, before: int, after: int, window: int) -> str:
+    """One line about a compaction: what it did and how full the context is after it."""
+    what = "old tool results pruned" if mode == "prune" else "older turns summarised"
+    return f"context compacted ({what}): {compact_tokens(before)} → {compact_tokens(after)} tokens, " + context_text(
+        after, window
+    )

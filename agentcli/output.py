@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from agentcli.events import (
+    CompactionEvent,
     Event,
     MessageManager,
     NoticeEvent,
@@ -21,7 +22,7 @@ from agentcli.events import (
     ToolCallStartedEvent,
     unwrap,
 )
-from agentcli.figures import format_cost, tokens_text
+from agentcli.figures import compaction_text, format_cost, tokens_text
 from agentcli.llm.base import Usage
 from agentcli.text import json_safe, terminal_safe
 
@@ -95,10 +96,21 @@ class Printer(MessageManager):
         self.err.write(f"agentcli: {event.level}: {event.message}\n")
         self.err.flush()
 
+    def on_compaction(self, event: CompactionEvent, agent: str = "") -> None:
+        """A context was compacted: one line on stderr, in every output format (a subagent's with --verbose)."""
+        line = compaction_text(event.mode, event.tokens_before, event.tokens_after, event.window)
+        self._line(f"agentcli: {agent + ': ' if agent else ''}{line}")
+
+    def _line(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
     def on_subagent_event(self, event: SubagentEvent) -> None:
         _, inner = unwrap(event)
         if isinstance(inner, NoticeEvent):
             self.on_notice(inner)
+        elif isinstance(inner, CompactionEvent) and self.verbose:
+            self.on_compaction(inner, terminal_safe(inner.agent))
 
     def finish(self, summary: RunSummary) -> None:
         """Print the end of the run."""
@@ -142,6 +154,9 @@ class TextPrinter(Printer):
             self.out.write("\n")
             self.out.flush()
             self._mid_line = False
+
+    def _line(self, text: str) -> None:
+        self._say(text)
 
     def _say(self, line: str) -> None:
         self._end_thinking()
@@ -189,6 +204,8 @@ class TextPrinter(Printer):
         indent = "  " * (depth + 1)
         if isinstance(inner, NoticeEvent):
             self.on_notice(inner)
+        elif isinstance(inner, CompactionEvent) and self.verbose:
+            self.on_compaction(inner, terminal_safe(inner.agent))
         elif isinstance(inner, SubagentBlockAddedEvent):
             self.on_subagent_block_added(inner, depth)
         elif isinstance(inner, SubagentBlockFinishedEvent):

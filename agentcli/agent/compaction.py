@@ -232,10 +232,11 @@ class Compactor:
         """Where a compaction aims: well below the threshold, so the next few turns do not compact again."""
         return int(self.policy.window * self.policy.threshold * 0.75)
 
-    def _keep_from(self, messages: Sequence[Message]) -> int:
-        """Index of the first message kept word for word: the latest turns within `keep_ratio` of the window,
-        starting at an assistant message (so no tool result loses its call); 0: nothing can be dropped."""
-        budget = self.policy.keep_ratio * self.policy.window
+    def _keep_from(self, messages: Sequence[Message], *, least: bool = False) -> int:
+        """Index of the first message kept word for word: the latest turns within `keep_ratio` of the window
+        (only the latest answer when `least`), starting at an assistant message (so no tool result loses its
+        call); 0: nothing can be dropped."""
+        budget = 0 if least else self.policy.keep_ratio * self.policy.window
         starts = [i for i, m in enumerate(messages) if i > 0 and m.role == "assistant"]
         if not starts:
             return 0
@@ -292,7 +293,7 @@ class Compactor:
         *,
         model_allowed: bool,
     ) -> Compaction | None:
-        keep_from = self._keep_from(messages)
+        keep_from = self._keep_from(messages, least=trigger == "manual")
         if keep_from == 0:
             return None
         older, kept = messages[:keep_from], messages[keep_from:]
@@ -328,17 +329,15 @@ class Compactor:
             "replaced by the summary below (the full history stays in the session record)."
         ]
         previous = _previous_digest(older)
+        requests = _requests(older)
         if summary is not None:
             parts.append("## Summary\n" + defang_tags(summary))
-        else:
-            if previous:
-                parts.append("## Before that\n" + defang_tags(previous[-_PREVIOUS_MAX:]))
-            requests = _requests(older)
-            if requests:
-                parts.append("## Earlier requests (oldest first)\n" + "\n".join(requests))
-            last = _last_answer(older)
-            if last:
-                parts.append("## Latest answer before this point\n" + defang_tags(last))
+        elif previous:  # an earlier digest, carried (its newest part) into this one
+            parts.append("## Before that\n" + defang_tags(previous[-_PREVIOUS_MAX:]))
+        if requests:
+            parts.append("## The person's requests in that part (oldest first)\n" + "\n".join(requests))
+        if summary is None and (last := _last_answer(older)):
+            parts.append("## Latest answer before this point\n" + defang_tags(last))
         files = _merge_files(_files_from_digest(previous), self._files(older))
         if files:
             parts.append("## Files touched\n" + "\n".join(f"- {path}" for path in files))
@@ -435,4 +434,7 @@ def _transcript(older: Sequence[Message], limit: int) -> str:
                     body += f" … [{more} chars more]"
                 lines.append(f"[tool result{' (error)' if block.is_error else ''}] {body}")
     text = "\n".join(lines)
-    return text if len(text) <= limit else "[… earlier part omitted]\n" + text[-limit:]
+    if len(text) <= limit:
+        return text
+    head = limit // 5  # the start (what was asked) and the latest part (where the work stands)
+    return f"{text[:head]}\n[… {len(text) - limit} characters omitted …]\n{text[-(limit - head):]}"
