@@ -159,9 +159,9 @@ class ContextGauge:
             return self.measured + estimate_tokens(messages[self.measured_len :])
         return self.fixed_tokens + estimate_tokens(messages)
 
-    def reset(self) -> None:
-        """The context changed under the measurement (compacted): estimate until the next response."""
-        self.measured = self.measured_len = 0
+    def rebase(self, tokens: int, context_len: int) -> None:
+        """The context was compacted: it now weighs `tokens` (an estimate until the next response)."""
+        self.measured, self.measured_len = tokens, context_len
 
 
 @dataclass(slots=True)
@@ -188,6 +188,8 @@ class Compactor:
         self.facts = facts or Facts
         self.editing_tools = editing_tools
         self.gauge = ContextGauge()
+        self._version = 0  # bumped whenever `fit` changed the context in place
+        self._cached: tuple[tuple[int, int, int, int], int] | None = None
 
     @property
     def window(self) -> int:
@@ -195,8 +197,11 @@ class Compactor:
         return self.policy.window
 
     def used(self, messages: Sequence[Message]) -> int:
-        """Estimated tokens of the next request."""
-        return self.gauge.used(messages)
+        """Estimated tokens of the next request (cached until the context or the measurement changes)."""
+        key = (id(messages), len(messages), self.gauge.measured, self._version)
+        if self._cached is None or self._cached[0] != key:
+            self._cached = (key, self.gauge.used(messages))
+        return self._cached[1]
 
     def over(self, messages: Sequence[Message]) -> bool:
         """Whether the context is past the threshold."""
@@ -215,15 +220,15 @@ class Compactor:
             return []
         trigger: Literal["auto", "manual"] = "manual" if force else "auto"
         done: list[Compaction] = []
+        estimated = estimate_tokens(messages)
         if self._prune(messages):
-            self.gauge.reset()
-            after = self.used(messages)
+            after = self._rebased(before, estimated, messages)
             done.append(Compaction("prune", before, after, self.window, trigger))
             if not force and after < self._target():
                 return done
-            before = after
+            before, estimated = after, estimate_tokens(messages)
         allowed = force or self.policy.auto_summary
-        summary = await self._summarise(messages, next_seq, before, trigger, focus, model_allowed=allowed)
+        summary = await self._summarise(messages, next_seq, before, estimated, trigger, focus, model_allowed=allowed)
         if summary is not None:
             done.append(summary)
         return done
@@ -288,6 +293,7 @@ class Compactor:
         messages: list[Message],
         next_seq: int,
         before: int,
+        estimated: int,
         trigger: Literal["auto", "manual"],
         focus: str,
         *,
@@ -312,11 +318,18 @@ class Compactor:
             fallback = "no light model to summarise with; a digest was kept instead"
         text = self._opening(older, facts, reply.text if reply is not None and reply.text else None)
         messages[:] = [Message.user(text), *kept]
-        self.gauge.reset()
+        after = self._rebased(before, estimated, messages)
         kept_from_seq = next_seq - len(kept)
-        return Compaction(
-            "summary", before, self.used(messages), self.window, trigger, kept_from_seq, text, reply, fallback
-        )
+        return Compaction("summary", before, after, self.window, trigger, kept_from_seq, text, reply, fallback)
+
+    def _rebased(self, before: int, estimated: int, messages: Sequence[Message]) -> int:
+        """The context changed in place: its weight moves by the estimated difference (the measured part the
+        estimate does not see, such as tool definitions, stays counted); the gauge starts from there."""
+        now = estimate_tokens(messages)
+        after = max(now, before - estimated + now)
+        self.gauge.rebase(after, len(messages))
+        self._version += 1
+        return after
 
     def _transcript_chars(self) -> int:
         """How much of the older turns the summariser reads (about half the window, at most 400k characters)."""

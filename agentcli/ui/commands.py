@@ -1,4 +1,4 @@
-"""Slash commands of the TUI: /help, /agents, /tasks, /model, /clear, /cost, /quit."""
+"""Slash commands of the TUI: /help, /agents, /tasks, /model, /clear, /cost, /compact, /quit."""
 
 from __future__ import annotations
 
@@ -113,6 +113,20 @@ async def _cost(host: CommandHost, arg: str) -> None:
     )
 
 
+async def _compact(host: CommandHost, arg: str) -> None:
+    if host.turn_running:
+        host.say_error("/compact: a turn is running; press Esc to stop it first")
+        return
+    host.say("Compacting the context" + (f" (focus: {arg})" if arg else "") + "…")
+    try:
+        done = await host.conversation.compact(arg)
+    except Exception as exc:
+        host.say_error(f"/compact: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        return
+    if not done:
+        host.say("Nothing to compact yet: the context holds only the latest exchange.")
+
+
 async def _quit(host: CommandHost, arg: str) -> None:
     host.quit_app()
 
@@ -124,6 +138,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "model": (_model, "show or set the model: /model main | light | provider:model"),
     "clear": (_clear, "start a new session (empty history and view)"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
+    "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }
 

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from agentcli.events import (
+    CompactionEvent,
     ErrorEvent,
     MessageAddedEvent,
     MessageManager,
@@ -47,6 +48,7 @@ from agentcli.events import (
     ToolCallStartedEvent,
     unwrap,
 )
+from agentcli.figures import compaction_text
 from agentcli.text import terminal_safe
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, Transcript
 from agentcli.ui.views import EntryViews
@@ -231,6 +233,11 @@ class UIRouter(MessageManager):
     def on_notice(self, event: NoticeEvent, owner: BlockItem | None = None) -> None:
         """A warning that does not stop the run (e.g. a deprecated model), on one line, where it happened."""
         self._add(owner, NoteItem(f"{event.level}: {first_line(event.message)}", "info"))
+
+    def on_compaction(self, event: CompactionEvent, owner: BlockItem | None = None) -> None:
+        """A context was compacted (the main agent's or a subagent's): one line, where it happened."""
+        line = compaction_text(event.mode, event.tokens_before, event.tokens_after, event.window)
+        self._add(owner, NoteItem(line, "info"))
 
     # --- subagent blocks ---------------------------------------------------------------------------
 

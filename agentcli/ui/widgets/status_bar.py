@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from agentcli.figures import compact_tokens, format_cost
+from agentcli.figures import compact_tokens, context_text, format_cost
 from agentcli.text import terminal_safe
 
 
@@ -22,6 +22,7 @@ class Status:
     running: int = 0
     queued: int = 0
     state: str = "ready"  # loading… | ready | working… | approval needed
+    context: tuple[int, int] | None = None  # the main agent's context: (tokens used, window)
 
 
 class StatusBar(Static):
@@ -42,6 +43,10 @@ class StatusBar(Static):
             f"{compact_tokens(status.input_tokens)} in / {compact_tokens(status.output_tokens)} out",
             ("  ·  ", "$text-muted"), format_cost(status.cost_usd),
         ]
+        if status.context is not None:
+            used, window = status.context
+            style = "$error" if used >= 0.9 * window else "$warning" if used >= 0.7 * window else ""
+            parts += [("  ·  ", "$text-muted"), ("context ", "$text-muted"), (context_text(used, window), style)]
         if status.running or status.queued:
             text = f"{status.running} subagent{'s' if status.running != 1 else ''} running"
             if status.queued:
