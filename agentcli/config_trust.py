@@ -5,7 +5,8 @@
 
 - `permissions.mode`: only when at least as strict as the value below (auto < ask < readonly);
 - `permissions.allow`, `agent.bash_pass_env`: only when every entry is already allowed below;
-- `permissions.allow_mutating_in_run`: only `false`;
+- `permissions.allow_mutating_in_run`, `context.auto_compact`: only `false` (no extra model calls);
+- `context.compact_threshold`: only at least the value below (never more compactions than the person set);
 - `permissions.deny`, `task_tool.deny_tools`: united with the lists below (never dropped);
 - `models.<name>.base_url` / `api_key` / `provider`: never (no credential goes to a URL it names);
 - spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
@@ -29,6 +30,7 @@ _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})
 _SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
     {("budget", "session_max_usd"), ("budget", "session_max_tokens"), ("task_tool", "max_cost_usd")}
 )
+_ONLY_FALSE: frozenset[KeyPath] = frozenset({("permissions", "allow_mutating_in_run"), ("context", "auto_compact")})
 _MISSING = object()
 
 
@@ -69,8 +71,12 @@ def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
         if below is _MISSING or not isinstance(value, str) or value not in _STRICTNESS:
             return True, value  # an invalid value fails validation with its own message
         return _STRICTNESS[value] >= _STRICTNESS.get(str(below), 0), value
-    if path == ("permissions", "allow_mutating_in_run"):
+    if path in _ONLY_FALSE:
         return value is False, value  # anything else (true, or a value that might coerce to it) is ignored
+    if path == ("context", "compact_threshold"):
+        if below is _MISSING or isinstance(value, bool) or not isinstance(value, int | float):
+            return True, value  # an invalid value fails validation with its own message
+        return value >= below, value
     if path in _SUBSET_LISTS:
         if not isinstance(value, list):
             return True, value

@@ -322,3 +322,22 @@ def test_session_bash_env_knows_configured_keys(lay: Layers, registry: None) -> 
     redact.register_secret("sk-resolved-elsewhere")
     env = {"A": "sk-from-user-file-1", "B": "sk-resolved-elsewhere", "LLM_API_KEY": "sk-passed-0001", "C": "x"}
     assert session_bash_env(settings, env) == {"LLM_API_KEY": "sk-passed-0001", "C": "x"}
+
+
+@pytest.mark.parametrize(
+    ("user", "project", "effective", "ignored"),
+    [
+        ("", "[context]\nauto_compact = true\ncompact_threshold = 0.3\n", (False, 0.8), True),
+        ("[context]\nauto_compact = true\n", "[context]\nauto_compact = false\ncompact_threshold = 0.9\n",
+         (False, 0.9), False),
+    ],
+    ids=["cannot-add-model-calls", "may-reduce-them"],
+)
+def test_an_untrusted_project_cannot_make_compaction_call_a_model_more(
+    lay: Layers, user: str, project: str, effective: tuple[bool, float], ignored: bool
+) -> None:
+    lay.write(user, project)
+    loaded = lay.load()
+    assert (loaded.settings.context.auto_compact, loaded.settings.context.compact_threshold) == effective
+    assert all((key in loaded.ignored) is ignored for key in ("context.auto_compact", "context.compact_threshold"))
+    assert lay.load(trusted=True).settings.context.auto_compact is ("true" in project)
