@@ -214,6 +214,7 @@ class ContextSettings(_Section):
     auto_compact: bool = False  # summarise with the light model (an extra model call) rather than drop the text
     prune_tool_results_chars: int = Field(4000, ge=200, le=10_000_000)
     keep_recent_ratio: float = Field(0.25, ge=0.05, le=0.6)
+    max_messages: int = Field(120, ge=20, le=100_000)
     default_window: int = Field(128_000, ge=1000, le=100_000_000)
 
 

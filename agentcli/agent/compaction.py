@@ -87,6 +87,7 @@ class ContextPolicy:
     auto_summary: bool = False  # may an automatic compaction call the summariser (the person configured it)
     prune_chars: int = 4000
     keep_ratio: float = 0.25
+    max_messages: int = 120  # past this many messages the older turns are summarised too (each costs every request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +205,9 @@ class Compactor:
         return self._cached[1]
 
     def over(self, messages: Sequence[Message]) -> bool:
-        """Whether the context is past the threshold."""
-        return self.used(messages) >= self.policy.threshold * self.policy.window
+        """Whether the context is past the threshold (of the window, or of the message count)."""
+        policy = self.policy
+        return self.used(messages) >= policy.threshold * policy.window or len(messages) > policy.max_messages
 
     async def fit(
         self, messages: list[Message], next_seq: int, *, force: bool = False, focus: str = ""
@@ -215,16 +217,16 @@ class Compactor:
         `next_seq` is the stored seq the next message will get (the context's tail is stored seq
         `next_seq - 1`, and so on back). Returns what was done, in order (nothing: it fits).
         """
-        before = self.used(messages)
-        if not force and before < self.policy.threshold * self.policy.window:
+        if not force and not self.over(messages):
             return []
+        before = self.used(messages)
         trigger: Literal["auto", "manual"] = "manual" if force else "auto"
         done: list[Compaction] = []
         estimated = estimate_tokens(messages)
         if self._prune(messages):
             after = self._rebased(before, estimated, messages)
             done.append(Compaction("prune", before, after, self.window, trigger))
-            if not force and after < self._target():
+            if not force and after < self._target() and len(messages) <= self.policy.max_messages:
                 return done
             before, estimated = after, estimate_tokens(messages)
         allowed = force or self.policy.auto_summary
@@ -242,6 +244,7 @@ class Compactor:
         (only the latest answer when `least`), starting at an assistant message (so no tool result loses its
         call); 0: nothing can be dropped."""
         budget = 0 if least else self.policy.keep_ratio * self.policy.window
+        most = self.policy.max_messages // 2  # so the next compaction is as far away as this one
         starts = [i for i, m in enumerate(messages) if i > 0 and m.role == "assistant"]
         if not starts:
             return 0
@@ -251,7 +254,7 @@ class Compactor:
         for start in reversed(starts):
             tail += estimate_tokens(messages[start:index])
             index = start
-            if tail > budget:
+            if tail > budget or len(messages) - start > most:
                 break
             chosen = start
         if chosen == 1 and _is_digest(messages[0]):

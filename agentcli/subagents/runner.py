@@ -141,6 +141,7 @@ class SubagentRunner:
             auto_summary=cfg.auto_compact,
             prune_chars=cfg.prune_tool_results_chars,
             keep_ratio=cfg.keep_recent_ratio,
+            max_messages=cfg.max_messages,
         )
 
         def facts() -> Facts:

@@ -209,3 +209,13 @@ async def test_compact_on_demand_accounts_the_summary_and_refuses_during_a_turn(
     assert any(isinstance(e, UsageEvent) and e.model == "claude-haiku-4-5" for e in events)
     event = next(e for e in events if isinstance(e, CompactionEvent))
     assert event.trigger == "manual" and event.kept_from_seq == 3
+
+
+async def test_a_context_of_too_many_messages_is_compacted_even_when_small() -> None:
+    messages = _history(80, result="tiny")  # 161 messages, a few thousand tokens
+    compactor = Compactor(ContextPolicy(window=200_000, max_messages=120))
+    assert compactor.over(messages)
+    done = await compactor.fit(messages, 161)
+    assert [c.mode for c in done] == ["summary"]
+    assert len(messages) <= 1 + 60 and messages[1].role == "assistant"
+    assert not compactor.over(messages)
