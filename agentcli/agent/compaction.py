@@ -210,27 +210,32 @@ class Compactor:
         return self.used(messages) >= policy.threshold * policy.window or len(messages) > policy.max_messages
 
     async def fit(
-        self, messages: list[Message], next_seq: int, *, force: bool = False, focus: str = ""
+        self, messages: list[Message], next_seq: int, *, force: bool = False, focus: str = "", overflow: bool = False
     ) -> list[Compaction]:
-        """Compact `messages` in place when past the threshold (always when `force`, as `/compact` asks).
+        """Compact `messages` in place when past the threshold (always when `force`, as `/compact` asks, and
+        as far as it goes when `overflow`: the provider refused the request as too long for the window).
 
         `next_seq` is the stored seq the next message will get (the context's tail is stored seq
         `next_seq - 1`, and so on back). Returns what was done, in order (nothing: it fits).
         """
-        if not force and not self.over(messages):
+        if not (force or overflow) and not self.over(messages):
             return []
         before = self.used(messages)
+        if overflow:  # the estimate was low: the provider counted at least the window
+            before = max(before, self.window)
         trigger: Literal["auto", "manual"] = "manual" if force else "auto"
         done: list[Compaction] = []
         estimated = estimate_tokens(messages)
         if self._prune(messages):
             after = self._rebased(before, estimated, messages)
             done.append(Compaction("prune", before, after, self.window, trigger))
-            if not force and after < self._target() and len(messages) <= self.policy.max_messages:
+            if not (force or overflow) and after < self._target() and len(messages) <= self.policy.max_messages:
                 return done
             before, estimated = after, estimate_tokens(messages)
         allowed = force or self.policy.auto_summary
-        summary = await self._summarise(messages, next_seq, before, estimated, trigger, focus, model_allowed=allowed)
+        summary = await self._summarise(
+            messages, next_seq, before, estimated, trigger, focus, model_allowed=allowed, least=force or overflow
+        )
         if summary is not None:
             done.append(summary)
         return done
@@ -301,8 +306,9 @@ class Compactor:
         focus: str,
         *,
         model_allowed: bool,
+        least: bool,
     ) -> Compaction | None:
-        keep_from = self._keep_from(messages, least=trigger == "manual")
+        keep_from = self._keep_from(messages, least=least)
         if keep_from == 0:
             return None
         older, kept = messages[:keep_from], messages[keep_from:]

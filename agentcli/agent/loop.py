@@ -30,6 +30,7 @@ from agentcli.events import (
     UsageEvent,
 )
 from agentcli.llm.base import (
+    ContextOverflowError,
     Message,
     ModelRequest,
     ModelResponse,
@@ -187,6 +188,7 @@ class AgentLoop:
 
     async def _turns(self) -> RunOutcome:
         session = self.session
+        overflowed = False  # one compaction and retry per run when the provider says the context is too long
         for _ in range(self.max_turns):
             # Cancellation checkpoint: a stop requested from inside this task (an event consumer, such as a
             # subagent's budget check) is only delivered at the next suspension; take it before a request goes out.
@@ -196,6 +198,12 @@ class AgentLoop:
             try:
                 await self._fit_context()
                 response = await self._model_turn()
+            except ContextOverflowError as exc:
+                if overflowed or not await self._fit_context(overflow=True):
+                    self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
+                    return RunOutcome("failed", self._last_text(), session.turns, str(exc))
+                overflowed = True
+                continue
             except ProviderError as exc:
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
                 return RunOutcome("failed", self._last_text(), session.turns, str(exc))
@@ -279,12 +287,12 @@ class AgentLoop:
             return None
         return self.compactor.used(self.session.messages), self.compactor.window
 
-    async def _fit_context(self, *, force: bool = False, focus: str = "") -> list[Compaction]:
+    async def _fit_context(self, *, force: bool = False, focus: str = "", overflow: bool = False) -> list[Compaction]:
         compactor = self.compactor
         if compactor is None:
             return []
         session = self.session
-        done = await compactor.fit(session.messages, session.next_seq, force=force, focus=focus)
+        done = await compactor.fit(session.messages, session.next_seq, force=force, focus=focus, overflow=overflow)
         for step in done:
             if step.reply is not None:
                 self._account_summary(step.reply)

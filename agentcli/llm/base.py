@@ -347,6 +347,10 @@ class BadRequestError(ProviderError):
     """The request was refused as malformed or too large (400/404/413/422)."""
 
 
+class ContextOverflowError(BadRequestError):
+    """The request was refused because the conversation does not fit the model's context window."""
+
+
 class RateLimitError(ProviderError):
     """429: too many requests."""
 

@@ -9,6 +9,7 @@ from typing import Any
 from agentcli.llm.base import (
     AuthenticationError,
     BadRequestError,
+    ContextOverflowError,
     OverloadedError,
     ProviderConnectionError,
     ProviderError,
@@ -125,12 +126,30 @@ def _retry_after(headers: Any) -> float | None:
     return None
 
 
+# How providers word a request that does not fit the window: Anthropic ("prompt is too long: N tokens > M
+# maximum"), OpenAI (code context_length_exceeded, "maximum context length is N tokens"), and the
+# compatible servers (vLLM, llama.cpp, Ollama, OpenRouter) in their own words.
+_OVERFLOW = re.compile(
+    r"prompt is too long|context[ _-](?:length|size)|maximum context|context window|"
+    r"exceeds? the (?:model'?s? )?max(?:imum)? (?:number of )?tokens|input is too long",
+    re.IGNORECASE,
+)
+
+
+def _overflow(status: int | None, kind: str | None, message: str) -> bool:
+    if kind == "context_length_exceeded":
+        return True
+    return status in (400, 413, 422, None) and _OVERFLOW.search(message) is not None
+
+
 def classify(
     provider: str, status: int | None, kind: str | None, message: str, retry_after: float | None = None
 ) -> ProviderError:
     """Pick the provider error class: unambiguous statuses first, then the error type, then 4xx/5xx."""
     cls: type[ProviderError]
-    if status in _BY_STATUS:
+    if (status is None or 400 <= status < 500) and status not in _BY_STATUS and _overflow(status, kind, message):
+        cls = ContextOverflowError
+    elif status in _BY_STATUS:
         cls = _BY_STATUS[status]
     elif kind and kind in _BY_TYPE:
         cls = _BY_TYPE[kind]

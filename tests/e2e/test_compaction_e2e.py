@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import Fault, FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db, last_json, run_cli
 
 PARTS = 40
@@ -70,3 +70,42 @@ def test_a_run_that_fills_its_window_is_summarised_and_finishes(tmp_path: Path, 
         (result["session_id"], "claude-sonnet-5-5" if api == "anthropic" else "gpt-fake"))]
     assert len(sizes) == len(main) and max(sizes) < 0.85 * 20_000  # the window was never reached
     assert sizes[first] < sizes[first - 1] / 2
+
+
+@pytest.mark.parametrize(
+    ("api", "error_type", "message"),
+    [
+        ("anthropic", "invalid_request_error", "prompt is too long: 212345 tokens > 200000 maximum"),
+        ("openai", "context_length_exceeded",
+         "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens."),
+    ],
+)
+def test_a_request_the_provider_finds_too_long_is_compacted_and_sent_again(
+    tmp_path: Path, api: str, error_type: str, message: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for n in range(4):
+        (ws / f"part{n}.txt").write_text(f"<<part {n}>>\n" + "x" * 9000)
+
+    def reading(n: int) -> Reply:
+        return Reply(text=f"reading {n}", tool_calls=[ToolCall(name="Read", input={"file_path": f"part{n}.txt"})])
+
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=reading(0)),
+        *[Step(match=Match(last_user_contains=f"<<part {n - 1}>>"), reply=reading(n)) for n in range(1, 4)],
+        # The estimate said it fits; the provider disagrees once.
+        Step(match=Match(last_user_contains="<<part 3>>"),
+             fault=Fault(kind="http", status=400, error_type=error_type, message=message)),
+        Step(match=Match(last_user_contains="<<part 3>>", any_message_contains="<compacted_context>"),
+             reply=Reply(text="Done after compacting.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--output-format", "json", "--cwd", str(ws), "Read the parts"],
+                       cli_env(api, server, tmp_path))
+        requests = list(server.requests)
+    assert proc.returncode == 0, proc.stderr
+    assert last_json(proc.stdout)["result"] == "Done after compacting."
+    assert "context compacted" in proc.stderr and "Traceback" not in proc.stderr
+    refused, retried = json.dumps(requests[-2].body), json.dumps(requests[-1].body)
+    assert len(retried) < len(refused) and "reading 0" not in retried.split("<compacted_context>")[-1]
