@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.testing.fake_llm import Fault, FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db, last_json, run_cli
 
 PARTS = 40
