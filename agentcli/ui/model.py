@@ -105,6 +105,7 @@ class BlockItem(Transcript):
     error: str | None = None
     code: str | None = None  # the SPEC §4 error code its Task call failed with
     collapsed: bool = False
+    context: tuple[int, int] | None = None  # the subagent's own context: (tokens used, window)
 
     @property
     def active(self) -> bool:

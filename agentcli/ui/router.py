@@ -46,6 +46,7 @@ from agentcli.events import (
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
+    UsageEvent,
     unwrap,
 )
 from agentcli.figures import compaction_text
@@ -233,6 +234,12 @@ class UIRouter(MessageManager):
     def on_notice(self, event: NoticeEvent, owner: BlockItem | None = None) -> None:
         """A warning that does not stop the run (e.g. a deprecated model), on one line, where it happened."""
         self._add(owner, NoteItem(f"{event.level}: {first_line(event.message)}", "info"))
+
+    def on_usage(self, event: UsageEvent, owner: BlockItem | None = None) -> None:
+        """A subagent's request: its block learns how full that agent's own context is."""
+        if owner is not None and event.context_window:
+            owner.context = (event.context_tokens, event.context_window)
+            self._dirty_blocks[owner] = None
 
     def on_compaction(self, event: CompactionEvent, owner: BlockItem | None = None) -> None:
         """A context was compacted (the main agent's or a subagent's): one line, where it happened."""

@@ -232,3 +232,20 @@ async def test_a_notice_is_one_line_where_it_happened() -> None:
         assert any(getattr(e, "text", "") == "warning: model claude-sonnet-4-5 (models.main.model) is deprecated"
                    for e in r.main.items)
         assert any("cut at the output token limit" in getattr(e, "text", "") for e in r.blocks["A"].items)
+
+
+async def test_a_running_block_shows_how_full_its_own_context_is() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))
+        r(SubagentBlockUpdatedEvent(session_id="s", task_id="A", status="running"))
+        r(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=10, output_tokens=5,
+                     context_tokens=150_000, context_window=200_000))  # the main agent's: not the block's
+        r(wrap(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=7, output_tokens=3,
+                          context_tokens=84_000, context_window=200_000), "A"))
+        await settle(pilot, r)
+        view = r.views.block_view(r.blocks["A"])
+        assert view is not None and r.blocks["A"].context == (84_000, 200_000)
+        assert "context 42%" in view.header_content().plain

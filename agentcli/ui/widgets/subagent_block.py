@@ -221,6 +221,9 @@ class SubagentBlock(Widget):
             facts.append(format_seconds(item.elapsed_seconds()))
         facts.append(f"{item.tool_calls} tool{'s' if item.tool_calls != 1 else ''}")
         facts.append(f"{compact_tokens(item.input_tokens + item.output_tokens)} tok")
+        if item.context is not None and item.active:
+            used, window = item.context
+            facts.append(f"context {100 * used / window:.0f}%")
         parts.append(("  · " + " · ".join(f for f in facts if f), "$text-muted"))
         return Content.assemble(*parts)
 
