@@ -39,9 +39,14 @@ def _model(s: SessionRecord) -> str:
 
 def _spent(store: Store, s: SessionRecord) -> TreeSpend:
     """The session tree's spend, split as the ledger splits it (one query)."""
+    return store.session_spend(s.id) or _unspent(s)
+
+
+def _unspent(s: SessionRecord) -> TreeSpend:
+    """The spend of a session the store has no tree for (it went away meanwhile): nothing."""
     from agentcli.store.records import TreeSpend
 
-    return store.session_spend(s.id) or TreeSpend(session_id=s.id, sessions=1)
+    return TreeSpend(session_id=s.id, sessions=1)
 
 
 @sessions_app.command("list")
@@ -54,7 +59,8 @@ def sessions_list(
     store = open_store()
     try:
         sessions = store.list_sessions(limit=limit, include_subagents=all_)
-        ledgers = [stored_ledger(_spent(store, s)) for s in sessions]
+        spends = store.sessions_spend([s.id for s in sessions])  # one query for the whole page
+        ledgers = [stored_ledger(spends.get(s.id) or _unspent(s)) for s in sessions]
     finally:
         store.close()
     if as_json:  # the row's own token fields, and the ledger: own, delegated, total

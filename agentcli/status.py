@@ -16,11 +16,14 @@ SessionStatus = Literal["running", "completed", "failed", "cancelled", "max_turn
 TaskStatus = Literal["queued", "running", "completed", "failed", "timed_out", "cancelled", "budget_exceeded"]
 #: A tool call.
 ToolCallStatus = Literal["running", "ok", "error", "cancelled"]
+#: How a running subagent is stopped (a limit, the parent, the person): a run, a session and a task status alike.
+StopStatus = Literal["cancelled", "timed_out", "budget_exceeded"]
 
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 SESSION_STATUSES: tuple[SessionStatus, ...] = get_args(SessionStatus)
 TASK_STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
 TOOL_CALL_STATUSES: tuple[ToolCallStatus, ...] = get_args(ToolCallStatus)
+STOP_STATUSES: tuple[StopStatus, ...] = get_args(StopStatus)
 
 ACTIVE_TASK_STATUSES: frozenset[TaskStatus] = frozenset({"queued", "running"})
 FINISHED_TASK_STATUSES: frozenset[TaskStatus] = frozenset(set(TASK_STATUSES) - ACTIVE_TASK_STATUSES)

@@ -120,13 +120,15 @@ class AgentLoop:
         self._started = False
         self._task: asyncio.Task[Any] | None = None  # the task running `run`, while it runs
         self.stopped: tuple[RunStatus, str] | None = None  # why `stop` ended the current run
+        self._stop_cancelled = False  # `stop` cancelled the run's task (it was asked from another task)
 
     def stop(self, status: RunStatus, reason: str) -> bool:
-        """End the running turn with `status` (a session budget ran out), keeping its partial result.
+        """End the running turn with `status` (a limit was reached, someone cancelled it), keeping its partial result.
 
-        Asked from another task (a subagent's), it cancels the turn and every subagent under it; asked
-        from the turn's own task (a consumer of its own events), the turn ends at its next checkpoint,
-        before another request or tool call. False when no turn is running.
+        Asked from another task (a subagent's, a watchdog), it cancels the turn and every subagent under
+        it; asked from the turn's own task (a consumer of its own events), the turn ends at its next
+        checkpoint, before another request or tool call runs. The first stop's status and reason stand,
+        even when a cancel from above comes with it. False when no turn is running.
         """
         task = self._task
         if task is None or task.done():
@@ -134,6 +136,7 @@ class AgentLoop:
         if self.stopped is None:
             self.stopped = (status, reason)
             if asyncio.current_task() is not task:
+                self._stop_cancelled = True
                 task.cancel()
         return True
 
@@ -160,7 +163,7 @@ class AgentLoop:
             for line in announce_once(self.session.model):
                 self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
         message = Message.user(prompt) if isinstance(prompt, str) else prompt
-        self.stopped, self._task = None, asyncio.current_task()
+        self.stopped, self._stop_cancelled, self._task = None, False, asyncio.current_task()
         self._append(self._with_notices(message))
         outcome = RunOutcome("cancelled", "", 0)
         try:
@@ -169,11 +172,12 @@ class AgentLoop:
                 outcome = self._stopped_outcome()
         except asyncio.CancelledError:
             task = self._task
-            if self.stopped is not None and task is not None and task.uncancel() == 0:
-                outcome = self._stopped_outcome()  # our own stop, and nobody else's cancel: a normal end
-            else:
+            if self.stopped is None:
                 outcome = RunOutcome("cancelled", self._last_text(), self.session.turns, "cancelled")
                 raise
+            outcome = self._stopped_outcome()  # the stop's status stands, whoever else cancelled too
+            if not (self._stop_cancelled and task is not None and task.uncancel() == 0):
+                raise  # someone else's cancel came with it (the parent's turn ended): it goes on up
         finally:
             self._task = None
             self._finish(outcome)
@@ -380,6 +384,8 @@ class AgentLoop:
             if self.stopped is not None:
                 return  # `stop` asked from inside: every call gets the cancelled result
             for group in self._groups(calls):
+                if self.stopped is not None:
+                    break  # stopped from inside by an earlier call (a tool-call limit): the rest never start
                 if len(group) == 1:
                     await one(group[0])
                 else:
@@ -439,6 +445,8 @@ class AgentLoop:
             )
         )
         result = ToolResult(error, is_error=True) if error is not None else None
+        if result is None and self.stopped is not None:
+            result = ToolResult(CANCELLED_RESULT, is_error=True)  # its own start went over a limit: it never runs
         try:
             if result is None:
                 assert tool is not None

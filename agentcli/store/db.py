@@ -23,6 +23,7 @@ import os
 import queue
 import sqlite3
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
@@ -331,6 +332,10 @@ class Store:
     def session_spend(self, session_id: str) -> TreeSpend | None:
         """A session's own usage and its delegated subtree's, split as the ledger splits them."""
         return queries.session_spend(self._reader(), session_id)
+
+    def sessions_spend(self, session_ids: Sequence[str]) -> dict[str, TreeSpend]:
+        """`session_spend` of many sessions in one query (by exact id; unknown ids are left out)."""
+        return queries.sessions_spend(self._reader(), session_ids)
 
     def session_usage_rollup(self, session_id: str) -> UsageRollup | None:
         """Usage of a session and all its descendant sessions."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from agentcli.llm.base import Message
@@ -150,30 +151,47 @@ def session_spend(conn: sqlite3.Connection, session_id: str) -> TreeSpend | None
 
     Summed from the per-request `usage` rows in one statement, so both halves are of one snapshot.
     """
+    return sessions_spend(conn, [session_id]).get(session_id)
+
+
+def sessions_spend(conn: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, TreeSpend]:
+    """`session_spend` of many sessions in one statement (a listing's): exact ids in, the known ones out.
+
+    Each session's tree is walked on its own (a listed session may also sit in another listed one's
+    tree), and each tree's rows are split into the session's own and the ones below it.
+    """
+    if not session_ids:
+        return {}
     rows = conn.execute(
-        """WITH RECURSIVE tree(id) AS (
-             SELECT id FROM sessions WHERE id = ?1
-             UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_session_id = t.id),
+        """WITH RECURSIVE tree(root, id) AS (
+             SELECT id, id FROM sessions WHERE id IN (SELECT value FROM json_each(?1))
+             UNION SELECT t.root, s.id FROM sessions s JOIN tree t ON s.parent_session_id = t.id),
            per AS (
              SELECT session_id, count(*) AS requests, sum(input_tokens) AS input_tokens,
                     sum(output_tokens) AS output_tokens, sum(cache_read_tokens) AS cache_read_tokens,
                     sum(cache_write_tokens) AS cache_write_tokens, sum(reasoning_tokens) AS reasoning_tokens,
                     sum(cost_usd) AS cost_usd
              FROM usage WHERE session_id IN (SELECT id FROM tree) GROUP BY session_id)
-           SELECT s.id = ?1 AS own, count(*) AS sessions, sum(s.turns) AS turns,
+           SELECT t.root, s.id = t.root AS own, count(*) AS sessions, sum(s.turns) AS turns,
                   sum(per.requests), sum(per.input_tokens), sum(per.output_tokens), sum(per.cache_read_tokens),
                   sum(per.cache_write_tokens), sum(per.reasoning_tokens), sum(per.cost_usd)
-           FROM sessions s JOIN tree USING (id) LEFT JOIN per ON per.session_id = s.id
-           GROUP BY own""",
-        (session_id,),
+           FROM tree t JOIN sessions s ON s.id = t.id LEFT JOIN per ON per.session_id = s.id
+           GROUP BY t.root, own""",
+        (json.dumps(list(session_ids)),),
     ).fetchall()
-    if not rows:
-        return None
-    sessions, turns = sum(r[1] for r in rows), sum(r[2] or 0 for r in rows)
+    by_root: dict[str, list[sqlite3.Row]] = {}
+    for row in rows:
+        by_root.setdefault(row[0], []).append(row)
+    return {root: _tree_spend(root, found) for root, found in by_root.items()}
+
+
+def _tree_spend(session_id: str, rows: list[sqlite3.Row]) -> TreeSpend:
+    """One tree's rows of `sessions_spend` (one for its own session, one for those below, if any)."""
+    sessions, turns = sum(r[2] for r in rows), sum(r[3] or 0 for r in rows)
     halves: dict[bool, SpendSums] = {}
     for row in rows:
-        counts = {name: row[3 + i] or 0 for i, name in enumerate(_SPEND_COLUMNS)}
-        halves[bool(row[0])] = SpendSums(**counts, cost_usd=row[9])  # sum() of no known price is NULL
+        counts = {name: row[4 + i] or 0 for i, name in enumerate(_SPEND_COLUMNS)}
+        halves[bool(row[1])] = SpendSums(**counts, cost_usd=row[10])  # sum() of no known price is NULL
     return TreeSpend(
         session_id=session_id,
         sessions=sessions,

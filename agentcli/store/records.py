@@ -119,7 +119,8 @@ class TreeSpend(BaseModel):
     """A stored session's usage split as the ledger splits it (`agentcli.agent.ledger`).
 
     `own`: the requests of the session itself; `delegated`: the requests of every session below it in
-    the delegation tree. The one place the store computes that split (`queries.session_spend`).
+    the delegation tree. The one place the store computes that split (`queries.sessions_spend`, one
+    statement for a page of sessions; `session_spend` is it for one).
     """
 
     session_id: str

@@ -25,7 +25,7 @@ from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session, new_id
 from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
 from agentcli.llm.base import Message, Usage
-from agentcli.status import FINISHED_TASK_STATUSES, TaskStatus, short_result
+from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus, short_result
 from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.subagents import results
 from agentcli.subagents.budget import PriceNotices
@@ -280,7 +280,7 @@ class SubagentRunner:
         handle.supervisor.stop("cancelled", reason)
         return True
 
-    def stop_all(self, status: TaskStatus, reason: str) -> None:
+    def stop_all(self, status: StopStatus, reason: str) -> None:
         """Stop every queued or running subagent of the tree, background ones too (a session budget ran out)."""
         for handle in list(self.handles.values()):
             if handle.record.status not in FINISHED_TASK_STATUSES:

@@ -2,8 +2,10 @@
 
 The supervisor counts what its subagent does (tool calls, files, tokens), enforces the task's
 budgets, stops the run on a wall-clock or idle timeout or on request, and passes every event up
-to the parent wrapped in `SubagentEvent`. It knows nothing of the task table: the runner builds
-it, gives it the loop to run, and reads its counters and outcome.
+to the parent wrapped in `SubagentEvent`. A stop ends the child's turn through `AgentLoop.stop`,
+so the child's run and session end with the status the task records (`budget_exceeded`,
+`timed_out`, `cancelled`), its partial result kept. It knows nothing of the task table: the
+runner builds it, gives it the loop to run, and reads its counters and outcome.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
-from agentcli.status import TASK_STATUS_OF_RUN, TaskStatus
+from agentcli.status import TASK_STATUS_OF_RUN, StopStatus, TaskStatus
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.budget import Budgets, PriceNotices
 
@@ -61,7 +63,7 @@ class Supervisor:
         self.in_flight_tools = 0
         self.loop: AgentLoop | None = None
         self.loop_task: asyncio.Task[RunOutcome] | None = None
-        self.stopped: tuple[TaskStatus, str] | None = None  # (status, reason) when a limit or a person stopped it
+        self.stopped: tuple[StopStatus, str] | None = None  # (status, reason) when a limit or a person stopped it
         self.cancel_requested = asyncio.Event()
         self.tool_counts: Counter[str] = Counter()
         self.files: dict[str, None] = {}
@@ -81,13 +83,21 @@ class Supervisor:
         """Milliseconds since it started (0 while queued)."""
         return (time.monotonic() - self.started) * 1000 if self.started else 0.0
 
-    def stop(self, status: TaskStatus, reason: str) -> None:
-        """Stop the run (a limit was hit, or someone cancelled it); its partial work is kept."""
+    def stop(self, status: StopStatus, reason: str) -> None:
+        """Stop the run (a limit was hit, or someone cancelled it); its partial work is kept.
+
+        The running turn ends through `AgentLoop.stop`, so the child's run (its RunFinishedEvent and
+        session row) ends with the same status and reason as the task. The first stop stands.
+        """
         if self.stopped is None:
             self.stopped = (status, reason)
         self.cancel_requested.set()
-        if self.loop_task is not None and not self.loop_task.done():
-            self.loop_task.cancel()
+        task = self.loop_task
+        if task is None or task.done():
+            return  # queued, between turns, or done: `_run_once` reads `stopped`
+        status, reason = self.stopped
+        if self.loop is None or not self.loop.stop(status, reason):
+            task.cancel()  # its turn has not begun: it ends before it starts
 
     def last_text(self) -> str | None:
         """What the subagent produced so far (None before its loop exists)."""
@@ -209,7 +219,7 @@ class Supervisor:
             current = asyncio.current_task()
             if (current is not None and current.cancelling()) or self.stopped is None:
                 raise  # the caller itself was cancelled: propagate down and up
-            status, reason = self.stopped
+            status, reason = self.stopped  # stopped before its turn began (a stop that ends a turn returns)
             return status, loop.last_text(), reason
         finally:
             watchdog.cancel()

@@ -22,3 +22,23 @@ def store(db_path: Path) -> Iterator[Store]:
     s = Store.open(db_path)
     yield s
     s.close()
+
+
+@pytest.fixture
+def read_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement run on a store's read connections opened after this fixture (sqlite3's trace callback)."""
+    import sqlite3
+
+    from agentcli.store import db
+
+    statements: list[str] = []
+    real_connect = db.connect
+
+    def traced(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+        conn = real_connect(path, readonly=readonly)
+        if readonly:
+            conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(db, "connect", traced)
+    return statements

@@ -113,6 +113,29 @@ def test_json_ledgers_split_the_tree_and_agree(recorded: None) -> None:
     assert by_id[GRAND]["ledger"]["delegated"]["requests"] == 0
 
 
+def test_list_reads_the_spend_of_every_listed_session_in_one_query(recorded: None, read_statements: list[str]) -> None:
+    """`sessions list` runs a constant number of reads (the page, then its spend), not one per session."""
+    from agentcli.cli_common import stored_ledger
+    from agentcli.llm.base import Usage
+    from agentcli.store.writes import add_usage, create_session
+
+    with Store.open() as store:
+        for n in range(5):
+            store.submit(create_session(f"ses_more{n}", model="main"))
+            store.submit(add_usage(f"ses_more{n}", "anthropic", "claude-sonnet-4-5", Usage(n, 1), 0.001 * n))
+    read_statements.clear()
+    result = runner.invoke(app, ["sessions", "list", "--all", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)
+    assert len(listed) == 8
+    assert len(read_statements) == 2, read_statements
+    with Store.open() as store:
+        for row in listed:
+            alone = store.session_spend(row["id"])
+            assert alone is not None
+            assert row["ledger"] == stored_ledger(alone).as_dict()
+
+
 def test_unknown_price_reads_as_unknown(isolated_env: Path) -> None:
     from agentcli.llm.base import Usage
     from agentcli.store.writes import add_usage, create_session

@@ -92,6 +92,29 @@ async def test_unknown_prices_reasoning_tokens_and_sessions_without_requests(sto
     assert store.session_spend("ses_missing") is None
 
 
+async def test_many_sessions_spend_in_one_query_as_each_does_alone(store: Store, read_statements: list[str]) -> None:
+    """A listing's spend is one statement; each tree (a listed child in its listed parent's too) as `session_spend`."""
+    recorder = StoreRecorder(store)
+    for event in sample_events():
+        recorder(event)
+    await store.write(create_session("ses_idle", model="main"))
+    for n in range(4):
+        await store.write(create_session(f"ses_top{n}", model="main"))
+        store.submit(add_usage(f"ses_top{n}", "openai", "gpt-5", Usage(10 + n, 4, 1, 0, n), 0.01 * n or None))
+    await store.flush()
+    ids = [MAIN, CHILD, GRAND, "ses_idle", *(f"ses_top{n}" for n in range(4)), "ses_missing"]
+    many = store.sessions_spend(ids)
+    assert len(read_statements) == 1
+    assert set(many) == set(ids) - {"ses_missing"}
+    for session_id, spent in many.items():
+        alone = store.session_spend(session_id)
+        assert alone is not None
+        assert spent.model_dump() == alone.model_dump()
+    assert (many[MAIN].sessions, many[CHILD].sessions, many[GRAND].sessions) == (3, 2, 1)
+    assert many[CHILD].delegated == many[GRAND].own  # GRAND counts in both its parent's tree and its own
+    assert store.sessions_spend([]) == {}
+
+
 def test_a_v2_database_gains_reasoning_tokens_and_keeps_its_usage(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
