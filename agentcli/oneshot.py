@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from agentcli.agent.loop import RunOutcome
     from agentcli.agent.session import Session
     from agentcli.config import LoadedConfig
+    from agentcli.conversation import Conversation
     from agentcli.output import Printer
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,9 @@ class OneShotOptions:
     approve_mutating: bool
     workspace: Path
     verbose: bool
+    resume: str | None = None  # a session id or prefix; "" to pick one (on a terminal)
+    continue_latest: bool = False  # the workspace's latest session
+    keep_model: bool = False  # --model was given: it wins over a resumed session's own model
 
 
 def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: list[dict[str, object]]) -> None:
@@ -101,6 +105,7 @@ async def _run(
     from agentcli.agent.loop import RunOutcome
     from agentcli.conversation import Conversation, OpenError
     from agentcli.output import make_printer
+    from agentcli.text import terminal_safe
     from agentcli.tools.permissions import PermissionPolicy
 
     settings = loaded.settings
@@ -116,6 +121,18 @@ async def _run(
     except OpenError as exc:
         err.write(f"agentcli: {exc}\n")
         return EXIT_FAILURE
+    if options.continue_latest or options.resume is not None:
+        from agentcli.conversation import ResumeError
+
+        try:
+            ref = None if options.continue_latest else options.resume or await _pick(conversation, err)
+            resumed = await conversation.resume(ref, keep_model=options.keep_model)
+        except ResumeError as exc:
+            err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+            await conversation.aclose()
+            return EXIT_FAILURE
+        for note in resumed.notes:
+            err.write(f"agentcli: note: {note}\n")
     printer = make_printer(options.output_format, out, err, verbose=options.verbose)
     conversation.bus.subscribe(printer)
     session = conversation.session
@@ -142,6 +159,30 @@ async def _run(
     if outcome.status == "completed":
         return EXIT_OK
     return _failed(outcome, err)
+
+
+async def _pick(conversation: Conversation, err: TextIO) -> str:
+    """`run --resume` without an ID on a terminal: a numbered list of this workspace's sessions; the choice's id."""
+    from agentcli.conversation import ResumeError
+    from agentcli.figures import format_cost
+    from agentcli.text import terminal_safe
+
+    sessions = conversation.recent_sessions(limit=9)
+    if not sessions:
+        raise ResumeError(f"no stored session in {conversation.workspace}")
+    err.write("Sessions of this workspace, most recent first:\n")
+    for number, record in enumerate(sessions, 1):
+        total = conversation.spent(record.id).total
+        when = record.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        cost = format_cost(total.cost_usd) if total.requests else "-"
+        line = f"  {number}. {record.title or '(untitled)'}  [{when} · {record.provider or ''}:{record.model} · {cost}]"
+        err.write(terminal_safe(f"{line}  {record.id}") + "\n")
+    err.write(f"Resume which one (1-{len(sessions)}, Enter to give up)? ")
+    err.flush()
+    answer = (await asyncio.to_thread(sys.stdin.readline)).strip()
+    if answer.isdigit() and 1 <= int(answer) <= len(sessions):
+        return sessions[int(answer) - 1].id
+    raise ResumeError("no session chosen" if not answer else f"'{answer}' is not one of 1-{len(sessions)}")
 
 
 def _failed(outcome: RunOutcome, err: TextIO) -> int:
