@@ -305,8 +305,11 @@ class Conversation:
             return found
         try:
             record = store.get_session(ref)
-        except AmbiguousIdError as exc:
-            raise ResumeError(str(exc)) from exc
+        except AmbiguousIdError as exc:  # a prefix that subagents' sessions share may still name one top-level one
+            tops = [s for s in map(store.get_session, exc.matches) if s is not None and s.parent_session_id is None]
+            if len(tops) != 1 or len(exc.matches) > 5:
+                raise ResumeError(str(exc)) from exc
+            record = tops[0]
         if record is None:
             raise ResumeError(f"no session matches '{ref}' ('agentcli sessions list' shows them)")
         if record.parent_session_id is not None:

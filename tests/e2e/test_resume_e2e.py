@@ -14,6 +14,7 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db, last_json, run_cli
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -184,3 +185,38 @@ def test_a_live_process_holds_its_session_and_a_dead_ones_may_be_taken_over(tmp_
                                   "close it there first, or start a new session\n")
         taken = _run(server, tmp_path, ws, "--resume", session, "third job")
     assert taken["session_id"] == session and taken["result"] == "taken over"
+
+
+@requires_tmux
+def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_open(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(text="Delegating.", tool_calls=[_task("Find config loader", "Where is load_config?")])),
+        Step(match=Match(system_contains="# Task\nFind config loader", turn=0),
+             reply=Reply(tool_calls=[ToolCall(name="Read", input={"file_path": "src/config.py"})])),
+        Step(match=Match(system_contains="# Task\nFind config loader", turn=1), reply=Reply(text="src/config.py:1")),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="It is in src/config.py.")),
+        Step(match=Match(last_user_contains="and the auth module?", any_message_contains="src/config.py:1"),
+             reply=Reply(text="RESUMED ANSWER: no auth module here.")),
+        Step(match=Match(last_user_contains="after the TUI"), reply=Reply(text="taken over")),
+    ])
+    with FakeLLMServer(script) as server:
+        env = terminal_env(tmp_path, server)
+        session = _run(server, tmp_path, ws, "where is the config loaded?")["session_id"]
+        with AgentcliTerminal(["--cwd", str(ws), "--resume", session], env, ws) as term:
+            screen = term.wait_for("Resumed session")
+            assert "▶" in screen and "Task completed by explore" in screen  # the block, collapsed
+            assert "where is the config loaded?" in screen and "It is in src/config.py." in screen
+            refused = run_cli(["run", "--cwd", str(ws), "--continue", "meanwhile"], env)
+            assert refused.returncode == 1
+            assert f"session {session} is in use by agentcli (pid {term.pid})" in refused.stderr
+            term.type("and the auth module?")
+            term.press("Enter")
+            term.wait_for("RESUMED ANSWER: no auth module here.")
+            term.press("C-q")
+            assert term.wait_until_exited() == 0
+            assert f"agentcli --resume {session} continues it" in term.wait_for("continues it")
+        taken = _run(server, tmp_path, ws, "--continue", "after the TUI")
+    server.assert_done()
+    assert taken["session_id"] == session
