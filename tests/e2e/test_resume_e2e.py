@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -205,9 +206,10 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
         env = terminal_env(tmp_path, server)
         session = _run(server, tmp_path, ws, "where is the config loaded?")["session_id"]
         with AgentcliTerminal(["--cwd", str(ws), "--resume", session], env, ws) as term:
-            screen = term.wait_for("Resumed session")
-            assert "▶" in screen and "Task completed by explore" in screen  # the block, collapsed
-            assert "where is the config loaded?" in screen and "It is in src/config.py." in screen
+            term.wait_for("Resumed session")
+            for shown in ("where is the config loaded?", "It is in src/config.py.", "Task completed by explore"):
+                screen = term.wait_for(shown)  # mounted in one frame; Markdown renders a little later
+            assert "▶" in screen and "src/config.py:1" not in screen  # the block, collapsed to its header
             refused = run_cli(["run", "--cwd", str(ws), "--continue", "meanwhile"], env)
             assert refused.returncode == 1
             assert f"session {session} is in use by agentcli (pid {term.pid})" in refused.stderr
@@ -216,7 +218,11 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
             term.wait_for("RESUMED ANSWER: no auth module here.")
             term.press("C-q")
             assert term.wait_until_exited() == 0
-            assert f"agentcli --resume {session} continues it" in term.wait_for("continues it")
+            said = f"agentcli: session {session} (agentcli --resume {session} continues it)"
+            deadline = time.monotonic() + 30  # tmux reads the pane's last output on its own time
+            while said not in term.scrollback():
+                assert time.monotonic() < deadline, term.scrollback()
+                time.sleep(0.05)
         taken = _run(server, tmp_path, ws, "--continue", "after the TUI")
     server.assert_done()
     assert taken["session_id"] == session
