@@ -226,3 +226,27 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
         taken = _run(server, tmp_path, ws, "--continue", "after the TUI")
     server.assert_done()
     assert taken["session_id"] == session
+
+
+@requires_tmux
+def test_run_resume_without_an_id_asks_on_a_terminal(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    script = Script(steps=[
+        *(Step(match=Match(last_user_contains=f"the {n} job"), reply=Reply(text=f"{n} noted"))
+          for n in ("alpha", "beta")),
+        Step(match=Match(last_user_contains="pick up again", any_message_contains="the alpha job"),
+             reply=Reply(text="PICKED ALPHA")),
+    ])
+    with FakeLLMServer(script) as server:
+        env = terminal_env(tmp_path, server)
+        alpha = _run(server, tmp_path, ws, "the alpha job")["session_id"]
+        _run(server, tmp_path, ws, "the beta job")
+        with AgentcliTerminal(["run", "--cwd", str(ws), "--resume", "pick up again"], env, ws) as term:
+            screen = term.wait_for("Resume which one (1-2")
+            assert screen.index("the beta job") < screen.index("the alpha job")  # most recent first
+            assert alpha in screen
+            term.type("2")
+            term.press("Enter")
+            term.wait_for("PICKED ALPHA")
+            assert term.wait_until_exited() == 0
+    server.assert_done()

@@ -10,6 +10,7 @@ from textual.widgets import OptionList
 
 from agentcli.store.db import Store
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.ui.app import AgentApp
 from agentcli.ui.model import BlockItem, TextItem, ToolItem
 from agentcli.ui.widgets.session_picker import SessionPicker
 from tests.ui.conftest import MAIN, SIZE, MakeApp, block_view, idle, notes, shown, sub, submit, task, wait_for
@@ -127,4 +128,31 @@ async def test_resume_by_id_shows_the_finished_subagent_block_collapsed_with_its
             await wait_for(pilot, lambda: shown(app, read) is not None, what="the block's body")
             await submit(pilot, "/tasks")
             assert live.task_id in notes(app)[-1] and "completed" in notes(app)[-1]
+    server.assert_done()
+
+
+async def test_the_app_opens_the_picker_first_for_a_bare_resume_and_esc_keeps_the_new_session(
+    make_app: MakeApp, workspace: Path, tmp_path: Path
+) -> None:
+    script = Script(steps=[Step(match=Match(last_user_contains="a stored job"), reply=Reply(text="stored."))])
+    with FakeLLMServer(script) as server:
+        first = make_app(server, store=Store.open(tmp_path / "agentcli.db"))
+        async with first.run_test(size=SIZE) as pilot:
+            await submit(pilot, "a stored job")
+            await idle(pilot)
+        stored = first.conversation.session.id
+        later = make_app(server, store=Store.open(tmp_path / "agentcli.db")).conversation
+        app = AgentApp(later, pick_session=True)  # `agentcli --resume` without an ID
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
+            picker: Any = app.screen
+            assert [sid for sid, _ in picker.choices] == [stored]
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, SessionPicker))
+            assert later.session.id != stored and later.session.next_seq == 0
+            await submit(pilot, "/resume")
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker), what="the session picker")
+            await pilot.press("enter")  # the first (highlighted) session
+            await wait_for(pilot, lambda: later.session.id == stored, what="the resume")
+            await wait_for(pilot, lambda: "a stored job" in notes(app))
     server.assert_done()
