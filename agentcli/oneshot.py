@@ -7,7 +7,7 @@ import contextlib
 import logging
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from agentcli.agent.loop import RunOutcome
     from agentcli.agent.session import Session
     from agentcli.config import LoadedConfig
-    from agentcli.conversation import Conversation
     from agentcli.output import Printer
 
 log = logging.getLogger(__name__)
@@ -125,7 +124,7 @@ async def _run(
         from agentcli.conversation import ResumeError
 
         try:
-            ref = None if options.continue_latest else options.resume or await _pick(conversation, err)
+            ref = None if options.continue_latest else options.resume
             resumed = await conversation.resume(ref, keep_model=options.keep_model)
         except ResumeError as exc:
             err.write(f"agentcli: {terminal_safe(str(exc))}\n")
@@ -161,28 +160,39 @@ async def _run(
     return _failed(outcome, err)
 
 
-async def _pick(conversation: Conversation, err: TextIO) -> str:
-    """`run --resume` without an ID on a terminal: a numbered list of this workspace's sessions; the choice's id."""
-    from agentcli.conversation import ResumeError
+def pick_session(workspace: Path, err: TextIO) -> str | None:
+    """`run --resume` without an ID on a terminal: a numbered list of this workspace's sessions, read before the
+    run starts (Ctrl-C there is a plain interrupt); the chosen id, or None after saying why there is none."""
+    from agentcli.cli_common import format_when, stored_ledger
     from agentcli.figures import format_cost
+    from agentcli.store.db import Store, StoreError
     from agentcli.text import terminal_safe
 
-    sessions = conversation.recent_sessions(limit=9)
+    try:
+        with Store.open() as store:
+            sessions = store.list_sessions(limit=9, workspace=str(workspace))
+            spent = [store.session_spend(s.id) for s in sessions]
+    except StoreError as exc:
+        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+        return None
     if not sessions:
-        raise ResumeError(f"no stored session in {conversation.workspace}")
+        err.write(terminal_safe(f"agentcli: no stored session in {workspace}") + "\n")
+        return None
     err.write("Sessions of this workspace, most recent first:\n")
-    for number, record in enumerate(sessions, 1):
-        total = conversation.spent(record.id).total
-        when = record.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        cost = format_cost(total.cost_usd) if total.requests else "-"
-        line = f"  {number}. {record.title or '(untitled)'}  [{when} · {record.provider or ''}:{record.model} · {cost}]"
+    for number, (record, tree) in enumerate(zip(sessions, spent, strict=True), 1):
+        total = stored_ledger(tree).total if tree is not None else None
+        cost = format_cost(total.cost_usd) if total is not None and total.requests else "-"
+        model = f"{record.provider}:{record.model}" if record.provider else record.model
+        line = f"  {number}. {record.title or '(untitled)'}  [{format_when(record.updated_at)} · {model} · {cost}]"
         err.write(terminal_safe(f"{line}  {record.id}") + "\n")
     err.write(f"Resume which one (1-{len(sessions)}, Enter to give up)? ")
     err.flush()
-    answer = (await asyncio.to_thread(sys.stdin.readline)).strip()
+    answer = sys.stdin.readline().strip()
     if answer.isdigit() and 1 <= int(answer) <= len(sessions):
         return sessions[int(answer) - 1].id
-    raise ResumeError("no session chosen" if not answer else f"'{answer}' is not one of 1-{len(sessions)}")
+    err.write(terminal_safe(f"agentcli: {'no session chosen' if not answer else f'{answer!r} is not one of the list'}")
+              + "\n")
+    return None
 
 
 def _failed(outcome: RunOutcome, err: TextIO) -> int:
@@ -197,6 +207,15 @@ def run_oneshot(
 ) -> int:
     """Run the job to completion and return the process exit code."""
     err_stream = err or sys.stderr
+    if options.resume == "":  # --resume without an ID: ask first (the command line made sure there is a terminal)
+        try:
+            picked = pick_session(options.workspace, err_stream)
+        except KeyboardInterrupt:
+            _say(err_stream, "\nagentcli: interrupted\n")
+            return EXIT_INTERRUPTED
+        if picked is None:
+            return EXIT_FAILURE
+        options = replace(options, resume=picked)
     stop = SignalStop()
     try:
         return asyncio.run(_run(loaded, options, out or sys.stdout, err_stream, stop))
