@@ -138,6 +138,8 @@ def test_a_background_task_cut_off_by_the_sessions_end_resumes_after_the_session
     task_id, child = task["task_id"], task["child_session_id"]
     second = Script(steps=[
         Step(match=Match(system_contains=MAIN, last_user_contains=f'Task(resume="{task_id}"'),
+             reply=Reply(tool_calls=[ToolCall(name="TaskOutput", input={"task_id": task_id})])),
+        Step(match=Match(system_contains=MAIN, last_user_contains=f"Task {task_id} (explore): cancelled"),
              reply=Reply(tool_calls=[ToolCall(name="Task", input={
                  "description": "Finish the survey", "prompt": "please finish the survey",
                  "subagent_type": "explore", "resume": task_id})])),

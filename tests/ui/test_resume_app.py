@@ -156,3 +156,37 @@ async def test_the_app_opens_the_picker_first_for_a_bare_resume_and_esc_keeps_th
             await wait_for(pilot, lambda: later.session.id == stored, what="the resume")
             await wait_for(pilot, lambda: "a stored job" in notes(app))
     server.assert_done()
+
+
+async def test_a_background_task_the_sessions_end_cut_off_shows_cancelled_after_resume(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(tool_calls=[task("Slow survey", "survey slowly", run_in_background=True)])),
+        Step(match=Match(system_contains=sub("Slow survey")), reply=Reply(text="never seen"), latency_ms=60_000,
+             optional=True),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Started it.")),
+    ])
+    with FakeLLMServer(script) as server:
+        app = make_app(server, store=Store.open(tmp_path / "agentcli.db"))
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "survey in the background")
+            await idle(pilot)
+            await wait_for(pilot, lambda: len(server.requests) == 3, what="the subagent's request")
+            first = app.conversation.session.id
+            (live,) = app.router.blocks.values()
+            assert live.status == "running"
+            await submit(pilot, "/new")  # ends the session: its background task is cancelled
+            await wait_for(pilot, lambda: app.conversation.session.id != first)
+            await submit(pilot, f"/resume {first}")
+            await wait_for(pilot, lambda: any(n.startswith("Resumed session") for n in notes(app)))
+            await idle(pilot)
+            (block,) = app.router.blocks.values()
+            assert (block.task_id, block.status, block.collapsed) == (live.task_id, "cancelled", True)
+            assert block.error == "the session ended"
+            assert app.router.counts() == (0, 0)
+            said = next(n for n in notes(app) if n.startswith("Resumed session"))
+            assert f"Task {live.task_id} (explore: Slow survey) was cancelled when the session ended" in said
+            await submit(pilot, "/tasks")
+            assert live.task_id in notes(app)[-1] and "cancelled" in notes(app)[-1]
