@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from agentcli.cli_agents import agents_app
 from agentcli.cli_common import (
@@ -25,8 +26,28 @@ from agentcli.cli_tasks import tasks_app
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
 
+def optional_resume(args: list[str]) -> list[str]:
+    """`--resume` takes an optional ID: a bare one (last, or before another option) becomes `--resume=`,
+    which asks for a picker (the parser has no options with an optional value)."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--":
+            break
+        if arg == "--resume" and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out[i] = "--resume="
+    return out
+
+
+class _Group(TyperGroup):
+    """The app's group: `--resume` without an ID (see `optional_resume`)."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        return super().parse_args(ctx, optional_resume(args))
+
+
 app = typer.Typer(
     name="agentcli",
+    cls=_Group,
     help="A terminal coding assistant that delegates focused work to subagents. "
     "Without a command it opens the interactive TUI in the current directory (--cwd to choose another).",
     add_completion=False,
@@ -65,6 +86,24 @@ def _record_trust(workspace: Path) -> None:
 
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="main, light, an alias or provider:model.")]
+ContinueOption = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the latest session of this workspace.")
+]
+ResumeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--resume", metavar="[ID]",
+        help="Resume a stored session by id (or unique prefix); without an ID, pick one of this workspace's.",
+    ),
+]
+SESSION_PREFIX = "ses_"
+
+
+def _resume_choice(continue_: bool, resume: str | None) -> str | None:
+    """What to resume: None (a new session), "" (pick one), an id; exits 2 when both flags are given."""
+    if continue_ and resume is not None:
+        fail("--continue and --resume cannot be used together", EXIT_USAGE)
+    return None if resume is None else resume.strip()
 
 
 def _model_spec(
@@ -94,6 +133,8 @@ def main(
     model: ModelOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details to the log file.")] = False,
     trust: TrustOption = False,
+    continue_: ContinueOption = False,
+    resume: ResumeOption = None,
 ) -> None:
     """Without a command: the interactive TUI in the current directory. `agentcli run "PROMPT"` runs a one-shot job."""
     from agentcli.safe_text import safe_streams
@@ -116,7 +157,10 @@ def main(
             _record_trust(workspace)
             return _model_spec(workspace, config, model, load(workspace, config, trusted=True))[0]
 
-        raise typer.Exit(run_tui(loaded, workspace, spec, verbose=verbose, trust_reload=trusted_config))
+        raise typer.Exit(run_tui(
+            loaded, workspace, spec, verbose=verbose, trust_reload=trusted_config,
+            resume=_resume_choice(continue_, resume), continue_latest=continue_, keep_model=model is not None,
+        ))
 
 
 @app.command()
@@ -146,7 +190,7 @@ def config_show(
 
 @app.command()
 def run(
-    prompt: Annotated[str, typer.Argument(help='The task; "-" reads it from standard input.')],
+    prompt: Annotated[str | None, typer.Argument(help='The task; "-" reads it from standard input.')] = None,
     model: ModelOption = None,
     output_format: Annotated[
         OutputFormat, typer.Option("--output-format", help="text, json or stream-json.")
@@ -163,11 +207,21 @@ def run(
             help="Stop the run once it has spent this many dollars (budget.session_max_usd; 0: no limit).",
         ),
     ] = None,
+    continue_: ContinueOption = False,
+    resume: ResumeOption = None,
 ) -> None:
-    """Run one task non-interactively and print the answer."""
+    """Run one task non-interactively and print the answer; --continue / --resume go on with a stored session."""
     from agentcli.oneshot import OneShotOptions, run_oneshot
     from agentcli.safe_text import from_argv, from_bytes
 
+    choice = _resume_choice(continue_, resume)
+    if prompt is None:  # `run --resume "the task"`: the bare --resume took the prompt for its ID
+        if not choice or choice.startswith(SESSION_PREFIX):
+            fail("the prompt is missing: agentcli run [--continue | --resume [ID]] PROMPT", EXIT_USAGE)
+        prompt, choice = choice, ""
+    if choice == "" and not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
+        fail("--resume needs a session id when there is no terminal to pick one in: 'agentcli sessions list' "
+             "shows them (or --continue takes this workspace's latest)", EXIT_USAGE)
     if prompt == "-":
         try:
             prompt = from_bytes(sys.stdin.buffer.read()) if sys.stdin is not None else ""
@@ -191,6 +245,9 @@ def run(
         approve_mutating=yes,
         workspace=workspace,
         verbose=verbose,
+        resume=choice,
+        continue_latest=continue_,
+        keep_model=model is not None,
     )
     raise typer.Exit(run_oneshot(loaded, options))
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
     from agentcli.llm.base import Message, ToolUseBlock
     from agentcli.store.db import Store
-    from agentcli.store.records import SpendSums, ToolCallRecord, TreeSpend
+    from agentcli.store.records import ToolCallRecord, TreeSpend
 
 T = TypeVar("T")
 
@@ -133,17 +133,12 @@ def open_store() -> Store:
 def stored_ledger(spent: TreeSpend) -> Ledger:
     """A stored session's usage as the live `Ledger` it was: own, delegated (every session below), total.
 
-    The one conversion of the store's split (`Store.session_spend`): `sessions list` and `sessions show`
-    print and dump this, so their figures mean what the TUI's and the one-shot json's do.
+    The one conversion of the store's split (`Store.session_spend`, `conversation.stored_ledger`): `sessions
+    list` and `sessions show` print and dump this, so their figures mean what the TUI's and the one-shot json's do.
     """
-    from agentcli.agent.ledger import Ledger, Spend
-    from agentcli.llm.base import Usage
+    from agentcli.conversation import stored_ledger as convert
 
-    def spend(s: SpendSums) -> Spend:
-        usage = Usage(s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens)
-        return Spend(usage, s.cost_usd, s.requests)
-
-    return Ledger(own=spend(spent.own), delegated=spend(spent.delegated))
+    return convert(spent)
 
 
 def format_when(value: datetime | None) -> str:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.compaction import Compaction
+from agentcli.agent.ledger import Ledger, Spend
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.events import EventBus
@@ -36,6 +38,7 @@ from agentcli.tools.permissions import Approver, PermissionPolicy
 if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.store.db import Store
+    from agentcli.store.records import SessionRecord, SpendSums, TaskRecord, TreeSpend
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,40 @@ log = logging.getLogger(__name__)
 class OpenError(Exception):
     """The conversation cannot start (the store cannot be opened, the model does not resolve);
     `str()` is the one line for the person."""
+
+
+class ResumeError(Exception):
+    """A stored session cannot be resumed here (none, several match, another workspace's, held by a live
+    process); `str()` is the one line for the person."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """What `Conversation.resume` restored."""
+
+    record: SessionRecord  # the stored session as it was before this process took it
+    messages: int  # messages its model context holds now
+    compacted: bool  # the context starts from a summary compaction
+    cut_tasks: list[TaskRecord] = field(default_factory=list)  # cancelled by the session's end, resumable
+    notes: list[str] = field(default_factory=list)  # e.g. its model could not be used, the current one is
+
+
+def stored_ledger(spent: TreeSpend) -> Ledger:
+    """A stored session's usage as the live `Ledger` it was: own, delegated (every session below), total."""
+
+    def spend(s: SpendSums) -> Spend:
+        usage = Usage(s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens)
+        return Spend(usage, s.cost_usd, s.requests)
+
+    return Ledger(own=spend(spent.own), delegated=spend(spent.delegated))
+
+
+def holder_line(session_id: str, pid: int) -> str:
+    """The one line that says a live process holds a session."""
+    return (
+        f"session {session_id} is in use by agentcli (pid {pid}); close it there first, "
+        "or start a new session"
+    )
 
 
 def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[Any]]:
@@ -253,6 +290,125 @@ class Conversation:
         self._loop = None
         self._drop_budget()
         self.budget, self._drop_budget = None, lambda: None
+
+    # --- sessions that last (--continue, --resume, /resume, /new) ------------------------------------
+
+    def _store(self) -> Store:
+        if self.store is None:
+            raise ResumeError("sessions are not stored (no database), so none can be resumed")
+        return self.store
+
+    def recent_sessions(self, limit: int = 20) -> list[SessionRecord]:
+        """This workspace's top-level sessions, most recently used first (the pickers)."""
+        return self._store().list_sessions(limit=limit, workspace=str(self.workspace))
+
+    def spent(self, session_id: str) -> Ledger:
+        """A stored session tree's usage as a ledger (zero when it has none)."""
+        spent = self._store().session_spend(session_id)
+        return stored_ledger(spent) if spent is not None else Ledger()
+
+    def find_session(self, ref: str | None) -> SessionRecord:
+        """The session `ref` names (an id or a unique prefix), or with None this workspace's latest one."""
+        from agentcli.store.db import AmbiguousIdError
+
+        store = self._store()
+        if ref is None:
+            found = store.latest_session(str(self.workspace))
+            if found is None:
+                raise ResumeError(f"no session to continue in {self.workspace}")
+            return found
+        try:
+            record = store.get_session(ref)
+        except AmbiguousIdError as exc:  # a prefix that subagents' sessions share may still name one top-level one
+            tops = [s for s in map(store.get_session, exc.matches) if s is not None and s.parent_session_id is None]
+            if len(tops) != 1 or len(exc.matches) > 5:
+                raise ResumeError(str(exc)) from exc
+            record = tops[0]
+        if record is None:
+            raise ResumeError(f"no session matches '{ref}' ('agentcli sessions list' shows them)")
+        if record.parent_session_id is not None:
+            raise ResumeError(
+                f"{record.id} is a subagent's session (task {record.task_id}): resume its parent "
+                f"{record.parent_session_id}, then Task(resume=...) continues the task"
+            )
+        if record.workspace and record.workspace != str(self.workspace):
+            raise ResumeError(
+                f"session {record.id} belongs to {record.workspace}: run 'agentcli --cwd {record.workspace} "
+                f"--resume {record.id}' there"
+            )
+        return record
+
+    async def resume(self, ref: str | None, *, keep_model: bool = False) -> Resumed:
+        """Make a stored session the current one (`None`: this workspace's latest): its model context (from
+        the latest compaction on), its stored numbering, turns, usage totals and model (unless `keep_model`:
+        the one chosen on the command line), and its earlier tasks. Takes it for this process first: one
+        a live process holds raises `ResumeError`. The session used until now is released."""
+        if self.busy:
+            raise RuntimeError("a turn is running")
+        from agentcli.text import terminal_safe
+
+        store = self._store()
+        await store.flush()  # rows of dead processes are marked cancelled (open) before they are read
+        record = self.find_session(ref)
+        if record.id == self.session.id:
+            raise ResumeError(f"session {record.id} is the current session")
+        from agentcli.store.writes import claim_session
+
+        holder = await store.write(claim_session(record.id))
+        if holder is not None:
+            raise ResumeError(holder_line(record.id, holder))
+        await self.release()
+        await self.clear()
+        context = store.get_context(record.id)
+        session = self.session
+        session.id = record.id
+        session.messages, session.next_seq = context.messages, context.next_seq
+        session.turns = record.turns
+        session.ledger = self.spent(record.id)
+        notes: list[str] = []
+        if not keep_model:
+            try:
+                self.set_model(self._stored_model(record))
+            except Exception as exc:
+                notes.append(
+                    terminal_safe(f"its model {record.provider}:{record.model} cannot be used "
+                                  f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+                                  f"using {self.model.display}")
+                )
+        self.runner.settle_history(session)
+        cut = self.runner.restore(store.tree_tasks(record.id), record.id)
+        log.info("session %s resumed: %d messages, compacted %s", record.id, len(session.messages), context.compacted)
+        return Resumed(record, len(session.messages), context.compacted, cut, notes)
+
+    def _stored_model(self, record: SessionRecord) -> str:
+        """The spec of a stored session's model: `main` or `light` when that is what they resolve to now."""
+        if not record.provider:
+            return record.model or "main"
+        for slot in ("main", "light"):
+            try:
+                model = resolve_model(slot, self.settings)
+            except Exception:
+                continue
+            if (model.provider, model.model) == (record.provider, record.model):
+                return slot
+        return f"{record.provider}:{record.model}"
+
+    async def release(self) -> None:
+        """Let other processes resume the current session (this one moves on to another)."""
+        if self.store is not None and self.session.next_seq:
+            from agentcli.store.writes import release_session
+
+            try:
+                await self.store.write(release_session(self.session.id))
+            except Exception as exc:  # the store remembers the failure; see persistence_report
+                log.warning("session %s not released: %s", self.session.id, exc)
+
+    async def new_session(self) -> None:
+        """`/new`: release the current session and start a fresh one."""
+        if self.busy:
+            raise RuntimeError("a turn is running")
+        await self.release()
+        await self.clear()
 
     async def aclose(self) -> None:
         """End: stop a running turn (and wait for its clean-up), cancel background subagents, close

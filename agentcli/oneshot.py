@@ -7,7 +7,7 @@ import contextlib
 import logging
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -69,6 +69,9 @@ class OneShotOptions:
     approve_mutating: bool
     workspace: Path
     verbose: bool
+    resume: str | None = None  # a session id or prefix; "" to pick one (on a terminal)
+    continue_latest: bool = False  # the workspace's latest session
+    keep_model: bool = False  # --model was given: it wins over a resumed session's own model
 
 
 def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: list[dict[str, object]]) -> None:
@@ -101,6 +104,7 @@ async def _run(
     from agentcli.agent.loop import RunOutcome
     from agentcli.conversation import Conversation, OpenError
     from agentcli.output import make_printer
+    from agentcli.text import terminal_safe
     from agentcli.tools.permissions import PermissionPolicy
 
     settings = loaded.settings
@@ -116,6 +120,18 @@ async def _run(
     except OpenError as exc:
         err.write(f"agentcli: {exc}\n")
         return EXIT_FAILURE
+    if options.continue_latest or options.resume is not None:
+        from agentcli.conversation import ResumeError
+
+        try:
+            ref = None if options.continue_latest else options.resume
+            resumed = await conversation.resume(ref, keep_model=options.keep_model)
+        except ResumeError as exc:
+            err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+            await conversation.aclose()
+            return EXIT_FAILURE
+        for note in resumed.notes:
+            err.write(f"agentcli: note: {note}\n")
     printer = make_printer(options.output_format, out, err, verbose=options.verbose)
     conversation.bus.subscribe(printer)
     session = conversation.session
@@ -144,6 +160,41 @@ async def _run(
     return _failed(outcome, err)
 
 
+def pick_session(workspace: Path, err: TextIO) -> str | None:
+    """`run --resume` without an ID on a terminal: a numbered list of this workspace's sessions, read before the
+    run starts (Ctrl-C there is a plain interrupt); the chosen id, or None after saying why there is none."""
+    from agentcli.cli_common import format_when, stored_ledger
+    from agentcli.figures import format_cost
+    from agentcli.store.db import Store, StoreError
+    from agentcli.text import terminal_safe
+
+    try:
+        with Store.open() as store:
+            sessions = store.list_sessions(limit=9, workspace=str(workspace))
+            spent = [store.session_spend(s.id) for s in sessions]
+    except StoreError as exc:
+        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+        return None
+    if not sessions:
+        err.write(terminal_safe(f"agentcli: no stored session in {workspace}") + "\n")
+        return None
+    err.write("Sessions of this workspace, most recent first:\n")
+    for number, (record, tree) in enumerate(zip(sessions, spent, strict=True), 1):
+        total = stored_ledger(tree).total if tree is not None else None
+        cost = format_cost(total.cost_usd) if total is not None and total.requests else "-"
+        model = f"{record.provider}:{record.model}" if record.provider else record.model
+        line = f"  {number}. {record.title or '(untitled)'}  [{format_when(record.updated_at)} · {model} · {cost}]"
+        err.write(terminal_safe(f"{line}  {record.id}") + "\n")
+    err.write(f"Resume which one (1-{len(sessions)}, Enter to give up)? ")
+    err.flush()
+    answer = sys.stdin.readline().strip()
+    if answer.isdigit() and 1 <= int(answer) <= len(sessions):
+        return sessions[int(answer) - 1].id
+    err.write(terminal_safe(f"agentcli: {'no session chosen' if not answer else f'{answer!r} is not one of the list'}")
+              + "\n")
+    return None
+
+
 def _failed(outcome: RunOutcome, err: TextIO) -> int:
     from agentcli.text import terminal_safe
 
@@ -156,6 +207,15 @@ def run_oneshot(
 ) -> int:
     """Run the job to completion and return the process exit code."""
     err_stream = err or sys.stderr
+    if options.resume == "":  # --resume without an ID: ask first (the command line made sure there is a terminal)
+        try:
+            picked = pick_session(options.workspace, err_stream)
+        except KeyboardInterrupt:
+            _say(err_stream, "\nagentcli: interrupted\n")
+            return EXIT_INTERRUPTED
+        if picked is None:
+            return EXIT_FAILURE
+        options = replace(options, resume=picked)
     stop = SignalStop()
     try:
         return asyncio.run(_run(loaded, options, out or sys.stdout, err_stream, stop))

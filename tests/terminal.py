@@ -79,6 +79,13 @@ class AgentcliTerminal:
         out = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
         return out.stdout
 
+    def scrollback(self) -> str:
+        """What the pane shows and every line scrolled off it (tmux's `Pane is dead` line, printed once the app
+        has exited, scrolls a full screen by one)."""
+        out = subprocess.run([*self.tmux, "capture-pane", "-p", "-S", "-", "-t", self.name],
+                             capture_output=True, text=True)
+        return out.stdout
+
     def wait_for(self, text: str, timeout: float = 60) -> str:
         """Wait until `text` is on screen; the screen then. Fails with the last screen after `timeout` s."""
         deadline = time.monotonic() + timeout

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.agent.ledger import Ledger
-from agentcli.llm.base import Message, Usage
+from agentcli.llm.base import Message, ToolResultBlock, Usage
 from agentcli.llm.models import ResolvedModel
 
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -64,3 +64,14 @@ class Session:
     def total_cost_usd(self) -> float | None:
         """Cost of this agent and everything below it, None when no price is known (`ledger.total`)."""
         return self.ledger.total.cost_usd
+
+
+def answer_open_calls(messages: list[Message], text: str) -> Message | None:
+    """The tool results a stored history still owes (its process died between a tool call and its result),
+    each an error `text`, so a resumed session's next request is valid; None when nothing is owed."""
+    if not messages or messages[-1].role != "assistant":
+        return None
+    calls = messages[-1].tool_uses()
+    if not calls:
+        return None
+    return Message(role="user", content=[ToolResultBlock(tool_use_id=c.id, content=text, is_error=True) for c in calls])

@@ -46,9 +46,11 @@ from agentcli.store.writes import (
     add_message,
     add_usage,
     cancel_session_tree,
+    claim_session,
     create_session,
     finish_session,
     mark_running_cancelled,
+    release_session,
     tool_call_finished,
     tool_call_started,
     upsert_task,
@@ -63,10 +65,12 @@ __all__ = [
     "add_message",
     "add_usage",
     "cancel_session_tree",
+    "claim_session",
     "create_session",
     "default_path",
     "finish_session",
     "mark_running_cancelled",
+    "release_session",
     "tool_call_finished",
     "tool_call_started",
     "upsert_task",
@@ -298,10 +302,23 @@ class Store:
         return conn
 
     def list_sessions(
-        self, limit: int = 20, include_subagents: bool = False, parent_session_id: str | None = None
+        self,
+        limit: int = 20,
+        include_subagents: bool = False,
+        parent_session_id: str | None = None,
+        workspace: str | None = None,
     ) -> list[SessionRecord]:
-        """Newest first; top-level only unless `include_subagents`, or the children of one session."""
-        return queries.list_sessions(self._reader(), limit, include_subagents, parent_session_id)
+        """Newest first; top-level only unless `include_subagents`, or the children of one session;
+        with `workspace`, that workspace's, most recently used first."""
+        return queries.list_sessions(self._reader(), limit, include_subagents, parent_session_id, workspace)
+
+    def latest_session(self, workspace: str) -> SessionRecord | None:
+        """The top-level session of `workspace` used last (`--continue`)."""
+        return queries.latest_session(self._reader(), workspace)
+
+    def tree_tasks(self, session_id: str) -> list[TaskRecord]:
+        """Every task of a session's delegation tree, oldest first."""
+        return queries.tree_tasks(self._reader(), session_id)
 
     def get_session(self, ref: str) -> SessionRecord | None:
         """A session by id or unique prefix (None: no match; AmbiguousIdError: several)."""

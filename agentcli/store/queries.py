@@ -56,17 +56,30 @@ def list_sessions(
     limit: int = 20,
     include_subagents: bool = False,
     parent_session_id: str | None = None,
+    workspace: str | None = None,
 ) -> list[SessionRecord]:
-    """Newest first; top-level sessions only unless `include_subagents`, or the children of one session."""
-    where, params = "", []
+    """Newest first; top-level sessions only unless `include_subagents`, or the children of one session;
+    with `workspace`, only that workspace's, most recently used first."""
+    clauses: list[str] = []
+    params: list[object] = []
     if parent_session_id is not None:
-        where, params = "WHERE parent_session_id = ?", [parent_session_id]
+        clauses.append("parent_session_id = ?")
+        params.append(parent_session_id)
     elif not include_subagents:
-        where = "WHERE parent_session_id IS NULL"
-    rows = conn.execute(
-        f"SELECT * FROM sessions {where} ORDER BY created_at DESC, id DESC LIMIT ?", (*params, limit)
-    ).fetchall()
+        clauses.append("parent_session_id IS NULL")
+    if workspace is not None:
+        clauses.append("workspace = ?")
+        params.append(workspace)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    order = "updated_at DESC, id DESC" if workspace is not None else "created_at DESC, id DESC"
+    rows = conn.execute(f"SELECT * FROM sessions {where} ORDER BY {order} LIMIT ?", (*params, limit)).fetchall()
     return [_session(r) for r in rows]
+
+
+def latest_session(conn: sqlite3.Connection, workspace: str) -> SessionRecord | None:
+    """The top-level session of `workspace` used last (`agentcli --continue`), None when it has none."""
+    found = list_sessions(conn, limit=1, workspace=workspace)
+    return found[0] if found else None
 
 
 def get_session(conn: sqlite3.Connection, ref: str) -> SessionRecord | None:
@@ -131,6 +144,18 @@ def list_tasks(
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     rows = conn.execute(
         f"SELECT * FROM tasks {where} ORDER BY created_at DESC, task_id DESC LIMIT ?", (*params, limit)
+    ).fetchall()
+    return [task_from_row(r) for r in rows]
+
+
+def tree_tasks(conn: sqlite3.Connection, session_id: str) -> list[TaskRecord]:
+    """Every task of a session's delegation tree (its own and its subagents'), oldest first."""
+    rows = conn.execute(
+        """WITH RECURSIVE tree(id) AS (
+             SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_session_id = t.id)
+           SELECT * FROM tasks WHERE parent_session_id IN (SELECT id FROM tree)
+           ORDER BY created_at, task_id""",
+        (session_id,),
     ).fetchall()
     return [task_from_row(r) for r in rows]
 

@@ -387,6 +387,40 @@ def _cancel(conn: sqlite3.Connection, session_ids: list[str], task_ids: list[str
     )
 
 
+def claim_session(session_id: str) -> WriteJob[int | None]:
+    """Take a stored session for this process (resume): None once it is ours, else the pid of the live
+    process that holds it. In the writer's transaction, so two processes never both get it."""
+    pid, started = own_identity()
+
+    def job(conn: sqlite3.Connection) -> int | None:
+        row = conn.execute("SELECT pid, pid_started FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            return None
+        holder, holder_started = row
+        if holder is not None and (holder, holder_started) != (pid, started) and process_alive(holder, holder_started):
+            return int(holder)
+        conn.execute("UPDATE sessions SET pid = ?, pid_started = ? WHERE id = ?", (pid, started, session_id))
+        return None
+
+    return job
+
+
+def release_session(session_id: str) -> WriteJob[None]:
+    """This process is done with a session (it started or resumed another): anyone may resume it now."""
+    pid, started = own_identity()
+
+    def job(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE sessions SET pid = NULL, pid_started = NULL WHERE id = ? AND pid = ? AND pid_started IS ?",
+            (session_id, pid, started),
+        )
+
+    return job
+
+
+INTERRUPTED = "interrupted: the agentcli process ended"  # the error of rows a process left running when it died
+
+
 def mark_running_cancelled() -> WriteJob[tuple[int, int]]:
     """Mark running/queued sessions and tasks whose process is gone as cancelled; returns (sessions, tasks)."""
 
@@ -396,7 +430,7 @@ def mark_running_cancelled() -> WriteJob[tuple[int, int]]:
         tasks = conn.execute(f"SELECT task_id, pid, pid_started FROM tasks WHERE {live}").fetchall()
         dead_sessions = [r[0] for r in sessions if not process_alive(r[1], r[2])]
         dead_tasks = [r[0] for r in tasks if not process_alive(r[1], r[2])]
-        _cancel(conn, dead_sessions, dead_tasks, "interrupted: the agentcli process ended")
+        _cancel(conn, dead_sessions, dead_tasks, INTERRUPTED)
         return len(dead_sessions), len(dead_tasks)
 
     return job

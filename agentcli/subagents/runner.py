@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
-from agentcli.agent.loop import AgentLoop
-from agentcli.agent.session import Session, new_id
+from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
+from agentcli.agent.session import Session, answer_open_calls, new_id
 from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
 from agentcli.llm.base import Message, Usage
 from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus, short_result
 from agentcli.store.records import TaskRecord, ToolCount
+from agentcli.store.writes import INTERRUPTED
 from agentcli.subagents import results
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from agentcli.tools.permissions import PermissionPolicy
 
 log = logging.getLogger(__name__)
+SESSION_ENDED = "the session ended"  # the error of background tasks cancelled when their session closed
+#: A task cancelled with one of these never answered its parent: the session ended (or its process died) first.
+ENDED_ERRORS = frozenset({SESSION_ENDED, INTERRUPTED})
 PriceFn = Callable[[str, str, Usage], float | None]
 
 
@@ -100,6 +104,7 @@ class SubagentRunner:
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
         self.leases = WriteLeases()
         self.handles: dict[str, TaskHandle] = {}
+        self._restored: dict[str, TaskRecord] = {}  # a resumed session's earlier tasks, as stored
         self._numbers: dict[str, itertools.count[int]] = {}
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
@@ -197,6 +202,39 @@ class SubagentRunner:
         plan = handle.plan
         return inherited_scopes(plan.write_scopes, plan.write_paths, plan.agent_type.read_only)
 
+    def restore(self, records: list[TaskRecord], session_id: str) -> list[TaskRecord]:
+        """Take on a resumed session's earlier tasks (`records`: its whole tree's, as stored), so `/tasks`,
+        `Task(resume=...)` and `TaskOutput` know them. Returns the main agent's tasks that the session's end
+        cut off (cancelled, never answered); the main agent is told of them once, with how to resume them."""
+        self._restored = {r.task_id: r for r in records}
+        for name in {r.subagent_type for r in records}:  # new labels go on from the stored ones: explore#3 ...
+            taken = sum(1 for r in records if r.subagent_type == name)
+            self._numbers[name] = itertools.count(taken + 1)
+        cut = [
+            r for r in records
+            if r.parent_session_id == session_id and r.status == "cancelled" and r.error in ENDED_ERRORS
+        ]
+        if cut:
+            lines = [
+                f"Task {r.task_id} ({defang_tags(r.subagent_type)}: {defang_tags(r.description)}) was cancelled when "
+                f'the earlier session ended; Task(resume="{r.task_id}", prompt=...) continues it.'
+                for r in cut
+            ]
+            self._notices.setdefault(session_id, []).extend(lines)
+        return cut
+
+    def settle_history(self, session: Session) -> None:
+        """A resumed session's stored history whose process died between a tool call and its result gets
+        cancelled results (stored too), so the next request is valid."""
+        owed = answer_open_calls(session.messages, CANCELLED_RESULT)
+        if owed is None:
+            return
+        seq = session.append(owed)
+        if self.store is not None:
+            from agentcli.store.writes import add_message
+
+            self.store.submit(add_message(session.id, seq, owed))
+
     # --- the Task tools' Delegator ------------------------------------------------------------------
 
     def task_tool_description(self, parent: ParentLink) -> str:
@@ -292,7 +330,7 @@ class SubagentRunner:
         if handle is not None and handle.record.status not in FINISHED_TASK_STATUSES and wait_seconds > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(handle.done.wait(), wait_seconds)
-        record = handle.record if handle else (self.store.get_task(task_id) if self.store else None)
+        record = handle.record if handle else self._stored_record(task_id)
         if record is None:
             return ToolResult(f"No task '{task_id}'.", is_error=True)
         return results.task_output(record, offset, self.settings.task_tool.max_result_tokens)
@@ -308,9 +346,15 @@ class SubagentRunner:
             task_id = self.handles[task_id].parent.task_id
         return found
 
+    def _stored_record(self, task_id: str) -> TaskRecord | None:
+        """A task of an earlier run: one the resumed session had, else whatever the store has."""
+        if task_id in self._restored:
+            return self._restored[task_id]
+        return self.store.get_task(task_id) if self.store else None
+
     def _finished_record(self, task_id: str) -> TaskRecord | None:
         handle = self.handles.get(task_id)
-        record = handle.record if handle else (self.store.get_task(task_id) if self.store else None)
+        record = handle.record if handle else self._stored_record(task_id)
         if record is None or record.status not in FINISHED_TASK_STATUSES or not record.child_session_id:
             return None
         return record
@@ -336,7 +380,8 @@ class SubagentRunner:
         )
         if previous is not None and previous.child_session_id:
             child.id = previous.child_session_id
-            child.messages = self._transcript(previous)
+            child.messages, child.next_seq = self._context(previous)
+            self.settle_history(child)
         record = TaskRecord(
             task_id=task_id,
             parent_session_id=psession.id,
@@ -361,13 +406,16 @@ class SubagentRunner:
             output_schema=args.output_schema,
         )
 
-    def _transcript(self, record: TaskRecord) -> list[Message]:
+    def _context(self, record: TaskRecord) -> tuple[list[Message], int]:
+        """What a resumed task's child session sends next, and the stored number of its next message: from
+        this process's handle, else from the store (the latest compaction's summary and what it kept)."""
         for handle in self.handles.values():
             if handle.session.id == record.child_session_id:
-                return list(handle.session.messages)
+                return list(handle.session.messages), handle.session.next_seq
         if self.store is not None and record.child_session_id:
-            return self.store.get_messages(record.child_session_id)
-        return []
+            context = self.store.get_context(record.child_session_id)
+            return context.messages, context.next_seq
+        return [], 0
 
     def _child_loop(self, handle: TaskHandle) -> AgentLoop:
         """The subagent's AgentLoop: its planned tools (Task tools bound to it), context, model and hooks."""
@@ -492,7 +540,7 @@ class SubagentRunner:
         """Session end: cancel background tasks and wait for their records to be written."""
         for handle in list(self.handles.values()):
             if handle.background and handle.record.status not in FINISHED_TASK_STATUSES:
-                handle.supervisor.stop("cancelled", "the session ended")
+                handle.supervisor.stop("cancelled", SESSION_ENDED)
         jobs = list(self._background)
         if jobs:
             await asyncio.gather(*jobs, return_exceptions=True)
@@ -524,5 +572,6 @@ class SubagentRunner:
                 log.warning("task %s: record not stored: %s", handle.record.task_id, exc)
 
     def records(self) -> list[TaskRecord]:
-        """Every task of this runner, in creation order."""
-        return [h.record for h in self.handles.values()]
+        """Every task of this runner (a resumed session's earlier ones first), in creation order."""
+        earlier = [r for task_id, r in self._restored.items() if task_id not in self.handles]
+        return [*earlier, *(h.record for h in self.handles.values())]

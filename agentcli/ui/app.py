@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from agentcli.config import LoadedConfig
-    from agentcli.conversation import Conversation
+    from agentcli.conversation import Conversation, Resumed
 
 log = logging.getLogger(__name__)
 FRAME_SECONDS = 1 / 20  # batched rendering: at most 20 flushes a second
@@ -61,9 +61,20 @@ class AgentApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, conversation: Conversation, *, title: str | None = None) -> None:
+    def __init__(
+        self,
+        conversation: Conversation,
+        *,
+        title: str | None = None,
+        resumed: Resumed | None = None,
+        pick_session: bool = False,
+    ) -> None:
+        """`resumed`: the conversation resumed a stored session before the app started (its transcript is
+        shown); `pick_session`: open the session picker first (`agentcli --resume` without an ID)."""
         super().__init__()
         self.conversation = conversation
+        self._resumed = resumed
+        self._pick_first = pick_session
         self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
@@ -93,6 +104,10 @@ class AgentApp(App[int]):
         """Take input now; import the SDK in the background."""
         self.prompt.focus()
         self.router.add_note(WELCOME, "info")
+        if self._resumed is not None:
+            self._show_resumed(self._resumed)
+        elif self._pick_first:
+            self._command("/resume")
         self._frame()
         self.set_interval(FRAME_SECONDS, self._frame)
         self.set_interval(1.0, self.router.tick)
@@ -161,6 +176,33 @@ class AgentApp(App[int]):
     async def reset_view(self) -> None:
         """Empty the conversation view."""
         self.router.reset()
+
+    async def show_history(self) -> None:
+        """Show the current session's stored transcript (it was resumed)."""
+        store = self.conversation.store
+        if store is None:
+            return
+        from agentcli.ui.history import load_history
+
+        history = await asyncio.to_thread(load_history, store, self.conversation.session.id)
+        self.router.restore(history.items, history.blocks)
+
+    async def pick_session(self, choices: list[tuple[str, str]]) -> str | None:
+        """The session picker (from a command's worker); the chosen id, None when cancelled."""
+        from agentcli.ui.widgets.session_picker import SessionPicker
+
+        return await self.push_screen_wait(SessionPicker(choices))
+
+    @work(group="command", exit_on_error=False)
+    async def _show_resumed(self, resumed: Resumed) -> None:
+        from agentcli.ui.commands import resumed_text
+
+        try:
+            await self.show_history()
+        except Exception as exc:
+            log.exception("history of %s not shown", resumed.record.id)
+            self.say_error(f"the transcript could not be shown: {first_line(str(exc)) or type(exc).__name__}")
+        self.say(resumed_text(resumed, self.conversation))
 
     def quit_app(self) -> None:
         """Leave the app."""
@@ -275,11 +317,17 @@ def run_tui(
     *,
     verbose: bool = False,
     trust_reload: Callable[[], LoadedConfig] | None = None,
+    resume: str | None = None,
+    continue_latest: bool = False,
+    keep_model: bool = False,
 ) -> int:
     """Open the conversation (`Conversation.open`: store, logging) like `agentcli run` does, run the TUI; the exit code.
 
     In an untrusted workspace whose project config sets what only trust applies, the trust prompt
-    comes first; "trust" calls `trust_reload` (records trust, returns the full config).
+    comes first; "trust" calls `trust_reload` (records trust, returns the full config). `continue_latest`
+    or `resume` (an id) resume a stored session before the app starts (one that cannot be is one line
+    and exit 1); `resume=""` opens the picker in the app. On the way out the session's id is printed
+    (standard error), so it can be resumed.
     """
     if loaded.ignored and loaded.project_file is not None and trust_reload is not None:
         from agentcli.ui.widgets.trust import ask_trust
@@ -298,7 +346,17 @@ def run_tui(
         return 1
 
     async def main() -> int:
-        app = AgentApp(conversation)
+        resumed: Resumed | None = None
+        if continue_latest or resume:
+            from agentcli.conversation import ResumeError
+
+            try:
+                resumed = await conversation.resume(None if continue_latest else resume, keep_model=keep_model)
+            except ResumeError as exc:
+                print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
+                await conversation.aclose()
+                return 1
+        app = AgentApp(conversation, resumed=resumed, pick_session=resume == "")
         stopped = _stop_on_signals(app, conversation)
         try:
             await app.run_async()
@@ -310,6 +368,9 @@ def run_tui(
         code = asyncio.run(main())
     finally:
         conversation.close()  # a no-op unless the loop ended before aclose() could run
+    session = conversation.session
+    if session.next_seq:  # it has a stored history: say how to come back to it
+        print(f"agentcli: session {session.id} (agentcli --resume {session.id} continues it)", file=sys.stderr)
     if report := conversation.persistence_report("session"):
         print(report, file=sys.stderr)
         return code or 1

@@ -1,4 +1,4 @@
-"""Slash commands of the TUI: /help, /agents, /tasks, /model, /clear, /cost, /compact, /quit."""
+"""Slash commands of the TUI: /help, /agents, /tasks, /model, /new (/clear), /resume, /cost, /compact, /quit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_tex
 from agentcli.ui.model import format_seconds
 
 if TYPE_CHECKING:
-    from agentcli.conversation import Conversation
+    from agentcli.conversation import Conversation, Resumed
 
 
 class CommandHost(Protocol):
@@ -27,6 +27,10 @@ class CommandHost(Protocol):
     def say_error(self, text: str) -> None: ...
 
     async def reset_view(self) -> None: ...
+
+    async def show_history(self) -> None: ...
+
+    async def pick_session(self, choices: list[tuple[str, str]]) -> str | None: ...
 
     def quit_app(self) -> None: ...
 
@@ -91,13 +95,62 @@ async def _model(host: CommandHost, arg: str) -> None:
     host.say(f"Model set to {model.display} ({model.provider}:{model.model}).")
 
 
-async def _clear(host: CommandHost, arg: str) -> None:
+async def _new(host: CommandHost, arg: str) -> None:
     if host.turn_running:
-        host.say_error("/clear: a turn is running; press Esc to stop it first")
+        host.say_error("/new: a turn is running; press Esc to stop it first")
         return
-    await host.conversation.clear()
+    old = host.conversation.session
+    await host.conversation.new_session()
     await host.reset_view()
-    host.say("Started a new session.")
+    host.say("Started a new session." + (f" /resume {old.id} goes back to the last one." if old.next_seq else ""))
+
+
+def resumed_text(resumed: Resumed, conversation: Conversation) -> str:
+    """What a resume says: which session, its model, what it has spent, and the tasks its end cut off."""
+    record, ledger = resumed.record, conversation.session.ledger
+    total = ledger.total
+    cost = format_cost(total.cost_usd) if total.requests else "nothing"
+    compacted = ", from its latest compaction" if resumed.compacted else ""
+    lines = [
+        f"Resumed session {record.id}: {record.title or '(untitled)'} ({resumed.messages} messages in context"
+        f"{compacted}; model {conversation.model.display}; spent so far {cost})."
+    ]
+    for task in resumed.cut_tasks:
+        lines.append(
+            f"  Task {task.task_id} ({task.subagent_type}: {task.description}) was cancelled when the session "
+            "ended; ask the agent to resume it."
+        )
+    lines += [f"  Note: {note}" for note in resumed.notes]
+    return "\n".join(lines)
+
+
+async def _resume(host: CommandHost, arg: str) -> None:
+    from agentcli.conversation import ResumeError
+
+    if host.turn_running:
+        host.say_error("/resume: a turn is running; press Esc to stop it first")
+        return
+    conversation = host.conversation
+    ref = arg or None
+    try:
+        if ref is None:
+            from agentcli.ui.widgets.session_picker import session_label
+
+            current = conversation.session.id
+            sessions = [s for s in conversation.recent_sessions() if s.id != current]
+            if not sessions:
+                host.say("No other session of this workspace to resume.")
+                return
+            ref = await host.pick_session([(s.id, session_label(s, conversation.spent(s.id))) for s in sessions])
+            if ref is None:
+                return
+        resumed = await conversation.resume(ref)
+    except ResumeError as exc:
+        host.say_error(f"/resume: {exc}")
+        return
+    await host.reset_view()
+    await host.show_history()
+    host.say(resumed_text(resumed, conversation))
 
 
 async def _cost(host: CommandHost, arg: str) -> None:
@@ -136,7 +189,9 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "agents": (_agents, "list the subagent types with their descriptions"),
     "tasks": (_tasks, "this session's subagent tasks and their status"),
     "model": (_model, "show or set the model: /model main | light | provider:model"),
-    "clear": (_clear, "start a new session (empty history and view)"),
+    "new": (_new, "start a new session (empty history and view); the last one can be resumed"),
+    "clear": (_new, "the same as /new"),
+    "resume": (_resume, "resume a stored session of this workspace: /resume [ID] (a picker without an ID)"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),

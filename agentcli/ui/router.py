@@ -340,6 +340,15 @@ class UIRouter(MessageManager):
         queued = sum(1 for b in self.blocks.values() if b.status == "queued")
         return running, queued
 
+    def restore(self, items: list[Entry], blocks: dict[str, BlockItem]) -> None:
+        """Show a resumed session's stored transcript (`ui/history.py`): finished blocks collapsed, their
+        transcripts kept in the model for when they are expanded."""
+        self._end_thinking(None)
+        self.main.current_text = None
+        for entry in items:
+            self._add(None, entry)
+        self.blocks.update(blocks)
+
     def reset(self) -> None:
         """Forget everything (`/clear`) and empty the view."""
         self.main = Transcript()
