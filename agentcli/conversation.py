@@ -278,6 +278,7 @@ class Conversation:
         self.session.model = model
         if self._loop is not None:
             self._loop.provider = self.pool.get(model)
+            self._loop.use_compactor(self.runner.compactor(self.session, self._loop.context))  # its own window
         return model
 
     async def clear(self) -> None:

@@ -112,11 +112,9 @@ class AgentLoop:
         self.notices = notices  # e.g. background tasks that finished: told to the model at its next turn
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
-        self.compactor = compactor  # keeps the context inside the model's window (None: nothing watches it)
+        self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
-            compactor.editing_tools = frozenset(t.name for t in tools if t.edits_files)
-            specs = json.dumps([[s.name, s.description, s.input_schema] for s in self._specs], ensure_ascii=False)
-            compactor.gauge.fixed_tokens = (len(session.system_prompt) + len(specs)) // 4
+            self.use_compactor(compactor)
         self._started = False
         self._task: asyncio.Task[Any] | None = None  # the task running `run`, while it runs
         self.stopped: tuple[RunStatus, str] | None = None  # why `stop` ended the current run
@@ -278,6 +276,16 @@ class AgentLoop:
         raise ProviderError("the stream ended without a response", provider=self.provider.name)
 
     # --- context ------------------------------------------------------------------------------
+
+    def use_compactor(self, compactor: Compactor) -> None:
+        """Watch the context with `compactor` (another model, another window: `/model`)."""
+        compactor.editing_tools = frozenset(t.name for t in self.tools.values() if t.edits_files)
+        specs = json.dumps([[s.name, s.description, s.input_schema] for s in self._specs], ensure_ascii=False)
+        compactor.gauge.fixed_tokens = (len(self.session.system_prompt) + len(specs)) // 4
+        if self.compactor is not None:  # what the provider counted last still holds for the same context
+            compactor.gauge.measured = self.compactor.gauge.measured
+            compactor.gauge.measured_len = self.compactor.gauge.measured_len
+        self.compactor = compactor
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """Compact the context now (`/compact [focus]`): prune, then summarise with the light model."""

@@ -60,3 +60,19 @@ async def test_compact_with_nothing_to_compact_says_so(make_app: MakeApp) -> Non
             await idle(pilot)
             assert notes(app)[-1].startswith("Nothing to compact yet")
         assert server.requests == []
+
+
+async def test_switching_model_switches_the_window_the_meter_measures_against(make_app: MakeApp) -> None:
+    script = Script(steps=[Step(match=Match(system_contains=MAIN), reply=Reply(text="an answer"))])
+    with FakeLLMServer(script) as server:
+        app = make_app(server, AGENTCLI_MODELS__MAIN__CONTEXT_WINDOW="100000",
+                       AGENTCLI_MODELS__LIGHT__CONTEXT_WINDOW="50000")
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "a question")
+            await idle(pilot)
+            before = app.conversation.context_use()
+            assert before is not None and before[1] == 100_000
+            await submit(pilot, "/model light")
+            await idle(pilot)
+            after = app.conversation.context_use()
+            assert after is not None and after == (before[0], 50_000)  # same context, the light model's window
