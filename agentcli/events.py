@@ -81,10 +81,11 @@ class ToolCallFinishedEvent(_Event):
     name: str
     is_error: bool
     output: str
-    duration_ms: float
+    duration_ms: float  # the tool's own time: waiting for the person's approval is not in it
     files_modified: list[str] = Field(default_factory=list)
     code: str | None = None  # SPEC §4 error code of a failed call (NOT_FOUND, TIMEOUT, ...), when it has one
     short_result: str | None = None  # a Task call's one-line outcome: `Task completed by explore`, ...
+    approval_ms: float = 0.0  # how long it waited for the person's approval (ask mode)
 
 
 class UsageEvent(_Event):

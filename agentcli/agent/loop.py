@@ -426,7 +426,7 @@ class AgentLoop:
     async def _run_one(self, call: ToolUseBlock) -> ToolResultBlock:
         session = self.session
         tool = self.tools.get(call.name)
-        started = time.perf_counter()
+        timing = _Timing(time.perf_counter())
         args: Any = None
         summary = _raw_summary(call.input)
         error: str | None = None
@@ -458,16 +458,20 @@ class AgentLoop:
         try:
             if result is None:
                 assert tool is not None
-                result = await self._execute(tool, args, call.id)
+                result = await self._execute(tool, args, call.id, timing)
         except asyncio.CancelledError:
-            self._tool_finished(call, ToolResult(CANCELLED_RESULT, is_error=True), started)
+            self._tool_finished(call, ToolResult(CANCELLED_RESULT, is_error=True), timing)
             raise
-        self._tool_finished(call, result, started)
+        self._tool_finished(call, result, timing)
         return ToolResultBlock(tool_use_id=call.id, content=result.content, is_error=result.is_error)
 
-    async def _execute(self, tool: Tool[Any], args: Any, call_id: str) -> ToolResult:
+    async def _execute(self, tool: Tool[Any], args: Any, call_id: str, timing: _Timing) -> ToolResult:
         ctx = dataclasses.replace(self.context, tool_call_id=call_id)
-        decision = await ctx.permissions.check(tool, args, ctx)
+        asked = time.perf_counter()
+        try:
+            decision = await ctx.permissions.check(tool, args, ctx)
+        finally:
+            timing.waited += time.perf_counter() - asked  # the person's time, not the tool's
         if not decision.allowed:
             return ToolResult(decision.reason, is_error=True)
         deadline = None if tool.own_time_limit else ctx.tool_timeout_seconds  # starts after approval
@@ -482,7 +486,8 @@ class AgentLoop:
             log.exception("tool %s failed", tool.name)
             return ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
-    def _tool_finished(self, call: ToolUseBlock, result: ToolResult, started: float) -> None:
+    def _tool_finished(self, call: ToolUseBlock, result: ToolResult, timing: _Timing) -> None:
+        elapsed = time.perf_counter() - timing.start
         self._event(
             ToolCallFinishedEvent(
                 session_id=self.session.id,
@@ -491,7 +496,8 @@ class AgentLoop:
                 name=call.name,
                 is_error=result.is_error,
                 output=result.content,
-                duration_ms=(time.perf_counter() - started) * 1000,
+                duration_ms=(elapsed - timing.waited) * 1000,
+                approval_ms=timing.waited * 1000,
                 files_modified=result.files_modified,
                 code=_text(result.metadata.get("code")),
                 short_result=_text(result.metadata.get("short_result")),
@@ -539,6 +545,14 @@ class AgentLoop:
             self.emit(event)
         except Exception:  # a broken consumer must not break the agent
             log.exception("event consumer failed on %s", event.kind)
+
+
+@dataclass(slots=True)
+class _Timing:
+    """When a tool call started, and how long of that it waited for the person's approval."""
+
+    start: float
+    waited: float = 0.0
 
 
 def _text(value: object) -> str | None:

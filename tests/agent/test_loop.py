@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
 from agentcli.tools.files import ReadTool
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions import Approval, PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 APIS = ("anthropic", "openai")
@@ -191,3 +192,27 @@ async def test_two_loops_share_nothing(llm: ScriptedLLM, tmp_path: Path) -> None
     assert {e.session_id for e in a_events} == {a.session.id}
     assert a.session.id != b.session.id
     llm.assert_done()
+
+
+async def test_a_tool_calls_duration_leaves_out_the_wait_for_approval(
+    llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("agentcli.agent.loop.time.perf_counter", lambda: clock[0])
+
+    async def slow_person(request: object) -> Approval:
+        clock[0] += 90.0  # the person reads the dialog for a minute and a half
+        return "allow_once"
+
+    llm.add_steps(
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[ToolCall(name="Write", input={
+            "file_path": "out.txt", "content": "hi\n"})])),
+        Step(match=Match(turn=1), reply=Reply(text="written")),
+    )
+    events: list[Event] = []
+    loop = _loop("anthropic", llm, tmp_path, events)
+    loop.context = dataclasses.replace(loop.context, permissions=PermissionPolicy("ask", approver=slow_person))
+    assert (await loop.run("write it")).status == "completed"
+    (finished,) = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
+    assert not finished.is_error and (tmp_path / "out.txt").read_text() == "hi\n"
+    assert finished.approval_ms == 90_000.0 and finished.duration_ms == 0.0
