@@ -30,16 +30,31 @@ _SUBTASKS = (
     ("Survey the top level", "List the top-level folder with LS and say what stands out.",
      ToolCall(name="LS", input={"path": "."}), "The top level holds:\n"),
 )
-_FINAL = (
-    "All three explore subagents reported back; their answers are in the blocks above, and each "
-    "block expands to show the tool calls it made.\n\n"
-    "This is a **demo**: the model's words are scripted, but every Glob, Grep and LS ran for real "
-    "on this folder. Set `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`) and run `agentcli` to work "
-    "with a real model."
+DEMO_WELCOME = (
+    "This is the demo. Type any prompt (for example: look around) and press Enter: a scripted model "
+    "delegates three explore subagents that run real Glob, Grep and LS on this folder. /help lists the keys."
 )
 
 
-def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25) -> Script:
+def start_command() -> str:
+    """How this machine starts agentcli: `agentcli` when it is on PATH, else through this interpreter."""
+    import shutil
+
+    return "agentcli" if shutil.which("agentcli") else f"{sys.executable} -m agentcli"
+
+
+def final_text(command: str) -> str:
+    """The demo's closing answer, naming the command that works here."""
+    return (
+        "All three explore subagents reported back; their answers are in the blocks above, and each "
+        "block expands to show the tool calls it made.\n\n"
+        "This is a **demo**: the model's words are scripted, but every Glob, Grep and LS ran for real "
+        f"on this folder. Set `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`) and run `{command}` to work "
+        "with a real model."
+    )
+
+
+def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25, command: str = "agentcli") -> Script:
     """The scripted session: every plain prompt starts the same three-way delegation."""
     steps = [
         Step(
@@ -62,7 +77,7 @@ def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25) -> Script:
         Step(
             name="main-summarizes",
             match=Match(system_contains=MAIN_MARK, last_user_is_tool_result=True),
-            reply=Reply(text=_FINAL, chunk_size=8),
+            reply=Reply(text=final_text(command), chunk_size=8),
             latency_ms=latency_ms,
             chunk_delay_ms=chunk_delay_ms,
             times=None,
@@ -111,7 +126,9 @@ def run_demo(workspace: Path) -> int:
     from agentcli.testing.fake_llm import FakeLLMServer
     from agentcli.ui.app import AgentApp
 
-    with tempfile.TemporaryDirectory(prefix="agentcli-demo-") as tmp, FakeLLMServer(demo_script()) as server:
+    with tempfile.TemporaryDirectory(prefix="agentcli-demo-") as tmp, FakeLLMServer(
+        demo_script(command=start_command())
+    ) as server:
         try:
             conversation = demo_conversation(workspace, server, Path(tmp))
         except OpenError as exc:
@@ -119,7 +136,7 @@ def run_demo(workspace: Path) -> int:
             return 1
 
         async def main() -> int:
-            app = AgentApp(conversation, title=DEMO_TITLE)
+            app = AgentApp(conversation, title=DEMO_TITLE, welcome=DEMO_WELCOME)
             try:
                 await app.run_async()
             finally:

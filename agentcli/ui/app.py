@@ -68,13 +68,16 @@ class AgentApp(App[int]):
         title: str | None = None,
         resumed: Resumed | None = None,
         pick_session: bool = False,
+        welcome: str = WELCOME,
     ) -> None:
         """`resumed`: the conversation resumed a stored session before the app started (its transcript is
-        shown); `pick_session`: open the session picker first (`agentcli --resume` without an ID)."""
+        shown); `pick_session`: open the session picker first (`agentcli --resume` without an ID); `welcome`:
+        the first note (the demo says how to start it)."""
         super().__init__()
         self.conversation = conversation
         self._resumed = resumed
         self._pick_first = pick_session
+        self._welcome = welcome
         self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
@@ -103,7 +106,7 @@ class AgentApp(App[int]):
     def on_mount(self) -> None:
         """Take input now; import the SDK in the background."""
         self.prompt.focus()
-        self.router.add_note(WELCOME, "info")
+        self.router.add_note(self._welcome, "info")
         if self._resumed is not None:
             self._show_resumed(self._resumed)
         elif self._pick_first:
