@@ -67,18 +67,22 @@ class Budgets:
 
 @dataclass(slots=True)
 class PriceNotices:
-    """Models already reported as unpriced in one session tree: a dollar budget says so once per model."""
+    """Unpriced models already reported in one session tree: each kind of dollar budget (the session's,
+    the tasks') says so once per model, so every budget that goes unchecked is named."""
 
-    told: set[str] = field(default_factory=set)
+    told: set[tuple[str, str]] = field(default_factory=set)  # (provider:model, budget kind)
 
-    def check(self, usage: UsageEvent, limit: str, emit: EventSink, session_id: str, agent: str) -> None:
-        """Tell `emit` once per model when `usage` had no known price while the dollar budget `limit` applies."""
+    def check(
+        self, usage: UsageEvent, limit: str, emit: EventSink, session_id: str, agent: str, kind: str = "session"
+    ) -> None:
+        """Tell `emit` once per model and budget `kind` when `usage` had no known price while the dollar budget
+        `limit` (its text for the person) applies."""
         if usage.cost_usd is not None:
             return
         model = f"{usage.provider}:{usage.model}"
-        if model in self.told:
+        if (model, kind) in self.told:
             return
-        self.told.add(model)
+        self.told.add((model, kind))
         line = (
             f"no price is known for {model}: {limit} cannot be checked for its requests "
             "(they count $0; token budgets still hold)"

@@ -128,8 +128,9 @@ class Supervisor:
             self.parent_session.ledger.add_delegated(inner.usage, inner.cost_usd)
             self.count_tokens()
             if self.budgets.max_cost_usd is not None:
-                budget = f"the cost budget of task {record.task_id} (${self.budgets.max_cost_usd:.4f})"
-                self.prices.check(inner, budget, self.emit_parent, self.parent_session.id, self.parent_session.agent)
+                budget = f"the cost budgets of tasks (task {record.task_id}: ${self.budgets.max_cost_usd:.4f})"
+                session = self.parent_session
+                self.prices.check(inner, budget, self.emit_parent, session.id, session.agent, kind="task")
         self.emit_parent(
             SubagentEvent(
                 session_id=self.parent_session.id,

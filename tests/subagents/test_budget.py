@@ -267,9 +267,11 @@ async def test_unknown_prices_are_said_once_and_token_budgets_still_hold(server:
     second = next(r for r in h.runner.records() if r.description == "Second search job")
     assert (second.status, second.error) == ("budget_exceeded", "token budget exceeded: 520 > 100 tokens")
     said = [n for n in notices(h) if n.startswith("no price is known")]
-    # once per model of the tree (the main model, the subagents' light model), over five requests
-    assert len(said) == 2 and len(set(said)) == 2
+    # once per model and kind of budget, over five requests: the main model under the session's budget, the
+    # subagents' light model under the session's and under the tasks' (both go unchecked, so both are named)
+    assert len(said) == 3 and len(set(said)) == 3
     assert any("anthropic:m:" in n and "budget.session_max_usd" in n for n in said)
-    assert any("anthropic:m-light:" in n for n in said)
+    assert any("anthropic:m-light:" in n and "budget.session_max_usd" in n for n in said)
+    assert any("anthropic:m-light:" in n and "the cost budgets of tasks" in n for n in said)
     assert all("token budgets still hold" in n for n in said)
     server.assert_done()
