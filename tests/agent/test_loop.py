@@ -191,3 +191,22 @@ async def test_two_loops_share_nothing(llm: ScriptedLLM, tmp_path: Path) -> None
     assert {e.session_id for e in a_events} == {a.session.id}
     assert a.session.id != b.session.id
     llm.assert_done()
+
+
+async def test_an_edit_reports_its_diff_on_the_finished_event(llm: ScriptedLLM, tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    llm.add_steps(
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Edit", input={"file_path": "a.py", "old_string": "y = 2", "new_string": "y = 3"}),
+            ToolCall(name="Edit", input={"file_path": "a.py", "old_string": "absent", "new_string": "z"}),
+            ToolCall(name="Read", input={"file_path": "a.py"}),
+        ])),
+        Step(match=Match(turn=1), reply=Reply(text="done")),
+    )
+    events: list[Event] = []
+    await _loop("anthropic", llm, tmp_path, events).run("edit it")
+    edited, failed, read = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
+    assert edited.diff is not None and (edited.diff.path, edited.diff.stat) == ("a.py", "+1 \u22121")
+    assert failed.is_error and failed.diff is None
+    assert read.diff is None
+    assert '"diff":{"path":"a.py"' in edited.model_dump_json()  # stream-json carries it

@@ -5,6 +5,7 @@ The preview is worked out by the code that writes, without writing; it equals th
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from agentcli.diffs import FileDiff
 from agentcli.tools.base import Tool, ToolContext, ToolError
+from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
 from agentcli.tools.registry import ALL_TOOLS
 
 CONFIG = "".join(f"line {n}\n" for n in range(1, 31))
@@ -138,3 +140,77 @@ async def test_a_huge_write_is_capped_but_counted(ctx: ToolContext, workspace: P
 async def test_other_tools_have_no_preview(ctx: ToolContext) -> None:
     bash = tool("Bash")
     assert await bash.preview(bash.parse({"command": "echo hi"}), ctx) is None
+
+
+# --- the approval request carries the preview -------------------------------------------------------------
+
+
+class Recorder:
+    """An approver that allows once and keeps every request."""
+
+    def __init__(self) -> None:
+        self.requests: list[PermissionRequest] = []
+
+    async def __call__(self, request: PermissionRequest) -> Approval:
+        self.requests.append(request)
+        return "allow_once"
+
+
+async def ask(ctx: ToolContext, approver: Recorder, name: str, **raw: Any) -> None:
+    policy = PermissionPolicy("ask", approver=approver)
+    t = tool(name)
+    args = t.parse(raw)
+    call_ctx = dataclasses.replace(ctx, permissions=policy)
+    assert (await policy.check(t, args, call_ctx)).allowed
+    await t.run(args, call_ctx)
+
+
+async def test_the_person_is_asked_with_the_diff_of_the_call(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "config.py").write_text(CONFIG)
+    approver = Recorder()
+    await ask(ctx, approver, "Edit", file_path="config.py", old_string="line 3\n", new_string="line three\n")
+    await ask(ctx, approver, "Edit", file_path="config.py", old_string="line three\n", new_string="line 3c\n")
+    first, second = approver.requests
+    assert first.diff is not None and first.preview_note == ""
+    assert [(line.text, line.old) for line in first.diff.lines() if line.kind == "removed"] == [("line 3", 3)]
+    assert second.diff is not None  # worked out when asked: it sees the first edit, approved and written
+    assert [line.text for line in second.diff.lines() if line.kind == "removed"] == ["line three"]
+
+
+async def test_a_failing_call_is_asked_with_the_reason_instead(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "config.py").write_text(CONFIG)
+    approver = Recorder()
+    policy = PermissionPolicy("ask", approver=approver)
+    t = tool("Edit")
+    args = t.parse({"file_path": "config.py", "old_string": "absent", "new_string": "x"})
+    assert (await policy.check(t, args, dataclasses.replace(ctx, permissions=policy))).allowed
+    (request,) = approver.requests
+    assert request.diff is None
+    assert request.preview_note.startswith("old_string not found in config.py")
+
+
+async def test_a_broken_preview_still_asks(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = tool("Write")
+
+    async def broken(args: Any, ctx: ToolContext) -> FileDiff:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(t, "preview", broken)
+    approver = Recorder()
+    policy = PermissionPolicy("ask", approver=approver)
+    args = t.parse({"file_path": "a.txt", "content": "x"})
+    assert (await policy.check(t, args, dataclasses.replace(ctx, permissions=policy))).allowed
+    assert approver.requests[0].preview_note == "no preview (RuntimeError: boom)"
+
+
+async def test_auto_mode_computes_no_preview(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = tool("Write")
+    calls: list[Any] = []
+
+    async def counted(args: Any, ctx: ToolContext) -> None:
+        calls.append(args)
+
+    monkeypatch.setattr(t, "preview", counted)
+    policy = PermissionPolicy("auto")
+    assert (await policy.check(t, t.parse({"file_path": "a.txt", "content": "x"}), ctx)).allowed
+    assert calls == []
