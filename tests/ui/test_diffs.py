@@ -116,7 +116,8 @@ async def test_a_new_file_diff_scrolls_and_the_keys_still_answer(make_app: MakeA
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, "write it")
             screen = await _approval(pilot, app)
-            assert _static(screen, "#approval-diff-title").plain == "notes/long.txt  +300 \u22120  new file"
+            title = _static(screen, "#approval-diff-title").plain
+            assert title == "notes/long.txt  +300 \u22120  new file  PageUp/PageDown scroll"
             lines = _static(screen, "#approval-diff-lines").plain.splitlines()
             assert lines[:2] == ["        @@ -0,0 +1,300 @@", "      1 + line 1"]
             assert lines[-1] == "    300 + line 300"

@@ -19,6 +19,8 @@ from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.widgets.diff_view import diff_content, diff_title
 
+SCROLL_HINT_LINES = 20  # a diff longer than this says how to scroll it
+
 
 def request_line(request: PermissionRequest) -> str:
     """`[explore#2] wants to run: rm -rf build/` (for Bash the command; else the tool and its target)."""
@@ -52,7 +54,10 @@ class ApprovalScreen(ModalScreen[Approval]):
             if request.tool == "Bash" and request.target and request.target.strip() != request.summary.strip():
                 yield Static(terminal_safe(request.target), id="approval-target", markup=False)
             if request.diff is not None:
-                yield Static(diff_title(request.diff), id="approval-diff-title", markup=False)
+                title = diff_title(request.diff)
+                if sum(len(hunk.lines) + 1 for hunk in request.diff.hunks) > SCROLL_HINT_LINES:
+                    title = Content.assemble(title, ("  PageUp/PageDown scroll", "$text-muted"))
+                yield Static(title, id="approval-diff-title", markup=False)
                 with VerticalScroll(id="approval-diff"):
                     yield Static(diff_content(request.diff), id="approval-diff-lines", markup=False)
             elif request.preview_note:
