@@ -9,6 +9,7 @@ file` marker. The text is kept as it is in the file: whoever shows it makes it s
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 from typing import Literal, NamedTuple
@@ -18,12 +19,11 @@ from pydantic import BaseModel, ConfigDict
 CONTEXT = 3  # unchanged lines around each change
 MAX_LINES = 400  # hunk lines kept (headers not counted); the rest is counted in `omitted`
 NO_NEWLINE = "\\ No newline at end of file"
-# difflib compares the changed middle (after the common start and end are cut off) line by line; its
-# worst case grows with the product of the two sides' lengths. Up to this product it runs without its
-# "junk" heuristic (the best diff); beyond, with it (fast); past `_WHOLE_LINES` lines on a side the
-# middle is shown as one replacement (still a correct diff, just not the smallest).
-_EXACT_PRODUCT = 10_000_000
-_WHOLE_LINES = 200_000
+# difflib's matcher grows with the product of the two sides' lengths (and worse with many matching
+# blocks), so it is only given stretches up to this product. A bigger changed stretch is first cut at
+# lines that occur once in each side and match in order (patience diff's anchors: most lines of code);
+# a stretch still too big without such lines shows as one replacement (a correct diff, not the smallest).
+MATCH_LIMIT = 4_000_000
 
 Opcode = tuple[str, int, int, int, int]
 
@@ -180,24 +180,84 @@ def _opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:
     tail = 0
     while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
         tail += 1
-    a_mid, b_mid = a[head : len(a) - tail], b[head : len(b) - tail]
     codes: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
-    if not a_mid and not b_mid:
-        middle: list[Opcode] = []
-    elif not a_mid:
-        middle = [("insert", 0, 0, 0, len(b_mid))]
-    elif not b_mid:
-        middle = [("delete", 0, len(a_mid), 0, 0)]
-    elif max(len(a_mid), len(b_mid)) > _WHOLE_LINES:
-        middle = [("replace", 0, len(a_mid), 0, len(b_mid))]
-    else:
-        exact = len(a_mid) * len(b_mid) <= _EXACT_PRODUCT
-        middle = [(tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2
-                  in SequenceMatcher(None, a_mid, b_mid, autojunk=not exact).get_opcodes()]
-    codes += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle]
+    codes += _middle(a, b, head, len(a) - tail, head, len(b) - tail)
     if tail:
         codes.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
-    return codes
+    return _merged(codes)
+
+
+def _middle(a: Sequence[str], b: Sequence[str], a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> list[Opcode]:
+    """Opcodes for `a[a_lo:a_hi]` → `b[b_lo:b_hi]` in absolute positions; no stretch difflib is given is too big."""
+    codes: list[Opcode] = []
+    stack = [(a_lo, a_hi, b_lo, b_hi)]
+    while stack:
+        i1, i2, j1, j2 = stack.pop()
+        if i1 == i2 and j1 == j2:
+            continue
+        if i1 == i2:
+            codes.append(("insert", i1, i1, j1, j2))
+        elif j1 == j2:
+            codes.append(("delete", i1, i2, j1, j1))
+        elif (i2 - i1) * (j2 - j1) <= MATCH_LIMIT:
+            matcher = SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False)
+            codes += [(tag, x1 + i1, x2 + i1, y1 + j1, y2 + j1) for tag, x1, x2, y1, y2 in matcher.get_opcodes()]
+        else:
+            anchors = _anchors(a, b, i1, i2, j1, j2)
+            if not anchors:
+                codes.append(("replace", i1, i2, j1, j2))
+                continue
+            gaps: list[tuple[int, int, int, int]] = []
+            x, y = i1, j1
+            for ai, bj in anchors:
+                gaps.append((x, ai, y, bj))
+                codes.append(("equal", ai, ai + 1, bj, bj + 1))
+                x, y = ai + 1, bj + 1
+            gaps.append((x, i2, y, j2))
+            stack += gaps
+    return sorted(codes, key=lambda code: (code[1], code[3]))
+
+
+def _anchors(a: Sequence[str], b: Sequence[str], i1: int, i2: int, j1: int, j2: int) -> list[tuple[int, int]]:
+    """Lines that occur once in `a[i1:i2]` and once in `b[j1:j2]`, the longest run of them in the same order."""
+    seen_a: dict[str, int] = {}
+    for i in range(i1, i2):
+        seen_a[a[i]] = -1 if a[i] in seen_a else i
+    seen_b: dict[str, int] = {}
+    for j in range(j1, j2):
+        seen_b[b[j]] = -1 if b[j] in seen_b else j
+    pairs = [(i, seen_b[line]) for line, i in seen_a.items() if i >= 0 and seen_b.get(line, -1) >= 0]
+    pairs.sort()
+    # The longest increasing run of b positions (patience sorting, O(n log n)).
+    tops: list[int] = []  # b position ending the best run of each length
+    ends: list[int] = []  # index into pairs of that run's last pair
+    back: list[int] = []  # each pair's predecessor in its run
+    for k, (_, j) in enumerate(pairs):
+        n = bisect_left(tops, j)
+        if n == len(tops):
+            tops.append(j)
+            ends.append(k)
+        else:
+            tops[n], ends[n] = j, k
+        back.append(ends[n - 1] if n else -1)
+    run: list[tuple[int, int]] = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        run.append(pairs[k])
+        k = back[k]
+    return run[::-1]
+
+
+def _merged(codes: list[Opcode]) -> list[Opcode]:
+    """Adjacent opcodes of one kind joined (anchors and their neighbours become one `equal`)."""
+    out: list[Opcode] = []
+    for code in codes:
+        if out and out[-1][0] == code[0] and out[-1][2] == code[1] and out[-1][4] == code[3]:
+            tag, i1, _, j1, _ = out[-1]
+            out[-1] = (tag, i1, code[2], j1, code[4])
+        else:
+            out.append(code)
+    return out
 
 
 def _grouped(codes: list[Opcode], context: int) -> list[list[Opcode]]:

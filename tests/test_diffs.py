@@ -5,6 +5,9 @@ from __future__ import annotations
 import difflib
 import random
 
+import pytest
+
+from agentcli import diffs
 from agentcli.diffs import NO_NEWLINE, DiffLine, FileDiff, diff_text, split_lines
 
 
@@ -142,3 +145,27 @@ def test_random_diffs_apply_back() -> None:
 def test_json_round_trip() -> None:
     diff = diff_text("a.py", "x = 1\n", "x = 2\n")
     assert FileDiff.model_validate_json(diff.model_dump_json()) == diff
+
+
+def test_big_stretches_are_cut_at_unique_lines_and_still_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MATCH_LIMIT difflib is given only the stretches between lines unique to both sides (patience anchors);
+    a stretch without any shows as one replacement. Either way the diff applies back."""
+    monkeypatch.setattr(diffs, "MATCH_LIMIT", 16)
+    rng = random.Random(7)
+    for _ in range(300):
+        a = [rng.choice(["x\n", "y\n", *(f"u{n}\n" for n in range(40))]) for _ in range(rng.randint(0, 60))]
+        b = list(a)
+        for _ in range(rng.randint(0, 8)):
+            roll = rng.random()
+            if roll < 0.3 and b:
+                del b[rng.randrange(len(b))]
+            elif roll < 0.6:
+                b.insert(rng.randint(0, len(b)), rng.choice(["x\n", "z\n", "new\n"]))
+            elif b:
+                b[rng.randrange(len(b))] = rng.choice(["y\n", "w\n"])
+        old, new = "".join(a), "".join(b)
+        diff = diff_text("f", old, new, max_lines=10**6)
+        assert apply(old, diff) == new
+    unique = "".join(f"line {n}\n" for n in range(100))
+    diff = diff_text("f", unique, unique.replace("line 10\n", "line ten\n").replace("line 90\n", "line ninety\n"))
+    assert (diff.added, diff.removed, len(diff.hunks)) == (2, 2, 2)  # cut at anchors: still the smallest diff

@@ -72,13 +72,14 @@ def _highlighted(lines: list[str], language: str | None) -> list[Content]:
     plain = content.plain
     if not code.startswith(plain) or code[len(plain):].strip("\n"):  # not the text given: show it plain
         return [Content(line) for line in lines]
-    out: list[Content] = []
-    start = 0
+    # Cut at each line's end and after its newline in one pass (slicing line by line costs the spans each time).
+    offsets: list[int] = []
+    end = -1
     for line in lines:
-        end = start + len(line)
-        out.append(content[start:end] if end <= len(plain) else Content(line))
-        start = end + 1
-    return out
+        end += 1 + len(line)
+        offsets += [min(end, len(plain)), min(end + 1, len(plain))]
+    pieces = content.divide(offsets)
+    return [pieces[2 * k] if 2 * k < len(pieces) else Content() for k in range(len(lines))]
 
 
 def _hunks(diff: FileDiff) -> list[list[DiffLine]]:
@@ -90,6 +91,7 @@ def _hunks(diff: FileDiff) -> list[list[DiffLine]]:
     return hunks
 
 
+@lru_cache(maxsize=32)  # a diff and Content are immutable: a block rebuilt or a line toggled again costs nothing
 def diff_content(diff: FileDiff, *, max_lines: int | None = None) -> Content:
     """The diff's lines, numbered and coloured; with `max_lines`, the first of them and `… N more lines`."""
     if not diff.hunks:
@@ -98,7 +100,11 @@ def diff_content(diff: FileDiff, *, max_lines: int | None = None) -> Content:
     numbers = [n for line in diff.lines() for n in (line.old, line.new) if n is not None]
     width = len(str(max(numbers, default=0)))
     rows: list[Content] = []
+    more = diff.omitted
     for hunk in _hunks(diff):
+        if max_lines is not None and len(rows) >= max_lines:
+            more += len(hunk)  # past the limit: counted, not drawn
+            continue
         old_side = [i for i, line in enumerate(hunk) if line.kind in ("context", "removed")]
         new_side = [i for i, line in enumerate(hunk) if line.kind in ("context", "added")]
         texts = {i: safe_line(line.text) for i, line in enumerate(hunk)}
@@ -106,7 +112,6 @@ def diff_content(diff: FileDiff, *, max_lines: int | None = None) -> Content:
         shown.update(zip(new_side, _highlighted([texts[i] for i in new_side], language), strict=True))
         for i, line in enumerate(hunk):
             rows.append(_row(line, shown.get(i, Content(texts[i])), width))
-    more = diff.omitted
     if max_lines is not None and len(rows) > max_lines:
         more += len(rows) - max_lines
         rows = rows[:max_lines]
