@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentcli.diffs import FileDiff
 from agentcli.llm.base import Message, Usage
 from agentcli.status import RunStatus, TaskStatus
 
@@ -86,6 +87,7 @@ class ToolCallFinishedEvent(_Event):
     code: str | None = None  # SPEC §4 error code of a failed call (NOT_FOUND, TIMEOUT, ...), when it has one
     short_result: str | None = None  # a Task call's one-line outcome: `Task completed by explore`, ...
     approval_ms: float = 0.0  # how long it waited for the person's approval (ask mode)
+    diff: FileDiff | None = None  # what an Edit, MultiEdit or Write changed (capped; counts of the whole change)
 
 
 class UsageEvent(_Event):

@@ -90,6 +90,8 @@ class Printer(MessageManager):
             record["short_result"] = event.short_result
         if event.files_modified:
             record["files_modified"] = event.files_modified
+        if event.diff is not None:  # the lines an edit changed (the diff itself is on the stream-json event)
+            record["lines_added"], record["lines_removed"] = event.diff.added, event.diff.removed
 
     def on_notice(self, event: NoticeEvent) -> None:
         """A warning that does not stop the run: one line on stderr, in every output format."""
@@ -186,6 +188,8 @@ class TextPrinter(Printer):
         first = event.output.strip().splitlines()[0] if event.output.strip() else ""
         if event.is_error:
             self._say(f"  ✗ {event.name}: {first[:200]}")
+        elif self.verbose and event.diff is not None:
+            self._say(f"    {event.diff.stat} {event.diff.path}")  # `+12 −3 src/app.py`, not the whole diff
         elif self.verbose and first and event.name != "Task":
             self._say(f"    {first[:200]}")
 

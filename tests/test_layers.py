@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent / "agentcli"
 # The layers, lowest first (docs/ARCHITECTURE.md). A unit is a top-level module or a first-level
 # subpackage of agentcli/; it may import units of lower layers only (and itself).
 LAYERS: list[set[str]] = [
-    {"paths", "resources", "redact", "text", "safe_text", "status", "figures", "config_layers", "config_schema"},
+    {"paths", "resources", "redact", "text", "safe_text", "status", "figures", "config_layers", "config_schema",
+     "diffs"},
     {"config_trust", "trust", "logs", "prompts"},
     {"config"},
     {"llm"},

@@ -13,6 +13,7 @@ from typing import Any
 
 from agentcli.agent.compaction import Compaction, Compactor, SummaryReply
 from agentcli.agent.session import Session
+from agentcli.diffs import FileDiff
 from agentcli.events import (
     CompactionEvent,
     ErrorEvent,
@@ -501,6 +502,7 @@ class AgentLoop:
                 files_modified=result.files_modified,
                 code=_text(result.metadata.get("code")),
                 short_result=_text(result.metadata.get("short_result")),
+                diff=_diff(result),
             )
         )
 
@@ -558,6 +560,12 @@ class _Timing:
 def _text(value: object) -> str | None:
     """A metadata entry that must be text (an error code, a short result), or None."""
     return value if isinstance(value, str) else None
+
+
+def _diff(result: ToolResult) -> FileDiff | None:
+    """The diff a successful write reports in its metadata, or None."""
+    diff = result.metadata.get("diff")
+    return diff if isinstance(diff, FileDiff) and not result.is_error else None
 
 
 def _raw_summary(raw: dict[str, Any]) -> str:

@@ -11,6 +11,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agentcli.diffs import FileDiff
+
 
 class ToolArgs(BaseModel):
     """Base of every tool's arguments: input comes from a model, so unknown fields are errors."""
@@ -163,6 +165,14 @@ class Tool(ABC, Generic[A]):
     def permission_target(self, args: A) -> str:
         """The string permission rules match against: a path for file tools, the command for Bash."""
         return self.summary(args)
+
+    async def preview(self, args: A, ctx: ToolContext) -> FileDiff | None:
+        """What the call would change, computed without changing anything (shown when the person is asked).
+
+        None: nothing to show (the default). Raises `ToolError` with the reason the call would fail, or why
+        its change cannot be shown.
+        """
+        return None
 
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:

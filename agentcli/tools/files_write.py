@@ -1,4 +1,8 @@
-"""Mutating file tools: Write, Edit and MultiEdit (exact string replacement, all or nothing)."""
+"""Mutating file tools: Write, Edit and MultiEdit (exact string replacement, all or nothing).
+
+Each can show what it will change before it runs (`preview`: the unified diff, worked out by the same code
+that later writes, without writing) and reports what it changed (`metadata["diff"]` of its result).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,13 @@ import asyncio
 import errno
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentcli.diffs import FileDiff, diff_text
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.files_read import human_size
 from agentcli.tools.paths import display_path, normalize_rel, resolve_in_workspace
@@ -44,7 +50,8 @@ def _refuse_links(st: os.stat_result, rel: str) -> None:
         )
 
 
-def _read_text(path: Path, rel: str) -> str:
+def _read_text(path: Path, rel: str, *, for_diff: bool = False) -> str:
+    """The file's text; refused with the reason when it is not text Edit can change (or, `for_diff`, show)."""
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
     except OSError as exc:
@@ -55,18 +62,19 @@ def _read_text(path: Path, rel: str) -> str:
             if not stat.S_ISREG(st.st_mode):
                 raise ToolError(f"{rel} is not a regular file")
             if st.st_size > EDIT_MAX_BYTES:
-                raise ToolError(
-                    f"{rel} is {human_size(st.st_size)}; Edit changes files up to {human_size(EDIT_MAX_BYTES)}"
-                )
+                does = "changes are shown for" if for_diff else "Edit changes"
+                raise ToolError(f"{rel} is {human_size(st.st_size)}; {does} files up to {human_size(EDIT_MAX_BYTES)}")
             data = fh.read(EDIT_MAX_BYTES + 1)
     except OSError as exc:
         raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
     if looks_binary(data):
-        raise ToolError(f"{rel} is a binary file; Edit only changes text files")
+        why = "no diff is shown" if for_diff else "Edit only changes text files"
+        raise ToolError(f"{rel} is a binary file; {why}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ToolError(f"{rel} is not valid UTF-8 text; Edit cannot change it safely") from None
+        why = "no diff is shown" if for_diff else "Edit cannot change it safely"
+        raise ToolError(f"{rel} is not valid UTF-8 text; {why}") from None
 
 
 def _write_text(path: Path, rel: str, content: str) -> None:
@@ -126,15 +134,34 @@ class WriteTool(Tool[WriteArgs]):
     def permission_target(self, args: WriteArgs) -> str:
         return args.file_path.strip()  # as given: PermissionPolicy resolves it to the workspace-relative path
 
+    async def preview(self, args: WriteArgs, ctx: ToolContext) -> FileDiff:
+        """The diff from the file's current text (a new file: none) to `content`."""
+        path = resolve_in_workspace(ctx, args.file_path, for_write=True)
+        rel = display_path(ctx, path)
+        async with ctx.file_locks.lock(path):
+            _check_writable_target(path, rel)
+            existed = path.exists()
+            old = await asyncio.to_thread(_read_text, path, rel, for_diff=True) if existed else ""
+        return await asyncio.to_thread(diff_text, rel, old, args.content, created=not existed)
+
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx, args.file_path, for_write=True)
         rel = display_path(ctx, path)
         async with ctx.file_locks.lock(path):
             _check_writable_target(path, rel)
             existed = path.exists()
+            old: str | None = ""
+            if existed:
+                try:
+                    old = await asyncio.to_thread(_read_text, path, rel, for_diff=True)
+                except ToolError:
+                    old = None  # binary, not UTF-8 or too big: written all the same, with no diff to show
             await asyncio.to_thread(_write_text, path, rel, args.content)
         verb = "Overwrote" if existed else "Created"
-        return ToolResult(f"{verb} {rel} ({_line_count(args.content)} lines)", files_modified=[rel])
+        result = ToolResult(f"{verb} {rel} ({_line_count(args.content)} lines)", files_modified=[rel])
+        if old is not None:
+            result.metadata["diff"] = await asyncio.to_thread(diff_text, rel, old, args.content, created=not existed)
+        return result
 
 
 class EditSpec(BaseModel):
@@ -183,34 +210,67 @@ def _snippet(content: str, offset: int, new_len: int) -> str:
     return "\n".join(f"{n + 1:>6}\t{lines[n].rstrip(chr(13))}" for n in range(lo, hi))
 
 
+@dataclass(frozen=True, slots=True)
+class _Edited:
+    """What a list of edits does to one file, worked out in memory."""
+
+    old: str  # the file's text before ("" when the edits create it)
+    new: str  # after every edit
+    creating: bool
+    replacements: int
+    offset: int  # where the last edit's new text starts in `new`
+    new_len: int  # and its length
+
+
+async def _apply_edits(path: Path, rel: str, edits: list[EditSpec]) -> _Edited:
+    """Read the file and apply `edits` in order, in memory (call it under the file's lock); raises `ToolError`."""
+    _check_writable_target(path, rel)
+    creating = not path.exists()
+    if creating and edits[0].old_string != "":
+        raise ToolError(f"File does not exist: {rel}. Use Write to create it (or an empty old_string)")
+    old = "" if creating else await asyncio.to_thread(_read_text, path, rel)
+    content = old
+    total = 0
+    offset, new_len = 0, 0
+    for index, edit in enumerate(edits, start=1):
+        try:
+            content, replaced, offset = apply_edit(content, edit, rel, creating=creating and index == 1)
+        except ToolError as exc:
+            if len(edits) == 1:
+                raise
+            raise ToolError(f"Edit {index} of {len(edits)} failed: {exc}. No changes were written") from None
+        total += replaced
+        new_len = len(edit.new_string)
+    return _Edited(old, content, creating, total, offset, new_len)
+
+
+async def _preview_edits(ctx: ToolContext, raw_path: str, edits: list[EditSpec]) -> FileDiff:
+    """The diff `edits` would make, worked out by the code `_edit_file` runs, without writing."""
+    path = resolve_in_workspace(ctx, raw_path, for_write=True)
+    rel = display_path(ctx, path)
+    async with ctx.file_locks.lock(path):
+        edited = await _apply_edits(path, rel, edits)
+    return await asyncio.to_thread(diff_text, rel, edited.old, edited.new, created=edited.creating)
+
+
 async def _edit_file(ctx: ToolContext, raw_path: str, edits: list[EditSpec]) -> ToolResult:
     """Apply `edits` in order under the file's lock; write only when every one succeeds."""
     path = resolve_in_workspace(ctx, raw_path, for_write=True)
     rel = display_path(ctx, path)
     async with ctx.file_locks.lock(path):
-        _check_writable_target(path, rel)
-        creating = not path.exists()
-        if creating and edits[0].old_string != "":
-            raise ToolError(f"File does not exist: {rel}. Use Write to create it (or an empty old_string)")
-        content = "" if creating else await asyncio.to_thread(_read_text, path, rel)
-        total = 0
-        offset, new_len = 0, 0
-        for index, edit in enumerate(edits, start=1):
-            try:
-                content, replaced, offset = apply_edit(content, edit, rel, creating=creating and index == 1)
-            except ToolError as exc:
-                if len(edits) == 1:
-                    raise
-                raise ToolError(f"Edit {index} of {len(edits)} failed: {exc}. No changes were written") from None
-            total += replaced
-            new_len = len(edit.new_string)
-        await asyncio.to_thread(_write_text, path, rel, content)
-    if creating:
-        return ToolResult(f"Created {rel} ({_line_count(content)} lines)", files_modified=[rel])
-    what = f"{len(edits)} edits" if len(edits) > 1 else "1 edit"
-    header = f"Applied {what} to {rel} ({total} replacement{'s' if total != 1 else ''})."
-    body = f"{header} The last change now reads:\n{_snippet(content, offset, new_len)}"
-    return ToolResult(body, files_modified=[rel])
+        edited = await _apply_edits(path, rel, edits)
+        await asyncio.to_thread(_write_text, path, rel, edited.new)
+    content = edited.new
+    if edited.creating:
+        result = ToolResult(f"Created {rel} ({_line_count(content)} lines)", files_modified=[rel])
+    else:
+        total = edited.replacements
+        what = f"{len(edits)} edits" if len(edits) > 1 else "1 edit"
+        header = f"Applied {what} to {rel} ({total} replacement{'s' if total != 1 else ''})."
+        body = f"{header} The last change now reads:\n{_snippet(content, edited.offset, edited.new_len)}"
+        result = ToolResult(body, files_modified=[rel])
+    result.metadata["diff"] = await asyncio.to_thread(diff_text, rel, edited.old, content, created=edited.creating)
+    return result
 
 
 class EditArgs(ToolArgs):
@@ -238,9 +298,15 @@ class EditTool(Tool[EditArgs]):
     def permission_target(self, args: EditArgs) -> str:
         return args.file_path.strip()  # as given: PermissionPolicy resolves it to the workspace-relative path
 
+    async def preview(self, args: EditArgs, ctx: ToolContext) -> FileDiff:
+        return await _preview_edits(ctx, args.file_path, [self._spec(args)])
+
     async def run(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
-        spec = EditSpec(old_string=args.old_string, new_string=args.new_string, replace_all=args.replace_all)
-        return await _edit_file(ctx, args.file_path, [spec])
+        return await _edit_file(ctx, args.file_path, [self._spec(args)])
+
+    @staticmethod
+    def _spec(args: EditArgs) -> EditSpec:
+        return EditSpec(old_string=args.old_string, new_string=args.new_string, replace_all=args.replace_all)
 
 
 class MultiEditArgs(ToolArgs):
@@ -265,6 +331,9 @@ class MultiEditTool(Tool[MultiEditArgs]):
 
     def permission_target(self, args: MultiEditArgs) -> str:
         return args.file_path.strip()  # as given: PermissionPolicy resolves it to the workspace-relative path
+
+    async def preview(self, args: MultiEditArgs, ctx: ToolContext) -> FileDiff:
+        return await _preview_edits(ctx, args.file_path, list(args.edits))
 
     async def run(self, args: MultiEditArgs, ctx: ToolContext) -> ToolResult:
         return await _edit_file(ctx, args.file_path, list(args.edits))

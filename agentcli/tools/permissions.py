@@ -7,7 +7,8 @@ Order of decision for one call:
 4. Mode `auto`, a matching **allow** rule, or an earlier "allow always" answer lets it run.
 5. Otherwise the approver (the TUI) is asked; requests from parallel agents are asked one at
    a time. Without an approver (a one-shot run) the call is refused with a reason the model
-   can act on.
+   can act on. A request carries the tool's preview of what the call will change (the diff of an
+   edit, worked out just before asking), or the reason there is none.
 
 Rules: `Tool` or `Tool(pattern)`; tool names are case-insensitive (`edit` = `Edit`), and an
 `Edit(...)` rule also covers Write and MultiEdit (every tool that edits files). Patterns of
@@ -36,18 +37,23 @@ Remembered "allow always" answers (for this session, this policy object):
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcli.diffs import FileDiff
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError
 from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
 from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
 
 if TYPE_CHECKING:
     from agentcli.config_schema import PermissionsSettings
+
+log = logging.getLogger(__name__)
 
 Approval = Literal["allow_once", "allow_always", "deny"]
 Mode = Literal["ask", "auto", "readonly"]
@@ -71,6 +77,8 @@ class PermissionRequest:
     summary: str
     target: str
     always_scope: str = ""  # what "allow always" would allow from then on, for the dialog
+    diff: FileDiff | None = None  # what the call will change (Edit, MultiEdit, Write), worked out without writing
+    preview_note: str = ""  # why there is no diff to show (the call would fail: old_string not found, ...)
 
 
 Approver = Callable[[PermissionRequest], Awaitable[Approval]]
@@ -85,6 +93,20 @@ class PermissionDecision:
 
 
 _ALLOWED = PermissionDecision(True)
+
+
+async def _with_preview(
+    request: PermissionRequest, tool: Tool[Any], args: ToolArgs, ctx: ToolContext
+) -> PermissionRequest:
+    """The request with the tool's preview of the call, or the reason it has none."""
+    try:
+        diff = await tool.preview(args, ctx)
+    except ToolError as exc:
+        return dataclasses.replace(request, preview_note=str(exc))
+    except Exception as exc:  # a preview bug must not keep the person from answering
+        log.exception("preview of %s failed", tool.name)
+        return dataclasses.replace(request, preview_note=f"no preview ({type(exc).__name__}: {exc})")
+    return dataclasses.replace(request, diff=diff) if diff is not None else request
 
 
 def _tool_key(name: str) -> str:
@@ -308,6 +330,7 @@ class PermissionPolicy:
         async with self._approval_lock:  # one question at a time, across parallel subagents
             if not guarded and self._remembered(name, target):  # answered "always" while this one queued
                 return _ALLOWED
+            request = await _with_preview(request, tool, args, ctx)  # now: earlier answers may have changed the file
             try:
                 answer = await self.approver(request)
             except Exception as exc:  # the UI went away: refuse, never crash the agent

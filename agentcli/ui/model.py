@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentcli.diffs import FileDiff
 from agentcli.status import ACTIVE_TASK_STATUSES, TaskStatus
 
 
@@ -71,6 +72,7 @@ class ToolItem:
     duration_ms: float | None = None
     code: str | None = None  # SPEC §4 error code of a failed call (TIMEOUT, NOT_FOUND, CIRCULAR, ...)
     short_result: str = ""  # a Task call's one-line outcome, shown instead of its output's first line
+    diff: FileDiff | None = None  # what a finished Edit, MultiEdit or Write changed: `+12 −3`, expanded in full
     expanded: bool = False
 
 

@@ -223,6 +223,7 @@ class UIRouter(MessageManager):
         item.duration_ms = event.duration_ms
         item.code = code
         item.short_result = short
+        item.diff = event.diff
         view = self.views.tool_view(item)
         if view is not None:
             view.refresh_state()

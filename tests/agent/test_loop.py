@@ -216,3 +216,22 @@ async def test_a_tool_calls_duration_leaves_out_the_wait_for_approval(
     (finished,) = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
     assert not finished.is_error and (tmp_path / "out.txt").read_text() == "hi\n"
     assert finished.approval_ms == 90_000.0 and finished.duration_ms == 0.0
+
+
+async def test_an_edit_reports_its_diff_on_the_finished_event(llm: ScriptedLLM, tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    llm.add_steps(
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Edit", input={"file_path": "a.py", "old_string": "y = 2", "new_string": "y = 3"}),
+            ToolCall(name="Edit", input={"file_path": "a.py", "old_string": "absent", "new_string": "z"}),
+            ToolCall(name="Read", input={"file_path": "a.py"}),
+        ])),
+        Step(match=Match(turn=1), reply=Reply(text="done")),
+    )
+    events: list[Event] = []
+    await _loop("anthropic", llm, tmp_path, events).run("edit it")
+    edited, failed, read = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
+    assert edited.diff is not None and (edited.diff.path, edited.diff.stat) == ("a.py", "+1 \u22121")
+    assert failed.is_error and failed.diff is None
+    assert read.diff is None
+    assert '"diff":{"path":"a.py"' in edited.model_dump_json()  # stream-json carries it

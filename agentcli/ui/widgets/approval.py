@@ -1,4 +1,8 @@
-"""Approval of mutating tool calls: a modal naming the agent that asks, and the Approver the engine calls."""
+"""Approval of mutating tool calls: a modal naming the agent that asks, and the Approver the engine calls.
+
+For Edit, MultiEdit and Write the modal shows the coloured diff of what the call will change (scrollable,
+PageUp/PageDown), or why there is none (the call would fail: the reason the tool will give).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
+from agentcli.ui.widgets.diff_view import diff_content, diff_title
+
+SCROLL_HINT_LINES = 20  # a diff longer than this says how to scroll it
 
 
 def request_line(request: PermissionRequest) -> str:
@@ -30,6 +37,8 @@ class ApprovalScreen(ModalScreen[Approval]):
         Binding("y", "answer('allow_once')", "Allow once"),
         Binding("a", "answer('allow_always')", "Allow always"),
         Binding("n,escape", "answer('deny')", "Deny"),
+        Binding("pageup", "scroll_diff(-1)", "Scroll diff up", show=False),
+        Binding("pagedown", "scroll_diff(1)", "Scroll diff down", show=False),
     ]
 
     def __init__(self, request: PermissionRequest, waiting: int = 0) -> None:
@@ -38,12 +47,22 @@ class ApprovalScreen(ModalScreen[Approval]):
         self.waiting = waiting
 
     def compose(self) -> Any:
-        """The question, what "always" would cover, and the three answers."""
+        """The question, the diff of an edit (or why there is none), what "always" would cover, and the answers."""
         request = self.request
-        with Vertical(id="approval-dialog"):
+        with Vertical(id="approval-dialog", classes="-with-diff" if request.diff is not None else ""):
             yield Static(request_line(request), id="approval-question", markup=False)
             if request.tool == "Bash" and request.target and request.target.strip() != request.summary.strip():
                 yield Static(terminal_safe(request.target), id="approval-target", markup=False)
+            if request.diff is not None:
+                title = diff_title(request.diff)
+                if sum(len(hunk.lines) + 1 for hunk in request.diff.hunks) > SCROLL_HINT_LINES:
+                    title = Content.assemble(title, ("  PageUp/PageDown scroll", "$text-muted"))
+                yield Static(title, id="approval-diff-title", markup=False)
+                with VerticalScroll(id="approval-diff"):
+                    yield Static(diff_content(request.diff), id="approval-diff-lines", markup=False)
+            elif request.preview_note:
+                note = terminal_safe(f"No diff to show: {request.preview_note}")
+                yield Static(note, id="approval-preview-note", markup=False)
             if request.always_scope:
                 yield Static(terminal_safe(f"Allow always = {request.always_scope}"), id="approval-scope", markup=False)
             if self.waiting:
@@ -52,6 +71,14 @@ class ApprovalScreen(ModalScreen[Approval]):
                 yield Button(Content("Allow once [y]"), id="allow_once", variant="success")
                 yield Button(Content("Allow always [a]"), id="allow_always", variant="primary")
                 yield Button(Content("Deny [n]"), id="deny", variant="error")
+
+    def action_scroll_diff(self, pages: int) -> None:
+        """PageUp / PageDown scroll a long diff (the buttons keep the focus)."""
+        for scroll in self.query("#approval-diff").results(VerticalScroll):
+            if pages < 0:
+                scroll.scroll_page_up()
+            else:
+                scroll.scroll_page_down()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """A button answers."""

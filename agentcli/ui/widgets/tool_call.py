@@ -1,4 +1,7 @@
-"""A tool call as one compact line (status icon, name, argument summary), with its output on demand."""
+"""A tool call as one compact line (status icon, name, argument summary), with its output on demand.
+
+A finished Edit, MultiEdit or Write shows `+12 −3` on its line and, expanded, the coloured diff of what it wrote.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +13,13 @@ from textual.content import Content
 from textual.widgets import Static
 
 from agentcli.ui.model import ToolItem, format_seconds
+from agentcli.ui.widgets.diff_view import diff_content, stat_content
 
 ICONS = {"running": ("⋯", "$text-muted"), "ok": ("✓", "$success"), "error": ("✗", "$error")}
 MAX_OUTPUT_LINES = 40
 MAX_OUTPUT_CHARS = 4000
 SUMMARY_CHARS = 100
+MAX_DIFF_LINES = 200  # of an expanded diff in the transcript (the approval dialog scrolls through all it has)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -37,7 +42,8 @@ def output_excerpt(output: str) -> str:
 
 class ToolCallView(Static, can_focus=True):
     """`✓ Read  src/config.py  12 ms`; a failed call names its error code and first line of output
-    (`✗ Task [TIMEOUT]  …  Subagent task timed out after …`). Enter or a click shows or hides the output."""
+    (`✗ Task [TIMEOUT]  …  Subagent task timed out after …`); an edit its changed lines (`✓ Edit  a.py  +1 −1`).
+    Enter or a click shows or hides the output (an edit's: its diff)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle_output", "Show output", show=False)]
 
@@ -50,10 +56,12 @@ class ToolCallView(Static, can_focus=True):
         """The one-line form."""
         item = self.item
         icon, style = ICONS[item.status]
-        parts: list[tuple[str, str] | str] = [(icon, style), " ", (item.name, "bold")]
+        parts: list[Content | tuple[str, str] | str] = [(icon, style), " ", (item.name, "bold")]
         if item.status == "error" and item.code:
             parts += [" ", (f"[{item.code}]", "$text-error")]
         parts += ["  ", _clip(item.summary, SUMMARY_CHARS)]
+        if item.diff is not None:
+            parts += ["  ", stat_content(item.diff)]
         if item.duration_ms is not None:
             parts += ["  ", (format_seconds(item.duration_ms / 1000), "$text-muted")]
         outcome = [item.short_result] if item.status != "running" and item.short_result else []
@@ -70,7 +78,10 @@ class ToolCallView(Static, can_focus=True):
         self.set_class(self.item.expanded, "-expanded")
         self.set_class(self.item.status == "error", "-error")
         if self.item.expanded and self.item.status != "running":
-            body = Content.assemble(self.header(), "\n", (output_excerpt(self.item.output), "$text-muted"))
+            if self.item.diff is not None:
+                body = Content.assemble(self.header(), "\n", diff_content(self.item.diff, max_lines=MAX_DIFF_LINES))
+            else:
+                body = Content.assemble(self.header(), "\n", (output_excerpt(self.item.output), "$text-muted"))
             self.update(body)
         else:
             self.update(self.header())
