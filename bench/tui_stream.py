@@ -439,15 +439,16 @@ async def stream_run(home: Path, script: Script, encode: bool, type_period: floa
                         await asyncio.sleep(0.005)
                     typist.start()
                     try:
+                        # asyncio.sleep, not pilot.pause: that walks every widget and forces a screen update.
                         async with asyncio.timeout(120):
                             while app.turn_running or not probe.delta_times:
-                                await pilot.pause(0.05)
+                                await asyncio.sleep(0.05)
                     finally:
                         typist.stop()
                     cpu, turn = time.process_time() - cpu0, time.perf_counter() - wall0
                     async with asyncio.timeout(30):  # the last keys and frames
                         while len(typist.echoed) < len(typist.sent):
-                            await pilot.pause(0.05)
+                            await asyncio.sleep(0.05)
                     await pilot.pause(0.3)
                     await stall.stop()
                     keys_lost = app.prompt.text != typist.text
