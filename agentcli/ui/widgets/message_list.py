@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import textwrap
 
+from markdown_it import MarkdownIt
+from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from agentcli.text import terminal_safe
@@ -27,16 +31,113 @@ class MessageList(VerticalScroll):
         self.anchor()
 
 
-class AssistantText(Markdown):
-    """Streaming assistant text. The router appends batched chunks; one append runs at a time.
+SEGMENT_BLOCKS = 8  # complete top-level blocks a segment holds, at least
+# A segment may start only with a top-level block whose top margin is 0 in Textual's Markdown CSS (paragraph,
+# lists, table, rule): margins collapse between the blocks of one Markdown widget, not across two, so the gap
+# above such a block is the previous block's bottom margin either way.
+SEGMENT_STARTS = frozenset({"paragraph_open", "bullet_list_open", "ordered_list_open", "table_open", "hr"})
+_parser: MarkdownIt | None = None
 
-    Markdown shows Rich/Textual markup literally; a link opens on a click only if it is http(s) (a model's
-    `file:` or custom-scheme link is not handed to the system's opener)."""
+
+def top_level_blocks(source: str) -> list[tuple[int, str]]:
+    """(first line, token type) of each top-level block of `source`, parsed as Textual's Markdown parses it."""
+    global _parser
+    if _parser is None:
+        _parser = MarkdownIt("gfm-like")
+    return [(token.map[0], token.type) for token in _parser.parse(source)
+            if token.level == 0 and token.map is not None]
+
+
+def segment_end(source: str) -> int | None:
+    """Where the first segment of `source` ends (a character offset), or None while it has none yet.
+
+    A segment is at least `SEGMENT_BLOCKS` complete top-level blocks, and ends before a complete block that
+    may start one (`SEGMENT_STARTS`); a block is complete once the next one has started. The same function
+    cuts a streamed text as it grows and a whole text at once, so both end as the same segments.
+    """
+    blocks = top_level_blocks(source)
+    for index in range(SEGMENT_BLOCKS, len(blocks) - 1):
+        line, kind = blocks[index]
+        if kind in SEGMENT_STARTS:
+            return sum(len(text) for text in source.splitlines(keepends=True)[:line])
+    return None
+
+
+def split_segments(source: str) -> tuple[list[str], str]:
+    """`source` cut into finished segments and the rest (the live tail)."""
+    segments: list[str] = []
+    while (end := segment_end(source)) is not None:
+        segments.append(source[:end])
+        source = source[end:]
+    return segments, source
+
+
+class MarkdownSegment(Markdown):
+    """A run of top-level blocks of an answer. Markdown shows Rich/Textual markup literally; links are handled
+    by the `AssistantText` that holds it."""
+
+    def __init__(self, markdown: str, *, live: bool = False) -> None:
+        super().__init__(markdown, classes="-live" if live else "-done", open_links=False)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """The height its blocks need at `width`. Textual arranges auto-height children against the container's
+        height too, which changes whenever the live tail grows; the blocks' heights do not depend on it, so
+        leaving it out lets a finished segment's arrangement stay cached instead of being redone every frame."""
+        return super().get_content_height(Size(container.width, 0), viewport, width)
+
+
+class AssistantText(Widget):
+    """Streaming assistant text, rendered as Markdown incrementally: finished top-level blocks are frozen into
+    segments (each a `Markdown` widget rendered once and never touched again) and only the live tail is
+    re-parsed as text arrives. A Textual `Markdown` re-arranges and (with order CSS) re-styles all its blocks
+    whenever it grows, so one widget for a long answer made every frame cost more as the answer grew, and keys
+    waited behind that work (bench/tui_stream.py). A text built at once is cut into the same segments
+    (`split_segments`), so a streamed answer ends as it would have been rendered whole.
+
+    The router appends batched chunks; one append runs at a time (`busy`). A link opens on a click only if it
+    is http(s) (a model's `file:` or custom-scheme link is not handed to the system's opener)."""
+
+    DEFAULT_CSS = """
+    AssistantText {
+        height: auto;
+        layout: vertical;
+
+        & > MarkdownSegment {
+            padding: 0;
+            background: transparent;
+        }
+        & > MarkdownSegment.-live > MarkdownBlock:last-child {
+            margin-bottom: 0;
+        }
+    }
+    """
 
     def __init__(self, item: TextItem) -> None:
-        super().__init__(item.text, classes="assistant-text", open_links=False)
+        super().__init__(classes="assistant-text")
         self.item = item
-        self._appending: AwaitComplete | None = None
+        self._source = item.text
+        self._shown = len(item.text)  # how much of the source the segments and the tail were handed
+        self._frozen = 0  # how much of the source the frozen segments hold
+        segments, rest = split_segments(item.text)
+        self._frozen = len(item.text) - len(rest)
+        self._segments = [MarkdownSegment(text) for text in segments]
+        self._tail = MarkdownSegment(rest, live=True)
+        self._work: AwaitComplete | None = None
+
+    def compose(self) -> ComposeResult:
+        """The frozen segments, then the live tail."""
+        yield from self._segments
+        yield self._tail
+
+    @property
+    def source(self) -> str:
+        """The Markdown handed to the widget so far."""
+        return self._source
+
+    @property
+    def segments(self) -> int:
+        """How many frozen segments it shows (the live tail not counted)."""
+        return len(self._segments)
 
     def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
         """Open http(s) links only."""
@@ -47,12 +148,35 @@ class AssistantText(Markdown):
     @property
     def busy(self) -> bool:
         """Whether an earlier append is still being parsed and mounted (or the widget is not mounted yet)."""
-        return not self.is_mounted or (self._appending is not None and not self._appending.is_done)
+        return not self.is_mounted or (self._work is not None and not self._work.is_done)
 
     def push(self, chunk: str) -> None:
         """Append a chunk of Markdown (call only when not `busy`)."""
         if chunk:
-            self._appending = self.append(chunk)
+            self._source += chunk
+            self._work = AwaitComplete(self._catch_up())
+
+    async def _catch_up(self) -> None:
+        """Hand the text not shown yet to the tail; when blocks finished a segment, freeze them."""
+        new, self._shown = self._source[self._shown :], len(self._source)
+        rest = self._source[self._frozen :]
+        segments, rest = split_segments(rest) if "\n" in new else ([], rest)
+        if not segments:
+            await self._tail.append(new)
+            return
+        # Build the new segments and tail hidden, then swap them in at once: no frame shows a half-built state.
+        fresh = [MarkdownSegment(text) for text in segments]
+        tail = MarkdownSegment(rest, live=True)
+        for widget in (*fresh, tail):
+            widget.display = False
+        await self.mount_all([*fresh, tail], before=self._tail)
+        old, self._tail = self._tail, tail
+        self._segments += fresh
+        self._frozen = len(self._source) - len(rest)
+        for widget in (*fresh, tail):
+            widget.display = True
+        old.display = False
+        await old.remove()
 
 
 TAIL_ROWS = 4

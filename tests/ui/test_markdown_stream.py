@@ -1,0 +1,142 @@
+"""The main agent's answer renders incrementally: finished blocks freeze into segments, a streamed answer ends
+exactly as the whole text renders at once (and as one plain Textual `Markdown` would), and keys typed while a
+long answer streams all land in the prompt, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+
+from textual import events
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from agentcli.ui.model import TextItem
+from agentcli.ui.widgets.message_list import SEGMENT_STARTS, AssistantText, split_segments, top_level_blocks
+from tests.ui.conftest import MAIN, MakeApp, idle, submit, wait_for
+
+HOSTILE = "[bold red]not markup[/bold red] [@click=app.quit]quit[/] [x](file:///etc/passwd)"
+
+
+def long_markdown(sections: int) -> str:
+    """Headings, prose with inline code and links, lists, fences, tables, a quote and a rule, `sections` times."""
+    parts = []
+    for i in range(sections):
+        parts.append(
+            f"## Part {i}\n\nThe `step_{i}` reads the config, see [docs](https://example.com/{i}) and {HOSTILE}.\n"
+            "It goes on for a second line.\n\n"
+            + "".join(f"- item {k} of part {i}\n" for k in range(3))
+            + "\n```python\n" + "".join(f"def f{k}(x: int) -> int:\n    return x * {k}\n\n" for k in range(2))
+            + "```\n\n| name | value |\n| --- | ---: |\n"
+            + "".join(f"| row {k} | {k * i} |\n" for k in range(3))
+            + "\n1. first\n2. second\n\n> a quoted line\n\n---\n\n"
+        )
+    return "".join(parts) + "The end, in a last paragraph."
+
+
+TEXT = long_markdown(6)
+
+
+class Host(App[None]):
+    """One answer in a scrolling view tall enough to show all of it, styled as the TUI styles answers."""
+
+    CSS = """
+    .assistant-text { margin: 1 0 0 0; padding: 0; background: transparent; }
+    Markdown.plain > MarkdownBlock:last-child { margin-bottom: 0; }
+    """
+
+    def __init__(self, mode: str) -> None:
+        super().__init__()
+        self.mode = mode
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            if self.mode == "plain":
+                yield Markdown(TEXT, classes="plain assistant-text", open_links=False)
+            else:
+                item = TextItem()
+                if self.mode == "whole":
+                    item.add(TEXT)
+                yield AssistantText(item)
+
+
+async def screenshot(mode: str, chunk: int = 23) -> tuple[str, int]:
+    """The rendered screen (SVG, its random id removed) and the answer's frozen segments."""
+    app = Host(mode)
+    segments = 0
+    async with app.run_test(size=(100, 1000)) as pilot:
+        if mode == "stream":
+            view = app.query_one(AssistantText)
+            for start in range(0, len(TEXT), chunk):
+                while view.busy:
+                    await pilot.pause()
+                piece = TEXT[start : start + chunk]
+                view.item.add(piece)
+                view.push(piece)
+            while view.busy:
+                await pilot.pause()
+        if mode != "plain":
+            segments = app.query_one(AssistantText).segments
+        await pilot.pause()
+        svg = app.export_screenshot()
+    return re.sub(r"terminal-\d+", "terminal", svg), segments
+
+
+async def test_a_streamed_answer_ends_exactly_as_the_whole_text_renders() -> None:
+    streamed, streamed_segments = await screenshot("stream")
+    whole, whole_segments = await screenshot("whole")
+    plain, _ = await screenshot("plain")
+    assert streamed_segments == whole_segments >= 2  # the incremental path froze segments on the way
+    assert streamed == whole
+    assert streamed == plain  # segments split only where one Markdown widget would show the same gap
+    assert "[bold red]not markup[/bold red]".replace(" ", "&#160;") in streamed  # markup is shown as typed
+
+
+def test_segments_cut_only_between_complete_blocks_and_the_same_way_as_the_text_grows() -> None:
+    segments, rest = split_segments(TEXT)
+    assert "".join(segments) + rest == TEXT
+    assert len(segments) >= 2 and rest
+    for segment in segments:
+        assert len(top_level_blocks(segment)) >= 8
+    for later in [*segments[1:], rest]:
+        assert top_level_blocks(later)[0][1] in SEGMENT_STARTS  # a block with no top margin starts each segment
+    # Cutting a prefix of the text (what a stream has so far) never disagrees with cutting the whole.
+    for end in range(0, len(TEXT), 97):
+        early, _ = split_segments(TEXT[:end])
+        assert early == segments[: len(early)]
+
+
+async def test_keys_typed_while_a_long_answer_streams_all_land_in_the_prompt_in_order(
+    make_app: MakeApp, workspace: Path
+) -> None:
+    answer = long_markdown(12)
+    step = Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text=answer, chunk_size=16), chunk_delay_ms=5)
+    typed = "the quick brown fox jumps over the lazy dog " * 4
+    with FakeLLMServer(Script(steps=[step])) as server:
+        app = make_app(server)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await submit(pilot, "write a long answer")
+            await wait_for(pilot, lambda: app.router.main.current_text is not None, what="the answer to start")
+            item = app.router.main.current_text
+            assert item is not None
+            words_while_streaming = 0
+            for word in re.findall(r"\S+ ", typed):
+                # Posted as the terminal driver posts keys: the app is not waited for between them.
+                for char in word:
+                    app.post_message(events.Key("space" if char == " " else char, char))
+                words_while_streaming += not item.done
+                seen = len(item.text)
+                deadline = time.monotonic() + 20
+                while not (item.done or len(item.text) > seen + 40):  # not pilot.pause: it waits for the screen
+                    assert time.monotonic() < deadline, "timed out waiting for more of the answer"
+                    await asyncio.sleep(0.005)
+            await idle(pilot)
+            await wait_for(pilot, lambda: app.prompt.text == typed, what="every typed key in the prompt")
+            (view,) = app.query(AssistantText)
+            assert view.source == answer and view.segments >= 2
+    assert words_while_streaming > len(typed.split()) // 2  # most keys arrived while the answer still streamed
+    server.assert_done()
