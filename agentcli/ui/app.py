@@ -27,7 +27,7 @@ from agentcli.ui.router import UIRouter, first_line
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
 from agentcli.ui.widgets.message_list import MessageList
 from agentcli.ui.widgets.prompt_input import PromptInput
-from agentcli.ui.widgets.status_bar import Status, StatusBar
+from agentcli.ui.widgets.status_bar import APPROVAL, LOADING, READY, WORKING, Status, StatusBar
 from agentcli.ui.widgets.subagent_block import SubagentBlock
 
 if TYPE_CHECKING:
@@ -144,18 +144,19 @@ class AgentApp(App[int]):
             self.refresh_bindings()
         running, queued = self.router.counts()
         if not self._sdk_ready.is_set():
-            state = "loading the model SDK…"
+            state = LOADING
         elif self._approvals:
-            state = "waiting for your approval"
+            state = APPROVAL
         elif self.turn_running:
-            state = "working… (Esc to stop)"
+            state = WORKING
         else:
-            state = "ready"
+            state = READY
         spent = self.conversation.session.ledger.total  # the main agent's and every subagent's requests
         self.status_bar.show(Status(
             model=self.conversation.model.display, input_tokens=spent.usage.input_tokens,
             output_tokens=spent.usage.output_tokens, cost_usd=spent.cost_usd if spent.requests else 0.0,
             running=running, queued=queued, state=state, context=self.conversation.context_use(),
+            mode=self.conversation.permissions.mode,
         ))
 
     # --- CommandHost ------------------------------------------------------------------------------
