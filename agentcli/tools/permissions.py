@@ -61,7 +61,8 @@ if TYPE_CHECKING:
 Approval = Literal["allow_once", "allow_always", "deny"]
 Mode = PermissionMode
 #: What Shift+Tab steps through (Claude Code's habit: ask → accept edits → plan). `auto` joins the cycle
-#: only in a session that started in it (the person's own config or --yes), after readonly.
+#: only in a session that started in it (the person's own config, or --yes of a one-shot run), after
+#: readonly.
 MODE_CYCLE: tuple[Mode, ...] = ("ask", "accept_edits", "readonly")
 
 #: Files whose change widens what runs later (the project config, agent files, git's config and hooks):
