@@ -7,8 +7,13 @@ note (Esc stops the turn); slash commands still work.
 Keys and focus follow `ui/keys.py` (which `/help` prints): text keys always reach the prompt (`on_event`
 moves the focus back before Textual forwards the key), Esc returns to the prompt or stops the turn, PgUp /
 PgDn / Ctrl+Home / Ctrl+End scroll the conversation from anywhere, Shift+Tab cycles the permission mode,
-Ctrl+Q asks once while a turn runs. The scrolling and mode keys are priority bindings of the app that
-apply on the main screen only (`check_action`): in a dialog the dialog's own keys work.
+Ctrl+Q asks once while a turn runs. The keys that move the focus (Tab, Esc away from the prompt) and the
+scrolling and mode keys are priority bindings of the app: handled as the app takes them from the terminal,
+before the keys queued behind them are routed, so those keys follow the new focus (a widget's own binding
+would run later, from that widget's queue, and a fast typist's Enter would reach the old focus). They apply
+on the main screen only (`check_action`): in a dialog the dialog's own keys work. A widget that wants one
+of them for itself says so with `check_consume_key` (the prompt, for Tab to complete), and Textual then
+leaves the key to it.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ FRAME_SECONDS = 1 / 20  # batched rendering: at most 20 flushes a second
 WELCOME = ("Type a task and press Enter. /help lists commands and keys; Esc stops a running turn; "
            "Shift+Tab changes the permission mode.")
 QUIT_QUESTION = "Press Ctrl+Q again to quit: the running turn will be stopped."
-SCROLL_ACTIONS = frozenset({"scroll_messages", "home_end", "cycle_mode"})
+MAIN_SCREEN_ACTIONS = frozenset({"scroll_messages", "home_end", "cycle_mode", "move_focus"})
 
 
 def is_command(text: str) -> bool:
@@ -65,8 +70,9 @@ class AgentApp(App[int]):
 
     CSS_PATH = "app.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "focus_prompt", "Back to prompt"),
+        Binding("escape", "focus_prompt", "Back to prompt", priority=True),
         Binding("escape", "stop_turn", "Stop turn"),
+        Binding("tab", "move_focus", "Focus", show=False, priority=True),
         Binding("ctrl+c", "interrupt", "Stop turn", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", priority=True),
         Binding("pageup", "scroll_messages('page_up')", "Scroll", key_display="PgUp/PgDn", priority=True),
@@ -265,7 +271,11 @@ class AgentApp(App[int]):
 
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it."""
-        self.prompt.focus()
+        self.screen.set_focus(self.prompt)
+
+    def action_move_focus(self) -> None:
+        """Tab: the next focusable widget (a block, a tool line, the conversation, the prompt)."""
+        self.screen.focus_next()
 
     def action_cycle_mode(self) -> None:
         """Shift+Tab: the next permission mode (ask → accept edits → read-only), for every agent's next call."""
@@ -370,7 +380,7 @@ class AgentApp(App[int]):
             if self.on_main_screen and not prompt_focused:
                 return False
             return True if self.turn_running else None
-        if action in SCROLL_ACTIONS and not self.on_main_screen:
+        if action in MAIN_SCREEN_ACTIONS and not self.on_main_screen:
             return False
         if action == "home_end":
             return not prompt_focused or not self.prompt.text

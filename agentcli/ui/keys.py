@@ -16,6 +16,10 @@ The focus model it describes (`AgentApp` implements it):
   a mode an untrusted project's config narrowed (that rule is about files in the workspace).
 - Ctrl+Q quits; while a turn runs, the first Ctrl+Q only says that a second one stops the turn and quits
   (any other key, or the turn's end, takes that back). On the way out the session's id is printed.
+- Tab and Esc move the focus at once, as the app takes them from the terminal, so keys typed right behind
+  them (before the screen caught up) go where the new focus says. A widget that wants Tab or Esc for
+  itself (the prompt completing a word, a search box closing) returns True from `check_consume_key` for
+  it while it does, and Textual leaves the key to it.
 """
 
 from __future__ import annotations

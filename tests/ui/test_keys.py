@@ -279,3 +279,24 @@ async def test_no_widget_of_the_main_screen_binds_a_text_key(make_app: MakeApp) 
                         char = key_to_character(key)
                         assert char is None or not char.isprintable(), (type(widget).__name__, key)
     server.assert_done()
+
+
+async def test_keys_queued_behind_tab_and_esc_follow_the_focus_those_keys_set(make_app: MakeApp) -> None:
+    """A fast typist (or a busy app): keys already queued when Tab or Esc is handled. Tab, then "hi", then
+    Enter sends "hi"; Esc from the conversation, then "yo", then Enter sends "yo"."""
+    from textual import events
+
+    with FakeLLMServer(Script(steps=[])) as server:
+        app = make_app(server)
+        async with app.run_test(size=SIZE) as pilot:
+            for key, char in [("tab", "\t"), ("h", "h"), ("i", "i")]:
+                app.post_message(events.Key(key, char))  # all queued before the first is handled
+            await wait_for(pilot, lambda: app.prompt.text == "hi")
+            await pilot.pause()
+            assert app.focused is app.prompt
+            app.messages.focus()
+            await pilot.pause()
+            for key, char in [("escape", "\x1b"), ("enter", "\r")]:
+                app.post_message(events.Key(key, char))
+            await wait_for(pilot, lambda: "hi" in notes(app))
+            assert app.focused is app.prompt and app.prompt.text == ""
