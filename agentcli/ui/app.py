@@ -247,13 +247,18 @@ class AgentApp(App[int]):
         """Whether the conversation's screen is the active one (no dialog or picker over it)."""
         return self.prompt.is_attached and self.prompt.screen is self.screen
 
+    def _text_entry_focused(self) -> bool:
+        """Whether the focused widget is one that takes typed text (the prompt, or another Input / TextArea)."""
+        focused = self.focused
+        return focused is not None and focused.check_consume_key("a", "a")
+
     def _prompt_takes(self, event: events.Key | events.Paste) -> bool:
         """Whether this key or paste belongs in the prompt although the focus is elsewhere on the main screen."""
         focused = self.focused
         if focused is self.prompt or not self.on_main_screen:
             return False
-        if isinstance(event, events.Paste):  # a widget that takes typed text (an Input) takes pasted text too
-            return focused is None or not focused.check_consume_key("a", "a")
+        if isinstance(event, events.Paste):  # a widget that takes typed text takes pasted text too
+            return not self._text_entry_focused()
         if not event.is_printable:
             return False
         return focused is None or not focused.check_consume_key(event.key, event.character)
@@ -372,7 +377,7 @@ class AgentApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Esc is "Back to prompt" away from the prompt, else "Stop turn" (shown disabled while no turn runs);
         the scrolling and mode keys work on the main screen only; Home / End only while the prompt is empty
-        or not focused (else they move in the prompt's line)."""
+        or no text entry has the focus (else they move along its line)."""
         prompt_focused = self.focused is self.prompt
         if action == "focus_prompt":
             return self.on_main_screen and not prompt_focused
@@ -382,8 +387,8 @@ class AgentApp(App[int]):
             return True if self.turn_running else None
         if action in MAIN_SCREEN_ACTIONS and not self.on_main_screen:
             return False
-        if action == "home_end":
-            return not prompt_focused or not self.prompt.text
+        if action == "home_end":  # in a text (the prompt's, or a search box's) they move along its line
+            return not self._text_entry_focused() or (prompt_focused and not self.prompt.text)
         return True
 
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
