@@ -221,7 +221,7 @@ class ContextSettings(_Section):
 class PermissionsSettings(_Section):
     """`[permissions]`: which tool calls run without asking."""
 
-    mode: Literal["ask", "auto", "readonly"] = "ask"
+    mode: Literal["ask", "accept_edits", "auto", "readonly"] = "ask"  # = status.PermissionMode (a test holds them)
     allow: list[PermissionRule] = Field(default_factory=list)
     deny: list[PermissionRule] = Field(default_factory=list)
     allow_mutating_in_run: bool = False

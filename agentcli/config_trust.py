@@ -3,7 +3,7 @@
 `narrow_project_layer` walks the project file's leaves against the layers merged below it
 (defaults, user file) and applies only what cannot widen:
 
-- `permissions.mode`: only when at least as strict as the value below (auto < ask < readonly);
+- `permissions.mode`: only when at least as strict as the value below (auto < accept_edits < ask < readonly);
 - `permissions.allow`, `agent.bash_pass_env`: only when every entry is already allowed below;
 - `permissions.allow_mutating_in_run`, `context.auto_compact`: only `false` (no extra model calls);
 - `context.compact_threshold`: only at least the value below (never more compactions than the person set);
@@ -22,8 +22,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agentcli.config_layers import KeyPath, MergedConfig, Source, dotted
+from agentcli.status import PERMISSION_MODE_STRICTNESS
 
-_STRICTNESS = {"auto": 0, "ask": 1, "readonly": 2}
+# Keyed by any string a file may hold, so an unknown value is a plain miss.
+_STRICTNESS: dict[str, int] = {mode: rank for mode, rank in PERMISSION_MODE_STRICTNESS.items()}
 _SUBSET_LISTS: frozenset[KeyPath] = frozenset({("permissions", "allow"), ("agent", "bash_pass_env")})
 _UNION_LISTS: frozenset[KeyPath] = frozenset({("permissions", "deny"), ("task_tool", "deny_tools")})
 _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})

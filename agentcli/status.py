@@ -1,7 +1,8 @@
 """The status vocabularies, defined once: how a run, a task (SPEC §4) and a tool call stand or ended.
 
 The runner, the events, the store's schema, the printers and the TUI all use these names; the SPEC's
-short forms of a task's result and its error codes live here too.
+short forms of a task's result and its error codes live here too, and the permission modes with their
+order of strictness (the config's validation, what an untrusted project may set, the policy, the TUI).
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ TaskStatus = Literal["queued", "running", "completed", "failed", "timed_out", "c
 ToolCallStatus = Literal["running", "ok", "error", "cancelled"]
 #: How a running subagent is stopped (a limit, the parent, the person): a run, a session and a task status alike.
 StopStatus = Literal["cancelled", "timed_out", "budget_exceeded"]
+
+#: How the permission policy treats mutating tool calls (`[permissions] mode`, Shift+Tab in the TUI).
+PermissionMode = Literal["ask", "accept_edits", "auto", "readonly"]
+#: Loosest first: auto approves all, accept_edits approves file edits, ask asks, readonly refuses.
+PERMISSION_MODE_STRICTNESS: dict[PermissionMode, int] = {"auto": 0, "accept_edits": 1, "ask": 2, "readonly": 3}
 
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 SESSION_STATUSES: tuple[SessionStatus, ...] = get_args(SessionStatus)

@@ -283,7 +283,8 @@ def test_several_invalid_values_are_listed_on_one_line(lay: Layout) -> None:
     lay.user('[permissions]\nmode = "yolo"\nallow = ["Bash(ls*)", "not a rule"]\n')
     lay.env["AGENTCLI_TASK_TOOL__MAX_CONCURRENT"] = "100"
     message = lay.error()
-    assert f"permissions.mode = 'yolo' (from {lay.user_file}): Input should be 'ask', 'auto' or 'readonly'" in message
+    rule = "Input should be 'ask', 'accept_edits', 'auto' or 'readonly'"
+    assert f"permissions.mode = 'yolo' (from {lay.user_file}): {rule}" in message
     assert "permissions.allow[1] = 'not a rule'" in message
     assert "task_tool.max_concurrent = 100 (from ENV AGENTCLI_TASK_TOOL__MAX_CONCURRENT): " in message
     assert message.count("; ") == 2

@@ -117,6 +117,10 @@ def lay(tmp_path: Path) -> Layers:
         ("ask", "readonly", "readonly", False),
         ("auto", "ask", "ask", False),
         ("ask", "ask", "ask", False),
+        ("ask", "accept_edits", "ask", True),  # accept_edits is looser than ask
+        ("accept_edits", "ask", "ask", False),
+        ("auto", "accept_edits", "accept_edits", False),
+        ("accept_edits", "auto", "accept_edits", True),
     ],
 )
 def test_mode_only_narrows(lay: Layers, user_mode: str, project_mode: str, effective: str, ignored: bool) -> None:

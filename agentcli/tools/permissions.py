@@ -4,7 +4,9 @@ Order of decision for one call:
 1. A matching **deny** rule refuses it: deny wins over everything (auto mode, read-only tools).
 2. Tools that are not `mutating` (Read, LS, Glob, Grep, TodoWrite) run.
 3. Mode `readonly` refuses every mutating tool (allow rules do not reopen it).
-4. Mode `auto`, a matching **allow** rule, or an earlier "allow always" answer lets it run.
+4. Mode `auto`, a matching **allow** rule, or an earlier "allow always" answer lets it run; so does
+   mode `accept_edits` for a tool that edits files (`edits_files`: Write, Edit, MultiEdit), while
+   Bash and every other mutating tool still ask.
 5. Otherwise the approver (the TUI) is asked; requests from parallel agents are asked one at
    a time. Without an approver (a one-shot run) the call is refused with a reason the model
    can act on. A request carries the tool's preview of what the call will change (the diff of an
@@ -24,7 +26,13 @@ A deny rule wins over everything, whoever asks (the main agent or any subagent):
 --yes, allow rules and remembered "allow always" answers never reopen a denied call.
 
 Edits of GUARDED_PATHS (`.agentcli/`, `.claude/agents/`, `.opencode/`, `.git/`: they change what runs
-later) are never allowed by allow rules or remembered answers; only mode auto or the person's answer.
+later) are never allowed by allow rules, remembered answers or mode accept_edits; only mode auto or the
+person's answer.
+
+Modes, loosest first: `auto` < `accept_edits` < `ask` < `readonly` (`status.PERMISSION_MODE_STRICTNESS`;
+an untrusted project file may only move the mode to the right). The person moves through `mode_cycle()` with
+Shift+Tab in the TUI (`set_mode`); one policy object serves the main agent and every subagent, so
+a change applies to the next call any of them makes, and to requests still queued for an answer.
 
 Remembered "allow always" answers (for this session, this policy object):
 - file edits: one answer for Write, Edit or MultiEdit allows all three from then on;
@@ -46,6 +54,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.diffs import FileDiff
+from agentcli.status import PermissionMode
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError
 from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
 from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
@@ -56,7 +65,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Approval = Literal["allow_once", "allow_always", "deny"]
-Mode = Literal["ask", "auto", "readonly"]
+Mode = PermissionMode
+#: What Shift+Tab steps through (Claude Code's habit: ask → accept edits → plan). `auto` joins the cycle
+#: only in a session that started in it (the person's own config, or --yes of a one-shot run), after
+#: readonly.
+MODE_CYCLE: tuple[Mode, ...] = ("ask", "accept_edits", "readonly")
 
 #: Files whose change widens what runs later (the project config, agent files, git's config and hooks):
 #: an edit of them is asked every time (or refused in a one-shot without --yes); allow rules and
@@ -256,6 +269,7 @@ class PermissionPolicy:
         non_interactive: bool = False,
     ) -> None:
         self.mode: Mode = mode
+        self.started_mode: Mode = mode  # what the session began with (decides whether auto is in the cycle)
         self.allow = [PermissionRule.parse(rule) for rule in allow]
         self.deny = [PermissionRule.parse(rule) for rule in deny]
         self.approver = approver
@@ -289,6 +303,21 @@ class PermissionPolicy:
             return '--yes ignored: permissions.mode is "readonly"'
         return None
 
+    # ---- the mode ------------------------------------------------------------------------
+
+    def mode_cycle(self) -> tuple[Mode, ...]:
+        """The modes Shift+Tab steps through: MODE_CYCLE, plus `auto` when the session started in it."""
+        return (*MODE_CYCLE, "auto") if self.started_mode == "auto" else MODE_CYCLE
+
+    def next_mode(self) -> Mode:
+        """The mode after the current one in `mode_cycle()` (a mode outside it goes to the first)."""
+        cycle = self.mode_cycle()
+        return cycle[(cycle.index(self.mode) + 1) % len(cycle)] if self.mode in cycle else cycle[0]
+
+    def set_mode(self, mode: Mode) -> None:
+        """Decide the next calls of every agent of this tree (and those waiting for an answer) in `mode`."""
+        self.mode = mode
+
     # ---- the decision -------------------------------------------------------------------
 
     async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
@@ -307,15 +336,9 @@ class PermissionPolicy:
             )
         if not tool.mutating:
             return _ALLOWED
-        if self.mode == "readonly":
-            return PermissionDecision(
-                False,
-                f"Permission denied: {name} is not allowed in readonly mode. It changes files or runs "
-                "commands; continue with read-only tools, or explain what you would have done.",
-            )
-        if self.mode == "auto":
-            return _ALLOWED
         guarded = _guarded(name, target)
+        if (by_mode := self._by_mode(tool, guarded)) is not None:
+            return by_mode
         if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
             return _ALLOWED
         if self.approver is None:
@@ -328,6 +351,8 @@ class PermissionPolicy:
             always_scope=self._scope(name, target),
         )
         async with self._approval_lock:  # one question at a time, across parallel subagents
+            if (by_mode := self._by_mode(tool, guarded)) is not None:  # the mode changed while this one queued
+                return by_mode
             if not guarded and self._remembered(name, target):  # answered "always" while this one queued
                 return _ALLOWED
             request = await _with_preview(request, tool, args, ctx)  # now: earlier answers may have changed the file
@@ -344,6 +369,18 @@ class PermissionPolicy:
             f"Permission denied: the person declined this {name} call ({request.summary}). Do not retry it; "
             "ask them what to do instead, or continue another way.",
         )
+
+    def _by_mode(self, tool: Tool[Any], guarded: bool) -> PermissionDecision | None:
+        """The current mode's verdict on a mutating call, or None when the mode leaves it to rules and the person."""
+        if self.mode == "readonly":
+            return PermissionDecision(
+                False,
+                f"Permission denied: {tool.name} is not allowed in readonly mode. It changes files or runs "
+                "commands; continue with read-only tools, or explain what you would have done.",
+            )
+        if self.mode == "auto" or (self.mode == "accept_edits" and tool.edits_files and not guarded):
+            return _ALLOWED
+        return None
 
     # ---- rules --------------------------------------------------------------------------
 

@@ -3,6 +3,17 @@
 The app paints and takes input at once: the provider SDK is imported by `Conversation.prepare()`
 in a background worker, and a turn waits for it. While a turn runs, a new prompt is refused with a
 note (Esc stops the turn); slash commands still work.
+
+Keys and focus follow `ui/keys.py` (which `/help` prints): text keys always reach the prompt (`on_event`
+moves the focus back before Textual forwards the key), Esc returns to the prompt or stops the turn, PgUp /
+PgDn / Ctrl+Home / Ctrl+End scroll the conversation from anywhere, Shift+Tab cycles the permission mode,
+Ctrl+Q asks once while a turn runs. The keys that move the focus (Tab, Esc away from the prompt) and the
+scrolling and mode keys are priority bindings of the app: handled as the app takes them from the terminal,
+before the keys queued behind them are routed, so those keys follow the new focus (a widget's own binding
+would run later, from that widget's queue, and a fast typist's Enter would reach the old focus). They apply
+on the main screen only (`check_action`): in a dialog the dialog's own keys work. A widget that wants one
+of them for itself says so with `check_consume_key` (the prompt, for Tab to complete), and Textual then
+leaves the key to it.
 """
 
 from __future__ import annotations
@@ -14,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, TextArea
@@ -27,7 +38,7 @@ from agentcli.ui.router import UIRouter, first_line
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
 from agentcli.ui.widgets.message_list import MessageList
 from agentcli.ui.widgets.prompt_input import PromptInput
-from agentcli.ui.widgets.status_bar import Status, StatusBar
+from agentcli.ui.widgets.status_bar import APPROVAL, LOADING, QUIT_ARMED, READY, WORKING, Status, StatusBar
 from agentcli.ui.widgets.subagent_block import SubagentBlock
 
 if TYPE_CHECKING:
@@ -38,7 +49,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 FRAME_SECONDS = 1 / 20  # batched rendering: at most 20 flushes a second
-WELCOME = "Type a task and press Enter. /help lists commands and keys; Esc stops a running turn."
+WELCOME = ("Type a task and press Enter. /help lists commands and keys; Esc stops a running turn; "
+           "Shift+Tab changes the permission mode.")
+QUIT_QUESTION = "Press Ctrl+Q again to quit: the running turn will be stopped."
+MAIN_SCREEN_ACTIONS = frozenset({"scroll_messages", "home_end", "cycle_mode", "move_focus"})
 
 
 def is_command(text: str) -> bool:
@@ -56,9 +70,18 @@ class AgentApp(App[int]):
 
     CSS_PATH = "app.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "focus_prompt", "Back to prompt", priority=True),
         Binding("escape", "stop_turn", "Stop turn"),
+        Binding("tab", "move_focus", "Focus", show=False, priority=True),
         Binding("ctrl+c", "interrupt", "Stop turn", show=False, priority=True),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True),
+        Binding("pageup", "scroll_messages('page_up')", "Scroll", key_display="PgUp/PgDn", priority=True),
+        Binding("pagedown", "scroll_messages('page_down')", "Scroll down", show=False, priority=True),
+        Binding("ctrl+home", "scroll_messages('home')", "Top", show=False, priority=True),
+        Binding("ctrl+end", "scroll_messages('end')", "Bottom", show=False, priority=True),
+        Binding("home", "home_end('home')", "Top", show=False, priority=True),
+        Binding("end", "home_end('end')", "Bottom", show=False, priority=True),
+        Binding("ctrl+q", "request_quit", "Quit", priority=True),
     ]
 
     def __init__(
@@ -86,6 +109,7 @@ class AgentApp(App[int]):
         self._sdk_ready = asyncio.Event()
         self._turn: Worker[None] | None = None
         self._bindings_for_turn = False
+        self.quit_armed = False  # Ctrl+Q was pressed once during a turn: the next one quits
         self._approval_lock = asyncio.Lock()
         self._approvals: set[asyncio.Future[Approval]] = set()
         self._unsubscribe = conversation.bus.subscribe(self.router)
@@ -145,20 +169,28 @@ class AgentApp(App[int]):
         if self.turn_running != self._bindings_for_turn:
             self._bindings_for_turn = self.turn_running
             self.refresh_bindings()
+        if self.quit_armed and not self.turn_running:
+            self.quit_armed = False  # the turn ended: Ctrl+Q quits at once again
+        self._show_status()
+
+    def _show_status(self) -> None:
         running, queued = self.router.counts()
         if not self._sdk_ready.is_set():
-            state = "loading the model SDK…"
+            state = LOADING
+        elif self.quit_armed:
+            state = QUIT_ARMED
         elif self._approvals:
-            state = "waiting for your approval"
+            state = APPROVAL
         elif self.turn_running:
-            state = "working… (Esc to stop)"
+            state = WORKING
         else:
-            state = "ready"
+            state = READY
         spent = self.conversation.session.ledger.total  # the main agent's and every subagent's requests
         self.status_bar.show(Status(
             model=self.conversation.model.display, input_tokens=spent.usage.input_tokens,
             output_tokens=spent.usage.output_tokens, cost_usd=spent.cost_usd if spent.requests else 0.0,
             running=running, queued=queued, state=state, context=self.conversation.context_use(),
+            mode=self.conversation.permissions.mode,
         ))
 
     # --- CommandHost ------------------------------------------------------------------------------
@@ -209,6 +241,80 @@ class AgentApp(App[int]):
 
     def quit_app(self) -> None:
         """Leave the app."""
+        self.exit(0)
+
+    # --- keys and focus -----------------------------------------------------------------------------
+
+    @property
+    def on_main_screen(self) -> bool:
+        """Whether the conversation's screen is the active one (no dialog or picker over it)."""
+        return self.prompt.is_attached and self.prompt.screen is self.screen
+
+    def _text_entry_focused(self) -> bool:
+        """Whether the focused widget is one that takes typed text (the prompt, or another Input / TextArea)."""
+        focused = self.focused
+        return focused is not None and focused.check_consume_key("a", "a")
+
+    def _prompt_takes(self, event: events.Key | events.Paste) -> bool:
+        """Whether this key or paste belongs in the prompt although the focus is elsewhere on the main screen."""
+        focused = self.focused
+        if focused is self.prompt or not self.on_main_screen:
+            return False
+        if isinstance(event, events.Paste):  # a widget that takes typed text takes pasted text too
+            return not self._text_entry_focused()
+        if not event.is_printable:
+            return False
+        return focused is None or not focused.check_consume_key(event.key, event.character)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Before Textual forwards a key or a paste to the focused widget: a text key (or paste) that the focused
+        widget would not take moves the focus to the prompt first, so it is typed there (in order: every key
+        after it finds the prompt focused). Any key but Ctrl+Q takes back a first Ctrl+Q."""
+        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            if isinstance(event, events.Key) and event.key != "ctrl+q":
+                self.quit_armed = False
+            if self._prompt_takes(event):
+                self.screen.set_focus(self.prompt, scroll_visible=False)
+        await super().on_event(event)
+
+    def action_focus_prompt(self) -> None:
+        """Esc away from the prompt: back to it."""
+        self.screen.set_focus(self.prompt)
+
+    def action_move_focus(self) -> None:
+        """Tab: the next focusable widget (a block, a tool line, the conversation, the prompt)."""
+        self.screen.focus_next()
+
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode (ask → accept edits → read-only), for every agent's next call."""
+        policy = self.conversation.permissions
+        policy.set_mode(policy.next_mode())
+        self._show_status()
+
+    def action_scroll_messages(self, where: str) -> None:
+        """PgUp / PgDn / Ctrl+Home / Ctrl+End: scroll the conversation (the end follows new output again)."""
+        view = self.messages
+        if where == "page_up":
+            view.scroll_page_up(animate=False)
+        elif where == "page_down":
+            view.scroll_page_down(animate=False)
+        elif where == "home":
+            view.scroll_home(animate=False)
+        else:
+            view.follow()
+
+    def action_home_end(self, where: str) -> None:
+        """Home / End while the prompt is empty (or not focused): top / bottom of the conversation."""
+        self.action_scroll_messages(where)
+
+    def action_request_quit(self) -> None:
+        """Ctrl+Q: quit; while a turn runs, only the second press in a row (the turn is stopped on the way out)."""
+        if self.turn_running and not self.quit_armed:
+            self.quit_armed = True
+            self.notify(QUIT_QUESTION, severity="warning")
+            self._show_status()
+            return
+        self.conversation.cancel_turn()
         self.exit(0)
 
     # --- input ------------------------------------------------------------------------------------
@@ -272,13 +378,24 @@ class AgentApp(App[int]):
             self.notify("Press Ctrl+Q (or type /quit) to leave agentcli.")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """"Stop turn" is shown disabled while no turn runs."""
+        """Esc is "Back to prompt" away from the prompt, else "Stop turn" (shown disabled while no turn runs);
+        the scrolling and mode keys work on the main screen only; Home / End only while the prompt is empty
+        or no text entry has the focus (else they move along its line)."""
+        prompt_focused = self.focused is self.prompt
+        if action == "focus_prompt":
+            return self.on_main_screen and not prompt_focused
         if action == "stop_turn":
+            if self.on_main_screen and not prompt_focused:
+                return False
             return True if self.turn_running else None
+        if action in MAIN_SCREEN_ACTIONS and not self.on_main_screen:
+            return False
+        if action == "home_end":  # in a text (the prompt's, or a search box's) they move along its line
+            return not self._text_entry_focused() or (prompt_focused and not self.prompt.text)
         return True
 
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
-        """`x` on a block: cancel that subagent only."""
+        """Ctrl+X on a running block: cancel that subagent only."""
         self._cancel_task(message.task_id)
 
     @work(group="cancel", exit_on_error=False)

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
+from agentcli.ui.keys import keys_help
 from agentcli.ui.model import format_seconds
 
 if TYPE_CHECKING:
@@ -37,11 +38,7 @@ class CommandHost(Protocol):
 
 Handler = Callable[[CommandHost, str], Awaitable[None]]
 
-KEYS_HELP = (
-    "Keys: Enter sends · Shift+Enter or Ctrl+J new line · Up/Down (first/last line) history · "
-    "Esc stops the running turn · Tab moves focus; on a subagent block: Enter expands/collapses, "
-    "x cancels that subagent · Ctrl+Q quits. While a turn runs, new prompts are refused (Esc stops it)."
-)
+KEYS_HELP = keys_help() + "\nWhile a turn runs, new prompts are refused (Esc stops it); /commands still run."
 
 
 async def _help(host: CommandHost, arg: str) -> None:

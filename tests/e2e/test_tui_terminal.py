@@ -45,3 +45,53 @@ def test_tui_in_a_real_terminal(tmp_path: Path) -> None:
         term.press("C-q")
         assert term.wait_until_exited() == 0
     server.assert_done()
+
+
+def _wait_gone(term: AgentcliTerminal, text: str, timeout: float = 30) -> str:
+    """Wait until `text` is no longer on screen; the screen then."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while text in (screen := term.screen()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} stayed on screen:\n{screen}")
+        time.sleep(0.05)
+    return screen
+
+
+def test_keys_in_a_real_terminal_tab_then_type_page_up_and_ctrl_q_during_a_turn(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rows = "\n".join(f"- row {n:02d}" for n in range(1, 81))
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="show rows"),
+             reply=Reply(text=f"TOP OF ANSWER\n\n{rows}\n")),
+        Step(match=Match(system_contains=MAIN, last_user_contains="hello there"), reply=Reply(text="never"),
+             latency_ms=30_000),
+    ])
+    with (FakeLLMServer(script) as server,
+          AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws) as term):
+        term.wait_for("agentcli")
+        term.type("show rows")
+        term.press("Enter")
+        term.wait_for("row 80")
+        # Tab takes the focus away from the prompt (as if to complete); what is typed next still lands there.
+        term.press("Tab")
+        term.type("hello there")
+        screen = term.wait_for("hello there")
+        prompt_lines = [line for line in screen.splitlines() if "hello there" in line]
+        assert len(prompt_lines) == 1 and "│" in prompt_lines[0], screen  # inside the prompt's border
+        # PageUp scrolls the conversation while the focus is in the prompt; PageDown comes back.
+        term.press("PPage")
+        screen = _wait_gone(term, "row 80")
+        assert "hello there" in screen and "row " in screen, screen
+        term.press("NPage", "NPage", "NPage")
+        term.wait_for("row 80")
+        # The typed text is a real prompt: Enter sends it. During the turn Ctrl+Q asks once, then quits.
+        term.press("Enter")
+        term.wait_for("working")
+        term.press("C-q")
+        term.wait_for("again to quit")
+        term.press("C-q")
+        assert term.wait_until_exited() == 0
+        assert "(agentcli --resume ses" in term.scrollback()

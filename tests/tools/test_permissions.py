@@ -228,6 +228,75 @@ async def test_failing_approver_refuses_instead_of_crashing(ctx: ToolContext) ->
     assert not decision.allowed and "screen closed" in decision.reason
 
 
+async def test_accept_edits_runs_file_edits_but_asks_for_bash(ctx: ToolContext) -> None:
+    approver = ScriptedApprover("deny", "allow_once")
+    policy = PermissionPolicy("accept_edits", deny=["Write(secrets/**)"], approver=approver)
+    assert (await check(policy, ctx, "Edit", **edit_args("src/a.py"))).allowed
+    assert (await check(policy, ctx, "Write", file_path="b.py", content="")).allowed
+    one_edit = [{"old_string": "a", "new_string": "b"}]
+    assert (await check(policy, ctx, "MultiEdit", file_path="c.py", edits=one_edit)).allowed
+    assert approver.requests == []  # no edit was asked
+    assert not (await check(policy, ctx, "Bash", command="make")).allowed  # Bash asks: the person said no
+    assert [r.tool for r in approver.requests] == ["Bash"]
+    assert not (await check(policy, ctx, "Write", file_path="secrets/k.txt", content="")).allowed  # deny wins
+    assert (await check(policy, ctx, "Edit", **edit_args(".git/config"))).allowed  # a guarded edit is asked
+    assert [r.target for r in approver.requests] == ["make", ".git/config"]
+
+
+async def test_accept_edits_in_a_one_shot_refuses_bash_with_its_reason(ctx: ToolContext) -> None:
+    policy = PermissionPolicy.from_settings(PermissionsSettings(mode="accept_edits"), oneshot=True)
+    assert policy.mode == "accept_edits"
+    assert (await check(policy, ctx, "Edit", **edit_args("src/a.py"))).allowed
+    refused = await check(policy, ctx, "Bash", command="pytest -q")
+    assert not refused.allowed and "non-interactive run" in refused.reason
+
+
+def test_the_mode_cycle_is_ask_accept_edits_readonly_and_auto_only_when_started_in_it() -> None:
+    policy = PermissionPolicy("ask")
+    seen = []
+    for _ in range(4):
+        policy.set_mode(policy.next_mode())
+        seen.append(policy.mode)
+    assert seen == ["accept_edits", "readonly", "ask", "accept_edits"]
+    assert PermissionPolicy("readonly").next_mode() == "ask"
+    started_auto = PermissionPolicy("auto")
+    assert started_auto.mode_cycle() == ("ask", "accept_edits", "readonly", "auto")
+    assert started_auto.next_mode() == "ask"
+
+
+async def test_a_mode_change_decides_the_requests_still_queued(ctx: ToolContext) -> None:
+    requests: list[PermissionRequest] = []
+    answer: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+
+    async def approver(request: PermissionRequest) -> Approval:
+        requests.append(request)
+        return await answer  # the others queue meanwhile
+
+    policy = PermissionPolicy("ask", approver=approver)
+    first = asyncio.create_task(check(policy, ctx, "Bash", command="make"))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    queued = [asyncio.create_task(check(policy, ctx, "Edit", **edit_args("a.py"))),
+              asyncio.create_task(check(policy, ctx, "Bash", command="make test"))]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    policy.set_mode("readonly")  # the person pressed Shift+Tab while the Bash question was open
+    answer.set_result("allow_once")
+    assert (await first).allowed  # the question already asked keeps its answer
+    edit, bash = await asyncio.gather(*queued)
+    assert not edit.allowed and not bash.allowed and "readonly mode" in bash.reason
+    assert len(requests) == 1
+
+
+def test_the_permission_modes_are_one_vocabulary() -> None:
+    from typing import get_args
+
+    from agentcli.status import PERMISSION_MODE_STRICTNESS, PermissionMode
+
+    assert set(get_args(PermissionsSettings.model_fields["mode"].annotation)) == set(get_args(PermissionMode))
+    assert set(PERMISSION_MODE_STRICTNESS) == set(get_args(PermissionMode))
+
+
 def test_rule_parsing() -> None:
     assert PermissionRule.parse("bash(git status*)") == PermissionRule("Bash", "git status*", "bash(git status*)")
     assert PermissionRule.parse("multiedit").tool == "MultiEdit"

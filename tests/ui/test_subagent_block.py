@@ -174,7 +174,7 @@ async def test_cancelling_one_block_leaves_its_siblings_running(make_app: MakeAp
             block_view(app, hanging).header.focus()
             await pilot.pause()
             assert "cancel_subagent" in {b.binding.action for b in app.active_bindings.values()}
-            await pilot.press("x")
+            await pilot.press("ctrl+x")
             await wait_for(pilot, lambda: hanging.status == "cancelled")
             assert quick.status == "running"  # the sibling goes on
             assert app.turn_running  # and so does the parent

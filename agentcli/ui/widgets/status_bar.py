@@ -1,14 +1,56 @@
-"""The status bar: model, session tokens and cost, running subagents, and what the app is doing."""
+"""The status bar: permission mode, model, session tokens and cost, context, running subagents, and what the app
+is doing.
+
+It degrades by priority when the terminal is narrow: what the person must act on or know about stays (the
+state, such as "waiting for your approval", how many subagents run, the permission mode), while the
+model, tokens, cost and context shrink, then go. `DEGRADE_STEPS` is the order; each step shortens one part
+to its next form, until the line fits.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual import events
 from textual.content import Content
 from textual.widgets import Static
 
 from agentcli.figures import compact_tokens, context_text, format_cost
 from agentcli.text import terminal_safe
+
+LOADING = "loading the model SDK…"
+READY = "ready"
+WORKING = "working… (Esc to stop)"
+APPROVAL = "waiting for your approval"
+QUIT_ARMED = "press Ctrl+Q again to quit"
+
+#: Shorter forms of each state the app shows, longest first (an unknown state has no shorter form).
+STATE_FORMS: dict[str, tuple[str, ...]] = {
+    LOADING: (LOADING, "loading…"),
+    READY: (READY,),
+    WORKING: (WORKING, "working…"),
+    APPROVAL: (APPROVAL, "approval waiting", "approval"),
+    QUIT_ARMED: (QUIT_ARMED, "Ctrl+Q again quits", "^Q again"),
+}
+#: How each permission mode reads: the full label, then the shortest that still says it.
+MODE_FORMS: dict[str, tuple[str, str]] = {
+    "ask": ("ask", "ask"),
+    "accept_edits": ("accept edits", "edits"),
+    "readonly": ("read-only (plan)", "read-only"),
+    "auto": ("auto-approve", "auto"),
+}
+MODE_HINT = " (shift+tab)"
+WIDE, NARROW = "  ·  ", " · "
+
+Piece = tuple[str, str] | str
+Form = tuple[Piece, ...]  # an empty form: the part is not shown
+
+#: The order in which parts give way to a narrow terminal: (part, its next form). "sep" narrows separators.
+DEGRADE_STEPS: tuple[str, ...] = (
+    "model", "mode", "tokens", "sep", "context", "agents", "cost", "tokens",
+    "model", "context", "agents", "state", "state", "mode",
+)
+ORDER = ("mode", "model", "tokens", "cost", "context", "agents", "state")  # left to right
 
 
 @dataclass(frozen=True)
@@ -21,12 +63,85 @@ class Status:
     cost_usd: float | None = None
     running: int = 0
     queued: int = 0
-    state: str = "ready"  # loading… | ready | working… | approval needed
+    state: str = READY  # LOADING | READY | WORKING | APPROVAL | QUIT_ARMED
     context: tuple[int, int] | None = None  # the main agent's context: (tokens used, window)
+    mode: str = "ask"  # the permission mode (tools.permissions.Mode)
+
+
+def _agents_forms(running: int, queued: int) -> tuple[Form, ...]:
+    """`3 subagents running, 2 queued` → `3 running, 2 queued` → `●3 ◌2` (the blocks' own icons)."""
+    if not running and not queued:
+        return ((),)
+    forms = [f"{running} subagent{'s' if running != 1 else ''} running", f"{running} running", f"●{running}"]
+    if queued:
+        forms = [f"{forms[0]}, {queued} queued", f"{forms[1]}, {queued} queued", f"{forms[2]} ◌{queued}"]
+    return tuple(((form, "$accent"),) for form in forms)
+
+
+def _mode_forms(mode: str) -> tuple[Form, ...]:
+    """`⏵ accept edits (shift+tab)` → `⏵ accept edits` → `edits`; the looser modes in warning colour."""
+    label, brief = MODE_FORMS.get(mode, (mode, mode))
+    style = "$warning" if mode in ("accept_edits", "auto") else "$success" if mode == "readonly" else ""
+    marker = ("⏵ ", "$text-muted")
+    return (marker, (label, style), (MODE_HINT, "$text-muted")), (marker, (label, style)), ((brief, style),)
+
+
+def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
+    """Every part of the line with its forms, longest first."""
+    muted = "$text-muted"
+    model = terminal_safe(status.model)
+    in_out = f"{compact_tokens(status.input_tokens)} in / {compact_tokens(status.output_tokens)} out"
+    parts: dict[str, tuple[Form, ...]] = {
+        "mode": _mode_forms(status.mode),
+        "model": ((("model ", muted), (model, "bold")), ((model, "bold"),), ()),
+        "tokens": ((in_out,), (f"{compact_tokens(status.input_tokens + status.output_tokens)} tok",), ()),
+        "cost": ((format_cost(status.cost_usd),), ()),
+        "context": ((),),
+        "agents": _agents_forms(status.running, status.queued),
+    }
+    if status.context is not None and status.context[1] > 0:
+        used, window = status.context
+        style = "$error" if used >= 0.9 * window else "$warning" if used >= 0.7 * window else ""
+        parts["context"] = (
+            (("context ", muted), (context_text(used, window), style)),
+            ((f"ctx {100 * used / window:.0f}%", style),),
+            (),
+        )
+    state_style = "bold $warning" if status.state in (APPROVAL, QUIT_ARMED) else "italic"
+    parts["state"] = tuple(((form, state_style),) for form in STATE_FORMS.get(status.state, (status.state,)))
+    return parts
+
+
+def fit(status: Status, width: int) -> Content:
+    """The status line, shortened part by part (DEGRADE_STEPS) until it fits in `width` cells."""
+    forms = part_forms(status)
+    level = dict.fromkeys(forms, 0)
+    sep = WIDE
+
+    def line() -> Content:
+        pieces: list[Piece] = []
+        for name in ORDER:
+            form = forms[name][level[name]]
+            if form:
+                if pieces:
+                    pieces.append((sep, "$text-muted"))
+                pieces.extend(form)
+        return Content.assemble(*pieces)
+
+    content = line()
+    for step in DEGRADE_STEPS:
+        if content.cell_length <= width:
+            break
+        if step == "sep":
+            sep = NARROW
+        elif level[step] + 1 < len(forms[step]):
+            level[step] += 1
+        content = line()
+    return content
 
 
 class StatusBar(Static):
-    """One line under the input; re-rendered only when something in it changed."""
+    """One line under the input; re-rendered when something in it changed or its width did."""
 
     def __init__(self) -> None:
         super().__init__(id="status-bar")
@@ -37,23 +152,17 @@ class StatusBar(Static):
         if status == self._shown:
             return
         self._shown = status
-        parts: list[tuple[str, str] | str] = [
-            ("model ", "$text-muted"), (terminal_safe(status.model), "bold"),
-            ("  ·  ", "$text-muted"),
-            f"{compact_tokens(status.input_tokens)} in / {compact_tokens(status.output_tokens)} out",
-            ("  ·  ", "$text-muted"), format_cost(status.cost_usd),
-        ]
-        if status.context is not None:
-            used, window = status.context
-            style = "$error" if used >= 0.9 * window else "$warning" if used >= 0.7 * window else ""
-            parts += [("  ·  ", "$text-muted"), ("context ", "$text-muted"), (context_text(used, window), style)]
-        if status.running or status.queued:
-            text = f"{status.running} subagent{'s' if status.running != 1 else ''} running"
-            if status.queued:
-                text += f", {status.queued} queued"
-            parts += [("  ·  ", "$text-muted"), (text, "$accent")]
-        parts += [("  ·  ", "$text-muted"), (status.state, "italic")]
-        self.update(Content.assemble(*parts))
+        self._paint()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Fit the line to the new width."""
+        self._paint()
+
+    def _paint(self) -> None:
+        if self._shown is None:
+            return
+        width = self.content_size.width
+        self.update(fit(self._shown, width if width > 0 else 10_000))
 
     @property
     def shown(self) -> Status | None:

@@ -121,7 +121,7 @@ class SubagentBlock(Widget):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_block", "Expand/collapse"),
-        Binding("x", "cancel_subagent", "Cancel subagent"),
+        Binding("ctrl+x", "cancel_subagent", "Cancel subagent"),  # never a text key: those go to the prompt
     ]
 
     collapsed: reactive[bool] = reactive(False, init=False)
@@ -246,9 +246,9 @@ class SubagentBlock(Widget):
             self.post_message(self.CancelRequested(self.item.task_id))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancel is shown disabled once the subagent has finished."""
+        """Cancel is offered only while the subagent runs (or waits for a slot)."""
         if action == "cancel_subagent":
-            return True if self.item.active else None
+            return self.item.active
         return True
 
     def on_block_header_toggle(self, event: BlockHeader.Toggle) -> None:

@@ -1,0 +1,64 @@
+"""Every key of the TUI, in one table: `/help` prints it, and a test holds the app's bindings to it.
+
+The focus model it describes (`AgentApp` implements it):
+- Text keys always reach the prompt: a printable key (or a paste) while the focus is elsewhere on the main
+  screen (a block, a tool line, the conversation after a click) moves the focus back to the prompt and is
+  typed there, in order. So no widget of the main screen binds a printable key: acting on a focused block
+  takes a key that cannot be typed by accident (Enter, Ctrl+X).
+- Esc goes back to the prompt when the focus is elsewhere; in the prompt it stops the running turn (and
+  every subagent under it). Ctrl+C stops the turn from anywhere. In a dialog, Esc is the dialog's "no".
+- PgUp / PgDn scroll the conversation wherever the focus is (the prompt is short: Up / Down move in it);
+  Ctrl+Home / Ctrl+End go to its top / bottom (the bottom follows new output again). Home / End do that
+  too while the prompt is empty; with text in the prompt they move to the start / end of its line.
+- Shift+Tab cycles the permission mode, ask → accept edits → read-only (plan) → ask (`auto` joins the cycle
+  only in a session started in it); the status bar shows the mode. It applies to the next tool call of
+  the main agent and of every subagent. It is the person's own choice at the keyboard, so it may loosen
+  a mode an untrusted project's config narrowed (that rule is about files in the workspace).
+- Ctrl+Q quits; while a turn runs, the first Ctrl+Q only says that a second one stops the turn and quits
+  (any other key, or the turn's end, takes that back). On the way out the session's id is printed.
+- Tab and Esc move the focus at once, as the app takes them from the terminal, so keys typed right behind
+  them (before the screen caught up) go where the new focus says. A widget that wants Tab or Esc for
+  itself (the prompt completing a word, a search box closing) returns True from `check_consume_key` for
+  it while it does, and Textual leaves the key to it.
+"""
+
+from __future__ import annotations
+
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the prompt (a /command runs at once)"),
+    ("Shift+Enter, Ctrl+J", "new line in the prompt"),
+    ("Up / Down", "earlier prompts (from the prompt's first / last line)"),
+    ("any text key", "types into the prompt, wherever the focus is"),
+    ("Esc", "back to the prompt; in the prompt: stop the running turn and every subagent"),
+    ("Ctrl+C", "stop the running turn (from anywhere); else copy the prompt's selection"),
+    ("Shift+Tab", "permission mode: ask → accept edits → read-only (plan); shown in the status bar"),
+    ("PgUp / PgDn", "scroll the conversation"),
+    ("Ctrl+Home / Ctrl+End", "top / bottom of the conversation (Home / End too while the prompt is empty)"),
+    ("Tab", "move the focus to the blocks and tool lines"),
+    ("Enter on a block or tool line", "expand / collapse it"),
+    ("Ctrl+X on a running block", "cancel that subagent only (its siblings and the parent go on)"),
+    ("y / a / n, Esc in an approval", "allow once / allow always / deny"),
+    ("Ctrl+Q", "quit (while a turn runs: twice, and the turn is stopped)"),
+)
+
+#: How a binding's key is written in KEYS (Textual's key names → the names people read).
+KEY_NAMES = {
+    "escape": "Esc", "enter": "Enter", "tab": "Tab", "shift+tab": "Shift+Tab", "pageup": "PgUp",
+    "pagedown": "PgDn", "home": "Home", "end": "End", "ctrl+home": "Ctrl+Home", "ctrl+end": "Ctrl+End",
+    "up": "Up", "down": "Down", "shift+enter": "Shift+Enter",
+}
+
+
+def key_name(key: str) -> str:
+    """`ctrl+x` → `Ctrl+X`, `pageup` → `PgUp`, `y` → `y`."""
+    if key in KEY_NAMES:
+        return KEY_NAMES[key]
+    if key.startswith("ctrl+"):
+        return "Ctrl+" + key.removeprefix("ctrl+").upper()
+    return key
+
+
+def keys_help() -> str:
+    """The keys as `/help` lists them."""
+    width = max(len(keys) for keys, _ in KEYS)
+    return "\n".join(["Keys:"] + [f"  {keys:<{width}}  {what}" for keys, what in KEYS])
