@@ -52,6 +52,14 @@ def token_at(text: str, cursor: int) -> Token | None:
     if text.startswith("/") and not any(ch.isspace() for ch in text[:cursor]):
         end = next((i for i, ch in enumerate(text) if ch.isspace()), len(text))
         return Token("command", 0, end, text[1:cursor])
+    quoted = text.rfind('@"', 0, cursor)
+    if quoted >= 0 and '"' not in text[quoted + 2 : cursor] and "\n" not in text[quoted:cursor] and (
+        quoted == 0 or text[quoted - 1] in _OPENERS
+    ):  # `@"my no` (a path with spaces, being typed)
+        close = text.find('"', cursor)
+        newline = text.find("\n", cursor)
+        end = close + 1 if close >= 0 and (newline < 0 or close < newline) else cursor
+        return Token("path", quoted, end, text[quoted + 2 : cursor])
     start = cursor
     while start > 0 and not text[start - 1].isspace():
         start -= 1
@@ -95,11 +103,13 @@ def rank_paths(query: str, entries: list[str], limit: int = MAX_SHOWN) -> list[s
     fuzzy: list[str] = []
     for entry in entries:
         low = entry.casefold()
+        if low == q:
+            continue  # already complete
         if not q:
-            if "/" in entry.rstrip("/"):
-                continue
-            tier = 0
-        elif low.startswith(q):
+            if "/" not in entry.rstrip("/"):
+                scored.append((0, 0, 0, entry))  # the top level, in name order
+            continue
+        if low.startswith(q):
             tier = 0 if "/" not in low[len(q) :].rstrip("/") else 2
         elif last and low.rstrip("/").rsplit("/", 1)[-1].startswith(last) and q.rsplit("/", 1)[0] in low:
             tier = 1

@@ -157,7 +157,7 @@ async def attach_mentions(text: str, ctx: ToolContext) -> tuple[list[Attachment]
     left_out = 0
     for mention in find_mentions(text):
         if len(attachments) >= MAX_MENTIONS:
-            left_out += 1
+            left_out += _named(ctx, mention.path)
             continue
         attachment = await attach_one(mention.path, ctx)
         if attachment is not None and attachment.path not in seen:
