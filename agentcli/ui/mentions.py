@@ -166,6 +166,14 @@ async def attach_mentions(text: str, ctx: ToolContext) -> tuple[list[Attachment]
     return attachments, left_out
 
 
+_FRAME_HEAD = re.compile(r'^<attached_file path="([^"\n]*)">\n')
+
+
+def attached_paths(texts: list[str]) -> list[str]:
+    """The paths of the attachment frames among a stored user message's text blocks (for a resumed transcript)."""
+    return [m.group(1).replace("&quot;", '"') for text in texts if (m := _FRAME_HEAD.match(text))]
+
+
 def user_message(prompt: str, extras: list[str]) -> str | Message:
     """What the main agent receives: the prompt alone, or the prompt's text block followed by one block per
     framed extra (attached files, output of the person's commands). The prompt stays the first block, which

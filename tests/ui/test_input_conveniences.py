@@ -272,3 +272,30 @@ async def test_export_writes_the_transcript_with_subagent_blocks_summarised(make
             await wait_for(pilot, lambda: notes(app)[-1].startswith("/export: Path"))
             assert not (workspace.parent / "escape.md").exists()
     server.assert_done()
+
+
+async def test_a_resumed_transcript_shows_the_prompt_and_its_attachment_lines_not_the_files(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
+    from agentcli.store.db import Store
+
+    steps = [
+        Step(match=Match(last_user_contains="def login(user)"), reply=Reply(text="Read it.")),
+        Step(match=Match(last_user_contains="something else"), reply=Reply(text="Other.")),
+    ]
+    with FakeLLMServer(Script(steps=steps)) as server:
+        app = make_app(server, store=Store.open(tmp_path / "agentcli.db"))
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "read @src/auth.py")
+            await idle(pilot)
+            first = app.conversation.session.id
+            await submit(pilot, "/new")
+            await wait_for(pilot, lambda: notes(app)[-1].startswith("Started a new session."))
+            await submit(pilot, "something else")
+            await idle(pilot)
+            await submit(pilot, f"/resume {first}")
+            await wait_for(pilot, lambda: any(n.startswith("Resumed session") for n in notes(app)))
+            await idle(pilot)
+            assert notes(app)[:2] == ["read @src/auth.py", "📎 src/auth.py (attached)"]
+            assert "def login" not in " ".join(notes(app))
+    server.assert_done()
