@@ -43,6 +43,11 @@ async def test_an_at_mention_completes_and_attaches_the_file(make_app: MakeApp, 
             await wait_for(pilot, lambda: listing.shown, what="the path index to be built and the list shown")
             assert [c.label for c in listing.candidates] == ["src/auth.py"]
             assert "src/auth.py" in screen_text(app)
+            await pilot.press(*["backspace"] * 4)  # back to `@s`: folders complete, and the list goes on inside
+            await wait_for(pilot, lambda: [c.label for c in listing.candidates][:1] == ["src/"])
+            await pilot.press("tab")
+            assert app.prompt.text == "explain @src/"
+            await wait_for(pilot, lambda: [c.label for c in listing.candidates] == ["src/auth.py", "src/config.py"])
             await pilot.press("tab")
             assert app.prompt.text == "explain @src/auth.py " and not listing.shown
             await pilot.press("enter")

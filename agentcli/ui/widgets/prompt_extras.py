@@ -50,8 +50,10 @@ class CompletionList(Static, can_focus=False):
         return self.candidates[self.index] if self.candidates else None
 
     def show(self, token: Token, candidates: list[Candidate]) -> None:
-        """List `candidates` for `token` (an empty list hides it); the highlight stays on the same label if it can."""
-        label = self.selected.label if self.selected else None
+        """List `candidates` for `token` (an empty list hides it); for the same word (the index was rebuilt) the
+        highlight stays on the same label if it can, else it starts at the best."""
+        same = self.token is not None and self.token.query == token.query
+        label = self.selected.label if self.selected and same else None
         self.token = token
         self.candidates = candidates
         labels = [c.label for c in candidates]

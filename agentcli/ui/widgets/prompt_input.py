@@ -179,10 +179,9 @@ class PromptInput(TextArea):
         end = token.end
         if chosen.insert.endswith(" ") and text[end : end + 1] == " ":
             end += 1  # do not double the space after it
+        self._keyed = not chosen.final  # a folder: the list goes on with its entries once the text changed
         self.replace(chosen.insert, self._location(token.start), self._location(end))
         self.move_cursor(self._location(token.start + len(chosen.insert)))
-        if not chosen.final:
-            self.refresh_completion()  # into the folder
 
     # --- history ----------------------------------------------------------------------------------
 
