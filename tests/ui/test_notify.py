@@ -51,3 +51,24 @@ def test_modes() -> None:
     off.approval_waiting("main", "Bash: x")
     off.turn_ended(999, "completed")
     assert off.sent == []
+
+
+def test_the_terminal_driver_hands_its_writer_to_the_apps_notifier() -> None:
+    from agentcli.ui.notify import with_terminal_writes
+
+    class FakeDriver:
+        def __init__(self, app: object, *, debug: bool = False, mouse: bool = True, size: object = None) -> None:
+            self.app = app
+            self.out: list[str] = []
+
+        def write(self, data: str) -> None:
+            self.out.append(data)
+
+    class FakeApp:
+        notifier = Notifier("osc", 30, {"TERM_PROGRAM": "ghostty"})
+
+    driver_class = with_terminal_writes(FakeDriver)  # type: ignore[arg-type]
+    driver = driver_class(FakeApp(), debug=False, mouse=True, size=None)  # type: ignore[call-arg]
+    assert isinstance(driver, FakeDriver)
+    FakeApp.notifier.approval_waiting("main", "Bash: ls")
+    assert driver.out == ["\x1b]9;agentcli: approval needed: [main] wants to run Bash: ls\x07"]

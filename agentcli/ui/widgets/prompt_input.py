@@ -64,6 +64,7 @@ class PromptInput(TextArea):
         self._search: _Search | None = None
         self._keyed = False  # the next change comes from a key the person pressed
         self._closed_at: str | None = None  # Esc closed the list on this text: keep it closed until it changes
+        self._indexing = False  # the path index is being built in a worker thread
 
     # --- keys -------------------------------------------------------------------------------------
 
@@ -156,16 +157,20 @@ class PromptInput(TextArea):
             return
         if self.paths is None:
             return
-        if self.paths.stale:
-            self.run_worker(self._build_index, thread=True, group="path-index", exclusive=True, exit_on_error=False)
+        if self.paths.stale and not self._indexing:
+            self._indexing = True
+            self.run_worker(self._build_index, thread=True, group="path-index", exit_on_error=False)
         self.completions.show(token, path_candidates(token.query, self.paths.entries))
 
     def _build_index(self) -> None:
         assert self.paths is not None
-        self.paths.build()
-        self.app.call_from_thread(self._index_built)
+        try:
+            self.paths.build()
+        finally:
+            self.app.call_from_thread(self._index_built)
 
     def _index_built(self) -> None:
+        self._indexing = False
         if token_at(self.text, self._offset()) is not None and self._closed_at is None:
             self.refresh_completion()
 
