@@ -285,7 +285,8 @@ class AgentApp(App[int]):
     def _turn_over(self, outcome: str, started: float) -> None:
         """Ring when a long turn ends; send the prompts queued meanwhile, or give them back when it did not complete."""
         said = {"cancelled": "was stopped", "budget_exceeded": "stopped at the budget"}.get(outcome, outcome)
-        self.notifier.turn_ended(time.monotonic() - started, said)
+        if said != "was stopped":  # the person stopped it: they are looking already
+            self.notifier.turn_ended(time.monotonic() - started, said)
         queued = self.prompt.take_queued()
         if not queued:
             return

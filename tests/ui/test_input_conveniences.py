@@ -101,6 +101,10 @@ async def test_slash_commands_complete(make_app: MakeApp) -> None:
             await pilot.press("enter")  # and sends a complete one
             await pilot.pause()
             assert notes(app)[-1].startswith("Tokens:")
+            await _type(pilot, "see @nothing-matches")
+            await pilot.press("tab")  # in a word being completed Tab never moves focus away, list or not
+            await _type(pilot, "x")
+            assert app.focused is app.prompt and app.prompt.text == "see @nothing-matchesx"
 
 
 COMMAND = "printf 'hello-from-bash\\n\\033[31mred\\n'; echo key=${ANTHROPIC_API_KEY:-none}; pwd"

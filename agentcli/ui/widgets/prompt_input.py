@@ -78,6 +78,14 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             return
+        if key == "tab" and token_at(self.text, self._offset()) is not None:
+            event.stop()  # in a word being completed, Tab completes (or waits for the list): focus stays here
+            event.prevent_default()
+            self._closed_at = None
+            self.refresh_completion()
+            if self.completions.shown:
+                self._take_completion()
+            return
         if key == "enter":
             event.stop()
             event.prevent_default()
@@ -184,9 +192,11 @@ class PromptInput(TextArea):
         end = token.end
         if chosen.insert.endswith(" ") and text[end : end + 1] == " ":
             end += 1  # do not double the space after it
-        self._keyed = not chosen.final  # a folder: the list goes on with its entries once the text changed
+        self._keyed = not chosen.final  # a folder: the list goes on with its entries (now, and once the change lands)
         self.replace(chosen.insert, self._location(token.start), self._location(end))
         self.move_cursor(self._location(token.start + len(chosen.insert)))
+        if not chosen.final:
+            self.refresh_completion()
 
     # --- history ----------------------------------------------------------------------------------
 
