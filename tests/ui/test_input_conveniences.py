@@ -188,6 +188,8 @@ async def test_history_persists_per_workspace_and_ctrl_r_searches_it(make_app: M
             await pilot.press("up")
             assert prompt.text == "/tasks"  # from the earlier session
             prompt.load_text("draft")
+            await pilot.pause()
+            assert "History search" in screen_text(second)  # the footer offers it while the prompt has focus
             await pilot.press("ctrl+r", "h", "e")
             assert prompt.searching and prompt.text == "/help" and "history search: 'he'" in str(prompt.border_title)
             await pilot.press("ctrl+r")  # no older match: it stays, and says so

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -35,6 +37,8 @@ class _Search:
 
 class PromptInput(TextArea):
     """A TextArea that sends on Enter, recalls, searches and completes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+r", "history_search", "History search")]
 
     class Submitted(Message):
         """The person pressed Enter on a non-empty prompt."""
@@ -95,10 +99,6 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.insert("\n")
-        elif key == "ctrl+r":
-            event.stop()
-            event.prevent_default()
-            self._start_search()
         elif key not in _MOVES:
             self._keyed = True  # typing, deleting, pasting by key: completion follows
 
@@ -253,6 +253,10 @@ class PromptInput(TextArea):
     def searching(self) -> bool:
         """Whether Ctrl+R search is on."""
         return self._search is not None
+
+    def action_history_search(self) -> None:
+        """Ctrl+R: search the prompt history backwards."""
+        self._start_search()
 
     def _start_search(self) -> None:
         if self._search is None:
