@@ -310,3 +310,15 @@ async def test_a_resumed_transcript_shows_the_prompt_and_its_attachment_lines_no
             assert notes(app)[:2] == ["read @src/auth.py", "📎 src/auth.py (attached)"]
             assert "def login" not in " ".join(notes(app))
     server.assert_done()
+
+
+async def test_esc_stops_a_running_bang_command(make_app: MakeApp, workspace: Path) -> None:
+    with FakeLLMServer(Script(steps=[])) as server:
+        app = make_app(server)
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "!touch started; sleep 60; touch finished")
+            await wait_for(pilot, lambda: (workspace / "started").exists())
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: notes(app)[-1] == "! touch started; sleep 60; touch finished: stopped.")
+            assert not any(w.group == "shell" and not w.is_finished for w in app.workers)
+            assert not (workspace / "finished").exists() and not _notes_of(app, "shell")
