@@ -298,6 +298,11 @@ class AgentApp(App[int]):
         self.prompt.load_text(f"{text}\n\n{draft}" if draft else text)
         self.say(f"The turn {said}: your queued prompt is back in the input; Enter sends it.")
 
+    @property
+    def person_command_running(self) -> bool:
+        """Whether a `!command` runs (Esc stops it)."""
+        return any(worker.group == "shell" and not worker.is_finished for worker in self.workers)
+
     @work(group="shell", exit_on_error=False)
     async def _person_command(self, command: str) -> None:
         ctx = self.conversation.runner.tool_context(self.conversation.session)
@@ -362,7 +367,7 @@ class AgentApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """"Stop turn" is shown disabled while no turn runs."""
         if action == "stop_turn":
-            return True if self.turn_running else None
+            return True if self.turn_running or self.person_command_running else None
         return True
 
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
