@@ -249,6 +249,13 @@ class LoggingSettings(_Section):
         return value.lower() if isinstance(value, str) else value
 
 
+class UiSettings(_Section):
+    """`[ui]`: the TUI."""
+
+    notify: Literal["bell", "osc", "off"] = "bell"  # when an approval waits or a long turn ends
+    notify_after_seconds: float = Field(30.0, ge=0, le=86_400)  # a turn at least this long rings when it ends
+
+
 class Settings(BaseSettings):
     """The whole validated configuration.
 
@@ -266,6 +273,7 @@ class Settings(BaseSettings):
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    ui: UiSettings = Field(default_factory=UiSettings)
 
     @classmethod
     def settings_customise_sources(

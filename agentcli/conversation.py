@@ -23,7 +23,7 @@ from agentcli.agent.ledger import Ledger, Spend
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.events import EventBus
-from agentcli.llm.base import Provider, Usage
+from agentcli.llm.base import Message, Provider, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.prompts import project_instructions, render_system_prompt
@@ -227,8 +227,9 @@ class Conversation:
         """Whether a turn is running."""
         return self._turn is not None and not self._turn.done()
 
-    async def send(self, prompt: str) -> RunOutcome:
-        """Run one turn of the main agent on `prompt` (its subagents included)."""
+    async def send(self, prompt: str | Message) -> RunOutcome:
+        """Run one turn of the main agent on `prompt` (its subagents included); a `Message` carries extra text
+        blocks after the prompt's (the TUI's attached files)."""
         if self.busy:
             raise RuntimeError("a turn is already running")
         await self.prepare()

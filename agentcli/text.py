@@ -5,7 +5,8 @@
 a line), lone surrogates, and bidi overrides (which reorder what is shown). Each is replaced by a
 visible stand-in, so the text still says that something was there. `json_safe` does the same for
 JSON text, losslessly (as `\\uXXXX` escapes). `defang_tags` keeps text that agentcli frames
-(`<subagent_result>`, `<system-notice>`) from closing the frame or forging one.
+(`<subagent_result>`, `<system-notice>`, a file the person attached with `@path`, the output of a `!command`)
+from closing the frame or forging one.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"{_OPEN}(?P<rest>{_SEP})(?={words})", re.IGNORECASE)
 
 
-FRAME_NAMES = ("subagent_result", "system_notice", "compacted_context")
+FRAME_NAMES = ("subagent_result", "system_notice", "compacted_context", "attached_file", "person_command")
 _FRAME_TAG = _tag_pattern(FRAME_NAMES)
 
 

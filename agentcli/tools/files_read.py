@@ -184,7 +184,9 @@ class ReadTool(Tool[ReadArgs]):
             notes.append(f"{page.cut_lines} line(s) longer than {READ_MAX_LINE_CHARS} characters were cut.")
         if notes:
             body += "\n\n(" + " ".join(notes) + ")"
-        return ToolResult(body, metadata={"path": rel, "first_line": first, "last_line": shown_last})
+        return ToolResult(
+            body, metadata={"path": rel, "first_line": first, "last_line": shown_last, "total_lines": page.total}
+        )
 
 
 class LSArgs(ToolArgs):

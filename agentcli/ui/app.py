@@ -1,8 +1,10 @@
 """AgentApp: the interactive TUI. Thin: layout, keys, turns as workers; `UIRouter` maps events to widgets.
 
 The app paints and takes input at once: the provider SDK is imported by `Conversation.prepare()`
-in a background worker, and a turn waits for it. While a turn runs, a new prompt is refused with a
-note (Esc stops the turn); slash commands still work.
+in a background worker, and a turn waits for it. While a turn runs, a new prompt is queued (shown above
+the prompt, Up takes it back to edit) and sent when the turn completes; a stopped or failed turn puts
+it back into the input instead. Slash commands and `!commands` run at once. A prompt's `@path` mentions
+are attached (`ui.mentions`) and the output of earlier `!commands` rides along (`ui.person_command`).
 
 Keys and focus follow `ui/keys.py` (which `/help` prints): text keys always reach the prompt (`on_event`
 moves the focus back before Textual forwards the key), Esc returns to the prompt or stops the turn, PgUp /
@@ -22,6 +24,7 @@ import asyncio
 import gc
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,7 +36,12 @@ from textual.worker import Worker
 
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
-from agentcli.ui.commands import run_command
+from agentcli.ui.commands import COMMANDS, run_command
+from agentcli.ui.completion import PathIndex
+from agentcli.ui.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions, user_message
+from agentcli.ui.notify import Notifier, with_terminal_writes
+from agentcli.ui.person_command import is_person_command, run_person_command
+from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter, first_line
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
 from agentcli.ui.widgets.message_list import MessageList
@@ -44,13 +52,19 @@ from agentcli.ui.widgets.subagent_block import SubagentBlock
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from textual.driver import Driver
+
     from agentcli.config import LoadedConfig
     from agentcli.conversation import Conversation, Resumed
+    from agentcli.llm.base import Message
+    from agentcli.ui.model import Entry
 
 log = logging.getLogger(__name__)
 FRAME_SECONDS = 1 / 20  # batched rendering: at most 20 flushes a second
-WELCOME = ("Type a task and press Enter. /help lists commands and keys; Esc stops a running turn; "
-           "Shift+Tab changes the permission mode.")
+WELCOME = (
+    "Type a task and press Enter (@path attaches a file, !command runs a shell command). "
+    "/help lists commands and keys; Esc stops a running turn; Shift+Tab changes the permission mode."
+)
 QUIT_QUESTION = "Press Ctrl+Q again to quit: the running turn will be stopped."
 MAIN_SCREEN_ACTIONS = frozenset({"scroll_messages", "home_end", "cycle_mode", "move_focus"})
 
@@ -104,7 +118,15 @@ class AgentApp(App[int]):
         self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
-        self.prompt = PromptInput(id="prompt")
+        ui = conversation.settings.ui
+        self.notifier = Notifier(ui.notify, ui.notify_after_seconds)
+        self.prompt = PromptInput(
+            id="prompt",
+            history=PromptHistory.for_workspace(conversation.workspace),
+            commands={name: text for name, (_, text) in COMMANDS.items()},
+            paths=PathIndex(conversation.workspace, hidden=conversation.permissions.read_denied),
+        )
+        self._pending_context: list[str] = []  # framed output of the person's !commands, for the next prompt
         self.status_bar = StatusBar()
         self._sdk_ready = asyncio.Event()
         self._turn: Worker[None] | None = None
@@ -123,6 +145,8 @@ class AgentApp(App[int]):
         """Title, conversation, prompt, status, keys."""
         yield Header(show_clock=False, icon="◆")
         yield self.messages
+        yield self.prompt.queue_view
+        yield self.prompt.completions
         yield self.prompt
         yield self.status_bar
         yield Footer()
@@ -130,6 +154,7 @@ class AgentApp(App[int]):
     def on_mount(self) -> None:
         """Take input now; import the SDK in the background."""
         self.prompt.focus()
+        self.notifier.bell = self.bell
         self.router.add_note(self._welcome, "info")
         if self._resumed is not None:
             self._show_resumed(self._resumed)
@@ -139,6 +164,10 @@ class AgentApp(App[int]):
         self.set_interval(FRAME_SECONDS, self._frame)
         self.set_interval(1.0, self.router.tick)
         self._prepare()
+
+    def get_driver_class(self) -> type[Driver]:
+        """The terminal driver, handing its writer to the notifier (OSC notifications)."""
+        return with_terminal_writes(super().get_driver_class())
 
     def on_unmount(self) -> None:
         """Stop listening; deny whatever still waits for an answer."""
@@ -209,8 +238,14 @@ class AgentApp(App[int]):
         self.router.add_note(text, "error")
 
     async def reset_view(self) -> None:
-        """Empty the conversation view."""
+        """Empty the conversation view (a new or resumed session: earlier !command output is not carried over)."""
         self.router.reset()
+        self._pending_context.clear()
+
+    @property
+    def transcript(self) -> list[Entry]:
+        """The main transcript's entries (for /copy and /export)."""
+        return self.router.main.items
 
     async def show_history(self) -> None:
         """Show the current session's stored transcript (it was resumed)."""
@@ -320,19 +355,73 @@ class AgentApp(App[int]):
     # --- input ------------------------------------------------------------------------------------
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        """Enter: a slash command, or a prompt for the main agent."""
+        """Enter: a slash command, a `!command`, or a prompt for the main agent (queued while a turn runs)."""
         text = message.text.strip()
         if is_command(text):
             self.prompt.accept()
             self._command(text)
             return
+        if is_person_command(text):
+            self.prompt.accept()
+            self.messages.follow()
+            self.router.add_note(text, "user")
+            self._person_command(text[1:].strip())
+            return
         if self.turn_running:
-            self.say("A turn is still running: wait for it, or press Esc to stop it. Your prompt is kept.")
+            self.prompt.enqueue(text)
             return
         self.prompt.accept()
+        self._start_turn(text)
+
+    def _start_turn(self, text: str) -> None:
         self.messages.follow()
         self.router.add_note(text, "user")
         self._turn = self._run_turn(text)
+
+    async def _user_message(self, prompt: str) -> str | Message:
+        """The prompt with its `@path` attachments and the output of earlier `!commands` (📎 lines shown)."""
+        ctx = self.conversation.runner.tool_context(self.conversation.session)
+        attachments, left_out = await attach_mentions(prompt, ctx)
+        lines = [attachment.line for attachment in attachments]
+        if left_out:
+            lines.append(f"{ATTACHMENT_MARK} {left_out} more not attached: at most {MAX_MENTIONS} per prompt")
+        if lines:
+            self.router.add_note("\n".join(lines), "attachment")
+        extras, self._pending_context = self._pending_context, []
+        return user_message(prompt, extras + [a.frame() for a in attachments if a.error is None])
+
+    def _turn_over(self, outcome: str, started: float) -> None:
+        """Ring when a long turn ends; send the prompts queued meanwhile, or give them back when it did not complete."""
+        said = {"cancelled": "was stopped", "budget_exceeded": "stopped at the budget"}.get(outcome, outcome)
+        if said != "was stopped":  # the person stopped it: they are looking already
+            self.notifier.turn_ended(time.monotonic() - started, said)
+        queued = self.prompt.take_queued()
+        if not queued:
+            return
+        text = "\n\n".join(queued)
+        if outcome == "completed":
+            self._start_turn(text)
+            return
+        draft = self.prompt.text.strip()
+        self.prompt.load_text(f"{text}\n\n{draft}" if draft else text)
+        self.say(f"The turn {said}: your queued prompt is back in the input; Enter sends it.")
+
+    @property
+    def person_command_running(self) -> bool:
+        """Whether a `!command` runs (Esc stops it)."""
+        return any(worker.group == "shell" and not worker.is_finished for worker in self.workers)
+
+    @work(group="shell", exit_on_error=False)
+    async def _person_command(self, command: str) -> None:
+        ctx = self.conversation.runner.tool_context(self.conversation.session)
+        try:
+            run = await run_person_command(command, ctx)
+        except asyncio.CancelledError:
+            self.say(f"! {command}: stopped.")
+            raise
+        self.router.add_note(run.note(), "error" if run.error else "shell")
+        if run.error is None:
+            self._pending_context.append(run.frame())
 
     @work(group="command", exit_on_error=False)
     async def _command(self, line: str) -> None:
@@ -344,15 +433,19 @@ class AgentApp(App[int]):
 
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, prompt: str) -> None:
-        await self._sdk_ready.wait()
+        started = time.monotonic()
         try:
-            outcome = await self.conversation.send(prompt)
+            message = await self._user_message(prompt)
+            await self._sdk_ready.wait()
+            outcome = await self.conversation.send(message)
         except asyncio.CancelledError:
             self.say("Turn stopped.")
+            self._turn_over("was stopped", started)
             raise
         except Exception as exc:
             log.exception("turn failed")
             self.say_error(f"error: {first_line(str(exc)) or type(exc).__name__}")
+            self._turn_over("failed", started)
             return
         if outcome.status == "cancelled":
             self.say("Turn stopped.")
@@ -360,9 +453,11 @@ class AgentApp(App[int]):
             self.say_error(f"Turn stopped: {outcome.error or outcome.status}")
         elif outcome.status not in ("completed", "failed"):
             self.say(f"Turn ended: {outcome.status}" + (f" ({outcome.error})" if outcome.error else ""))
+        self._turn_over(outcome.status, started)
 
     def action_stop_turn(self) -> None:
-        """Esc: stop the running turn and every subagent under it."""
+        """Esc: stop the running turn and every subagent under it, and any `!command` still running."""
+        self.workers.cancel_group(self, "shell")
         if self.conversation.cancel_turn():
             return
         if self._turn is not None and not self._turn.is_finished:
@@ -387,7 +482,7 @@ class AgentApp(App[int]):
         if action == "stop_turn":
             if self.on_main_screen and not prompt_focused:
                 return False
-            return True if self.turn_running else None
+            return True if self.turn_running or self.person_command_running else None
         if action in MAIN_SCREEN_ACTIONS and not self.on_main_screen:
             return False
         if action == "home_end":  # in a text (the prompt's, or a search box's) they move along its line
@@ -422,6 +517,7 @@ class AgentApp(App[int]):
             screen = ApprovalScreen(request)
             self._approvals.add(answer)
             self.push_screen(screen, done)
+            self.notifier.approval_waiting(request.agent, f"{request.tool}: {request.summary}")
             try:
                 return await answer
             finally:

@@ -1,4 +1,5 @@
-"""Slash commands of the TUI: /help, /agents, /tasks, /model, /new (/clear), /resume, /cost, /compact, /quit."""
+"""Slash commands of the TUI: /help, /agents, /tasks, /model, /new (/clear), /resume, /cost, /compact, /copy,
+/export, /quit."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from agentcli.ui.model import format_seconds
 
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation, Resumed
+    from agentcli.ui.model import Entry
 
 
 class CommandHost(Protocol):
@@ -35,10 +37,20 @@ class CommandHost(Protocol):
 
     def quit_app(self) -> None: ...
 
+    @property
+    def transcript(self) -> list[Entry]: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
 
 Handler = Callable[[CommandHost, str], Awaitable[None]]
 
-KEYS_HELP = keys_help() + "\nWhile a turn runs, new prompts are refused (Esc stops it); /commands still run."
+KEYS_HELP = keys_help() + (
+    "\nCtrl+R searches the prompt history (kept per workspace). / at the start lists commands and @ lists "
+    "workspace paths: Tab completes. @path attaches that file to the prompt; !command runs a shell command (its "
+    "output goes with your next prompt). A prompt sent while a turn runs is queued and sent when it ends (Up in "
+    "an empty prompt takes it back to edit); /commands run at once."
+)
 
 
 async def _help(host: CommandHost, arg: str) -> None:
@@ -177,6 +189,48 @@ async def _compact(host: CommandHost, arg: str) -> None:
         host.say("Nothing to compact yet: the context holds only the latest exchange.")
 
 
+async def _copy(host: CommandHost, arg: str) -> None:
+    from agentcli.ui.export import last_answer, last_code_block, transcript_markdown
+
+    what = arg.strip().lower()
+    if what in ("", "answer"):
+        text, name = last_answer(host.transcript), "the last answer"
+    elif what == "code":
+        text, name = last_code_block(host.transcript), "the last code block"
+    elif what == "all":
+        conversation = host.conversation
+        text, name = transcript_markdown(host.transcript, session_id=conversation.session.id,
+                                         workspace=str(conversation.workspace),
+                                         model=conversation.model.display), "the transcript (Markdown)"
+    else:
+        host.say_error("/copy: say /copy (the last answer), /copy code (its last code block) or /copy all")
+        return
+    if not text:
+        host.say_error(f"/copy: there is no {name.removeprefix('the ')} yet")
+        return
+    host.copy_to_clipboard(text)
+    lines = text.count("\n") + 1
+    host.say(f"Copied {name} ({lines} line{'s' if lines != 1 else ''}) to the clipboard "
+             "(OSC 52: most terminals take it; some, e.g. macOS Terminal, or tmux without set-clipboard, do not).")
+
+
+async def _export(host: CommandHost, arg: str) -> None:
+    from agentcli.ui.export import ExportError, export_target, transcript_markdown, write_export
+
+    conversation = host.conversation
+    session = conversation.session
+    target, force = export_target(arg, session.id)
+    text = transcript_markdown(host.transcript, session_id=session.id, workspace=str(conversation.workspace),
+                               model=conversation.model.display)
+    ctx = conversation.runner.tool_context(session)
+    try:
+        rel = await asyncio.to_thread(write_export, target, text, ctx, force=force)
+    except ExportError as exc:
+        host.say_error(f"/export: {exc}")
+        return
+    host.say(f"Exported the transcript to {rel} (the full session: agentcli sessions show {session.id}).")
+
+
 async def _quit(host: CommandHost, arg: str) -> None:
     host.quit_app()
 
@@ -191,6 +245,8 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "resume": (_resume, "resume a stored session of this workspace: /resume [ID] (a picker without an ID)"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
+    "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),
+    "export": (_export, "write the transcript as Markdown to a workspace file: /export [FILE] [--force]"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from agentcli.llm.base import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentcli.status import short_result
 from agentcli.text import terminal_safe
+from agentcli.ui.mentions import ATTACHMENT_MARK, attached_paths
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem
 
 if TYPE_CHECKING:
@@ -81,6 +82,10 @@ class _Builder:
                 prompt = _prompt_text(message)
                 if prompt is not None:
                     entries.append(self._prompt(prompt, owner))
+                    texts = [b.text for b in message.content if isinstance(b, TextBlock)][1:]
+                    if owner is None and (paths := attached_paths(texts)):
+                        lines = "\n".join(f"{ATTACHMENT_MARK} {terminal_safe(p)} (attached)" for p in paths)
+                        entries.append(NoteItem(lines, "attachment"))
                 continue
             for block in message.content:
                 if isinstance(block, ThinkingBlock) and block.thinking.strip():

@@ -54,10 +54,11 @@ class ThinkingItem(TextItem):
 
 @dataclass(eq=False)
 class NoteItem:
-    """A one-line (or short) message that is not model text: a prompt, an error, a notice."""
+    """A one-line (or short) message that is not model text: a prompt, an error, a notice, the `📎` lines of a
+    prompt's attachments, the output of the person's `!command`."""
 
     text: str
-    kind: Literal["user", "error", "info"] = "info"
+    kind: Literal["user", "error", "info", "attachment", "shell"] = "info"
 
 
 @dataclass(eq=False)

@@ -156,7 +156,7 @@ async def test_input_history_and_newlines(make_app: MakeApp) -> None:
             assert prompt.text == "/cost"
 
 
-async def test_esc_stops_a_running_turn_and_a_busy_prompt_is_refused(make_app: MakeApp) -> None:
+async def test_esc_stops_a_running_turn_and_gives_back_the_prompt_queued_meanwhile(make_app: MakeApp) -> None:
     stalled = Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="never arrives"),
                    latency_ms=20_000, name="stalled")
     with FakeLLMServer(Script(steps=[stalled])) as server:
@@ -166,11 +166,13 @@ async def test_esc_stops_a_running_turn_and_a_busy_prompt_is_refused(make_app: M
             await wait_for(pilot, lambda: len(server.requests) == 1)
             assert app.turn_running
             await submit(pilot, "another thing")
-            assert notes(app)[-1].startswith("A turn is still running")
-            assert app.prompt.text == "another thing"  # kept for later
+            assert app.prompt.queued == ["another thing"] and app.prompt.text == ""  # queued, not sent
+            assert notes(app)[-1] == "take your time"
             await pilot.press("escape")
             await idle(pilot)
-            assert notes(app)[-1] == "Turn stopped."
+            assert notes(app)[-2] == "Turn stopped."
+            assert notes(app)[-1].startswith("The turn was stopped: your queued prompt is back in the input")
+            assert app.prompt.text == "another thing" and not app.prompt.queued  # kept for later, not sent
             assert not any(isinstance(e, TextItem) and e.text for e in app.router.main.items)
     server.assert_done()
 

@@ -1,14 +1,44 @@
-"""The prompt: multi-line input with history. Enter sends; Shift+Enter or Ctrl+J inserts a newline."""
+"""The prompt: multi-line input with history, completion, reverse search and a queue.
+
+- Enter sends; Shift+Enter or Ctrl+J inserts a newline.
+- Up / Down at the first / last line walk the history (persisted per workspace, `ui.prompt_history`); Up in an
+  empty prompt first takes back the last prompt queued while a turn runs.
+- Ctrl+R searches the history backwards as you type: Ctrl+R again goes further back, Enter or Tab takes the
+  match into the prompt (it is not sent), Esc gives back what was typed before.
+- Typing `/` at the start lists the commands, `@` anywhere lists workspace paths (`ui.completion`): Tab takes
+  the highlighted one, Up/Down choose, Enter takes it too (or sends when it is complete), Esc closes the list.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from agentcli.ui.completion import PathIndex, command_candidates, path_candidates, token_at
+from agentcli.ui.prompt_history import PromptHistory, search_back
+from agentcli.ui.widgets.prompt_extras import CompletionList, QueuedPrompts
+
+SEARCH_HINT = "Enter or Tab takes it · Ctrl+R further back · Esc cancels"
+_MOVES = frozenset({"left", "right", "home", "end", "up", "down", "pageup", "pagedown", "ctrl+left", "ctrl+right"})
+
+
+@dataclass
+class _Search:
+    query: str = ""
+    index: int | None = None  # the entry shown
+    draft: str = ""  # what was typed before the search
+
 
 class PromptInput(TextArea):
-    """A TextArea that sends on Enter and recalls earlier prompts with Up / Down at its first / last line."""
+    """A TextArea that sends on Enter, recalls, searches and completes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+r", "history_search", "History search")]
 
     class Submitted(Message):
         """The person pressed Enter on a non-empty prompt."""
@@ -17,30 +47,176 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        id: str | None = None,
+        history: PromptHistory | None = None,
+        commands: Mapping[str, str] | None = None,
+        paths: PathIndex | None = None,
+    ) -> None:
         super().__init__(soft_wrap=True, tab_behavior="focus", show_line_numbers=False, id=id)
-        self.past_prompts: list[str] = []
+        self.prompt_history = history
+        self.past_prompts: list[str] = history.entries if history is not None else []
+        self.commands: Mapping[str, str] = commands or {}
+        self.paths = paths
+        self.completions = CompletionList()
+        self.queue_view = QueuedPrompts()
+        self.queued: list[str] = []
         self._index: int | None = None  # position in history while browsing it
         self._draft = ""  # what was typed before browsing began
+        self._search: _Search | None = None
+        self._keyed = False  # the next change comes from a key the person pressed
+        self._closed_at: str | None = None  # Esc closed the list on this text: keep it closed until it changes
+        self._indexing = False  # the path index is being built in a worker thread
+
+    # --- keys -------------------------------------------------------------------------------------
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        """Tab is the prompt's while it completes (the list is open, or the caret is in a word being completed);
+        otherwise the app's Tab moves the focus."""
+        if key == "tab":
+            return self.completions.shown or token_at(self.text, self._offset()) is not None
+        return super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
+        if self._search is not None and self._search_key(event):
+            event.stop()
+            event.prevent_default()
+            return
+        key = event.key
+        if self.completions.shown and self._completion_key(key):
+            event.stop()
+            event.prevent_default()
+            return
+        if key == "tab" and token_at(self.text, self._offset()) is not None:
+            event.stop()  # in a word being completed, Tab completes (or waits for the list): focus stays here
+            event.prevent_default()
+            self._closed_at = None
+            self.refresh_completion()
+            if self.completions.shown:
+                self._take_completion()
+            return
+        if key == "enter":
             event.stop()
             event.prevent_default()
             if self.text.strip():
                 self.post_message(self.Submitted(self.text))
-        elif event.key in ("shift+enter", "ctrl+j"):
+        elif key in ("shift+enter", "ctrl+j"):
             event.stop()
             event.prevent_default()
             self.insert("\n")
+        elif key not in _MOVES:
+            self._keyed = True  # typing, deleting, pasting by key: completion follows
+
+    def _completion_key(self, key: str) -> bool:
+        """Keys the open completion list takes; False lets the key through."""
+        listing = self.completions
+        if key == "tab":
+            self._take_completion()
+        elif key == "enter":
+            chosen, token = listing.selected, listing.token
+            if chosen is None or token is None or self.text[token.start : token.end] == chosen.insert.rstrip():
+                listing.hide()
+                return False  # already complete: Enter sends
+            self._take_completion()
+        elif key in ("up", "down"):
+            listing.move(-1 if key == "up" else 1)
+        elif key == "escape":
+            self._closed_at = self.text
+            listing.hide()
+        else:
+            return False
+        return True
+
+    def on_paste(self, event: events.Paste) -> None:
+        """Pasted text is typed text: completion follows it."""
+        self._keyed = True
+
+    # --- completion -------------------------------------------------------------------------------
+
+    def _offset(self) -> int:
+        row, col = self.cursor_location
+        lines = self.text.split("\n")
+        return sum(len(line) + 1 for line in lines[:row]) + col
+
+    def _location(self, offset: int) -> tuple[int, int]:
+        before = self.text[:offset].split("\n")
+        return len(before) - 1, len(before[-1])
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """Typed text may start, narrow or end a completion."""
+        if self._keyed:
+            self._keyed = False
+            self.refresh_completion()
+        elif self.completions.shown:
+            self.completions.hide()
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        """The cursor left the word being completed: close the list."""
+        token = self.completions.token
+        if token is not None and not token.start < self._offset() <= token.end:
+            self.completions.hide()
+
+    def refresh_completion(self) -> None:
+        """List what the word at the cursor may become (paths once the index is built)."""
+        text = self.text
+        if self._closed_at is not None and self._closed_at != text:
+            self._closed_at = None
+        token = token_at(text, self._offset()) if self._closed_at is None else None
+        if token is None:
+            self.completions.hide()
+            return
+        if token.kind == "command":
+            self.completions.show(token, command_candidates(token.query, self.commands))
+            return
+        if self.paths is None:
+            return
+        if self.paths.stale and not self._indexing:
+            self._indexing = True
+            self.run_worker(self._build_index, thread=True, group="path-index", exit_on_error=False)
+        self.completions.show(token, path_candidates(token.query, self.paths.entries))
+
+    def _build_index(self) -> None:
+        assert self.paths is not None
+        try:
+            self.paths.build()
+        finally:
+            self.app.call_from_thread(self._index_built)
+
+    def _index_built(self) -> None:
+        self._indexing = False
+        if token_at(self.text, self._offset()) is not None and self._closed_at is None:
+            self.refresh_completion()
+
+    def _take_completion(self) -> None:
+        listing = self.completions
+        chosen, token = listing.selected, listing.token
+        listing.hide()
+        if chosen is None or token is None:
+            return
+        text = self.text
+        end = token.end
+        if chosen.insert.endswith(" ") and text[end : end + 1] == " ":
+            end += 1  # do not double the space after it
+        self._keyed = not chosen.final  # a folder: the list goes on with its entries (now, and once the change lands)
+        self.replace(chosen.insert, self._location(token.start), self._location(end))
+        self.move_cursor(self._location(token.start + len(chosen.insert)))
+        if not chosen.final:
+            self.refresh_completion()
+
+    # --- history ----------------------------------------------------------------------------------
 
     def accept(self) -> None:
-        """The prompt was taken: remember it and clear the input."""
+        """The prompt was taken: remember it (in the workspace's history too) and clear the input."""
         text = self.text
-        if text.strip() and (not self.past_prompts or self.past_prompts[-1] != text):
+        if self.prompt_history is not None:
+            self.prompt_history.add(text)  # appends to `past_prompts`, the same list
+        elif text.strip() and (not self.past_prompts or self.past_prompts[-1] != text):
             self.past_prompts.append(text)
         self._index = None
         self._draft = ""
+        self.completions.hide()
         self.load_text("")
 
     def _show(self, text: str) -> None:
@@ -48,7 +224,11 @@ class PromptInput(TextArea):
         self.move_cursor(self.document.end)
 
     def action_cursor_up(self, select: bool = False) -> None:
-        """Up on the first line goes back in history; elsewhere it moves the cursor."""
+        """Up on the first line: takes back a queued prompt (in an empty prompt), else goes back in history."""
+        if not select and self.cursor_location[0] == 0 and self.queued and not self.text.strip():
+            self._show(self.queued.pop())
+            self.queue_view.show(self.queued)
+            return
         if not select and self.cursor_location[0] == 0 and self.past_prompts:
             if self._index is None:
                 self._draft = self.text
@@ -73,3 +253,88 @@ class PromptInput(TextArea):
                 self._show(self.past_prompts[self._index])
             return
         super().action_cursor_down(select)
+
+    # --- reverse search ---------------------------------------------------------------------------
+
+    @property
+    def searching(self) -> bool:
+        """Whether Ctrl+R search is on."""
+        return self._search is not None
+
+    def action_history_search(self) -> None:
+        """Ctrl+R: search the prompt history backwards."""
+        self._start_search()
+
+    def _start_search(self) -> None:
+        if self._search is None:
+            self.completions.hide()
+            self._search = _Search(draft=self.text)
+            self._show_search()
+        else:
+            self._search_further()
+
+    def _search_further(self) -> None:
+        search = self._search
+        assert search is not None
+        found = search_back(self.past_prompts, search.query, search.index)
+        if found is not None:
+            search.index = found
+        self._show_search(failed=found is None)
+
+    def _show_search(self, *, failed: bool = False) -> None:
+        search = self._search
+        assert search is not None
+        self._show(self.past_prompts[search.index] if search.index is not None else search.draft)
+        state = "no match for" if failed else "history search:"
+        self.border_title = f"{state} {search.query!r}"
+        self.border_subtitle = SEARCH_HINT
+
+    def _end_search(self, *, keep: bool) -> None:
+        search = self._search
+        self._search = None
+        self.border_title = None
+        self.border_subtitle = None
+        if search is not None and not keep:
+            self._show(search.draft)
+        self._index = None
+
+    def _search_key(self, event: events.Key) -> bool:
+        """A key during Ctrl+R search; False: the search ends (keeping the match) and the key does its usual work."""
+        search = self._search
+        assert search is not None
+        key = event.key
+        if key == "ctrl+r":
+            self._search_further()
+        elif key in ("enter", "tab"):
+            self._end_search(keep=True)
+        elif key in ("escape", "ctrl+g", "ctrl+c"):
+            self._end_search(keep=False)
+        elif key == "backspace":
+            search.query = search.query[:-1]
+            search.index = search_back(self.past_prompts, search.query, None) if search.query else None
+            self._show_search(failed=bool(search.query) and search.index is None)
+        elif event.is_printable and event.character:
+            search.query += event.character
+            start = search.index + 1 if search.index is not None else None  # the shown entry may still match
+            found = search_back(self.past_prompts, search.query, start)
+            if found is not None:
+                search.index = found
+            self._show_search(failed=found is None)
+        else:
+            self._end_search(keep=True)
+            return False
+        return True
+
+    # --- the queue ----------------------------------------------------------------------------------
+
+    def enqueue(self, text: str) -> None:
+        """Keep a prompt until the running turn ends; the input is cleared (and the prompt is in the history)."""
+        self.queued.append(text)
+        self.accept()
+        self.queue_view.show(self.queued)
+
+    def take_queued(self) -> list[str]:
+        """Every queued prompt, oldest first; the queue is emptied."""
+        queued, self.queued = self.queued, []
+        self.queue_view.show([])
+        return queued
