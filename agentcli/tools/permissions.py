@@ -45,11 +45,12 @@ Remembered "allow always" answers (for this session, this policy object):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import re
 import shlex
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -275,6 +276,7 @@ class PermissionPolicy:
         self.approver = approver
         self.non_interactive = non_interactive
         self._approval_lock = asyncio.Lock()
+        self.waiting = 0  # requests queued behind the question being asked (the dialog says how many)
         self._always_tools: set[str] = set()  # tool names (file edits as "Edit")
         self._always_prefixes: set[tuple[str, ...]] = set()  # Bash command prefixes
         self._always_commands: set[str] = set()  # Bash commands remembered exactly
@@ -320,6 +322,19 @@ class PermissionPolicy:
 
     # ---- the decision -------------------------------------------------------------------
 
+    @contextlib.asynccontextmanager
+    async def _one_question(self) -> AsyncIterator[None]:
+        """Hold the question lock, counting the requests that wait for it (`waiting`)."""
+        self.waiting += 1
+        try:
+            await self._approval_lock.acquire()
+        finally:
+            self.waiting -= 1
+        try:
+            yield
+        finally:
+            self._approval_lock.release()
+
     async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
         """Whether this call may run; may wait for the person's answer."""
         name = tool.name
@@ -350,7 +365,7 @@ class PermissionPolicy:
             target=target,
             always_scope=self._scope(name, target),
         )
-        async with self._approval_lock:  # one question at a time, across parallel subagents
+        async with self._one_question():  # one question at a time, across parallel subagents
             if (by_mode := self._by_mode(tool, guarded)) is not None:  # the mode changed while this one queued
                 return by_mode
             if not guarded and self._remembered(name, target):  # answered "always" while this one queued

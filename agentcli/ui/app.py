@@ -134,6 +134,7 @@ class AgentApp(App[int]):
         self.quit_armed = False  # Ctrl+Q was pressed once during a turn: the next one quits
         self._approval_lock = asyncio.Lock()
         self._approvals: set[asyncio.Future[Approval]] = set()
+        self._approvals_queued = 0  # requests waiting behind the open approval dialog
         self._unsubscribe = conversation.bus.subscribe(self.router)
         approver = conversation.permissions.approver
         if isinstance(approver, Approvals):
@@ -195,6 +196,7 @@ class AgentApp(App[int]):
 
     def _frame(self) -> None:
         self.router.flush()
+        self._show_queue()
         if self.turn_running != self._bindings_for_turn:
             self._bindings_for_turn = self.turn_running
             self.refresh_bindings()
@@ -501,29 +503,47 @@ class AgentApp(App[int]):
     # --- approvals --------------------------------------------------------------------------------
 
     async def approve(self, request: PermissionRequest) -> Approval:
-        """The engine's Approver: one modal at a time, naming the agent that asks."""
-        async with self._approval_lock:
-            if not self.is_running:
-                return "deny"
-            answer: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
-            answered = False
+        """The engine's Approver: one modal at a time, naming the agent that asks and how many wait behind it."""
+        self._approvals_queued += 1
+        self._show_queue()
+        try:
+            await self._approval_lock.acquire()
+        finally:
+            self._approvals_queued -= 1
+        try:
+            return await self._ask(request)
+        finally:
+            self._approval_lock.release()
+            self._show_queue()
 
-            def done(result: Approval | None) -> None:
-                nonlocal answered
-                answered = True
-                if not answer.done():
-                    answer.set_result(result or "deny")
+    def _show_queue(self) -> None:
+        """The open dialog says how many requests wait behind it (the policy queues them; so does the app)."""
+        if isinstance(self.screen, ApprovalScreen):
+            self.screen.set_waiting(self._approvals_queued + self.conversation.permissions.waiting)
 
-            screen = ApprovalScreen(request)
-            self._approvals.add(answer)
-            self.push_screen(screen, done)
-            self.notifier.approval_waiting(request.agent, f"{request.tool}: {request.summary}")
-            try:
-                return await answer
-            finally:
-                self._approvals.discard(answer)
-                if not answered and self.screen is screen:  # the turn was stopped meanwhile: close the dialog
-                    screen.dismiss(None)
+    async def _ask(self, request: PermissionRequest) -> Approval:
+        """Open one approval dialog and wait for its answer (the lock is held)."""
+        if not self.is_running:
+            return "deny"
+        answer: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        answered = False
+
+        def done(result: Approval | None) -> None:
+            nonlocal answered
+            answered = True
+            if not answer.done():
+                answer.set_result(result or "deny")
+
+        screen = ApprovalScreen(request, waiting=self._approvals_queued + self.conversation.permissions.waiting)
+        self._approvals.add(answer)
+        self.push_screen(screen, done)
+        self.notifier.approval_waiting(request.agent, f"{request.tool}: {request.summary}")
+        try:
+            return await answer
+        finally:
+            self._approvals.discard(answer)
+            if not answered and self.screen is screen:  # the turn was stopped meanwhile: close the dialog
+                screen.dismiss(None)
 
 
 def run_tui(

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from agentcli.tools.permissions import PermissionRequest
@@ -111,3 +112,33 @@ async def test_stopping_the_turn_closes_an_open_modal(make_app: MakeApp, workspa
             block = next(iter(app.router.blocks.values()))
             assert block.status == "cancelled"
     server.assert_done()
+
+
+async def test_the_dialog_says_how_many_requests_wait_behind_it(make_app: MakeApp, workspace: Path) -> None:
+    from agentcli.tools.base import FileLocks, ToolContext
+    from agentcli.tools.shell import BashTool
+
+    with FakeLLMServer(Script(steps=[])) as server:
+        app = make_app(server)
+        async with app.run_test(size=SIZE) as pilot:
+            policy = app.conversation.permissions
+            bash = BashTool()
+            asks = []
+            for i in (1, 2, 3):  # three parallel subagents ask through the shared policy
+                ctx = ToolContext(workspace=workspace, agent=f"general#{i}", session_id="s", permissions=policy,
+                                  file_locks=FileLocks())
+                args = bash.parse({"command": f"echo {i} > out{i}.txt"})
+                asks.append(asyncio.ensure_future(policy.check(bash, args, ctx)))
+            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+            line = app.screen.query_one("#approval-waiting", Static)
+            await wait_for(pilot, lambda: str(line.render()) == "2 more requests waiting" and line.display)
+            await pilot.press("n")
+            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen)
+                           and str(app.screen.query_one("#approval-waiting", Static).render())
+                           == "1 more request waiting")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen)
+                           and not app.screen.query_one("#approval-waiting", Static).display)
+            await pilot.press("n")
+            decisions = await asyncio.gather(*asks)
+            assert [d.allowed for d in decisions] == [False, False, False]

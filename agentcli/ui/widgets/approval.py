@@ -45,6 +45,7 @@ class ApprovalScreen(ModalScreen[Approval]):
         super().__init__(classes="approval-screen")
         self.request = request
         self.waiting = waiting
+        self._shown_waiting: int | None = None
 
     def compose(self) -> Any:
         """The question, the diff of an edit (or why there is none), what "always" would cover, and the answers."""
@@ -65,12 +66,24 @@ class ApprovalScreen(ModalScreen[Approval]):
                 yield Static(note, id="approval-preview-note", markup=False)
             if request.always_scope:
                 yield Static(terminal_safe(f"Allow always = {request.always_scope}"), id="approval-scope", markup=False)
-            if self.waiting:
-                yield Static(f"{self.waiting} more request(s) waiting", id="approval-waiting", markup=False)
+            yield Static(waiting_text(self.waiting), id="approval-waiting", markup=False)
             with Horizontal(id="approval-buttons"):
                 yield Button(Content("Allow once [y]"), id="allow_once", variant="success")
                 yield Button(Content("Allow always [a]"), id="allow_always", variant="primary")
                 yield Button(Content("Deny [n]"), id="deny", variant="error")
+
+    def set_waiting(self, count: int) -> None:
+        """How many requests wait behind this one (they arrive and leave while it is open)."""
+        if count == self._shown_waiting:
+            return
+        self.waiting = self._shown_waiting = count
+        for line in self.query("#approval-waiting").results(Static):
+            line.update(waiting_text(count))
+            line.display = count > 0
+
+    def on_mount(self) -> None:
+        """The queue line shows only while something waits."""
+        self.set_waiting(self.waiting)
 
     def action_scroll_diff(self, pages: int) -> None:
         """PageUp / PageDown scroll a long diff (the buttons keep the focus)."""
@@ -89,6 +102,11 @@ class ApprovalScreen(ModalScreen[Approval]):
         """Close the dialog with the answer."""
         result: Approval = answer if answer in ("allow_once", "allow_always") else "deny"  # type: ignore[assignment]
         self.dismiss(result)
+
+
+def waiting_text(count: int) -> str:
+    """`2 more requests waiting` (after this one)."""
+    return f"{count} more request{'s' if count != 1 else ''} waiting" if count else ""
 
 
 class Approvals:
