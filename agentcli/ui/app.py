@@ -11,6 +11,7 @@ import asyncio
 import gc
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,11 +25,13 @@ from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.commands import run_command
 from agentcli.ui.router import UIRouter, first_line
+from agentcli.ui.widgets.activity import TurnActivity
+from agentcli.ui.widgets.agent_screen import AgentScreen
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
 from agentcli.ui.widgets.message_list import MessageList
 from agentcli.ui.widgets.prompt_input import PromptInput
 from agentcli.ui.widgets.status_bar import Status, StatusBar
-from agentcli.ui.widgets.subagent_block import SubagentBlock
+from agentcli.ui.widgets.subagent_block import SPINNER_HZ, SubagentBlock
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -80,6 +83,8 @@ class AgentApp(App[int]):
         self.router = UIRouter(self.messages)
         self.prompt = PromptInput(id="prompt")
         self.status_bar = StatusBar()
+        self.activity = TurnActivity()
+        self._turn_started = 0.0
         self._sdk_ready = asyncio.Event()
         self._turn: Worker[None] | None = None
         self._bindings_for_turn = False
@@ -96,6 +101,7 @@ class AgentApp(App[int]):
         """Title, conversation, prompt, status, keys."""
         yield Header(show_clock=False, icon="◆")
         yield self.messages
+        yield self.activity
         yield self.prompt
         yield self.status_bar
         yield Footer()
@@ -110,7 +116,7 @@ class AgentApp(App[int]):
             self._command("/resume")
         self._frame()
         self.set_interval(FRAME_SECONDS, self._frame)
-        self.set_interval(1.0, self.router.tick)
+        self.set_interval(1 / SPINNER_HZ, self.router.tick)
         self._prepare()
 
     def on_unmount(self) -> None:
@@ -143,6 +149,8 @@ class AgentApp(App[int]):
             self._bindings_for_turn = self.turn_running
             self.refresh_bindings()
         running, queued = self.router.counts()
+        busy = self.turn_running and self._sdk_ready.is_set() and not self._approvals
+        self.activity.show(self.router.activity() if busy else None, time.monotonic() - self._turn_started)
         if not self._sdk_ready.is_set():
             state = "loading the model SDK…"
         elif self._approvals:
@@ -223,6 +231,7 @@ class AgentApp(App[int]):
         self.prompt.accept()
         self.messages.follow()
         self.router.add_note(text, "user")
+        self._turn_started = time.monotonic()
         self._turn = self._run_turn(text)
 
     @work(group="command", exit_on_error=False)
@@ -277,6 +286,13 @@ class AgentApp(App[int]):
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
         """`x` on a block: cancel that subagent only."""
         self._cancel_task(message.task_id)
+
+    def on_subagent_block_open_requested(self, message: SubagentBlock.OpenRequested) -> None:
+        """Ctrl+E (or Right) on a block: that subagent's own transcript on its own screen, live (Esc: back)."""
+        view = self.router.views.block_view(message.block)
+        if view is not None:
+            view.collapsed = True  # its entries move to the screen while it is open
+        self.push_screen(AgentScreen(message.block, self.router.views))
 
     @work(group="cancel", exit_on_error=False)
     async def _cancel_task(self, task_id: str) -> None:
