@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
@@ -39,8 +40,9 @@ Handler = Callable[[CommandHost, str], Awaitable[None]]
 
 KEYS_HELP = (
     "Keys: Enter sends · Shift+Enter or Ctrl+J new line · Up/Down (first/last line) history · "
-    "Esc stops the running turn · Tab moves focus; on a subagent block: Enter expands/collapses, "
-    "x cancels that subagent · Ctrl+Q quits. While a turn runs, new prompts are refused (Esc stops it)."
+    "Esc stops the running turn · Tab moves focus; on a subagent block: Enter or Ctrl+O expands/collapses, "
+    "Ctrl+E or Right opens that agent's own transcript (Esc goes back), x cancels that subagent · "
+    "Ctrl+Q quits. While a turn runs, new prompts are refused (Esc stops it)."
 )
 
 
@@ -67,8 +69,13 @@ async def _tasks(host: CommandHost, arg: str) -> None:
         host.say("No tasks in this session yet.")
         return
     lines = ["Tasks of this session:"]
+    now = datetime.now(UTC)
     for r in records:
-        took = format_seconds((r.time_ms or 0) / 1000)
+        if r.status == "running" and r.started_at is not None:  # still running: how long so far
+            started = r.started_at if r.started_at.tzinfo else r.started_at.replace(tzinfo=UTC)
+            took = format_seconds(max((now - started).total_seconds(), 0.0)) + " so far"
+        else:
+            took = format_seconds((r.time_ms or 0) / 1000)
         tokens = compact_tokens(r.input_tokens + r.output_tokens)
         indent = "  " * r.depth
         lines.append(

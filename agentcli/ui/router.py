@@ -244,7 +244,9 @@ class UIRouter(MessageManager):
         transcript = self._transcript(owner)
         transcript.current_text = None
         name, summary = terminal_safe(event.name), terminal_safe(event.summary)
-        transcript.activity = _clip(f"{name} {summary}".strip(), ACTIVITY_CHARS)
+        verb = summary.split(" ", 1)[0].lower()
+        what = summary.split(" ", 1)[1] if verb == name.lower() and " " in summary else summary  # not `Grep grep`
+        transcript.activity = _clip(f"{name} {what}".strip(), ACTIVITY_CHARS)
         if owner is not None:
             self._dirty_blocks[owner] = None
         key = (self._key(owner), event.tool_call_id)
@@ -472,6 +474,8 @@ class UIRouter(MessageManager):
         if queued:
             agents += f"{', ' if agents else ''}{queued} queued"
         now = self.main.activity or "waiting for the model…"
+        if agents and now.startswith("Task "):
+            return f"waiting for subagents · {agents}"
         return f"{now} · {agents}" if agents else now
 
     def counts(self) -> tuple[int, int]:
