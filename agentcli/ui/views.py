@@ -1,11 +1,11 @@
 """Which widget shows which transcript entry: the router's one item → widget mapping, and its batching.
 
 The model (`agentcli.ui.model`) knows nothing of widgets and widgets only read their item; this map is
-the one place that links the two. It builds an entry's widget (Markdown in the main view, plain text in
-blocks), forgets it when it is removed (a block collapses, a retry voids its text, `/clear`), holds the
-text a widget has not shown yet, and mounts the frame's new entries at the next flush. An entry not yet
-shown is built when it is mounted; an entry a block already rebuilt (it expanded meanwhile) is not
-mounted twice.
+the one place that links the two. It builds an entry's widget (Markdown, but a block's text streams as
+plain lines until it is complete), forgets it when it is removed (a block collapses, a retry voids its
+text, `/clear`), holds the text a widget has not shown yet, and mounts the frame's new entries at the next
+flush (a block's into its own screen while that is open). An entry not yet shown is built when it is
+mounted; an entry a block already rebuilt (it expanded meanwhile) is not mounted twice.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentcli.figures import compact_tokens
 from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
 from agentcli.ui.app import AgentApp
 from agentcli.ui.model import BlockItem, NoteItem, TextItem, TodoListItem, ToolItem
@@ -187,9 +188,11 @@ async def test_tokens_count_while_streaming_and_a_cancelled_subagents_spend_is_k
             await wait_for(pilot, lambda: "Write a long essay" in _blocks(app))
             essay = _blocks(app)["Write a long essay"]
             await wait_for(pilot, lambda: essay.estimated_tokens >= 20)  # counted while it streams
-            await pilot.pause(0.2)  # a tick re-renders the header
-            header = str(block_view(app, essay).header.render())
-            assert (essay.input_tokens == 0 and f"~{essay.tokens} tok" in header) or "~" in header, header
+            await wait_for(pilot, lambda: shown(app, essay) is not None)
+            view = block_view(app, essay)  # the next tick re-renders its header with the estimate
+            await wait_for(pilot, lambda: "~" in str(view.header.render()))
+            header = str(view.header.render())
+            assert essay.input_tokens == 0 and " tok · " in header.split("~", 1)[1], header  # `~95 tok`
             # /tasks shows how long a running task has run so far, not 0.0s.
             await wait_for(pilot, lambda: essay.elapsed_seconds() > 0.2)
             await submit(pilot, "/tasks")
@@ -207,8 +210,8 @@ async def test_tokens_count_while_streaming_and_a_cancelled_subagents_spend_is_k
             assert (record.input_tokens, record.output_tokens) == (essay.input_tokens, essay.output_tokens)
             delegated = app.conversation.session.ledger.delegated
             assert delegated.usage.output_tokens >= essay.output_tokens and delegated.requests == 2
-            assert f"{essay.input_tokens + essay.output_tokens}" in str(block_view(app, essay).header.render()) or (
-                "k tok" in str(block_view(app, essay).header.render()))
+            header = str(view.header.render())  # counted now: no estimate mark
+            assert f" {compact_tokens(essay.tokens)} tok" in header and "~" not in header, header
     server.assert_done()
 
 
@@ -231,8 +234,10 @@ async def test_the_main_turn_shows_its_activity_and_bash_its_output_as_it_runs(m
                                               for e in app.router.main.items))
             (bash,) = [e for e in app.router.main.items if isinstance(e, ToolItem)]
             assert bash.status == "running"
-            await pilot.pause(0.2)
-            line = str(app.router.views.tool_view(bash).render())  # type: ignore[union-attr]
+            tool_view = app.router.views.tool_view(bash)
+            assert tool_view is not None
+            await wait_for(pilot, lambda: "│ second-line" in str(tool_view.render()))
+            line = str(tool_view.render())
             assert "│ first-line" in line and "│ second-line" in line and "s\n" in line  # elapsed, then the tail
             assert app.activity.has_class("-running") and "Bash" in str(app.activity.render())
             # While the model writes the Task call's arguments, the activity line says so.
