@@ -20,6 +20,7 @@ from agentcli.llm.base import Message, Usage
 from agentcli.status import RunStatus, TaskStatus
 
 log = logging.getLogger(__name__)
+STREAMING_STEP_CHARS = 400  # a ToolCallStreamingEvent per this many argument characters
 
 
 class _Event(BaseModel):
@@ -88,6 +89,30 @@ class ToolCallFinishedEvent(_Event):
     short_result: str | None = None  # a Task call's one-line outcome: `Task completed by explore`, ...
     approval_ms: float = 0.0  # how long it waited for the person's approval (ask mode)
     diff: FileDiff | None = None  # what an Edit, MultiEdit or Write changed (capped; counts of the whole change)
+    todos: list[dict[str, str]] | None = None  # a TodoWrite call's whole list now: [{id, content, status}]
+
+
+class ToolCallStreamingEvent(_Event):
+    """The model is writing a tool call (its arguments stream): the UI shows it is busy before the call runs.
+
+    Sent when the call starts and again each time another `STREAMING_STEP_CHARS` of arguments arrived.
+    """
+
+    kind: Literal["tool_call_streaming"] = "tool_call_streaming"
+    index: int  # the call's position in the model's turn
+    tool_call_id: str
+    name: str
+    chars: int = 0  # argument characters streamed so far
+
+
+class ToolOutputEvent(_Event):
+    """A running tool's latest output (Bash), at most a few times a second; `tail` is its last lines, capped."""
+
+    kind: Literal["tool_output"] = "tool_output"
+    tool_call_id: str
+    name: str
+    tail: str
+    total_bytes: int = 0  # output so far
 
 
 class UsageEvent(_Event):
@@ -104,6 +129,7 @@ class UsageEvent(_Event):
     cost_usd: float | None = None
     context_tokens: int = 0  # how full the agent's context is now (0: not watched)
     context_window: int = 0  # its model's window in tokens (0: not watched)
+    estimated: bool = False  # a request that never finished (stopped, failed mid-stream): counts estimated
 
     @property
     def usage(self) -> Usage:
@@ -205,6 +231,11 @@ class SubagentBlockFinishedEvent(_Event):
     short_result: str
     error: str | None = None
     elapsed_ms: float = 0.0
+    # The task's final counters (None: not sent): what its subtree spent, a stopped one's unfinished requests too.
+    tool_calls: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
 
 
 class SubagentEvent(_Event):
@@ -224,6 +255,8 @@ Event = Annotated[
     | MessageAddedEvent
     | ToolCallStartedEvent
     | ToolCallFinishedEvent
+    | ToolCallStreamingEvent
+    | ToolOutputEvent
     | UsageEvent
     | RetryEvent
     | ErrorEvent

@@ -39,6 +39,8 @@ def terminal_env(home: Path, server: FakeLLMServer, api: str = "anthropic", **ex
     env = cli_env(api, server, home, HOME=str(home / "home"), XDG_CACHE_HOME=str(home / "cache"),
                   TERM="xterm-256color", COLORTERM="truecolor")
     (home / "home").mkdir(parents=True, exist_ok=True)
+    for size in ("COLUMNS", "LINES"):  # the pane's size is the terminal's (xdist workers set 80x24 here)
+        env.pop(size, None)
     env.update(extra)
     return env
 

@@ -15,6 +15,7 @@ from agentcli.agent.compaction import Compaction, Compactor, SummaryReply
 from agentcli.agent.session import Session
 from agentcli.diffs import FileDiff
 from agentcli.events import (
+    STREAMING_STEP_CHARS,
     CompactionEvent,
     ErrorEvent,
     Event,
@@ -28,6 +29,8 @@ from agentcli.events import (
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
+    ToolCallStreamingEvent,
+    ToolOutputEvent,
     UsageEvent,
 )
 from agentcli.llm.base import (
@@ -40,9 +43,12 @@ from agentcli.llm.base import (
     ResponseDone,
     StopReason,
     StreamRetry,
+    StreamUsage,
     TextBlock,
     TextDelta,
     ThinkingDelta,
+    ToolCallArgsDelta,
+    ToolCallStart,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -244,13 +250,17 @@ class AgentLoop:
             effort=session.model.effort,
         )
         partial: list[str] = []
+        spent = _Unfinished()  # what this request streamed, counted if it never finishes
         try:
             async for event in self.provider.stream(request):
+                spent.started = spent.started or not isinstance(event, StreamRetry)
                 if isinstance(event, TextDelta):
                     partial.append(event.text)
+                    spent.chars += len(event.text)
                     self._event(TextDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
                     self.context.progress()
                 elif isinstance(event, ThinkingDelta):
+                    spent.chars += len(event.text)
                     self._event(ThinkingDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
                     self.context.progress()
                 elif isinstance(event, ResponseDone):
@@ -258,6 +268,7 @@ class AgentLoop:
                     return event.response
                 elif isinstance(event, StreamRetry):
                     partial.clear()
+                    spent = _Unfinished()  # a retried attempt is not counted (as before: its usage is unknown)
                     self._event(
                         RetryEvent(
                             session_id=session.id,
@@ -268,8 +279,10 @@ class AgentLoop:
                         )
                     )
                 else:
+                    self._stream_progress(event, spent)
                     self.context.progress()
         except (asyncio.CancelledError, ProviderError):
+            self._account_unfinished(spent)
             text = "".join(partial)
             if text.strip():  # keep what the person already saw; the transcript stays valid
                 self._append(Message(role="assistant", content=[TextBlock(text=text)]))
@@ -379,6 +392,55 @@ class AgentLoop:
             context_window=use[1] if use is not None else 0,
         )
 
+    def _stream_progress(self, event: object, spent: _Unfinished) -> None:
+        """Usage reported mid-stream, and tool calls being written (the UI shows them before they run)."""
+        session = self.session
+        if isinstance(event, StreamUsage):
+            spent.usage = event.usage
+        elif isinstance(event, ToolCallStart):
+            spent.calls[event.index] = [event.id, event.name, 0]
+            self._event(ToolCallStreamingEvent(session_id=session.id, agent=session.agent, index=event.index,
+                                               tool_call_id=event.id, name=event.name))
+        elif isinstance(event, ToolCallArgsDelta):
+            spent.chars += len(event.partial_json)
+            call = spent.calls.get(event.index)
+            if call is None:
+                return
+            before = int(call[2])
+            call[2] = before + len(event.partial_json)
+            if before // STREAMING_STEP_CHARS != int(call[2]) // STREAMING_STEP_CHARS:
+                self._event(ToolCallStreamingEvent(session_id=session.id, agent=session.agent, index=event.index,
+                                                   tool_call_id=str(call[0]), name=str(call[1]), chars=int(call[2])))
+
+    def _account_unfinished(self, spent: _Unfinished) -> None:
+        """A request that streamed but never finished (stopped, or failed for good) was billed: count it, estimated.
+
+        Input: what the provider reported at the stream's start, else an estimate of the request; output: the
+        larger of the reported count and the streamed characters / 4. A request that streamed nothing is not
+        counted (whether the provider processed it is unknown).
+        """
+        if not spent.started or spent.accounted:
+            return
+        spent.accounted = True
+        usage = spent.usage
+        if usage is None:
+            usage = Usage(input_tokens=self._request_estimate())
+        usage = dataclasses.replace(usage, output_tokens=max(usage.output_tokens, -(-spent.chars // 4)))
+        if usage.total_tokens == 0:
+            return
+        session = self.session
+        cost = self.price(session.model.provider, session.model.model, usage) if self.price else None
+        session.ledger.add_own(usage, cost)
+        event = self._usage_event(session.model.provider, session.model.model, usage, cost)
+        self._event(event.model_copy(update={"estimated": True}))
+
+    def _request_estimate(self) -> int:
+        """Tokens of the request now being sent, estimated (about four characters a token)."""
+        if self.compactor is not None:
+            return self.compactor.used(self.session.messages)
+        chars = len(self.session.system_prompt) + sum(len(m.model_dump_json()) for m in self.session.messages)
+        return chars // 4
+
     # --- tools ----------------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
@@ -467,7 +529,16 @@ class AgentLoop:
         return ToolResultBlock(tool_use_id=call.id, content=result.content, is_error=result.is_error)
 
     async def _execute(self, tool: Tool[Any], args: Any, call_id: str, timing: _Timing) -> ToolResult:
-        ctx = dataclasses.replace(self.context, tool_call_id=call_id)
+        tail = OutputTail(lambda text, total: self._event(ToolOutputEvent(
+            session_id=self.session.id, agent=self.session.agent, tool_call_id=call_id, name=tool.name,
+            tail=text, total_bytes=total)))
+        ctx = dataclasses.replace(self.context, tool_call_id=call_id, output=tail.feed)
+        try:
+            return await self._execute_in(tool, args, ctx, timing)
+        finally:
+            tail.close()
+
+    async def _execute_in(self, tool: Tool[Any], args: Any, ctx: ToolContext, timing: _Timing) -> ToolResult:
         asked = time.perf_counter()
         try:
             decision = await ctx.permissions.check(tool, args, ctx)
@@ -503,6 +574,7 @@ class AgentLoop:
                 code=_text(result.metadata.get("code")),
                 short_result=_text(result.metadata.get("short_result")),
                 diff=_diff(result),
+                todos=_todos(result.metadata.get("todos")),
             )
         )
 
@@ -555,6 +627,64 @@ class _Timing:
 
     start: float
     waited: float = 0.0
+
+
+@dataclass(slots=True)
+class _Unfinished:
+    """What one model request streamed so far: counted as spent if it never finishes."""
+
+    started: bool = False
+    chars: int = 0  # text, reasoning and tool arguments
+    usage: Usage | None = None  # what the provider reported mid-stream
+    calls: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # index -> [id, name, argument chars]
+    accounted: bool = False
+
+
+OUTPUT_TAIL_CHARS = 600  # the most of a running tool's output one ToolOutputEvent carries
+OUTPUT_EVERY_SECONDS = 0.25  # at most this often
+
+
+class OutputTail:
+    """Keeps the end of a running tool's output and reports it at most every `OUTPUT_EVERY_SECONDS`."""
+
+    def __init__(self, report: Callable[[str, int], None]) -> None:
+        self.report = report
+        self.buffer = bytearray()
+        self.total = 0
+        self.last = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+
+    def feed(self, data: bytes) -> None:
+        """Output arrived: keep its end; report now, or soon when a report went out moments ago."""
+        self.total += len(data)
+        self.buffer += data
+        if len(self.buffer) > OUTPUT_TAIL_CHARS * 4:
+            del self.buffer[: len(self.buffer) - OUTPUT_TAIL_CHARS * 4]
+        wait = self.last + OUTPUT_EVERY_SECONDS - time.monotonic()
+        if wait <= 0:
+            self.flush()
+        elif self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        """Report the output's end now."""
+        self.timer = None
+        self.last = time.monotonic()
+        text = self.buffer.decode("utf-8", errors="replace")[-OUTPUT_TAIL_CHARS:]
+        self.report(text, self.total)
+
+    def close(self) -> None:
+        """The tool finished: no report after this."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
+def _todos(value: object) -> list[dict[str, str]] | None:
+    """A TodoWrite result's list, as plain strings, or None."""
+    if not isinstance(value, list):
+        return None
+    return [{k: str(v) for k, v in entry.items()} for entry in value if isinstance(entry, dict)]
 
 
 def _text(value: object) -> str | None:

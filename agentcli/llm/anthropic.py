@@ -30,6 +30,7 @@ from agentcli.llm.base import (
     StreamEvent,
     StreamInterruptedError,
     StreamRetry,
+    StreamUsage,
     TextBlock,
     TextDelta,
     ThinkingBlock,
@@ -211,7 +212,7 @@ class _TurnBuilder:
             self.model = message.model or self.model
             self.request_id = message.id
             self.usage = _start_usage(message.usage)
-            return None
+            return StreamUsage(_start_usage(message.usage))
         if isinstance(event, RawMessageDeltaEvent):
             if event.delta.stop_reason:
                 self.stop_reason = ANTHROPIC_STOP_REASONS.get(event.delta.stop_reason, "other")
@@ -273,7 +274,7 @@ class AnthropicProvider:
                 async for raw in stream:
                     event = builder.feed(raw)
                     if event is not None:
-                        streamed = True
+                        streamed = streamed or not isinstance(event, StreamUsage)  # usage alone: nothing shown yet
                         yield event
         except ProviderError:
             raise

@@ -282,6 +282,17 @@ class ToolCallArgsDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamUsage:
+    """Usage the provider reported before the turn ended (Anthropic's `message_start`: the input side).
+
+    What a request that never finishes (stopped mid-stream) is counted by; the final usage is the response's.
+    """
+
+    usage: Usage
+    kind: Literal["stream_usage"] = "stream_usage"
+
+
+@dataclass(frozen=True, slots=True)
 class StreamRetry:
     """The request failed and will be retried; output streamed so far by this attempt is void."""
 
@@ -299,7 +310,7 @@ class ResponseDone:
     kind: Literal["response_done"] = "response_done"
 
 
-StreamEvent = TextDelta | ThinkingDelta | ToolCallStart | ToolCallArgsDelta | StreamRetry | ResponseDone
+StreamEvent = TextDelta | ThinkingDelta | ToolCallStart | ToolCallArgsDelta | StreamUsage | StreamRetry | ResponseDone
 
 
 # --- errors ------------------------------------------------------------------------------------

@@ -519,6 +519,10 @@ class SubagentRunner:
                 short_result=short_result(record.status, record.subagent_type, record.error),
                 error=record.error,
                 elapsed_ms=record.time_ms,
+                tool_calls=record.tool_calls,
+                input_tokens=record.input_tokens,
+                output_tokens=record.output_tokens,
+                cost_usd=record.cost_usd,
             ),
         )
         log.info(

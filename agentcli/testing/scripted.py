@@ -44,6 +44,7 @@ from agentcli.llm.base import (
     StopReason,
     StreamEvent,
     StreamInterruptedError,
+    StreamUsage,
     TextBlock,
     TextDelta,
     ThinkingBlock,
@@ -338,7 +339,7 @@ class ScriptedProvider:
                 await asyncio.sleep(chunk_delay / 1000 if i and chunk_delay else 0)
                 event = frames[i]
                 if event is not None:
-                    streamed = True
+                    streamed = streamed or not isinstance(event, StreamUsage)  # usage alone: nothing shown yet
                     yield event
             outcome = "complete"
             yield ResponseDone(response)
@@ -438,6 +439,7 @@ class ScriptedProvider:
         counts = usage_for(reply, ctx)
         if self.api == "anthropic":
             usage = Usage(counts.input_tokens, counts.output_tokens, counts.cache_read, counts.cache_creation)
+            frames[0] = StreamUsage(Usage(counts.input_tokens, 1, counts.cache_read, counts.cache_creation))  # start
         else:  # what the OpenAI adapter reads from the usage chunk the server sends
             usage = openai_usage(counts.openai())
         return frames, ModelResponse(content, stop, usage, ctx.model, ctx.response_id), done_at

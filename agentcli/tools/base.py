@@ -106,6 +106,7 @@ class ToolContext:
     todos: list[TodoItem] = field(default_factory=list)
     tool_call_id: str = ""  # set per call by the loop (on a copy of the agent's context)
     progress: Callable[[], None] = lambda: None  # call while working, so idle timeouts see progress
+    output: Callable[[bytes], None] = lambda data: None  # a running tool's output as it arrives (shown live)
     bash_env: Mapping[str, str] | None = None  # Bash's environment, without provider keys; None = os.environ
     tool_timeout_seconds: float = 300  # deadline of one tool call (Bash and the Task tools have their own)
 

@@ -121,9 +121,11 @@ class _BashProtocol(asyncio.SubprocessProtocol):
     holding stdout delays: hence a protocol of our own.)
     """
 
-    def __init__(self, buffer: OutputBuffer, progress: Callable[[], None], loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, buffer: OutputBuffer, progress: Callable[[], None], loop: asyncio.AbstractEventLoop,
+                 output: Callable[[bytes], None] = lambda data: None) -> None:
         self.buffer = buffer
         self.progress = progress
+        self.output = output
         self.exited: asyncio.Future[int] = loop.create_future()
         self.closed: asyncio.Future[None] = loop.create_future()
         self.transport: asyncio.SubprocessTransport | None = None
@@ -133,8 +135,10 @@ class _BashProtocol(asyncio.SubprocessProtocol):
         self.transport = transport
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self.buffer.feed(data if isinstance(data, bytes) else data.encode())
+        chunk = data if isinstance(data, bytes) else data.encode()
+        self.buffer.feed(chunk)
         self.progress()
+        self.output(chunk)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1 and not self.closed.done():
@@ -176,7 +180,7 @@ class BashTool(Tool[BashArgs]):
         guard = reaper()
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _BashProtocol(buffer, ctx.progress, loop),
+                lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
                 "bash",
                 "-c",
                 args.command,

@@ -43,11 +43,13 @@ from agentcli.ui.notify import Notifier, with_terminal_writes
 from agentcli.ui.person_command import is_person_command, run_person_command
 from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter, first_line
+from agentcli.ui.widgets.activity import TurnActivity
+from agentcli.ui.widgets.agent_screen import AgentScreen
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
 from agentcli.ui.widgets.message_list import MessageList
 from agentcli.ui.widgets.prompt_input import PromptInput
 from agentcli.ui.widgets.status_bar import APPROVAL, LOADING, QUIT_ARMED, READY, WORKING, Status, StatusBar
-from agentcli.ui.widgets.subagent_block import SubagentBlock
+from agentcli.ui.widgets.subagent_block import SPINNER_HZ, SubagentBlock
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -128,6 +130,8 @@ class AgentApp(App[int]):
         )
         self._pending_context: list[str] = []  # framed output of the person's !commands, for the next prompt
         self.status_bar = StatusBar()
+        self.activity = TurnActivity()
+        self._turn_started = 0.0
         self._sdk_ready = asyncio.Event()
         self._turn: Worker[None] | None = None
         self._bindings_for_turn = False
@@ -146,6 +150,7 @@ class AgentApp(App[int]):
         """Title, conversation, prompt, status, keys."""
         yield Header(show_clock=False, icon="◆")
         yield self.messages
+        yield self.activity
         yield self.prompt.queue_view
         yield self.prompt.completions
         yield self.prompt
@@ -163,7 +168,7 @@ class AgentApp(App[int]):
             self._command("/resume")
         self._frame()
         self.set_interval(FRAME_SECONDS, self._frame)
-        self.set_interval(1.0, self.router.tick)
+        self.set_interval(1 / SPINNER_HZ, self.router.tick)
         self._prepare()
 
     def get_driver_class(self) -> type[Driver]:
@@ -206,6 +211,8 @@ class AgentApp(App[int]):
 
     def _show_status(self) -> None:
         running, queued = self.router.counts()
+        busy = self.turn_running and self._sdk_ready.is_set() and not self._approvals
+        self.activity.show(self.router.activity() if busy else None, time.monotonic() - self._turn_started)
         if not self._sdk_ready.is_set():
             state = LOADING
         elif self.quit_armed:
@@ -378,6 +385,7 @@ class AgentApp(App[int]):
     def _start_turn(self, text: str) -> None:
         self.messages.follow()
         self.router.add_note(text, "user")
+        self._turn_started = time.monotonic()
         self._turn = self._run_turn(text)
 
     async def _user_message(self, prompt: str) -> str | Message:
@@ -494,6 +502,13 @@ class AgentApp(App[int]):
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
         """Ctrl+X on a running block: cancel that subagent only."""
         self._cancel_task(message.task_id)
+
+    def on_subagent_block_open_requested(self, message: SubagentBlock.OpenRequested) -> None:
+        """Ctrl+E (or Right) on a block: that subagent's own transcript on its own screen, live (Esc: back)."""
+        view = self.router.views.block_view(message.block)
+        if view is not None:
+            view.collapsed = True  # its entries move to the screen while it is open
+        self.push_screen(AgentScreen(message.block, self.router.views))
 
     @work(group="cancel", exit_on_error=False)
     async def _cancel_task(self, task_id: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
@@ -76,8 +77,13 @@ async def _tasks(host: CommandHost, arg: str) -> None:
         host.say("No tasks in this session yet.")
         return
     lines = ["Tasks of this session:"]
+    now = datetime.now(UTC)
     for r in records:
-        took = format_seconds((r.time_ms or 0) / 1000)
+        if r.status == "running" and r.started_at is not None:  # still running: how long so far
+            started = r.started_at if r.started_at.tzinfo else r.started_at.replace(tzinfo=UTC)
+            took = format_seconds(max((now - started).total_seconds(), 0.0)) + " so far"
+        else:
+            took = format_seconds((r.time_ms or 0) / 1000)
         tokens = compact_tokens(r.input_tokens + r.output_tokens)
         indent = "  " * r.depth
         lines.append(

@@ -144,6 +144,7 @@ class _Builder:
             error=terminal_safe(record.error) if record.error else None,
             code=terminal_safe(call.code) if call is not None and call.code and call.is_error else None,
             collapsed=True,
+            result=terminal_safe(record.result or ""),
         )
         self.history.blocks[record.task_id] = block
         child = record.child_session_id

@@ -35,7 +35,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("PgUp / PgDn", "scroll the conversation"),
     ("Ctrl+Home / Ctrl+End", "top / bottom of the conversation (Home / End too while the prompt is empty)"),
     ("Tab", "move the focus to the blocks and tool lines"),
-    ("Enter on a block or tool line", "expand / collapse it"),
+    ("Enter, Ctrl+O on a block or tool line", "expand / collapse it"),
+    ("Ctrl+E, Right on a block", "open that agent's own transcript, live (Esc or Left goes back)"),
     ("Ctrl+X on a running block", "cancel that subagent only (its siblings and the parent go on)"),
     ("y / a / n, Esc in an approval", "allow once / allow always / deny"),
     ("Ctrl+Q", "quit (while a turn runs: twice, and the turn is stopped)"),
@@ -45,7 +46,7 @@ KEYS: tuple[tuple[str, str], ...] = (
 KEY_NAMES = {
     "escape": "Esc", "enter": "Enter", "tab": "Tab", "shift+tab": "Shift+Tab", "pageup": "PgUp",
     "pagedown": "PgDn", "home": "Home", "end": "End", "ctrl+home": "Ctrl+Home", "ctrl+end": "Ctrl+End",
-    "up": "Up", "down": "Down", "shift+enter": "Shift+Enter",
+    "up": "Up", "down": "Down", "shift+enter": "Shift+Enter", "right": "Right", "left": "Left",
 }
 
 

@@ -9,6 +9,7 @@ which widget shows which item is the router's business (`agentcli.ui.views.Entry
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -75,6 +76,41 @@ class ToolItem:
     short_result: str = ""  # a Task call's one-line outcome, shown instead of its output's first line
     diff: FileDiff | None = None  # what a finished Edit, MultiEdit or Write changed: `+12 −3`, expanded in full
     expanded: bool = False
+    started: float | None = None  # monotonic time it started, for the ticking clock while it runs
+    tail: str = ""  # the last lines of its output while it runs (Bash), terminal-safe
+
+    def elapsed_seconds(self) -> float:
+        """Seconds it has run so far (while running), else its duration."""
+        if self.status == "running" and self.started is not None:
+            return time.monotonic() - self.started
+        return (self.duration_ms or 0) / 1000
+
+
+TodoStatus = Literal["pending", "in_progress", "completed"]
+
+
+@dataclass(eq=False)
+class TodoListItem:
+    """An agent's TodoWrite list as a checklist: one per turn (per block for a subagent), updated in place."""
+
+    todos: list[tuple[str, str]] = field(default_factory=list)  # (content, status), terminal-safe
+
+    def done(self) -> int:
+        """How many are completed."""
+        return sum(1 for _, status in self.todos if status == "completed")
+
+    def current(self) -> str:
+        """The item in progress (else the first pending one), "" when none."""
+        for wanted in ("in_progress", "pending"):
+            for content, status in self.todos:
+                if status == wanted:
+                    return content
+        return ""
+
+    def summary(self) -> str:
+        """`todo 2/5: Run the tests`."""
+        current = self.current()
+        return f"todo {self.done()}/{len(self.todos)}" + (f": {current}" if current else "")
 
 
 @dataclass(eq=False)
@@ -84,6 +120,8 @@ class Transcript:
     items: list[Entry] = field(default_factory=list)
     current_text: TextItem | None = None
     current_thinking: ThinkingItem | None = None
+    todo: TodoListItem | None = None  # the current turn's checklist, once the agent wrote one
+    activity: str = ""  # what the agent does now: `Grep "TODO"`, `writing a Task call…` ("" when idle)
 
 
 @dataclass(eq=False)
@@ -107,8 +145,20 @@ class BlockItem(Transcript):
     short_result: str = ""
     error: str | None = None
     code: str | None = None  # the SPEC §4 error code its Task call failed with
-    collapsed: bool = False
+    collapsed: bool = True  # only the header shows (a running block: its header and latest activity)
     context: tuple[int, int] | None = None  # the subagent's own context: (tokens used, window)
+    result: str = ""  # the subagent's final answer (terminal-safe), once it finished
+    streamed: dict[str, int] = field(default_factory=dict)  # characters streamed by requests not yet counted
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of its subtree: counted ones, plus an estimate of what streams now (about 4 characters each)."""
+        return self.input_tokens + self.output_tokens + self.estimated_tokens
+
+    @property
+    def estimated_tokens(self) -> int:
+        """The estimate of what requests still streaming produced so far."""
+        return -(-sum(self.streamed.values()) // 4)
 
     @property
     def active(self) -> bool:
@@ -127,7 +177,19 @@ class BlockItem(Transcript):
         return self.elapsed_ms / 1000
 
 
-Entry = TextItem | ThinkingItem | NoteItem | ToolItem | BlockItem
+Entry = TextItem | ThinkingItem | NoteItem | ToolItem | BlockItem | TodoListItem
+
+MARKDOWN_LEAD = re.compile(r"^(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)+")
+MARKDOWN_MARKS = re.compile(r"(\*\*|__|`)")
+
+
+def result_line(text: str, limit: int = 200) -> str:
+    """The first non-empty line of a (Markdown) answer as plain words: `## Findings` → `Findings`."""
+    for line in text.splitlines():
+        plain = MARKDOWN_MARKS.sub("", MARKDOWN_LEAD.sub("", line.strip())).strip()
+        if plain and set(plain) - set("-=*_`|: "):
+            return plain if len(plain) <= limit else plain[: limit - 1] + "…"
+    return ""
 
 
 def format_seconds(seconds: float) -> str:

@@ -46,17 +46,37 @@ from agentcli.events import (
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
+    ToolCallStreamingEvent,
+    ToolOutputEvent,
     UsageEvent,
     unwrap,
 )
 from agentcli.figures import compaction_text
 from agentcli.text import terminal_safe
-from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, Transcript
+from agentcli.ui.model import (
+    BlockItem,
+    Entry,
+    NoteItem,
+    TextItem,
+    ThinkingItem,
+    TodoListItem,
+    ToolItem,
+    Transcript,
+)
 from agentcli.ui.views import EntryViews
 from agentcli.ui.widgets.message_list import MessageList, ThinkingView
+from agentcli.ui.widgets.subagent_block import SPINNER_HZ
 
 PROMPT_PREVIEW_CHARS = 300
+ACTIVITY_CHARS = 120
+TICKS_PER_SECOND = SPINNER_HZ
+DENSE_MARGIN_ROWS = 8  # rows of the conversation view left for other lines when deciding on dense blocks
 T = TypeVar("T", bound=TextItem)
+
+
+def _clip(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def first_line(text: str, limit: int = 300) -> str:
@@ -76,6 +96,11 @@ class UIRouter(MessageManager):
         self._tools: dict[tuple[str, str], ToolItem] = {}
         self._task_blocks: dict[tuple[str, str], BlockItem] = {}  # (owner task id, Task call id) -> its block
         self._dirty_blocks: dict[BlockItem, None] = {}
+        self._todo_calls: dict[tuple[str, str], TodoListItem] = {}  # (owner task id, TodoWrite call id) -> its list
+        self._running_tools: dict[ToolItem, None] = {}  # running tool lines: their clocks tick
+        self._ticks = 0
+        self.dense = False  # many agents run at once: compact blocks take one line each
+        self.turn_started: float | None = None  # monotonic time the main turn started (the app sets it)
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -120,6 +145,9 @@ class UIRouter(MessageManager):
         note = NoteItem(terminal_safe(text), kind)  # type: ignore[arg-type]
         self._end_thinking(None)
         self.main.current_text = None
+        if kind == "user":  # a new turn: its TodoWrite list is a new checklist, under it
+            self.main.todo = None
+            self.main.activity = ""
         self._add(None, note)
         return note
 
@@ -130,12 +158,20 @@ class UIRouter(MessageManager):
         way learns its agent's label (`explore#2`) from the first event it relays."""
         wrappers, inner = unwrap(event)
         block: BlockItem | None = None
+        chain: list[BlockItem] = []
         for wrapper, relayed in zip(wrappers, (*wrappers[1:], inner), strict=True):
             block = self.blocks.get(wrapper.task_id)
             if block is None:
                 return
+            chain.append(block)
             if not block.agent:
                 block.agent = terminal_safe(relayed.agent)
+        if isinstance(inner, TextDeltaEvent | ThinkingDeltaEvent):  # tokens while they stream, estimated
+            for each in chain:
+                each.streamed[inner.session_id] = each.streamed.get(inner.session_id, 0) + len(inner.text)
+        elif isinstance(inner, UsageEvent):  # counted now: the block's update carries it
+            for each in chain:
+                each.streamed.pop(inner.session_id, None)
         handler = getattr(self, f"on_{inner.kind}", None)
         if handler is not None:
             handler(inner, block)
@@ -146,6 +182,7 @@ class UIRouter(MessageManager):
         if transcript.current_thinking is None and transcript.current_text is not None:
             self._end_text(owner)  # an answer after this reasoning is a new item, below it
         transcript.current_thinking = self._stream(owner, transcript.current_thinking, ThinkingItem, event.text)
+        transcript.activity = "thinking…"
 
     def on_text_delta(self, event: TextDeltaEvent, owner: BlockItem | None = None) -> None:
         """Streamed text goes to the owner's current text item (created on the first delta)."""
@@ -153,6 +190,7 @@ class UIRouter(MessageManager):
             self._end_thinking(owner)  # the answer starts: the reasoning folds
         transcript = self._transcript(owner)
         transcript.current_text = self._stream(owner, transcript.current_text, TextItem, event.text)
+        transcript.activity = "writing…"
 
     def _stream(self, owner: BlockItem | None, item: T | None, make: Callable[[], T], delta: str) -> T:
         """Add a streamed delta (made terminal-safe) to `item`, or to a new item of `make` when there is none."""
@@ -179,8 +217,12 @@ class UIRouter(MessageManager):
                 self._add(owner, NoteItem(f"▸ {clipped}", "user"))
 
     def on_run_finished(self, event: RunFinishedEvent, owner: BlockItem | None = None) -> None:
-        """The turn ended (also by an error or a stop mid-reasoning): its reasoning folds."""
+        """The turn ended (also by an error or a stop mid-reasoning): its reasoning folds; a subagent's block
+        keeps its answer (its collapsed header shows the first line)."""
         self._end_thinking(owner)
+        self._transcript(owner).activity = ""
+        if owner is not None:
+            owner.result = terminal_safe(event.result)
 
     def on_retry(self, event: RetryEvent, owner: BlockItem | None = None) -> None:
         """A retried request voids the text its failed attempt streamed: that item goes away."""
@@ -199,15 +241,58 @@ class UIRouter(MessageManager):
     def on_tool_call_started(self, event: ToolCallStartedEvent, owner: BlockItem | None = None) -> None:
         """A compact tool call line (a Task call is replaced by its block when that appears)."""
         self._end_thinking(owner)
-        self._transcript(owner).current_text = None
-        item = ToolItem(event.tool_call_id, terminal_safe(event.name), terminal_safe(event.summary))
-        self._tools[(self._key(owner), event.tool_call_id)] = item
+        transcript = self._transcript(owner)
+        transcript.current_text = None
+        name, summary = terminal_safe(event.name), terminal_safe(event.summary)
+        verb = summary.split(" ", 1)[0].lower()
+        what = summary.split(" ", 1)[1] if verb == name.lower() and " " in summary else summary  # not `Grep grep`
+        transcript.activity = _clip(f"{name} {what}".strip(), ACTIVITY_CHARS)
+        if owner is not None:
+            self._dirty_blocks[owner] = None
+        key = (self._key(owner), event.tool_call_id)
+        if event.name == "TodoWrite":  # no tool line: the turn's checklist shows it, updated in place
+            if transcript.todo is None:
+                transcript.todo = TodoListItem()
+                self._add(owner, transcript.todo)
+            self._todo_calls[key] = transcript.todo
+            return
+        item = ToolItem(event.tool_call_id, name, summary, started=time.monotonic())
+        self._tools[key] = item
+        self._running_tools[item] = None
         self._add(owner, item)
+
+    def on_tool_call_streaming(self, event: ToolCallStreamingEvent, owner: BlockItem | None = None) -> None:
+        """The model is writing a tool call: the activity says so (the call runs once it is complete)."""
+        self._end_thinking(owner)
+        what = "a Task call (delegating)" if event.name == "Task" else f"a {terminal_safe(event.name)} call"
+        size = f" ({event.chars:,} chars)" if event.chars else ""
+        self._transcript(owner).activity = f"writing {what}…{size}"
+        if owner is not None:
+            self._dirty_blocks[owner] = None
+
+    def on_tool_output(self, event: ToolOutputEvent, owner: BlockItem | None = None) -> None:
+        """A running command's latest output: its line shows the last lines, its block the last one."""
+        item = self._tools.get((self._key(owner), event.tool_call_id))
+        if item is None or item.status != "running":
+            return
+        item.tail = terminal_safe(event.tail)
+        view = self.views.tool_view(item)
+        if view is not None:
+            view.refresh_state()
+        if owner is not None:
+            last = next((ln.strip() for ln in reversed(item.tail.splitlines()) if ln.strip()), "")
+            if last:
+                owner.activity = _clip(f"{item.name} {item.summary} │ {last}", ACTIVITY_CHARS)
+                self._dirty_blocks[owner] = None
 
     def on_tool_call_finished(self, event: ToolCallFinishedEvent, owner: BlockItem | None = None) -> None:
         """Status icon, duration, error code and output of a finished call; a Task call's short result goes
         to its block (or its line, when no subagent ran)."""
         key = (self._key(owner), event.tool_call_id)
+        todo = self._todo_calls.pop(key, None)
+        if todo is not None:
+            self._update_todo(owner, todo, event)
+            return
         code = terminal_safe(event.code) if event.code and event.is_error else None
         short = terminal_safe(event.short_result) if event.short_result else ""
         block = self._task_blocks.get(key)
@@ -218,7 +303,9 @@ class UIRouter(MessageManager):
         item = self._tools.get(key)
         if item is None:
             return
+        self._running_tools.pop(item, None)
         item.status = "error" if event.is_error else "ok"
+        item.tail = ""
         item.output = terminal_safe(event.output)
         item.duration_ms = event.duration_ms
         item.code = code
@@ -227,6 +314,20 @@ class UIRouter(MessageManager):
         view = self.views.tool_view(item)
         if view is not None:
             view.refresh_state()
+
+    def _update_todo(self, owner: BlockItem | None, todo: TodoListItem, event: ToolCallFinishedEvent) -> None:
+        """A TodoWrite call finished: its checklist shows the new list (a refused call says why, on one line)."""
+        if event.is_error or event.todos is None:
+            if event.is_error:
+                self._add(owner, NoteItem(f"TodoWrite failed: {first_line(terminal_safe(event.output), 160)}", "error"))
+            return
+        todo.todos = [(terminal_safe(t.get("content", "")), t.get("status", "pending")) for t in event.todos]
+        self._transcript(owner).activity = _clip(todo.summary(), ACTIVITY_CHARS)
+        view = self.views.todo_view(todo)
+        if view is not None:
+            view.refresh_state()
+        if owner is not None:
+            self._dirty_blocks[owner] = None
 
     def on_error(self, event: ErrorEvent, owner: BlockItem | None = None) -> None:
         """An error, on one line, where it happened."""
@@ -296,6 +397,12 @@ class UIRouter(MessageManager):
         block.short_result = terminal_safe(event.short_result)
         block.error = terminal_safe(event.error) if event.error else event.error
         block.elapsed_ms = event.elapsed_ms
+        block.streamed.clear()
+        block.activity = ""
+        if event.input_tokens is not None and event.output_tokens is not None:  # a stopped one's spend too
+            block.input_tokens, block.output_tokens = event.input_tokens, event.output_tokens
+        if event.tool_calls is not None:
+            block.tool_calls = event.tool_calls
         self._end_thinking(block)
         self._end_text(block)
         self.views.drop_tail(block)  # collapsed: its whole text shows only if expanded again
@@ -310,7 +417,11 @@ class UIRouter(MessageManager):
     def _refresh_header(self, block: BlockItem) -> None:
         view = self.views.block_view(block)
         if view is not None:
+            view.dense = self.dense
             view.refresh_header()
+        detail = self.views.detail
+        if detail is not None and detail.block is block:
+            detail.refresh_header()
 
     # --- rendering ---------------------------------------------------------------------------------
 
@@ -318,22 +429,55 @@ class UIRouter(MessageManager):
         """Mount the frame's new entries (one mount per container), push accumulated text to its widgets
         (one append per widget) and re-render dirty headers."""
         self.views.flush()
+        self._set_density()
         if self._dirty_blocks:
             blocks = list(self._dirty_blocks)
             self._dirty_blocks.clear()
             for block in blocks:
                 self._refresh_header(block)
 
+    def _set_density(self) -> None:
+        """Compact running blocks take two lines (header, activity) while they fit the view, one line when
+        there are too many for that (twenty agents at once on a 45-row terminal)."""
+        compact = sum(1 for b in self.blocks.values() if b.active and b.collapsed)
+        dense = compact * 2 + DENSE_MARGIN_ROWS > max(self.view.size.height, 1) if compact else False
+        if dense == self.dense:
+            return
+        self.dense = dense
+        for block in self.blocks.values():
+            view = self.views.block_view(block)
+            if view is not None and view.dense != dense:
+                view.dense = dense
+                self._dirty_blocks[block] = None
     @property
     def settled(self) -> bool:
         """Whether everything received so far has been handed to the widgets (nothing waits for a flush)."""
         return self.views.settled and not self._dirty_blocks
 
     def tick(self) -> None:
-        """Once a second: running blocks' clocks."""
+        """`TICKS_PER_SECOND` times a second: running blocks' spinners, activity and clocks; once a second the
+        clocks of running tool lines. (Streamed text does not re-render a header: the next tick shows it.)"""
+        self._ticks += 1
         for block in self.blocks.values():
             if block.status == "running":
                 self._refresh_header(block)
+        if self._ticks % TICKS_PER_SECOND:
+            return
+        for item in self._running_tools:
+            view = self.views.tool_view(item)
+            if view is not None:
+                view.refresh_state()
+
+    def activity(self) -> str:
+        """What the main turn does now, for the line above the prompt."""
+        running, queued = self.counts()
+        agents = f"{running} subagent{'s' if running != 1 else ''} running" if running else ""
+        if queued:
+            agents += f"{', ' if agents else ''}{queued} queued"
+        now = self.main.activity or "waiting for the model…"
+        if agents and now.startswith("Task "):
+            return f"waiting for subagents · {agents}"
+        return f"{now} · {agents}" if agents else now
 
     def counts(self) -> tuple[int, int]:
         """(running, queued) subagents."""
@@ -357,5 +501,7 @@ class UIRouter(MessageManager):
         self._tools.clear()
         self._task_blocks.clear()
         self._dirty_blocks.clear()
+        self._todo_calls.clear()
+        self._running_tools.clear()
         self.views.clear()
         self.view.remove_children()

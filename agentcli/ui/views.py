@@ -1,11 +1,11 @@
 """Which widget shows which transcript entry: the router's one item → widget mapping, and its batching.
 
 The model (`agentcli.ui.model`) knows nothing of widgets and widgets only read their item; this map is
-the one place that links the two. It builds an entry's widget (Markdown in the main view, plain text in
-blocks), forgets it when it is removed (a block collapses, a retry voids its text, `/clear`), holds the
-text a widget has not shown yet, and mounts the frame's new entries at the next flush. An entry not yet
-shown is built when it is mounted; an entry a block already rebuilt (it expanded meanwhile) is not
-mounted twice.
+the one place that links the two. It builds an entry's widget (Markdown, but a block's text streams as
+plain lines until it is complete), forgets it when it is removed (a block collapses, a retry voids its
+text, `/clear`), holds the text a widget has not shown yet, and mounts the frame's new entries at the next
+flush (a block's into its own screen while that is open). An entry not yet shown is built when it is
+mounted; an entry a block already rebuilt (it expanded meanwhile) is not mounted twice.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from textual.widget import Widget
 
-from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem
+from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, TodoListItem, ToolItem
+from agentcli.ui.widgets.agent_screen import AgentScreen
 from agentcli.ui.widgets.message_list import (
     AssistantText,
     MessageList,
@@ -24,6 +25,7 @@ from agentcli.ui.widgets.message_list import (
     ThinkingView,
 )
 from agentcli.ui.widgets.subagent_block import SubagentBlock
+from agentcli.ui.widgets.todo_list import TodoChecklist
 from agentcli.ui.widgets.tool_call import ToolCallView
 
 
@@ -36,6 +38,7 @@ class EntryViews:
         self._pending: dict[TextItem, list[str]] = {}  # streamed text its widget has not shown yet
         self._mounts: dict[BlockItem | None, list[Entry]] = {}  # entries to mount at the next flush, per owner
         self._tails: dict[BlockItem, TextItem] = {}  # a block's complete text, still shown as its tail
+        self.detail: AgentScreen | None = None  # a subagent's own screen, where its block's entries go while open
 
     def get(self, entry: Entry) -> Widget | None:
         """The widget showing `entry`, if one does."""
@@ -56,6 +59,20 @@ class EntryViews:
         view = self._views.get(tool)
         return view if isinstance(view, ToolCallView) else None
 
+    def todo_view(self, item: TodoListItem) -> TodoChecklist | None:
+        """The widget showing a checklist, if one does."""
+        view = self._views.get(item)
+        return view if isinstance(view, TodoChecklist) else None
+
+    def attach(self, screen: AgentScreen) -> None:
+        """A subagent's screen opened: its block's new entries are mounted there."""
+        self.detail = screen
+
+    def detach(self, screen: AgentScreen) -> None:
+        """That screen closed."""
+        if self.detail is screen:
+            self.detail = None
+
     # --- building and forgetting (also what a SubagentBlock uses for its body) -------------------------
 
     def build(self, entry: Entry, *, in_block: bool, tail: bool = False) -> Widget:
@@ -64,8 +81,11 @@ class EntryViews:
         view: Widget
         if isinstance(entry, ThinkingItem):  # dimmed, apart from the answer, in the main view and in blocks alike
             view = ThinkingView(entry)
-        elif isinstance(entry, TextItem):
-            view = StreamText(entry, live=not entry.done or tail) if in_block else AssistantText(entry)
+        elif isinstance(entry, TextItem):  # a block's text streams as plain lines; complete, it is Markdown
+            live = not entry.done or tail
+            view = StreamText(entry, live=live) if in_block and live else AssistantText(entry)
+        elif isinstance(entry, TodoListItem):
+            view = TodoChecklist(entry)
         elif isinstance(entry, ToolItem):
             view = ToolCallView(entry)
         elif isinstance(entry, BlockItem):
@@ -111,6 +131,8 @@ class EntryViews:
         """Where entries of `owner` are mounted now (None: a collapsed or not yet mounted block)."""
         if owner is None:
             return self.main
+        if self.detail is not None and self.detail.block is owner:
+            return self.detail.body if self.detail.filled else None
         view = self.block_view(owner)
         return view if view is not None and view.accepts_entries else None
 
@@ -156,8 +178,19 @@ class EntryViews:
         """The block goes on after a complete text: show all of that text now."""
         item = self._tails.pop(owner, None)
         view = self.text_view(item) if item is not None else None
-        if isinstance(view, StreamText):
+        if item is not None and isinstance(view, StreamText):
+            self.as_markdown(item, view)
+
+    def as_markdown(self, item: TextItem, view: StreamText) -> None:
+        """Show a block's complete text as Markdown in place of its plain streamed lines."""
+        parent = view.parent
+        if not view.is_mounted or not isinstance(parent, Widget):
             view.finish()
+            return
+        markdown = AssistantText(item)
+        self._views[item] = markdown
+        parent.mount(markdown, before=view)
+        view.remove()
 
     def drop_tail(self, owner: BlockItem) -> None:
         """The block collapsed for good: its last text shows whole only if it is expanded again."""

@@ -209,9 +209,10 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
         session = _run(server, tmp_path, ws, "where is the config loaded?")["session_id"]
         with AgentcliTerminal(["--cwd", str(ws), "--resume", session], env, ws) as term:
             term.wait_for("Resumed session")
-            for shown in ("where is the config loaded?", "It is in src/config.py.", "Task completed by explore"):
+            block_line = "Find config loader  — src/config.py:1"  # a finished block: description, result's first line
+            for shown in ("where is the config loaded?", "It is in src/config.py.", block_line):
                 screen = term.wait_for(shown)  # mounted in one frame; Markdown renders a little later
-            assert "▶" in screen and "src/config.py:1" not in screen  # the block, collapsed to its header
+            assert "▶ ✓ explore#1" in screen  # the block, collapsed to its one line: description and result
             refused = run_cli(["run", "--cwd", str(ws), "--continue", "meanwhile"], env)
             assert refused.returncode == 1
             assert f"session {session} is in use by agentcli (pid {term.pid})" in refused.stderr

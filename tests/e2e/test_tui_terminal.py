@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
@@ -39,8 +40,9 @@ def test_tui_in_a_real_terminal(tmp_path: Path) -> None:
         term.type("look around")
         term.press("Enter")
         screen = term.wait_for("FINAL ANSWER: one file, app.py.")
-        screen = term.wait_for("Task completed by explore")
-        assert screen.count("Task completed by explore") == 2, screen
+        screen = term.wait_for("Read the app  — Read the app: done")
+        # A finished block's line: its description and the first line of its result.
+        assert "List the files  — List the files: done" in screen, screen
         assert "look around" in screen
         term.press("C-q")
         assert term.wait_until_exited() == 0
@@ -95,3 +97,49 @@ def test_keys_in_a_real_terminal_tab_then_type_page_up_and_ctrl_q_during_a_turn(
         term.press("C-q")
         assert term.wait_until_exited() == 0
         assert "(agentcli --resume ses" in term.scrollback()
+
+
+AREAS = [f"Scan area {n:02d}" for n in range(1, 21)]
+
+
+def test_twenty_parallel_subagents_fit_a_140x45_terminal(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("# TODO: nothing\n")
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="Delegating.", tool_calls=[
+        ToolCall(name="Task", input={"description": a, "prompt": f"look at {a}", "subagent_type": "explore"})
+        for a in AREAS]))]
+    for n, area in enumerate(AREAS):
+        mark = f"# Task\n{area}"
+        steps += [
+            Step(match=Match(system_contains=mark, turn=0),
+                 reply=Reply(tool_calls=[ToolCall(name="Grep", input={"pattern": f"TODO{n}"})])),
+            Step(match=Match(system_contains=mark, turn=1), reply=Reply(text=f"Area {n + 1} is clean."),
+                 latency_ms=8000),  # all twenty run at once for a while, even on a busy machine
+        ]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="TWENTY REPORTED.")))
+    with (FakeLLMServer(Script(steps=steps)) as server,
+          AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server, AGENTCLI_TASK_TOOL__MAX_CONCURRENT="20"),
+                           ws, size=(140, 45)) as term):
+        term.wait_for("agentcli")
+        term.type("scan all twenty areas")
+        term.press("Enter")
+        term.wait_for('Grep "TODO19" · 1 tool')  # the last agent's activity: every one has started
+
+        def all_running(screen: str) -> bool:  # all twenty on the one screen, each on a line with its status
+            lines = screen.splitlines()
+            rows = [[ln for ln in lines if f"  {area}  " in ln] for area in AREAS]
+            return "20 subagents running" in screen and all(
+                len(row) == 1 and "explore#" in row[0] and "1 tool · " in row[0] and " tok · " in row[0]
+                for row in rows)
+
+        deadline = time.monotonic() + 30
+        while not all_running(screen := term.screen()):
+            assert time.monotonic() < deadline, screen
+            time.sleep(0.1)
+        screen = term.wait_for("TWENTY REPORTED.")
+        for n, area in enumerate(AREAS):
+            assert f"{area}  — Area {n + 1} is clean." in screen, screen
+        term.press("C-q")
+        assert term.wait_until_exited() == 0
+    server.assert_done()

@@ -331,7 +331,7 @@ def _all_rendered_text(app: Any) -> str:
 async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
     make_app: Any, workspace: Path  # noqa: F811
 ) -> None:
-    from agentcli.ui.widgets.message_list import AssistantText, StreamText
+    from agentcli.ui.widgets.message_list import AssistantText
     from agentcli.ui.widgets.tool_call import ToolCallView
     from tests.ui.conftest import block_view, idle, screen_text, submit, task, wait_for
 
@@ -355,15 +355,18 @@ async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
             (block,) = app.router.blocks.values()
             view = block_view(app, block)
             view.collapsed = False
-            await wait_for(pilot, lambda: view.query(StreamText) and all(w.is_mounted for w in view.query(StreamText)))
+            await wait_for(pilot, lambda: any("Sub:" in w.source for w in view.query(AssistantText)))
+            await wait_for(pilot, lambda: "file says " in screen_text(app) and "Sub: " + MARKUP in screen_text(app),
+                           what="the expanded output and block to be laid out")
             rendered = _all_rendered_text(app)
             assert not RAW_CONTROL.findall(rendered), RAW_CONTROL.findall(rendered)
             shown = screen_text(app)
             assert "Model: " + MARKUP in shown  # markup is shown as typed, not applied
             assert "file says " + MARKUP in shown  # the tool output, expanded
             assert "␛]0;pwned␇" in shown and "Check ␛]0;pwned␇[bold]notes[/bold]" in shown
-            streamed = [w for w in app.query(StreamText) if "Sub:" in w.item.text]
-            assert streamed and str(streamed[0].render()).startswith(f"Sub: {MARKUP} ␛]0;pwned␇")
+            # The subagent's complete answer is Markdown in its block: markup literal, escapes made visible.
+            (answer,) = [w for w in view.query(AssistantText) if "Sub:" in w.source]
+            assert answer.source.startswith(f"Sub: {MARKUP} ␛]0;pwned␇") and "Sub: " + MARKUP in shown
             assert any(MARKUP in w.source for w in app.query(AssistantText))
             assert app.is_running  # `[@click=app.quit]` did nothing
     server.assert_done()

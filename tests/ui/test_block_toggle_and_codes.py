@@ -84,7 +84,7 @@ async def test_a_block_takes_its_task_calls_short_result_and_code() -> None:
         await settle(pilot, r)
         assert not app.query(ToolCallView)  # the block stands for the Task call
         header = str(app.query_one(SubagentBlock).header.render())
-        assert "⏱ timed out" in header and "Task failed: timed out after 3s [TIMEOUT]" in header
+        assert "⏱ explore  job A  — Task failed: timed out after 3s [TIMEOUT]" in header
         # Without a short result in the event, the block keeps its own; a completed block shows no code.
         r(task_started("c2"))
         r(added("B", "c2"))
@@ -106,21 +106,25 @@ async def test_collapsed_is_reactive_and_each_change_posts_a_message() -> None:
         r(wrap(delta("first words", "explore#1"), "A"))
         await settle(pilot, r)
         view = r.views.block_view(r.blocks["A"])
-        assert view is not None and not view.collapsed and len(view.children) == 2
-        await pilot.click(view.header)  # a click collapses: only the header stays mounted
+        # A running block starts compact: its header (and latest activity) only, no body mounted.
+        assert view is not None and view.collapsed and list(view.children) == [view.header]
+        await pilot.click(view.header)  # a click expands: the body is built from the model
         await pilot.pause()
-        assert view.collapsed and r.blocks["A"].collapsed and list(view.children) == [view.header]
-        assert "▶" in str(view.header.render()) and view.has_class("-collapsed")
+        assert not view.collapsed and not r.blocks["A"].collapsed and len(view.children) == 2
+        assert "▼" in str(view.header.render()) and not view.has_class("-collapsed")
         view.header.focus()
-        await pilot.press("enter")  # Enter expands: the body is rebuilt from the model
+        await pilot.press("enter")  # Enter collapses again: only the header stays mounted
         await pilot.pause()
-        assert not view.collapsed and not view.has_class("-collapsed") and "▼" in str(view.header.render())
-        assert len(view.children) == 2
+        assert view.collapsed and view.has_class("-collapsed") and "▶" in str(view.header.render())
+        assert list(view.children) == [view.header]
+        await pilot.press("ctrl+o")  # Claude Code's key expands it fully too
+        await pilot.pause()
+        assert not view.collapsed and len(view.children) == 2
         view.collapsed = False  # no change: no message
         r(SubagentBlockFinishedEvent(session_id="s", task_id="A", status="completed", short_result="done"))
         await pilot.pause()
         assert view.collapsed
-        assert app.toggles == [("collapsed", "A"), ("expanded", "A"), ("collapsed", "A")]
+        assert app.toggles == [("expanded", "A"), ("collapsed", "A"), ("expanded", "A"), ("collapsed", "A")]
 
 
 def test_every_task_status_has_a_look() -> None:

@@ -11,7 +11,7 @@ from textual.widgets import OptionList
 from agentcli.store.db import Store
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from agentcli.ui.app import AgentApp
-from agentcli.ui.model import BlockItem, TextItem, ToolItem
+from agentcli.ui.model import BlockItem, TextItem, ToolItem, result_line
 from agentcli.ui.widgets.session_picker import SessionPicker
 from tests.ui.conftest import MAIN, SIZE, MakeApp, block_view, idle, notes, shown, sub, submit, task, wait_for
 
@@ -118,7 +118,7 @@ async def test_resume_by_id_shows_the_finished_subagent_block_collapsed_with_its
             view = block_view(app, block)
             assert view.collapsed and not view.accepts_entries
             header = str(view.header_content())
-            assert "Find config loader" in header and "Task completed by explore" in header
+            assert block.result and "Find config loader" in header and result_line(block.result) in header
             (read,) = [e for e in block.items if isinstance(e, ToolItem)]
             assert read.name == "Read" and read.status == "ok" and "load_config" in read.output
             assert shown(app, read) is None  # collapsed: its transcript stays in the model

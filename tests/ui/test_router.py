@@ -19,6 +19,7 @@ from agentcli.events import (
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
     UsageEvent,
+    unwrap,
 )
 from agentcli.llm.base import Message
 from agentcli.ui.model import BlockItem, TextItem, ToolItem
@@ -70,6 +71,14 @@ def delta(text: str, agent: str = "main") -> TextDeltaEvent:
     return TextDeltaEvent(session_id="s", agent=agent, text=text)
 
 
+def add_open(r: UIRouter, event: Event) -> None:
+    """Deliver a block-added event and expand that block (its body shows, as after Enter or ctrl+o)."""
+    r(event)
+    _, inner = unwrap(event)
+    assert isinstance(inner, SubagentBlockAddedEvent)
+    r.blocks[inner.task_id].collapsed = False
+
+
 async def settle(pilot: Pilot[None], router: UIRouter) -> None:
     """What the app's frame timer does: flush, and let the mounts happen."""
     for _ in range(3):
@@ -82,10 +91,10 @@ async def test_nested_events_find_their_block_and_text_is_batched() -> None:
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         r(wrap(SubagentBlockUpdatedEvent(session_id="s", task_id="A", status="running"), ))
         r(wrap(task_started("c2", "general#1"), "A"))
-        r(wrap(added("B", "c2", depth=2, agent="general#1"), "A"))
+        add_open(r, wrap(added("B", "c2", depth=2, agent="general#1"), "A"))
         await settle(pilot, r)
         a, b = r.blocks["A"], r.blocks["B"]
         assert a.agent == "general#1" and b.parent is a and a.items == [b]  # B replaced the Task call c2
@@ -131,7 +140,7 @@ async def test_a_collapsed_block_keeps_data_but_mounts_no_body() -> None:
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         await settle(pilot, r)
         a = r.blocks["A"]
         view = r.views.block_view(a)
@@ -162,7 +171,7 @@ async def test_usage_retry_and_subagent_prompt() -> None:
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         r(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=10, output_tokens=5,
                      cache_read_tokens=2, cost_usd=0.5))
         r(wrap(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=7, output_tokens=3), "A"))
@@ -187,7 +196,7 @@ async def test_collapse_and_expand_before_a_flush_mounts_each_entry_once() -> No
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         await settle(pilot, r)
         view = r.views.block_view(r.blocks["A"])
         assert view is not None
@@ -203,7 +212,7 @@ async def test_a_complete_block_text_shows_whole_only_once_the_subagent_goes_on(
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         await settle(pilot, r)
         a = r.blocks["A"]
         lines = [f"line {i}" for i in range(10)]
@@ -215,7 +224,10 @@ async def test_a_complete_block_text_shows_whole_only_once_the_subagent_goes_on(
         r(wrap(MessageAddedEvent(session_id="s", seq=1, message=Message(role="assistant", content=[])), "A"))
         assert text.done and view.live and str(view.render()).splitlines() == lines[-4:]  # still its tail
         r(wrap(ToolCallStartedEvent(session_id="s", tool_call_id="t1", name="Read", args={}, summary="x.py"), "A"))
-        assert not view.live and str(view.render()).splitlines() == lines  # the subagent went on: all of it
+        whole = r.views.get(text)  # the subagent went on: all of it, now as Markdown (never raw source)
+        assert isinstance(whole, AssistantText)
+        await settle(pilot, r)
+        assert whole.source == "\n".join(lines) and whole.parent is r.views.get(a) and not view.is_attached
 
 
 async def test_a_notice_is_one_line_where_it_happened() -> None:
@@ -225,7 +237,7 @@ async def test_a_notice_is_one_line_where_it_happened() -> None:
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         r(NoticeEvent(session_id="s", message="model claude-sonnet-4-5 (models.main.model) is deprecated\nby X"))
         r(wrap(NoticeEvent(session_id="s", message="the reply was cut at the output token limit"), "A"))
         await settle(pilot, r)
@@ -239,7 +251,7 @@ async def test_a_running_block_shows_how_full_its_own_context_is() -> None:
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         r(SubagentBlockUpdatedEvent(session_id="s", task_id="A", status="running"))
         r(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=10, output_tokens=5,
                      context_tokens=150_000, context_window=200_000))  # the main agent's: not the block's

@@ -71,10 +71,15 @@ async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_resu
             assert slow.status == "running"
             await wait_for(pilot, lambda: views["Inspect config module"].has_class("-collapsed"))
             assert fast.collapsed and views["Inspect config module"].has_class("-collapsed")
-            assert not views["Inspect readme file"].has_class("-collapsed")
-            assert "Task completed by explore" in str(views["Inspect config module"].header.render())
-            # While running, a block shows its own streamed text and tool calls, live.
-            slow_tools = [v for v in views["Inspect readme file"].query(ToolCallView) if v.item.name == "Read"]
+            # Finished, a block's one line is its description and the first line of its result.
+            assert "Inspect config module  — report: Inspect config module" in str(
+                views["Inspect config module"].header.render())
+            # Running, a block is compact: its header and latest activity; expanded, its own text and tool calls.
+            slow_view = views["Inspect readme file"]
+            assert slow_view.collapsed and 'Read README.md' in str(slow_view.header.render())
+            slow_view.collapsed = False
+            await pilot.pause()
+            slow_tools = [v for v in slow_view.query(ToolCallView) if v.item.name == "Read"]
             assert slow_tools and slow_tools[0].item.summary == "README.md"
             await idle(pilot)
             for description, view in views.items():
@@ -83,10 +88,10 @@ async def test_parallel_tasks_get_independent_blocks_that_collapse_to_their_resu
                 assert block.collapsed and block.tool_calls == 1 and block.input_tokens > 0
                 assert list(view.children) == [view.header]  # collapsed: only the header is mounted
                 header = str(view.header.render())
-                assert "✓ done" in header and description in header and "Task completed by explore" in header
-                assert "1 tool" in header and "light" in header
+                assert header.startswith("▶ ✓ explore#") and f"{description}  — report: {description}" in header
+                assert "done" not in header and "1 tool" in header and "light" in header
             text = screen_text(app)
-            assert text.count("Task completed by explore") == 3 and "All three reported." in text
+            assert all(f"— report: {t}" in text for t in TOPICS) and "All three reported." in text
             assert app.router.counts() == (0, 0)
             # /cost includes the subagents' usage; it matches the session's rolled-up ledger.
             ledger = app.conversation.session.ledger
@@ -181,7 +186,13 @@ async def test_cancelling_one_block_leaves_its_siblings_running(make_app: MakeAp
             await idle(pilot)
             assert quick.status == "completed"
             assert hanging.short_result == "Task failed: cancelled"
-            assert "⊘ cancelled" in str(block_view(app, hanging).header.render())
+            header = str(block_view(app, hanging).header.render())
+            assert header.startswith("▶ ⊘ explore#") and "Hanging search job  — " in header
+            # Finished, it no longer offers "cancel" (the footer hides the key).
+            block_view(app, hanging).header.focus()
+            await pilot.pause()
+            assert block_view(app, hanging).check_action("cancel_subagent", ()) is False
+            assert "Cancel subagent" not in screen_text(app)
             records = {r.description: r.status for r in app.conversation.runner.records()}
             assert records == {"Hanging search job": "cancelled", "Quick search job": "completed"}
             # The parent's next request carries the cancelled task's tool error.
@@ -207,6 +218,8 @@ async def test_nested_subagents_nest_inside_their_parent_block(make_app: MakeApp
         app = make_app(server)
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, "go deep")
+            await wait_for(pilot, lambda: _blocks(app) and shown(app, _blocks(app)["Level one work"]))
+            block_view(app, _blocks(app)["Level one work"]).collapsed = False  # expanded: nested blocks show
             await wait_for(pilot, lambda: len(_blocks(app)) == 2 and shown(app, _blocks(app)["Level two work"]))
             outer, inner = _blocks(app)["Level one work"], _blocks(app)["Level two work"]
             assert inner.parent is outer and inner.depth == 2 and inner in outer.items
@@ -223,5 +236,5 @@ async def test_nested_subagents_nest_inside_their_parent_block(make_app: MakeApp
             await pilot.press("enter")
             await pilot.pause()
             assert block_view(app, inner).parent is block_view(app, outer) and inner.collapsed
-            assert "Task completed by explore" in str(block_view(app, inner).header.render())
+            assert "Level two work  — level two done" in str(block_view(app, inner).header.render())
     server.assert_done()

@@ -14,7 +14,7 @@ from agentcli.events import (
 from agentcli.llm.base import Message, TextBlock, ThinkingBlock
 from agentcli.ui.model import TextItem, ThinkingItem
 from agentcli.ui.widgets.message_list import AssistantText, StreamText, ThinkingView
-from tests.ui.test_router import RouterApp, added, settle, task_started, wrap
+from tests.ui.test_router import RouterApp, add_open, added, settle, task_started, wrap
 
 
 def think(text: str, agent: str = "main") -> ThinkingDeltaEvent:
@@ -101,7 +101,7 @@ async def test_subagent_thinking_streams_in_its_block_apart_from_its_text() -> N
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         await settle(pilot, r)
         a = r.blocks["A"]
         for piece in ("Which ", "file ", "holds it?"):
@@ -135,7 +135,7 @@ async def test_reasoning_after_some_text_ends_that_text_and_the_next_answer_is_a
     async with app.run_test() as pilot:
         r = app.router
         r(task_started("c1"))
-        r(added("A", "c1"))
+        add_open(r, added("A", "c1"))
         r(wrap(say("Partial answer.", "explore#1"), "A"))
         r(wrap(think("On second thought", "explore#1"), "A"))
         r(wrap(say("Better answer.", "explore#1"), "A"))
@@ -144,6 +144,6 @@ async def test_reasoning_after_some_text_ends_that_text_and_the_next_answer_is_a
         first, thought, second = a.items
         assert isinstance(first, TextItem) and first.done and first.text == "Partial answer."
         first_view = r.views.get(first)
-        assert isinstance(first_view, StreamText) and not first_view.live  # shown whole, not as a live tail
+        assert isinstance(first_view, AssistantText)  # shown whole, as Markdown, not as a live tail
         assert isinstance(thought, ThinkingItem) and thought.done
         assert type(second) is TextItem and second.text == "Better answer." and not second.done

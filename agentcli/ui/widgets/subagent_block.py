@@ -10,6 +10,7 @@ finished blocks cost one line each however long their transcripts.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any, ClassVar, Protocol
 
@@ -23,7 +24,7 @@ from textual.widgets import Static
 
 from agentcli.figures import compact_tokens
 from agentcli.status import TaskStatus
-from agentcli.ui.model import BlockItem, Entry, format_seconds
+from agentcli.ui.model import BlockItem, Entry, format_seconds, result_line
 
 STATUS_LOOK: dict[TaskStatus, tuple[str, str, str]] = {  # icon, word, style of each task status
     "queued": ("◌", "queued", "$text-muted"),
@@ -34,6 +35,16 @@ STATUS_LOOK: dict[TaskStatus, tuple[str, str, str]] = {  # icon, word, style of 
     "cancelled": ("⊘", "cancelled", "$warning"),
     "budget_exceeded": ("⊘", "over budget", "$warning"),
 }
+
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER_HZ = 8
+
+
+def spinner_frame(now: float | None = None) -> str:
+    """The spinner's frame at `now` (monotonic seconds): every running thing turns in step."""
+    moment = time.monotonic() if now is None else now
+    return SPINNER[int(moment * SPINNER_HZ) % len(SPINNER)]
 
 
 class BlockBody(Protocol):
@@ -48,6 +59,51 @@ class BlockBody(Protocol):
         ...
 
 
+def block_header(item: BlockItem, *, collapsed: bool, dense: bool = False) -> Content:
+    """The header for the block's current state: one line, or two for a compact running block (its
+    header and its latest activity); a finished block's line shows its description and first result line."""
+    icon, word, style = STATUS_LOOK.get(item.status, ("?", item.status, "$text-muted"))
+    arrow = "▶" if collapsed else "▼"
+    mark: tuple[str, str] = (spinner_frame(), "$accent") if item.status == "running" else (icon, style)
+    parts: list[tuple[str, str] | str] = [
+        (arrow, "$text-muted"), " ", mark, " ", (item.label, "bold"), "  ", item.description,
+    ]
+    if item.active:
+        now = [item.activity or (word if item.status == "queued" else "starting…")]
+        if item.current_text is not None and item.current_thinking is None:  # what it writes now, its last line
+            tail = next((ln.strip() for ln in reversed(item.current_text.text[-400:].splitlines()) if ln.strip()), "")
+            now = [f"“{tail if len(tail) <= 100 else '…' + tail[-99:]}”"] if tail else now
+        facts = [*now, *counters(item)]
+        if item.context is not None:
+            used, window = item.context
+            facts.append(f"context {100 * used / window:.0f}%")
+        line = " · ".join(f for f in facts if f)
+        if dense or not collapsed:
+            parts.append(("  · " + line, "$text-muted"))
+        else:
+            parts += [("  · " + item.model, "$text-muted"), "\n", ("  ⎿ ", "$text-muted"), (line, "$text-muted")]
+        return Content.assemble(*parts)
+    outcome = result_line(item.result) if item.status == "completed" else ""
+    outcome = outcome or (item.short_result if item.status == "completed" else item.error or item.short_result)
+    parts += [("  — ", "$text-muted"), (outcome or word, style if item.status != "completed" else "")]
+    if item.code and item.status != "completed":
+        parts += [" ", (f"[{item.code}]", style)]
+    parts.append(("  · " + " · ".join(f for f in (item.model, *counters(item)) if f), "$text-muted"))
+    return Content.assemble(*parts)
+
+
+def counters(item: BlockItem) -> list[str]:
+    """`3 tools · 1.2k tok · 4.1s` (tokens marked `~` while part of them is an estimate of what streams)."""
+    tokens = compact_tokens(item.tokens)
+    facts = [
+        f"{item.tool_calls} tool{'s' if item.tool_calls != 1 else ''}",
+        f"{'~' if item.estimated_tokens else ''}{tokens} tok",
+    ]
+    if item.status != "queued":
+        facts.append(format_seconds(item.elapsed_seconds()))
+    return facts
+
+
 class BlockHeader(Static, can_focus=True):
     """The block's one-line header; focus it to cancel or toggle the block from the keyboard."""
 
@@ -58,6 +114,8 @@ class BlockHeader(Static, can_focus=True):
         height: auto;
         max-height: 2;
         padding: 0 1 0 0;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
 
         &:hover {
             background: $block-hover-background;
@@ -94,6 +152,8 @@ class SubagentBlock(Widget):
 
         &.-collapsed {
             margin: 0;
+        }
+        &.-collapsed.-completed {
             border-left: heavy $panel;
         }
         &.-completed {
@@ -121,6 +181,8 @@ class SubagentBlock(Widget):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "toggle_block", "Expand/collapse"),
+        Binding("ctrl+o", "toggle_block", "Expand/collapse", show=False),
+        Binding("ctrl+e,right", "open_agent", "Open agent view"),
         Binding("ctrl+x", "cancel_subagent", "Cancel subagent"),  # never a text key: those go to the prompt
     ]
 
@@ -145,6 +207,13 @@ class SubagentBlock(Widget):
     class Collapsed(Toggled):
         """The block was collapsed to its header."""
 
+    class OpenRequested(Message):
+        """The person asked to see this subagent's own transcript (`AgentScreen`)."""
+
+        def __init__(self, block: BlockItem) -> None:
+            super().__init__()
+            self.block = block
+
     class CancelRequested(Message):
         """The person asked to cancel this subagent."""
 
@@ -158,6 +227,8 @@ class SubagentBlock(Widget):
         self._body = body
         self.header = BlockHeader(classes="block-header")
         self.filled = False  # body widgets mounted (the router mounts new entries directly from then on)
+        self.dense = False  # one line even while running compact (many agents at once: the router sets it)
+        self._rows = 0
         self._shown_status = ""
         self.set_reactive(SubagentBlock.collapsed, item.collapsed)
         self._sync_classes()
@@ -202,34 +273,16 @@ class SubagentBlock(Widget):
             self.set_class(self.item.status == status, f"-{status}")
 
     def header_content(self) -> Content:
-        """The header line for the block's current state."""
-        item = self.item
-        icon, word, style = STATUS_LOOK.get(item.status, ("?", item.status, "$text-muted"))
-        arrow = "▶" if self.collapsed else "▼"
-        parts: list[tuple[str, str] | str] = [
-            (arrow, "$text-muted"), " ", (f"{icon} {word}", style), "  ", (item.label, "bold"), "  ",
-        ]
-        facts = [item.model]
-        if item.active:
-            parts.append(item.description)
-        else:
-            parts.append((item.short_result or word, style))
-            if item.code and item.status != "completed":
-                parts += [" ", (f"[{item.code}]", style)]
-            facts.insert(0, item.description)
-        if item.status != "queued":
-            facts.append(format_seconds(item.elapsed_seconds()))
-        facts.append(f"{item.tool_calls} tool{'s' if item.tool_calls != 1 else ''}")
-        facts.append(f"{compact_tokens(item.input_tokens + item.output_tokens)} tok")
-        if item.context is not None and item.active:
-            used, window = item.context
-            facts.append(f"context {100 * used / window:.0f}%")
-        parts.append(("  · " + " · ".join(f for f in facts if f), "$text-muted"))
-        return Content.assemble(*parts)
+        """The header line(s) for the block's current state (`block_header`)."""
+        return block_header(self.item, collapsed=self.collapsed, dense=self.dense)
 
     def refresh_header(self) -> None:
-        """Re-render the header (and the footer's bindings when the status changed)."""
-        self.header.update(self.header_content())
+        """Re-render the header (and the footer's bindings when the status changed); a relayout only when
+        its number of lines changed (the spinner turns several times a second)."""
+        content = self.header_content()
+        rows = content.plain.count("\n") + 1
+        self.header.update(content, layout=rows != self._rows)
+        self._rows = rows
         if self._shown_status != self.item.status:
             self._shown_status = self.item.status
             self._sync_classes()
@@ -244,6 +297,10 @@ class SubagentBlock(Widget):
         """Cancel this subagent (its siblings and parent go on)."""
         if self.item.active:
             self.post_message(self.CancelRequested(self.item.task_id))
+
+    def action_open_agent(self) -> None:
+        """Show this subagent's own transcript on a screen of its own (Esc comes back)."""
+        self.post_message(self.OpenRequested(self.item))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel is offered only while the subagent runs (or waits for a slot)."""

@@ -40,6 +40,16 @@ def output_excerpt(output: str) -> str:
     return text or "(no output)"
 
 
+LIVE_TAIL_LINES = 3
+LIVE_TAIL_WIDTH = 160
+
+
+def live_tail(text: str) -> str:
+    """The last few lines of a running command's output, each clipped, indented under its line."""
+    lines = [line for line in text.splitlines() if line.strip()][-LIVE_TAIL_LINES:]
+    return "\n".join("  │ " + _clip(line, LIVE_TAIL_WIDTH) for line in lines)
+
+
 class ToolCallView(Static, can_focus=True):
     """`✓ Read  src/config.py  12 ms`; a failed call names its error code and first line of output
     (`✗ Task [TIMEOUT]  …  Subagent task timed out after …`); an edit its changed lines (`✓ Edit  a.py  +1 −1`).
@@ -64,6 +74,8 @@ class ToolCallView(Static, can_focus=True):
             parts += ["  ", stat_content(item.diff)]
         if item.duration_ms is not None:
             parts += ["  ", (format_seconds(item.duration_ms / 1000), "$text-muted")]
+        elif item.status == "running" and item.started is not None:  # the clock ticks while it runs
+            parts += ["  ", (format_seconds(item.elapsed_seconds()), "$text-muted")]
         outcome = [item.short_result] if item.status != "running" and item.short_result else []
         if item.status == "error" and not item.expanded:
             first = item.output.strip().splitlines()[0] if item.output.strip() else "failed"
@@ -83,6 +95,8 @@ class ToolCallView(Static, can_focus=True):
             else:
                 body = Content.assemble(self.header(), "\n", (output_excerpt(self.item.output), "$text-muted"))
             self.update(body)
+        elif self.item.status == "running" and self.item.tail:  # a running command's latest output, live
+            self.update(Content.assemble(self.header(), "\n", (live_tail(self.item.tail), "$text-muted")))
         else:
             self.update(self.header())
 
