@@ -5,4 +5,4 @@ from __future__ import annotations
 from agentcli.cli import app
 
 if __name__ == "__main__":
-    app()
+    app(prog_name="agentcli")  # usage lines and shell completion (_AGENTCLI_COMPLETE) name the command

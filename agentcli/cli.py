@@ -50,7 +50,7 @@ app = typer.Typer(
     cls=_Group,
     help="A terminal coding assistant that delegates focused work to subagents. "
     "Without a command it opens the interactive TUI in the current directory (--cwd to choose another).",
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},

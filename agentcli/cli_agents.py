@@ -1,4 +1,4 @@
-"""`agentcli agents list|show`: the subagent types of a workspace, where each came from, what was skipped.
+"""`agentcli agents list|show|new`: the subagent types of a workspace, where each came from, what was skipped.
 
 Only typer and the standard library at import time: the registry and config load inside the commands.
 """
@@ -10,7 +10,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentcli.cli_common import ConfigOption, CwdOption, JsonOption, echo, fail, load, print_json, table, workspace_dir
+from agentcli.cli_common import (
+    EXIT_USAGE,
+    ConfigOption,
+    CwdOption,
+    JsonOption,
+    echo,
+    fail,
+    load,
+    print_json,
+    table,
+    workspace_dir,
+)
 
 if TYPE_CHECKING:
     from agentcli.subagents.registry import AgentRegistry, AgentType
@@ -135,3 +146,75 @@ def agents_show(
     echo("\n".join(lines))
     echo("\nPrompt:\n")
     echo(agent.prompt)
+
+
+_NEW_NAME = r"[a-z0-9][a-z0-9-]{0,63}"
+_NEW_BODY = """You are the {name} subagent. Your purpose: {description}
+
+Work only on the task you are given; when it is done, answer with what you found or changed, the files
+involved (with line numbers where they help) and anything left undone.
+"""
+
+
+def agent_file_text(name: str, description: str, tools: list[str], model: str) -> str:
+    """A Claude Code-format agent file: YAML front matter (name, description, tools, model), then the prompt."""
+    import yaml
+
+    front: dict[str, str] = {"name": name, "description": description}
+    if tools:
+        front["tools"] = ", ".join(tools)
+    if model:
+        front["model"] = model
+    head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{head}---\n\n" + _NEW_BODY.format(name=name, description=description)
+
+
+@agents_app.command("new")
+def agents_new(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Lowercase letters, digits and hyphens.")],
+    description: Annotated[
+        str, typer.Option("--description", "-d", help="When the main agent should use it (shown to the model).")
+    ] = "",
+    tools: Annotated[
+        str, typer.Option("--tools", help="Comma-separated tool names (default: every tool), e.g. Read, Grep, Glob.")
+    ] = "",
+    model: Annotated[str, typer.Option("--model", help="inherit (default), sonnet, opus, haiku, main or light.")] = "",
+    user: Annotated[bool, typer.Option("--user", help="Write it to ~/.claude/agents (all workspaces).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file of that name.")] = False,
+    cwd: CwdOption = None,
+) -> None:
+    """Write a new agent file in Claude Code's format (`.claude/agents/NAME.md`) and check that it loads."""
+    import re
+
+    from agentcli.subagents.agent_files import all_tool_names, parse_agent_file
+    from agentcli.subagents.front_matter import AgentFileError
+    from agentcli.text import terminal_safe
+    from agentcli.tools.registry import canonical_tool_name
+
+    if re.fullmatch(_NEW_NAME, name) is None:
+        fail(f"'{terminal_safe(name)}' is not a valid agent name: use lowercase letters, digits and hyphens",
+             EXIT_USAGE)
+    wanted = [t.strip() for t in tools.split(",") if t.strip()]
+    unknown = [t for t in wanted if canonical_tool_name(t) not in all_tool_names()]
+    if unknown:
+        fail(f"unknown tool(s): {', '.join(map(terminal_safe, unknown))}; known: {', '.join(all_tool_names())}",
+             EXIT_USAGE)
+    folder = (Path.home() if user else workspace_dir(cwd)) / ".claude" / "agents"
+    path = folder / f"{name}.md"
+    if path.exists() and not force:
+        fail(f"{path} already exists (--force replaces it)")
+    canonical = [canonical_tool_name(t) or t for t in wanted]  # `read` is written as Read
+    text = agent_file_text(name, " ".join(description.split()) or f"Use for {name.replace('-', ' ')} tasks.",
+                           canonical, model.strip())
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    try:
+        agent = parse_agent_file(path, scope="user" if user else "project", file_format="claude")
+    except AgentFileError as exc:  # our own output must load: say so rather than leave a broken file unnoticed
+        fail(f"{path} was written but does not load: {exc}")
+    for warning in agent.warnings:
+        echo(f"warning: {terminal_safe(warning)}")
+    echo(f"created {path}: agent '{agent.name}', tools: {tools_summary(agent)}; its prompt follows the front matter")

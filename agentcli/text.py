@@ -11,6 +11,7 @@ from closing the frame or forging one.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Control pictures (U+2400 + code) stand in for C0 controls: ESC shows as ␛, CR as ␍, BEL as ␇.
@@ -81,13 +82,19 @@ def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 FRAME_NAMES = ("subagent_result", "system_notice", "compacted_context", "attached_file", "person_command")
-_FRAME_TAG = _tag_pattern(FRAME_NAMES)
+
+
+@functools.cache
+def _frame_tag() -> re.Pattern[str]:
+    """The frame-tag pattern, compiled on first use (~10 ms: a start-up that frames nothing skips it)."""
+    return _tag_pattern(FRAME_NAMES)
 
 
 def defang_tags(text: str) -> str:
     """`text` safe to put inside an agentcli frame: the `<` of anything that reads as an opening or closing
     `subagent_result` / `system-notice` tag (any case, spacing, slashes, zero-width characters, look-alike
     letters or brackets) becomes `&lt;`, so only the frame's own tags are tags."""
-    if _FRAME_TAG.search(text) is None:
+    pattern = _frame_tag()
+    if pattern.search(text) is None:
         return text
-    return _FRAME_TAG.sub(r"&lt;\g<rest>", text)
+    return pattern.sub(r"&lt;\g<rest>", text)

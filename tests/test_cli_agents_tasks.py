@@ -95,6 +95,42 @@ def test_agents_show_unknown(ws: Path) -> None:
     assert result.stdout == ""
 
 
+
+def test_agents_new_writes_a_claude_format_file_that_the_registry_loads(tmp_path: Path, isolated_env: Path) -> None:
+    args = ["agents", "new", "api-auditor", "--cwd", str(tmp_path), "-d", "Audits the HTTP API for auth gaps.",
+            "--tools", "read, Grep,Glob", "--model", "haiku"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    path = tmp_path / ".claude" / "agents" / "api-auditor.md"
+    assert f"created {path}: agent 'api-auditor', tools: Read, Glob, Grep (read-only)" in result.stdout
+    text = path.read_text()
+    assert text.startswith("---\nname: api-auditor\ndescription: Audits the HTTP API for auth gaps.\n")
+    assert "tools: Read, Grep, Glob\nmodel: haiku\n---\n" in text
+    shown = runner.invoke(app, ["agents", "show", "api-auditor", "--cwd", str(tmp_path), "--json"])
+    data = json.loads(shown.stdout)
+    assert (data["format"], data["scope"], data["model"]) == ("claude", "project", "haiku")
+    assert data["allowed_tools"] == ["Read", "Glob", "Grep"] and data["warnings"] == []
+
+    again = runner.invoke(app, args)  # never overwrites without --force
+    assert again.exit_code == 1 and "already exists (--force replaces it)" in again.stderr
+    assert runner.invoke(app, [*args, "--force", "-d", "Second take."]).exit_code == 0
+    assert "description: Second take." in path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["Bad Name"], "is not a valid agent name"),
+        (["../escape"], "is not a valid agent name"),
+        (["ok", "--tools", "Read, Teleport"], "unknown tool(s): Teleport"),
+    ],
+)
+def test_agents_new_refuses_bad_names_and_tools(tmp_path: Path, isolated_env: Path, args: list[str], said: str) -> None:
+    result = runner.invoke(app, ["agents", "new", *args, "--cwd", str(tmp_path)])
+    assert result.exit_code == 2 and said in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / ".claude").exists()
+
+
 # --- tasks ---------------------------------------------------------------------------------------------
 
 PARENT, CHILD, OTHER = "ses_parent01", "ses_child01", "ses_other01"
@@ -247,3 +283,23 @@ def test_tasks_show_unknown_and_empty(isolated_env: Path) -> None:
     result = runner.invoke(app, ["tasks", "show", "tsk_nothing"])
     assert result.exit_code == 1
     assert result.stderr.strip() == "agentcli: no task matches 'tsk_nothing'"
+
+
+@pytest.mark.parametrize(
+    ("words", "cword", "expected"),
+    [("agentcli ses", 1, "sessions"), ("agentcli agents n", 2, "new"),
+     ("agentcli run --output-f", 2, "--output-format")],
+)
+def test_shell_completion_completes_commands_and_options(words: str, cword: int, expected: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "_AGENTCLI_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    proc = subprocess.run([sys.executable, "-m", "agentcli"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert expected in proc.stdout.split()
+    shown = subprocess.run([sys.executable, "-m", "agentcli", "--show-completion", "bash"],
+                           env={**os.environ, "SHELL": "/bin/bash"}, capture_output=True, text=True, timeout=60)
+    assert "_AGENTCLI_COMPLETE=complete_bash" in shown.stdout
