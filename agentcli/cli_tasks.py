@@ -20,6 +20,7 @@ from agentcli.cli_common import (
     transcript,
 )
 from agentcli.figures import compact_tokens, format_cost, tokens_text
+from agentcli.text import one_line
 
 if TYPE_CHECKING:
     from agentcli.store.records import TaskRecord
@@ -34,11 +35,6 @@ def _duration(ms: float | None) -> str:
         return f"{ms:.0f} ms"
     seconds = ms / 1000
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
-
-
-def _one_line(text: str, limit: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @tasks_app.command("list")
@@ -74,7 +70,7 @@ def tasks_list(
             str(t.tool_calls),
             f"{compact_tokens(t.input_tokens)}/{compact_tokens(t.output_tokens)}",
             format_cost(t.cost_usd, unknown="-"),
-            _one_line(t.description),
+            one_line(t.description, 60),
         ]
         for t in tasks
     ]

@@ -98,3 +98,9 @@ def defang_tags(text: str) -> str:
     if pattern.search(text) is None:
         return text
     return pattern.sub(r"&lt;\g<rest>", text)
+
+
+def one_line(text: object, limit: int | None = None) -> str:
+    """`text` on one line (runs of whitespace folded), cut to `limit` characters with `…` when given."""
+    line = " ".join(str(text).split())
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"

@@ -133,3 +133,11 @@ def test_defang_is_fast_on_hostile_input() -> None:
     # Many openers without a name, long separator runs: the pattern stays linear (no catastrophic backtracking).
     text = ("<" + "/" * 50 + " ") * 20_000 + "<" + "\u200b" * 100_000
     assert defang_tags(text) == text
+
+
+def test_one_line_folds_whitespace_and_cuts_with_an_ellipsis() -> None:
+    from agentcli.text import one_line
+
+    assert one_line("  a\n\tb   c ") == "a b c"
+    assert one_line(ValueError("x\ny")) == "x y"
+    assert one_line("abcdef", 6) == "abcdef" and one_line("abcdefg", 6) == "abcde…"

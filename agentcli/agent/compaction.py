@@ -28,7 +28,7 @@ from agentcli.llm.base import (
     Usage,
 )
 from agentcli.llm.models import ResolvedModel
-from agentcli.text import defang_tags
+from agentcli.text import defang_tags, one_line
 
 CHARS_PER_TOKEN = 4  # the usual estimate for English and code; the gauge corrects it with measured usage
 _OPEN, _CLOSE = "<compacted_context>", "</compacted_context>"
@@ -428,8 +428,7 @@ def _requests(older: Sequence[Message]) -> list[str]:
             continue
         text = " ".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
         if text and not any(isinstance(b, ToolResultBlock) for b in message.content):
-            short = " ".join(text.split())
-            lines.append("- " + defang_tags(short if len(short) <= 300 else short[:299] + "…"))
+            lines.append("- " + defang_tags(one_line(text, 300)))
     return lines[-30:]
 
 

@@ -17,6 +17,7 @@ from agentcli.llm.base import (
     ServerError,
     StreamInterruptedError,
 )
+from agentcli.text import one_line
 
 _BY_TYPE: dict[str, type[ProviderError]] = {
     "overloaded_error": OverloadedError,
@@ -182,24 +183,19 @@ def from_sdk_exception(provider: str, exc: BaseException, *, streamed: bool) -> 
     name = type(exc).__name__
     if status is not None or body is not None:
         text = message or getattr(exc, "message", None) or str(exc) or name
-        return classify(provider, status, kind, _one_line(text), _retry_after(headers))
+        return classify(provider, status, kind, one_line(text, 300), _retry_after(headers))
     if name == "APITimeoutError" or "Timeout" in name:
         return ProviderConnectionError("request timed out", provider=provider)
     if name == "APIConnectionError":
         cause = exc.__cause__ or exc.__context__
         if streamed and cause is not None:
             return StreamInterruptedError(
-                f"the response stream broke off: {_one_line(str(cause) or type(cause).__name__)}",
+                f"the response stream broke off: {one_line(str(cause) or type(cause).__name__, 300)}",
                 provider=provider,
             )
-        detail = f": {_one_line(str(cause))}" if cause is not None and str(cause) else ""
+        detail = f": {one_line(str(cause), 300)}" if cause is not None and str(cause) else ""
         return ProviderConnectionError(f"cannot reach the server{detail}", provider=provider)
-    text = _one_line(str(exc) or name)
+    text = one_line(str(exc) or name, 300)
     if streamed:
         return StreamInterruptedError(f"the response stream broke off: {text}", provider=provider)
     return ProviderConnectionError(f"request failed: {text}", provider=provider)
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

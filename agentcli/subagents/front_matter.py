@@ -14,6 +14,8 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent, NodeEvent
 
+from agentcli.text import one_line
+
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t](.*))?$")
 _YAML_SYNTAX = frozenset("[{\"'|>&*%@`")
@@ -33,11 +35,6 @@ KNOWN_KEYS = frozenset(
 
 class AgentFileError(ValueError):
     """The file cannot be used as an agent definition; the message is the one-line reason."""
-
-
-def one_line(text: object) -> str:
-    """Text on one line, runs of whitespace folded."""
-    return " ".join(str(text).split())
 
 
 def split_front_matter(text: str) -> tuple[str, str]:

@@ -35,7 +35,7 @@ from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherite
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
-from agentcli.text import defang_tags
+from agentcli.text import defang_tags, one_line
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
 from agentcli.tools.shell_env import session_bash_env
 
@@ -173,11 +173,9 @@ class SubagentRunner:
             if record.parent_session_id != session_id:
                 continue
             if record.status == "completed" and record.result:
-                outcome = " ".join(record.result.split())
+                outcome = one_line(record.result, 200)
             else:
-                outcome = short_result(record.status, record.subagent_type, record.error)
-            if len(outcome) > 200:
-                outcome = outcome[:199] + "…"
+                outcome = one_line(short_result(record.status, record.subagent_type, record.error), 200)
             head = f"- {record.task_id} [{record.subagent_type}] {record.status}"
             lines.append(f"{head}: {record.description} — {outcome}")
         return lines

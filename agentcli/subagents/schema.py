@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
+from agentcli.text import one_line
+
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
     from referencing import Registry
@@ -31,10 +33,6 @@ _deadline: contextvars.ContextVar[float] = contextvars.ContextVar("schema_deadli
 
 class SchemaCheckError(Exception):
     """The answer could not be checked against the schema (a pattern ran out of time)."""
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
 
 
 def _nodes(schema: Any) -> Iterator[tuple[Any, bool]]:
@@ -71,7 +69,7 @@ def _static_problem(schema: dict[str, Any]) -> str | None:
             try:
                 regex.compile(pattern)
             except (regex.error, ValueError, OverflowError) as exc:
-                return f"invalid regular expression {pattern[:200]!r}: {_one_line(exc)}"
+                return f"invalid regular expression {pattern[:200]!r}: {one_line(exc)}"
     return None
 
 
@@ -100,7 +98,7 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
     from jsonschema.exceptions import ValidationError
 
     if validator.is_type(instance, "string") and not _search(pattern, instance):
-        yield ValidationError(f"{_one_line(instance)[:200]!r} does not match {pattern!r}")
+        yield ValidationError(f"{one_line(instance)[:200]!r} does not match {pattern!r}")
 
 
 def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Iterator[Any]:
@@ -179,7 +177,7 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
         try:
             cls.check_schema(schema)
         except jsonschema.SchemaError as exc:
-            raise ValueError(f"is not a valid JSON schema: {_one_line(exc.message)}") from None
+            raise ValueError(f"is not a valid JSON schema: {one_line(exc.message)}") from None
         registry: Registry[Any] = Registry(retrieve=_no_retrieve)  # type: ignore[call-arg]
         validator = cls(schema, registry=registry)
         problem = _unresolvable(schema, registry)
@@ -194,7 +192,7 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
     except SchemaCheckError as exc:
         raise ValueError(f"cannot be used: {exc}") from None
     except Exception as exc:
-        raise ValueError(f"cannot be used: {_one_line(exc)[:300]}") from None
+        raise ValueError(f"cannot be used: {one_line(exc)[:300]}") from None
     return validator
 
 

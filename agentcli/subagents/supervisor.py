@@ -33,6 +33,7 @@ from agentcli.events import (
 from agentcli.status import TASK_STATUS_OF_RUN, StopStatus, TaskStatus
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.budget import Budgets, PriceNotices
+from agentcli.text import one_line
 
 log = logging.getLogger(__name__)
 Outcome = tuple[TaskStatus, str, str | None]  # (status, result text, error)
@@ -254,7 +255,7 @@ class Supervisor:
 
 
 def _one_line(text: object) -> str:
-    return " ".join(str(text).split()) or type(text).__name__
+    return one_line(text) or type(text).__name__
 
 
 def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
