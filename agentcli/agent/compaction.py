@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentcli.llm.base import (
+    CHARS_PER_TOKEN,
     Message,
     ModelRequest,
     Provider,
@@ -30,7 +31,6 @@ from agentcli.llm.base import (
 from agentcli.llm.models import ResolvedModel
 from agentcli.text import defang_tags, one_line
 
-CHARS_PER_TOKEN = 4  # the usual estimate for English and code; the gauge corrects it with measured usage
 _OPEN, _CLOSE = "<compacted_context>", "</compacted_context>"
 _KEEP_HEAD = 600  # characters a pruned tool result keeps
 _NEVER_PRUNED = frozenset({"Task", "TaskOutput", "TaskCancel"})  # results that carry task ids

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.agent.compaction import Compaction, Compactor, SummaryReply
+from agentcli.agent.compaction import Compaction, Compactor, SummaryReply, estimate_tokens
 from agentcli.agent.session import Session
 from agentcli.diffs import FileDiff
 from agentcli.events import (
@@ -34,6 +34,7 @@ from agentcli.events import (
     UsageEvent,
 )
 from agentcli.llm.base import (
+    CHARS_PER_TOKEN,
     ContextOverflowError,
     Message,
     ModelRequest,
@@ -53,6 +54,7 @@ from agentcli.llm.base import (
     ToolSpec,
     ToolUseBlock,
     Usage,
+    tokens_for_chars,
 )
 from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
@@ -295,10 +297,9 @@ class AgentLoop:
         """Watch the context with `compactor` (another model, another window: `/model`)."""
         compactor.editing_tools = frozenset(t.name for t in self.tools.values() if t.edits_files)
         specs = json.dumps([[s.name, s.description, s.input_schema] for s in self._specs], ensure_ascii=False)
-        compactor.gauge.fixed_tokens = (len(self.session.system_prompt) + len(specs)) // 4
+        compactor.gauge.fixed_tokens = (len(self.session.system_prompt) + len(specs)) // CHARS_PER_TOKEN
         if self.compactor is not None:  # what the provider counted last still holds for the same context
-            compactor.gauge.measured = self.compactor.gauge.measured
-            compactor.gauge.measured_len = self.compactor.gauge.measured_len
+            compactor.gauge.rebase(self.compactor.gauge.measured, self.compactor.gauge.measured_len)
         self.compactor = compactor
 
     async def compact(self, focus: str = "") -> list[Compaction]:
@@ -425,7 +426,7 @@ class AgentLoop:
         usage = spent.usage
         if usage is None:
             usage = Usage(input_tokens=self._request_estimate())
-        usage = dataclasses.replace(usage, output_tokens=max(usage.output_tokens, -(-spent.chars // 4)))
+        usage = dataclasses.replace(usage, output_tokens=max(usage.output_tokens, tokens_for_chars(spent.chars)))
         if usage.total_tokens == 0:
             return
         session = self.session
@@ -438,8 +439,7 @@ class AgentLoop:
         """Tokens of the request now being sent, estimated (about four characters a token)."""
         if self.compactor is not None:
             return self.compactor.used(self.session.messages)
-        chars = len(self.session.system_prompt) + sum(len(m.model_dump_json()) for m in self.session.messages)
-        return chars // 4
+        return len(self.session.system_prompt) // CHARS_PER_TOKEN + estimate_tokens(self.session.messages)
 
     # --- tools ----------------------------------------------------------------------------------
 

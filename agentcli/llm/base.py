@@ -172,6 +172,14 @@ class ModelRequest:
     effort: str = ""  # Anthropic's `output_config.effort`, sent with adaptive thinking only ("" = not sent)
 
 
+CHARS_PER_TOKEN = 4  # the estimate where no count is known (no tokenizer is available offline)
+
+
+def tokens_for_chars(chars: int) -> int:
+    """Estimated tokens of `chars` characters of text, rounded up."""
+    return -(-chars // CHARS_PER_TOKEN)
+
+
 @dataclass(slots=True)
 class Usage:
     """Token usage; `input_tokens` excludes cache reads and writes (Anthropic's convention).

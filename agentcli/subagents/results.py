@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from agentcli.llm.base import CHARS_PER_TOKEN, tokens_for_chars
 from agentcli.status import FINISHED_TASK_STATUSES, TASK_ERROR_CODES, short_result
 from agentcli.store.records import TaskRecord
 from agentcli.text import defang_tags
 from agentcli.tools.base import ToolResult
 
-CHARS_PER_TOKEN = 4  # the estimate used for budgets (no tokenizer is available offline)
 _CLOSE = "</subagent_result>"
 
 
 def estimate_tokens(text: str) -> int:
     """Rough token count of a text."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    return tokens_for_chars(len(text))
 
 
 def frame(task_id: str, text: str, *, offset: int, max_tokens: int) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentcli.diffs import FileDiff
+from agentcli.llm.base import tokens_for_chars
 from agentcli.status import ACTIVE_TASK_STATUSES, TaskStatus
 
 
@@ -158,7 +159,7 @@ class BlockItem(Transcript):
     @property
     def estimated_tokens(self) -> int:
         """The estimate of what requests still streaming produced so far."""
-        return -(-sum(self.streamed.values()) // 4)
+        return tokens_for_chars(sum(self.streamed.values()))
 
     @property
     def active(self) -> bool:
