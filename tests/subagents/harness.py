@@ -20,7 +20,7 @@ from agentcli.agent.session import Session
 from agentcli.config import Settings, load_config
 from agentcli.conversation import main_agent_tools
 from agentcli.events import Event, EventBus, SubagentEvent
-from agentcli.llm.base import RetryPolicy
+from agentcli.llm.base import RetryPolicy, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
@@ -29,7 +29,7 @@ from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import PriceFn, SubagentRunner
 from agentcli.subagents.task_tool import ParentLink
 from agentcli.testing.fake_llm import FakeLLMServer, RecordedRequest, ToolCall
-from agentcli.testing.scripted import ScriptedLLM, ScriptedRequest
+from agentcli.testing.scripted import Match, Reply, ScriptedLLM, ScriptedRequest, Step
 from agentcli.tools.base import ToolContext
 from agentcli.tools.permissions import PermissionPolicy
 
@@ -194,3 +194,13 @@ def build_harness(
     )
     bus.subscribe(budget)
     return Harness(server, workspace, settings, registry, store, pool, runner, session, loop, events, bus, budget)
+
+
+def main_step(turn: int, reply: Reply, **match: Any) -> Step:
+    """A scripted reply of the main agent at `turn`."""
+    return Step(match=Match(system_contains=MAIN, turn=turn, **match), reply=reply)
+
+
+def price(provider: str, model: str, usage: Usage) -> float:
+    """A made-up price: a thousandth of a dollar per input token, a hundredth per output token."""
+    return usage.input_tokens * 0.001 + usage.output_tokens * 0.01

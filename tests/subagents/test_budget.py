@@ -13,15 +13,9 @@ import pytest
 
 from agentcli.events import NoticeEvent, RunFinishedEvent, unwrap
 from agentcli.llm.base import ToolResultBlock
-from agentcli.llm.base import Usage as LedgerUsage
 from agentcli.testing.fake_llm_models import Usage
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
-from tests.subagents.harness import MAIN, Harness, Make, requests_for, sub, task_call
-
-
-def price(provider: str, model: str, usage: LedgerUsage) -> float:
-    """A made-up price: a thousandth of a dollar per input token, a hundredth per output token."""
-    return usage.input_tokens * 0.001 + usage.output_tokens * 0.01
+from tests.subagents.harness import MAIN, Harness, Make, main_step, price, requests_for, sub, task_call
 
 
 @pytest.fixture
@@ -30,10 +24,6 @@ def ws(tmp_path: Path) -> Path:
     (workspace / "src").mkdir(parents=True)
     (workspace / "src" / "a.py").write_text("x = 1\n")
     return workspace
-
-
-def main_step(turn: int, reply: Reply, **match: Any) -> Step:
-    return Step(match=Match(system_contains=MAIN, turn=turn, **match), reply=reply)
 
 
 def sub_step(description: str, reply: Reply, step: dict[str, Any] | None = None, **match: Any) -> Step:

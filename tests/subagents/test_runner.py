@@ -33,6 +33,7 @@ from tests.subagents.harness import (
     MAIN,
     Harness,
     Make,
+    main_step,
     requests_for,
     sub,
     system_of,
@@ -54,10 +55,6 @@ def ws(tmp_path: Path) -> Path:
     return workspace
 
 
-
-
-def main_step(turn: int, reply: Reply, **match: Any) -> Step:
-    return Step(match=Match(system_contains=MAIN, turn=turn, **match), reply=reply)
 
 
 def results_of(h: Harness) -> list[ToolResultBlock]:

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from agentcli.events import RunFinishedEvent, SubagentBlockAddedEvent, unwrap
-from agentcli.llm.base import Usage as LedgerUsage
 from agentcli.status import (
     RUN_STATUSES,
     SESSION_STATUSES,
@@ -28,16 +27,11 @@ from agentcli.status import (
 from agentcli.store.records import TaskRecord
 from agentcli.testing.fake_llm_models import Usage
 from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
-from tests.subagents.harness import MAIN, Harness, Make, requests_for, sub, task_call
+from tests.subagents.harness import MAIN, Harness, Make, main_step, price, requests_for, sub, task_call
 
 PARTIAL = "Read two files so far."
 LOOKED = Reply(text=PARTIAL, tool_calls=[ToolCall(name="LS", input={})],
                usage=Usage(input_tokens=500, output_tokens=20))  # 520 tokens, $0.70 at `price`
-
-
-def price(provider: str, model: str, usage: LedgerUsage) -> float:
-    """A made-up price: a thousandth of a dollar per input token, a hundredth per output token."""
-    return usage.input_tokens * 0.001 + usage.output_tokens * 0.01
 
 
 @pytest.fixture
@@ -46,10 +40,6 @@ def ws(tmp_path: Path) -> Path:
     (workspace / "src").mkdir(parents=True)
     (workspace / "src" / "a.py").write_text("x = 1\n")
     return workspace
-
-
-def main_step(turn: int, reply: Reply, **match: Any) -> Step:
-    return Step(match=Match(system_contains=MAIN, turn=turn, **match), reply=reply)
 
 
 def sub_step(description: str, reply: Reply, **step: Any) -> Step:
