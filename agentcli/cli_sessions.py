@@ -15,6 +15,7 @@ import typer
 
 from agentcli.cli_common import (
     echo,
+    fail,
     find_or_fail,
     format_when,
     open_store,
@@ -89,12 +90,17 @@ def sessions_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record with messages as JSON.")] = False,
 ) -> None:
     """Show one session: its fields, usage and transcript."""
+    from agentcli.store.db import StoreError
     from agentcli.store.queries import usage_rollup
+    from agentcli.text import terminal_safe
 
     store = open_store()
     try:
         session = find_or_fail(store.get_session, session_id, "session")
-        messages = store.get_messages(session.id)
+        try:
+            messages = store.get_messages(session.id)
+        except StoreError as exc:  # a damaged row: one line saying which
+            fail(terminal_safe(str(exc)))
         calls = store.get_tool_calls(session.id)
         spent = _spent(store, session)
         children = store.list_sessions(limit=1000, parent_session_id=session.id)

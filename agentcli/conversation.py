@@ -359,9 +359,16 @@ class Conversation:
         holder = await store.write(claim_session(record.id))
         if holder is not None:
             raise ResumeError(holder_line(record.id, holder))
+        from agentcli.store.db import StoreError
+        from agentcli.store.writes import release_session
+
+        try:
+            context = store.get_context(record.id)
+        except StoreError as exc:  # a damaged row: say which; the current session goes on as it was
+            await store.write(release_session(record.id))
+            raise ResumeError(str(exc)) from None
         await self.release()
         await self.clear()
-        context = store.get_context(record.id)
         session = self.session
         session.id = record.id
         session.messages, session.next_seq = context.messages, context.next_seq

@@ -136,3 +136,20 @@ def test_a_bare_resume_asks_for_the_picker() -> None:
     assert optional_resume(["run", "--resume", "--yes", "do it"]) == ["run", "--resume=", "--yes", "do it"]
     assert optional_resume(["run", "--resume", "ses_1", "do it"]) == ["run", "--resume", "ses_1", "do it"]
     assert optional_resume(["run", "--", "--resume"]) == ["run", "--", "--resume"]
+
+
+async def test_a_damaged_stored_message_is_one_line_and_the_current_session_goes_on(
+    opened: Opened, tmp_path: Path
+) -> None:
+    conversation = opened()
+    await _stored_session(conversation)
+    with sqlite3.connect(tmp_path / "agentcli.db") as conn:
+        conn.execute("UPDATE messages SET content = ? WHERE session_id = ? AND seq = 1",
+                     ('{"role": "assistant", "content": [{"type": "bogus"}]}', SESSION))
+    current = conversation.session.id
+    with pytest.raises(ResumeError) as refused:
+        await conversation.resume(SESSION)
+    assert str(refused.value).startswith(f"message 1 of session {SESSION} in the store is damaged (")
+    assert "\n" not in str(refused.value)
+    assert conversation.session.id == current  # nothing changed
+    assert _holder(tmp_path) == (None, None)  # and the damaged session is not left claimed

@@ -17,6 +17,7 @@ from agentcli.store.records import (
     TreeSpend,
     UsageRollup,
 )
+from agentcli.store.schema import StoreError
 from agentcli.store.writes import task_from_row
 
 
@@ -90,8 +91,19 @@ def get_session(conn: sqlite3.Connection, ref: str) -> SessionRecord | None:
 
 def get_messages(conn: sqlite3.Connection, session_id: str) -> list[Message]:
     """A session's history in order."""
-    rows = conn.execute("SELECT content FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
-    return [Message.model_validate_json(r[0]) for r in rows]
+    rows = conn.execute("SELECT seq, content FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
+    return [_message(session_id, seq, content) for seq, content in rows]
+
+
+def _message(session_id: str, seq: int, content: str) -> Message:
+    """A stored message; a row that no longer reads as one is a `StoreError` saying which (one line)."""
+    try:
+        return Message.model_validate_json(content)
+    except ValueError as exc:
+        from agentcli.text import one_line
+
+        problem = one_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)
+        raise StoreError(f"message {seq} of session {session_id} in the store is damaged ({problem})") from None
 
 
 def get_context(conn: sqlite3.Connection, session_id: str) -> StoredContext:
@@ -104,9 +116,9 @@ def get_context(conn: sqlite3.Connection, session_id: str) -> StoredContext:
     ).fetchone()
     kept_from = compaction[0] if compaction is not None else 0
     rows = conn.execute(
-        "SELECT content FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq", (session_id, kept_from)
+        "SELECT seq, content FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq", (session_id, kept_from)
     )
-    messages = [Message.model_validate_json(r[0]) for r in rows]
+    messages = [_message(session_id, seq, content) for seq, content in rows]
     if compaction is not None:
         messages.insert(0, Message.user(compaction[1]))
     next_seq = last + 1 if last is not None else 0
