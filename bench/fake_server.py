@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import signal
 import subprocess
 import sys
@@ -18,14 +19,19 @@ from agentcli.testing.fake_llm import RecordedRequest, Script
 
 
 @contextlib.contextmanager
-def server_process(script: Script, workdir: Path) -> Iterator[tuple[str, list[RecordedRequest]]]:
-    """Yield (base_url, requests); `requests` is filled from the server's log when the block ends."""
+def server_process(
+    script: Script, workdir: Path, cpus: set[int] | None = None
+) -> Iterator[tuple[str, list[RecordedRequest]]]:
+    """Yield (base_url, requests); `requests` is filled from the server's log when the block ends. `cpus`: the
+    processors the server may run on (Linux), e.g. to keep it off the one the measured client runs on."""
     script_file, log_file = workdir / "script.json", workdir / "requests.jsonl"
     script_file.write_text(script.model_dump_json())
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentcli.testing.fake_llm", "--script", str(script_file), "--log", str(log_file)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    if cpus:
+        os.sched_setaffinity(proc.pid, cpus)
     assert proc.stdout is not None
     base_url = proc.stdout.readline().split()[-1]
     requests: list[RecordedRequest] = []

@@ -31,6 +31,11 @@ Run: python bench/tui_stream.py [--scenarios markdown,twenty,five] [--type-every
    - event-loop stall: a 10 ms repeating asyncio sleep; its lateness over the window (and over the whole
      turn, which adds the Task dispatch, the blocks collapsing and the main agent's answer).
    The wrappers only observe (unittest.mock.patch on the widgets and on the app; undone afterwards).
+   Where the process may use two processors or more, the app keeps the first and the fake server runs on the
+   others (in real use the model server is another machine; on one shared core its work for twenty streams
+   counted as the app's lag): --shared-cpu puts both on the same ones. --diagnose prints where slow echoes came
+   from (bench/tui_diagnose.py): gaps between frames and the messages that filled them, slow callbacks, paints
+   and collections.
 2. Launch in tmux (150x45), median of --runs: the venv's `agentcli` against the fake server (isolated XDG
    dirs); `capture-pane` is polled every ~5 ms for the first frame (title and status bar). Right after that
    frame, keys are typed: "input echoed" is when they show. "SDK ready" is when the status bar leaves
@@ -68,6 +73,7 @@ from textual._compositor import CompositorUpdate
 from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
+from tui_diagnose import Diagnosis
 
 from agentcli.config import load_config
 from agentcli.conversation import Conversation
@@ -405,12 +411,26 @@ def markdown_script(n_chars: int, chunk_size: int, chunk_delay_ms: int) -> Scrip
                               chunk_delay_ms=chunk_delay_ms)])
 
 
+def split_cpus() -> set[int] | None:
+    """Where the fake server runs when the app gets a processor of its own: the model server is another machine
+    in real use, and on one shared core its work for twenty streams would be counted as the app's lag. The
+    app keeps the first processor it may use; None if it may use only one."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    mine = sorted(os.sched_getaffinity(0))
+    if len(mine) < 2:
+        return None
+    os.sched_setaffinity(0, {mine[0]})
+    return set(mine[1:])
+
+
 async def stream_run(home: Path, script: Script, encode: bool, type_period: float,
-                     max_concurrent: int) -> StreamFigures:
+                     max_concurrent: int, server_cpus: set[int] | None,
+                     diagnosis: Diagnosis | None = None) -> StreamFigures:
     """One headless run of a streaming turn, typing into the prompt every `type_period` s while it runs."""
     workspace = home / "ws"
     workspace.mkdir(parents=True, exist_ok=True)
-    with server_process(script, home) as (base_url, _requests):
+    with server_process(script, home, cpus=server_cpus) as (base_url, _requests):
         os.environ.update(ANTHROPIC_API_KEY="sk-ant-bench", ANTHROPIC_BASE_URL=base_url)
         env = {**os.environ, "AGENTCLI_LLM__MAX_RETRIES": "0", "AGENTCLI_PERMISSIONS__MODE": "auto",
                "AGENTCLI_TASK_TOOL__MAX_CONCURRENT": str(max_concurrent)}
@@ -423,7 +443,7 @@ async def stream_run(home: Path, script: Script, encode: bool, type_period: floa
         stall = StallMeter()
         typist = probe.typist = Typist(app, type_period)
         try:
-            with hooks(probe, encode):
+            with hooks(probe, encode), diagnosis.installed() if diagnosis else contextlib.nullcontext():
                 async with app.run_test(headless=True, size=(160, 50)) as pilot:
                     async with asyncio.timeout(30):
                         while not app._sdk_ready.is_set():
@@ -458,6 +478,8 @@ async def stream_run(home: Path, script: Script, encode: bool, type_period: floa
         raise RuntimeError("no text streamed")
     first, last = probe.delta_times[0], probe.delta_times[-1]
     lags = [lag for _, lag, _ in probe.paint_lags]
+    if diagnosis is not None:
+        diagnosis.report(first, last, typist.sent, typist.echoed, probe.frames)
     peak = max(probe.paint_lags, key=lambda p: p[1], default=(first, 0.0, 0.0))
     return StreamFigures(
         window=last - first,
@@ -677,6 +699,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="launches in tmux")
     parser.add_argument("--no-encode", action="store_true", help="headless: skip encoding frames to terminal bytes")
     parser.add_argument("--skip-launch", action="store_true")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="headless: print slow echoes, gaps between frames and what filled them (tui_diagnose)")
+    parser.add_argument("--shared-cpu", action="store_true",
+                        help="headless: let the fake server share the app's processor (default: another one)")
     args = parser.parse_args()
     chosen = [name for name in args.scenarios.split(",") if name]
     for name in chosen:
@@ -684,6 +710,9 @@ def main() -> None:
             parser.error(f"unknown scenario {name!r}")
     encoded = "" if args.no_encode else ", frames encoded as for a terminal"
     period = args.type_every_ms / 1000
+    server_cpus = None if args.shared_cpu else split_cpus()
+    if server_cpus:
+        encoded += f"; app on CPU {sorted(os.sched_getaffinity(0))[0]}, fake server on CPU {min(server_cpus)}+"
     for name in chosen:
         if name == "markdown":
             size = args.markdown_kb * 1000
@@ -708,7 +737,8 @@ def main() -> None:
                 home = Path(tmp)
                 for var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
                     os.environ[var] = str(home / var.lower())
-                figures = asyncio.run(stream_run(home, script, not args.no_encode, period, concurrent))
+                figures = asyncio.run(stream_run(home, script, not args.no_encode, period, concurrent,
+                                                server_cpus, Diagnosis() if args.diagnose else None))
             if args.stream_runs > 1:
                 print(f" run {run + 1}")
             report_stream(figures)

@@ -40,13 +40,14 @@ from agentcli.ui.commands import COMMANDS, run_command
 from agentcli.ui.completion import PathIndex
 from agentcli.ui.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions, user_message
 from agentcli.ui.notify import Notifier, with_terminal_writes
+from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
 from agentcli.ui.person_command import is_person_command, run_person_command
 from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter, first_line
 from agentcli.ui.widgets.activity import TurnActivity
 from agentcli.ui.widgets.agent_screen import AgentScreen
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
-from agentcli.ui.widgets.message_list import MessageList
+from agentcli.ui.widgets.message_list import MessageList, warm_up
 from agentcli.ui.widgets.prompt_input import PromptInput
 from agentcli.ui.widgets.status_bar import APPROVAL, LOADING, QUIT_ARMED, READY, WORKING, Status, StatusBar
 from agentcli.ui.widgets.subagent_block import SPINNER_HZ, SubagentBlock
@@ -140,6 +141,8 @@ class AgentApp(App[int]):
         self._approvals: set[asyncio.Future[Approval]] = set()
         self._approvals_queued = 0  # requests waiting behind the open approval dialog
         self._unsubscribe = conversation.bus.subscribe(self.router)
+        self.input_first = InputFirst()
+        self.collector = CollectorPacer()
         approver = conversation.permissions.approver
         if isinstance(approver, Approvals):
             approver.attach(self.approve)
@@ -176,8 +179,9 @@ class AgentApp(App[int]):
         return with_terminal_writes(super().get_driver_class())
 
     def on_unmount(self) -> None:
-        """Stop listening; deny whatever still waits for an answer."""
+        """Stop listening; deny whatever still waits for an answer; full collections back to CPython."""
         self._unsubscribe()
+        self.collector.stop()
         approver = self.conversation.permissions.approver
         if isinstance(approver, Approvals):
             approver.attach(None)
@@ -189,9 +193,11 @@ class AgentApp(App[int]):
     async def _prepare(self) -> None:
         try:
             await self.conversation.prepare()
+            await asyncio.to_thread(warm_up)  # the first answer's Markdown, drawn ahead
             # Everything imported so far (the SDK, Textual) lives as long as the process: keep it out of the
             # cyclic GC's full collections, which otherwise stall the screen for 100+ ms while agents stream.
             gc.freeze()
+            self.collector.start()  # and run the full collections at pauses in typing
         except Exception as exc:
             self.say_error(f"error: {first_line(str(exc)) or type(exc).__name__}")
         finally:
@@ -200,7 +206,9 @@ class AgentApp(App[int]):
     # --- rendering --------------------------------------------------------------------------------
 
     def _frame(self) -> None:
-        self.router.flush()
+        if self.input_first.flush_due():
+            self.router.flush()
+        self.collector.tick(quiet=self.input_first.quiet(GC_QUIET_SECONDS))
         self._show_queue()
         if self.turn_running != self._bindings_for_turn:
             self._bindings_for_turn = self.turn_running
@@ -315,6 +323,7 @@ class AgentApp(App[int]):
         widget would not take moves the focus to the prompt first, so it is typed there (in order: every key
         after it finds the prompt focused). Any key but Ctrl+Q takes back a first Ctrl+Q."""
         if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            self.input_first.key()
             if isinstance(event, events.Key) and event.key != "ctrl+q":
                 self.quit_armed = False
             if self._prompt_takes(event):

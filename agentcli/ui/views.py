@@ -28,6 +28,10 @@ from agentcli.ui.widgets.subagent_block import SubagentBlock
 from agentcli.ui.widgets.todo_list import TodoChecklist
 from agentcli.ui.widgets.tool_call import ToolCallView
 
+# Widgets mounted per flush (20 a second), at most: twenty blocks appearing at once took one frame of 40-60 ms
+# (compose, styles, layout), and a key typed meanwhile waited for it; spread over frames, each stays short.
+MOUNTS_PER_FLUSH = 6
+
 
 class EntryViews:
     """The widgets that show the main transcript's and every open block's entries."""
@@ -209,12 +213,19 @@ class EntryViews:
         """Mount the queued entries (one mount per container) and push accumulated text (one append per widget)."""
         if self._mounts:
             mounts, self._mounts = self._mounts, {}
+            budget = MOUNTS_PER_FLUSH
             for owner, entries in mounts.items():
                 container = self.container(owner)  # a block collapsed meanwhile rebuilds them when expanded
                 fresh = [e for e in entries if e not in self._views]  # one it rebuilt meanwhile is shown already
-                if container is not None and fresh:
+                if container is None or not fresh:
+                    continue
+                now, later = fresh[: max(budget, 0)], fresh[max(budget, 0) :]
+                if later:
+                    self._mounts[owner] = later  # the next flush goes on, in order
+                if now:
+                    budget -= len(now)
                     tail = self._tails.get(owner) if owner is not None else None
-                    container.mount_all([self.build(e, in_block=owner is not None, tail=e is tail) for e in fresh])
+                    container.mount_all([self.build(e, in_block=owner is not None, tail=e is tail) for e in now])
         for item in list(self._pending):
             view = self.text_view(item)
             if view is not None and not view.busy:

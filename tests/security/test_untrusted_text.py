@@ -372,12 +372,12 @@ async def test_tui_shows_model_text_tool_output_and_agent_text_literally(
     server.assert_done()
 
 
-async def test_tui_opens_only_http_links_from_model_text(
+async def test_tui_shows_model_links_as_text_never_as_clickable_links(
     make_app: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
 ) -> None:
-    from textual.widgets import Markdown
+    from textual.geometry import Region
 
-    from agentcli.ui.widgets.message_list import AssistantText
+    from agentcli.ui.widgets.message_list import AssistantText, MarkdownSegment
     from tests.ui.conftest import idle, submit
 
     text = "[docs](https://example.com/docs) [local](file:///etc/passwd) [run](x-scheme-handler:evil)"
@@ -390,10 +390,15 @@ async def test_tui_opens_only_http_links_from_model_text(
             await submit(pilot, "links")
             await idle(pilot)
             view = app.query(AssistantText).last()
-            for href in ("https://example.com/docs", "file:///etc/passwd", "x-scheme-handler:evil"):
-                view.post_message(Markdown.LinkClicked(view, href))
-            await pilot.pause()  # the three messages are handled
-    assert opened == ["https://example.com/docs"]
+            (segment,) = [w for w in view.query(MarkdownSegment) if w.display]
+            width, height = segment.size
+            strips = segment.render_lines(Region(0, 0, width, height))
+            drawn = "".join(s.text for strip in strips for s in strip)
+            links = [s.style.link for strip in strips for s in strip if s.style is not None and s.style.link]
+            for x in range(0, width, 6):  # a click anywhere on the answer opens nothing
+                await pilot.click(segment, offset=(x, 0))
+    assert "file:///etc/passwd" in drawn and "x-scheme-handler:evil" in drawn  # the address is shown as text
+    assert links == [] and opened == []
 
 
 async def test_tui_approval_dialog_shows_a_hostile_command_literally(

@@ -1,6 +1,6 @@
 """The main agent's answer renders incrementally: finished blocks freeze into segments, a streamed answer ends
-exactly as the whole text renders at once (and as one plain Textual `Markdown` would), and keys typed while a
-long answer streams all land in the prompt, in order."""
+exactly as the whole text renders at once (and as one Rich `Markdown` of the whole text would), and keys typed
+while a long answer streams all land in the prompt, in order."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from pathlib import Path
 from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Markdown
+from rich.markdown import Markdown
+from textual.widgets import Static
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.ui.model import TextItem
-from agentcli.ui.widgets.message_list import SEGMENT_STARTS, AssistantText, split_segments, top_level_blocks
+from agentcli.ui.widgets.message_list import CUT_BEFORE, NO_CUT_AFTER, SEGMENT_BLOCKS, AssistantText, split_segments, top_level_blocks
 from tests.ui.conftest import MAIN, MakeApp, idle, submit, wait_for
 
 HOSTILE = "[bold red]not markup[/bold red] [@click=app.quit]quit[/] [x](file:///etc/passwd)"
@@ -46,7 +47,6 @@ class Host(App[None]):
 
     CSS = """
     .assistant-text { margin: 1 0 0 0; padding: 0; background: transparent; }
-    Markdown.plain > MarkdownBlock:last-child { margin-bottom: 0; }
     """
 
     def __init__(self, mode: str) -> None:
@@ -56,7 +56,7 @@ class Host(App[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             if self.mode == "plain":
-                yield Markdown(TEXT, classes="plain assistant-text", open_links=False)
+                yield Static(Markdown(TEXT, code_theme="monokai", hyperlinks=False), classes="assistant-text")
             else:
                 item = TextItem()
                 if self.mode == "whole":
@@ -92,7 +92,7 @@ async def test_a_streamed_answer_ends_exactly_as_the_whole_text_renders() -> Non
     plain, _ = await screenshot("plain")
     assert streamed_segments == whole_segments >= 2  # the incremental path froze segments on the way
     assert streamed == whole
-    assert streamed == plain  # segments split only where one Markdown widget would show the same gap
+    assert streamed == plain  # segments split only where one Markdown of the whole text shows the same gap
     assert "[bold red]not markup[/bold red]".replace(" ", "&#160;") in streamed  # markup is shown as typed
 
 
@@ -101,9 +101,11 @@ def test_segments_cut_only_between_complete_blocks_and_the_same_way_as_the_text_
     assert "".join(segments) + rest == TEXT
     assert len(segments) >= 2 and rest
     for segment in segments:
-        assert len(top_level_blocks(segment)) >= 8
+        assert len(top_level_blocks(segment)) >= SEGMENT_BLOCKS
+    for segment in segments:
+        assert top_level_blocks(segment)[-1][1] not in NO_CUT_AFTER  # no cut right after a rule
     for later in [*segments[1:], rest]:
-        assert top_level_blocks(later)[0][1] in SEGMENT_STARTS  # a block with no top margin starts each segment
+        assert top_level_blocks(later)[0][1] in CUT_BEFORE
     # Cutting a prefix of the text (what a stream has so far) never disagrees with cutting the whole.
     for end in range(0, len(TEXT), 97):
         early, _ = split_segments(TEXT[:end])

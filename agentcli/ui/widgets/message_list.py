@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import io
 import textwrap
 
 from markdown_it import MarkdownIt
+from rich.console import Console
+from rich.markdown import Markdown as RichMarkdown
+from rich.styled import Styled
 from textual.app import ComposeResult
-from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
 from textual.geometry import Size
+from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from agentcli.text import terminal_safe
 from agentcli.ui.model import NoteItem, TextItem, ThinkingItem
-
-SAFE_LINK_SCHEMES = ("http://", "https://")
 
 
 class MessageList(VerticalScroll):
@@ -31,19 +33,21 @@ class MessageList(VerticalScroll):
         self.anchor()
 
 
-SEGMENT_BLOCKS = 8  # complete top-level blocks a segment holds, at least
-# A segment may start only with a top-level block whose top margin is 0 in Textual's Markdown CSS (paragraph,
-# lists, table, rule): margins collapse between the blocks of one Markdown widget, not across two, so the gap
-# above such a block is the previous block's bottom margin either way.
-SEGMENT_STARTS = frozenset({"paragraph_open", "bullet_list_open", "ordered_list_open", "table_open", "hr"})
+SEGMENT_BLOCKS = 2  # complete top-level blocks a segment holds, at least
+# Where a segment may be cut so that the segments, drawn one below the other with one blank line between, look
+# exactly as the whole text drawn at once (Rich's Markdown separates top-level blocks with one blank line): before
+# a block that draws nothing above itself when it comes first (a list, table or quote does: its own blank line),
+# and not right after a rule (a rule draws its blank line below itself).
+CUT_BEFORE = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "html_block"})
+NO_CUT_AFTER = frozenset({"hr"})
 _parser: MarkdownIt | None = None
 
 
 def top_level_blocks(source: str) -> list[tuple[int, str]]:
-    """(first line, token type) of each top-level block of `source`, parsed as Textual's Markdown parses it."""
+    """(first line, token type) of each top-level block of `source`, parsed as Rich's Markdown parses it."""
     global _parser
     if _parser is None:
-        _parser = MarkdownIt("gfm-like")
+        _parser = MarkdownIt().enable("strikethrough").enable("table")
     return [(token.map[0], token.type) for token in _parser.parse(source)
             if token.level == 0 and token.map is not None]
 
@@ -51,14 +55,14 @@ def top_level_blocks(source: str) -> list[tuple[int, str]]:
 def segment_end(source: str) -> int | None:
     """Where the first segment of `source` ends (a character offset), or None while it has none yet.
 
-    A segment is at least `SEGMENT_BLOCKS` complete top-level blocks, and ends before a complete block that
-    may start one (`SEGMENT_STARTS`); a block is complete once the next one has started. The same function
+    A segment is at least `SEGMENT_BLOCKS` complete top-level blocks, and ends before a complete block where
+    `CUT_BEFORE` and `NO_CUT_AFTER` allow; a block is complete once the next one has started. The same function
     cuts a streamed text as it grows and a whole text at once, so both end as the same segments.
     """
     blocks = top_level_blocks(source)
     for index in range(SEGMENT_BLOCKS, len(blocks) - 1):
         line, kind = blocks[index]
-        if kind in SEGMENT_STARTS:
+        if kind in CUT_BEFORE and blocks[index - 1][1] not in NO_CUT_AFTER:
             return sum(len(text) for text in source.splitlines(keepends=True)[:line])
     return None
 
@@ -72,43 +76,94 @@ def split_segments(source: str) -> tuple[list[str], str]:
     return segments, source
 
 
-class MarkdownSegment(Markdown):
-    """A run of top-level blocks of an answer. Markdown shows Rich/Textual markup literally; links are handled
-    by the `AssistantText` that holds it."""
+WARM_UP_TEXT = (
+    "# a\n\n- b `c`\n\n| d | e |\n| - | - |\n| 1 | 2 |\n\n"
+    "```python\ndef f(x: int) -> int:\n    return x\n```\n"
+)
+
+
+def warm_up() -> None:
+    """Draw a small answer once, off screen (any thread): Rich's Markdown, tables and the code highlighter
+    import modules and build tables on first use, tens of ms that would otherwise land in the frame of the
+    first answer, while the person may be typing."""
+    console = Console(width=80, file=io.StringIO(), color_system="truecolor")
+    console.print(RichMarkdown(WARM_UP_TEXT, code_theme="monokai", hyperlinks=False))
+    top_level_blocks(WARM_UP_TEXT)
+
+
+class MarkdownSegment(Widget):
+    """A run of top-level blocks of an answer, drawn as one widget by Rich's Markdown renderer.
+
+    One widget per run of blocks, not one per block: Textual lays out the whole screen whenever a height
+    changes (every append to a streaming answer), walking every widget in it, so an answer made of hundreds
+    of block widgets made each frame cost more as the session grew (bench/tui_stream.py). Its lines are drawn
+    once per width and theme and handed out one by one (Textual's line API): measuring its height and drawing
+    it used to render the Markdown twice a frame. Model text is shown as typed: Rich's Markdown does not read
+    console markup, and links are drawn as their text and address, never as terminal hyperlinks a click could
+    open (a model's `file:` or custom-scheme link stays text)."""
+
+    DEFAULT_CSS = """
+    MarkdownSegment {
+        height: auto;
+        &.-done { margin-bottom: 1; }
+    }
+    """
 
     def __init__(self, markdown: str, *, live: bool = False) -> None:
-        super().__init__(markdown, classes="-live" if live else "-done", open_links=False)
+        super().__init__(classes="-live" if live else "-done")
+        self._markdown = markdown
+        self._drawn: tuple[tuple[int, str], list[Strip]] | None = None  # (width, theme) and the lines
+
+    @property
+    def markdown(self) -> str:
+        """The Markdown source it shows."""
+        return self._markdown
+
+    def append(self, text: str) -> None:
+        """Show more of the text: drawn (and measured) again at the next frame."""
+        self.replace(self._markdown + text)
+
+    def replace(self, text: str) -> None:
+        """Show `text` instead."""
+        self._markdown = text
+        self._drawn = None
+        self.refresh(layout=True)
+
+    def lines(self, width: int) -> list[Strip]:
+        """Its lines at `width`, drawn by Rich the first time; code fences in a theme that suits the app's."""
+        key = (width, self.app.theme)
+        if self._drawn is None or self._drawn[0] != key:
+            dark = self.app.current_theme.dark
+            markdown = RichMarkdown(self._markdown, code_theme="monokai" if dark else "default", hyperlinks=False)
+            options = self.app.console_options.update(width=width, highlight=False)
+            drawn = self.app.console.render_lines(Styled(markdown, self.rich_style), options, pad=False)
+            self._drawn = (key, [Strip(line) for line in drawn])
+        return self._drawn[1]
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """The height its blocks need at `width`. Textual arranges auto-height children against the container's
-        height too, which changes whenever the live tail grows; the blocks' heights do not depend on it, so
-        leaving it out lets a finished segment's arrangement stay cached instead of being redone every frame."""
-        return super().get_content_height(Size(container.width, 0), viewport, width)
+        """As many rows as it has lines at `width`."""
+        return len(self.lines(width)) if width else 0
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the drawing."""
+        width = self.content_size.width
+        lines = self.lines(width)
+        return lines[y] if y < len(lines) else Strip.blank(width)
 
 
 class AssistantText(Widget):
     """Streaming assistant text, rendered as Markdown incrementally: finished top-level blocks are frozen into
-    segments (each a `Markdown` widget rendered once and never touched again) and only the live tail is
-    re-parsed as text arrives. A Textual `Markdown` re-arranges and (with order CSS) re-styles all its blocks
-    whenever it grows, so one widget for a long answer made every frame cost more as the answer grew, and keys
-    waited behind that work (bench/tui_stream.py). A text built at once is cut into the same segments
-    (`split_segments`), so a streamed answer ends as it would have been rendered whole.
+    segments (each rendered once and cached until the width changes) and only the live tail is re-parsed as
+    text arrives. A text built at once is cut into the same segments (`split_segments`), and Rich renders a run
+    of blocks cut there exactly as the whole text with a blank line at the cut, so a streamed answer ends as it
+    would have been rendered whole.
 
-    The router appends batched chunks; one append runs at a time (`busy`). A link opens on a click only if it
-    is http(s) (a model's `file:` or custom-scheme link is not handed to the system's opener)."""
+    The router appends batched chunks; `busy` stays for its contract (an append is synchronous here)."""
 
     DEFAULT_CSS = """
     AssistantText {
         height: auto;
         layout: vertical;
-
-        & > MarkdownSegment {
-            padding: 0;
-            background: transparent;
-        }
-        & > MarkdownSegment.-live > MarkdownBlock:last-child {
-            margin-bottom: 0;
-        }
     }
     """
 
@@ -116,13 +171,11 @@ class AssistantText(Widget):
         super().__init__(classes="assistant-text")
         self.item = item
         self._source = item.text
-        self._shown = len(item.text)  # how much of the source the segments and the tail were handed
-        self._frozen = 0  # how much of the source the frozen segments hold
         segments, rest = split_segments(item.text)
-        self._frozen = len(item.text) - len(rest)
+        self._frozen = len(item.text) - len(rest)  # how much of the source the frozen segments hold
         self._segments = [MarkdownSegment(text) for text in segments]
         self._tail = MarkdownSegment(rest, live=True)
-        self._work: AwaitComplete | None = None
+        self._tail.display = bool(rest)
 
     def compose(self) -> ComposeResult:
         """The frozen segments, then the live tail."""
@@ -139,44 +192,28 @@ class AssistantText(Widget):
         """How many frozen segments it shows (the live tail not counted)."""
         return len(self._segments)
 
-    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
-        """Open http(s) links only."""
-        event.stop()
-        if event.href.strip().lower().startswith(SAFE_LINK_SCHEMES):
-            self.app.open_url(event.href.strip())
-
     @property
     def busy(self) -> bool:
-        """Whether an earlier append is still being parsed and mounted (or the widget is not mounted yet)."""
-        return not self.is_mounted or (self._work is not None and not self._work.is_done)
+        """Whether it cannot take text yet (not mounted)."""
+        return not self.is_mounted
 
     def push(self, chunk: str) -> None:
-        """Append a chunk of Markdown (call only when not `busy`)."""
-        if chunk:
-            self._source += chunk
-            self._work = AwaitComplete(self._catch_up())
-
-    async def _catch_up(self) -> None:
-        """Hand the text not shown yet to the tail; when blocks finished a segment, freeze them."""
-        new, self._shown = self._source[self._shown :], len(self._source)
-        rest = self._source[self._frozen :]
-        segments, rest = split_segments(rest) if "\n" in new else ([], rest)
-        if not segments:
-            await self._tail.append(new)
+        """Append a chunk of Markdown; when blocks finished a segment, freeze them."""
+        if not chunk:
             return
-        # Build the new segments and tail hidden, then swap them in at once: no frame shows a half-built state.
+        self._source += chunk
+        rest = self._source[self._frozen :]
+        segments, rest = split_segments(rest) if "\n" in chunk else ([], rest)
+        if not segments:
+            self._tail.append(chunk)
+            self._tail.display = bool(rest)
+            return
         fresh = [MarkdownSegment(text) for text in segments]
-        tail = MarkdownSegment(rest, live=True)
-        for widget in (*fresh, tail):
-            widget.display = False
-        await self.mount_all([*fresh, tail], before=self._tail)
-        old, self._tail = self._tail, tail
         self._segments += fresh
         self._frozen = len(self._source) - len(rest)
-        for widget in (*fresh, tail):
-            widget.display = True
-        old.display = False
-        await old.remove()
+        self.mount_all(fresh, before=self._tail)
+        self._tail.replace(rest)
+        self._tail.display = bool(rest)
 
 
 TAIL_ROWS = 4

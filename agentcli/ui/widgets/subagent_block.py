@@ -137,6 +137,9 @@ class BlockHeader(Static, can_focus=True):
         self.post_message(self.Toggle())
 
 
+STYLED_STATUSES = ("completed", "failed", "timed_out", "budget_exceeded", "cancelled")  # the CSS below
+
+
 class SubagentBlock(Widget):
     """A subagent's live block: header (type, description, model, status, time, tools, tokens) and body."""
 
@@ -268,9 +271,12 @@ class SubagentBlock(Widget):
         self.post_message(self.Collapsed(self) if collapsed else self.Expanded(self))
 
     def _sync_classes(self) -> None:
-        self.set_class(self.collapsed, "-collapsed")
-        for status in STATUS_LOOK:
-            self.set_class(self.item.status == status, f"-{status}")
+        # One restyle for all of them: each class changed on its own restyles the block and everything in it,
+        # and twenty blocks changing status at once held a frame back by tens of milliseconds.
+        # Only the statuses the CSS draws differently get a class: queued → running changes none, so twenty
+        # blocks starting at once restyle nothing.
+        classes = {f"-{status}": self.item.status == status for status in STYLED_STATUSES}
+        self.update_classes({"-collapsed": self.collapsed, **classes})
 
     def header_content(self) -> Content:
         """The header line(s) for the block's current state (`block_header`)."""
@@ -286,7 +292,7 @@ class SubagentBlock(Widget):
         if self._shown_status != self.item.status:
             self._shown_status = self.item.status
             self._sync_classes()
-            if self.is_mounted:
+            if self.is_mounted and self.has_focus_within:  # the footer shows the focused block's keys only
                 self.refresh_bindings()
 
     def action_toggle_block(self) -> None:

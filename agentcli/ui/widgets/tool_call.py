@@ -87,8 +87,7 @@ class ToolCallView(Static, can_focus=True):
 
     def refresh_state(self) -> None:
         """Re-render from the item."""
-        self.set_class(self.item.expanded, "-expanded")
-        self.set_class(self.item.status == "error", "-error")
+        self.update_classes({"-expanded": self.item.expanded, "-error": self.item.status == "error"})
         if self.item.expanded and self.item.status != "running":
             if self.item.diff is not None:
                 body = Content.assemble(self.header(), "\n", diff_content(self.item.diff, max_lines=MAX_DIFF_LINES))

@@ -1,0 +1,93 @@
+"""Input first: flushes of streamed output wait while keys arrive (but never long), full collections wait for a
+pause in typing (but not forever), and a burst of new entries is mounted over several frames, in order."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from textual.app import App, ComposeResult
+
+from agentcli.ui import pacing
+from agentcli.ui.model import NoteItem
+from agentcli.ui.pacing import GC_QUIET_SECONDS, KEY_QUIET_SECONDS, MAX_HOLD_SECONDS, CollectorPacer, InputFirst
+from agentcli.ui.views import MOUNTS_PER_FLUSH, EntryViews
+from agentcli.ui.widgets.message_list import MessageList, NoteLine
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_key_holds_the_next_flush_back_but_never_longer_than_the_hold() -> None:
+    clock = Clock()
+    pace = InputFirst(clock)
+    assert pace.flush_due() and pace.quiet(GC_QUIET_SECONDS)  # nobody typed: flush at every frame
+    clock.now += 0.05
+    pace.key()
+    clock.now += KEY_QUIET_SECONDS / 2
+    assert not pace.flush_due() and not pace.quiet(GC_QUIET_SECONDS)
+    clock.now += KEY_QUIET_SECONDS
+    assert pace.flush_due()  # the key is old enough
+    held = 0
+    for _ in range(40):  # a key every 25 ms, a frame every 50 ms: flushes come at least every MAX_HOLD_SECONDS
+        clock.now += 0.025
+        pace.key()
+        clock.now += 0.025
+        if pace.flush_due():
+            assert held * 0.05 <= MAX_HOLD_SECONDS + 1e-9
+            held = 0
+        else:
+            held += 1
+    assert held < MAX_HOLD_SECONDS / 0.05
+
+
+def test_full_collections_run_at_a_pause_and_are_forced_when_overdue(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = [0, 0, 0]
+    collected: list[int] = []
+    monkeypatch.setattr(gc, "get_count", lambda: tuple(counts))
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collected.append(generation) or 0)
+    before = gc.get_threshold()
+    pacer = CollectorPacer()
+    pacer.start()
+    try:
+        assert gc.get_threshold()[2] == pacing.HELD_THRESHOLD  # CPython starts none itself
+        assert gc.get_threshold()[:2] == before[:2]  # the young generations are collected as before
+        due = before[2]
+        counts[2] = due - 1
+        assert not pacer.tick(quiet=True) and collected == []  # not due yet
+        counts[2] = due
+        assert not pacer.tick(quiet=False)  # due, but keys are arriving
+        assert pacer.tick(quiet=True) and collected == [2]  # a pause: now
+        counts[2] = due * pacing.FORCE_AFTER
+        assert pacer.tick(quiet=False) and collected == [2, 2]  # overdue: even while typing
+    finally:
+        pacer.stop()
+    assert gc.get_threshold() == before and not pacer.active
+    assert not pacer.tick(quiet=True)  # stopped: CPython's own again
+
+
+class Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield MessageList()
+
+
+async def test_a_burst_of_entries_is_mounted_over_frames_in_order() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        views = EntryViews(app.query_one(MessageList))
+        notes = [NoteItem(f"note {i}") for i in range(MOUNTS_PER_FLUSH * 2 + 1)]
+        for note in notes:
+            views.queue(None, note)
+        frames = 0
+        while not views.settled:
+            views.flush()
+            frames += 1
+            await pilot.pause()
+            assert len(app.query(NoteLine)) == min(len(notes), frames * MOUNTS_PER_FLUSH)
+        assert frames == 3
+        assert [line.item.text for line in app.query(NoteLine)] == [note.text for note in notes]
