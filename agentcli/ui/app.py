@@ -42,6 +42,7 @@ from agentcli.ui.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions,
 from agentcli.ui.notify import Notifier, with_terminal_writes
 from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
 from agentcli.ui.person_command import is_person_command, run_person_command
+from agentcli.ui.plan import PLAN_MODE_NOTE, PLAN_READY_NOTE
 from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter, first_line
 from agentcli.ui.widgets.activity import TurnActivity
@@ -137,6 +138,7 @@ class AgentApp(App[int]):
         self._turn: Worker[None] | None = None
         self._bindings_for_turn = False
         self.quit_armed = False  # Ctrl+Q was pressed once during a turn: the next one quits
+        self.plan_ready = False  # the last turn completed in plan (read-only) mode: /go carries its plan out
         self._approval_lock = asyncio.Lock()
         self._approvals: set[asyncio.Future[Approval]] = set()
         self._approvals_queued = 0  # requests waiting behind the open approval dialog
@@ -391,7 +393,12 @@ class AgentApp(App[int]):
         self.prompt.accept()
         self._start_turn(text)
 
+    def start_turn(self, text: str) -> None:
+        """Send `text` as the person's next prompt (shown as theirs)."""
+        self._start_turn(text)
+
     def _start_turn(self, text: str) -> None:
+        self.plan_ready = False
         self.messages.follow()
         self.router.add_note(text, "user")
         self._turn_started = time.monotonic()
@@ -407,6 +414,8 @@ class AgentApp(App[int]):
         if lines:
             self.router.add_note("\n".join(lines), "attachment")
         extras, self._pending_context = self._pending_context, []
+        if self.conversation.permissions.mode == "readonly":
+            extras.append(PLAN_MODE_NOTE)
         return user_message(prompt, extras + [a.frame() for a in attachments if a.error is None])
 
     def _turn_over(self, outcome: str, started: float) -> None:
@@ -472,6 +481,9 @@ class AgentApp(App[int]):
             self.say_error(f"Turn stopped: {outcome.error or outcome.status}")
         elif outcome.status not in ("completed", "failed"):
             self.say(f"Turn ended: {outcome.status}" + (f" ({outcome.error})" if outcome.error else ""))
+        elif outcome.status == "completed" and self.conversation.permissions.mode == "readonly":
+            self.plan_ready = True
+            self.say(PLAN_READY_NOTE)
         self._turn_over(outcome.status, started)
 
     def action_stop_turn(self) -> None:

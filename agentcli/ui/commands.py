@@ -1,5 +1,5 @@
 """Slash commands of the TUI: /help, /agents, /tasks, /model, /new (/clear), /resume, /cost, /compact, /copy,
-/export, /quit."""
+/export, /go, /quit."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
 from agentcli.ui.keys import keys_help
 from agentcli.ui.model import format_seconds
+from agentcli.ui.plan import GO_PROMPT
 
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation, Resumed
@@ -37,6 +38,11 @@ class CommandHost(Protocol):
     async def pick_session(self, choices: list[tuple[str, str]]) -> str | None: ...
 
     def quit_app(self) -> None: ...
+
+    @property
+    def plan_ready(self) -> bool: ...
+
+    def start_turn(self, text: str) -> None: ...
 
     @property
     def transcript(self) -> list[Entry]: ...
@@ -241,6 +247,22 @@ async def _quit(host: CommandHost, arg: str) -> None:
     host.quit_app()
 
 
+async def _go(host: CommandHost, args: str) -> None:
+    if host.turn_running:
+        host.say_error("/go: a turn is running; /go carries out a plan once the turn that made it has ended.")
+        return
+    policy = host.conversation.permissions
+    if policy.mode != "readonly" or not host.plan_ready:
+        host.say_error("/go: no plan to carry out: switch to plan mode (Shift+Tab until the status bar says "
+                       "read-only (plan)) and ask for one first.")
+        return
+    if args.strip() not in ("", "ask"):
+        host.say_error(f"/go: unknown argument {args.strip()!r}: /go or /go ask")
+        return
+    policy.set_mode("ask" if args.strip() == "ask" else "accept_edits")
+    host.start_turn(GO_PROMPT)
+
+
 COMMANDS: dict[str, tuple[Handler, str]] = {
     "help": (_help, "this help"),
     "agents": (_agents, "list the subagent types with their descriptions"),
@@ -253,6 +275,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),
     "export": (_export, "write the transcript as Markdown to a workspace file: /export [FILE] [--force]"),
+    "go": (_go, "carry out the plan made in plan mode: /go (edits accepted) | /go ask (asks before each change)"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }
 

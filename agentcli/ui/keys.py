@@ -31,7 +31,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("any text key", "types into the prompt, wherever the focus is"),
     ("Esc", "back to the prompt; in the prompt: stop the running turn and every subagent"),
     ("Ctrl+C", "stop the running turn (from anywhere); else copy the prompt's selection"),
-    ("Shift+Tab", "permission mode: ask → accept edits → read-only (plan); shown in the status bar"),
+    ("Shift+Tab", "permission mode: ask → accept edits → read-only (plan: /go carries a plan out); in the status bar"),
     ("PgUp / PgDn", "scroll the conversation"),
     ("Ctrl+Home / Ctrl+End", "top / bottom of the conversation (Home / End too while the prompt is empty)"),
     ("Tab", "move the focus to the blocks and tool lines"),
