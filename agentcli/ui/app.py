@@ -208,8 +208,9 @@ class AgentApp(App[int]):
     # --- rendering --------------------------------------------------------------------------------
 
     def _frame(self) -> None:
-        if self.input_first.flush_due():
-            self.router.flush()
+        if not self.screen_stack:  # the app is closing
+            return
+        self.router.flush(text=self.input_first.flush_due())
         self.collector.tick(quiet=self.input_first.quiet(GC_QUIET_SECONDS))
         self._show_queue()
         if self.turn_running != self._bindings_for_turn:

@@ -1,11 +1,12 @@
-"""Input first: while the person types, streamed output and full garbage collections wait for a pause.
+"""Input first: while the person types, streamed text and full garbage collections wait for a pause.
 
 A frame that takes new streamed text re-renders the live Markdown and scrolls the view (tens of ms with a long
 answer), and CPython's full collection of the oldest generation stops everything for as long; a key typed just
-then waits for both before it shows. `InputFirst` holds the next flush of streamed output back while keys are
+then waits for both before it shows. `InputFirst` holds the next push of streamed text back while keys are
 arriving (never longer than `MAX_HOLD_SECONDS` since the last one, so output stays live at a few frames a
-second), and `CollectorPacer` runs the full collections at the next pause in typing instead of whenever
-CPython's counters say, forcing one only after `FORCE_AFTER` times the usual wait (memory stays bounded).
+second; new entries and headers are not held), and `CollectorPacer` runs the full collections at the next
+pause in typing instead of whenever CPython's counters say, forcing one only after `FORCE_AFTER` times the
+usual wait (memory stays bounded).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ HELD_THRESHOLD = 1 << 30  # the oldest generation's threshold while paced: CPyth
 
 
 class InputFirst:
-    """When streamed output may be flushed to the screen, given when keys arrived."""
+    """When streamed text may be pushed to the screen, given when keys arrived."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock

@@ -425,10 +425,10 @@ class UIRouter(MessageManager):
 
     # --- rendering ---------------------------------------------------------------------------------
 
-    def flush(self) -> None:
+    def flush(self, text: bool = True) -> None:
         """Mount the frame's new entries (one mount per container), push accumulated text to its widgets
-        (one append per widget) and re-render dirty headers."""
-        self.views.flush()
+        (one append per widget; not while `text` is False) and re-render dirty headers."""
+        self.views.flush(text)
         self._set_density()
         if self._dirty_blocks:
             blocks = list(self._dirty_blocks)

@@ -209,8 +209,9 @@ class EntryViews:
         """Whether every entry and all streamed text is handed to the widgets."""
         return not self._mounts and not self._pending
 
-    def flush(self) -> None:
-        """Mount the queued entries (one mount per container) and push accumulated text (one append per widget)."""
+    def flush(self, text: bool = True) -> None:
+        """Mount the queued entries (one mount per container) and, with `text`, push accumulated text (one append
+        per widget)."""
         if self._mounts:
             mounts, self._mounts = self._mounts, {}
             budget = MOUNTS_PER_FLUSH
@@ -226,6 +227,8 @@ class EntryViews:
                     budget -= len(now)
                     tail = self._tails.get(owner) if owner is not None else None
                     container.mount_all([self.build(e, in_block=owner is not None, tail=e is tail) for e in now])
+        if not text:
+            return
         for item in list(self._pending):
             view = self.text_view(item)
             if view is not None and not view.busy:
