@@ -254,6 +254,7 @@ class UiSettings(_Section):
 
     notify: Literal["bell", "osc", "off"] = "bell"  # when an approval waits or a long turn ends
     notify_after_seconds: float = Field(30.0, ge=0, le=86_400)  # a turn at least this long rings when it ends
+    theme: str = Field("", max_length=64)  # the TUI's colour theme ("": Textual's default); saved when changed
 
 
 class Settings(BaseSettings):

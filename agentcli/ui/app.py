@@ -31,9 +31,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker
 
+from agentcli.config_write import SaveError, save_user_setting
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.commands import COMMANDS, run_command
@@ -138,6 +140,7 @@ class AgentApp(App[int]):
         self._turn: Worker[None] | None = None
         self._bindings_for_turn = False
         self.quit_armed = False  # Ctrl+Q was pressed once during a turn: the next one quits
+        self._saved_theme = ""
         self.plan_ready = False  # the last turn completed in plan (read-only) mode: /go carries its plan out
         self._approval_lock = asyncio.Lock()
         self._approvals: set[asyncio.Future[Approval]] = set()
@@ -164,6 +167,7 @@ class AgentApp(App[int]):
 
     def on_mount(self) -> None:
         """Take input now; import the SDK in the background."""
+        self._apply_saved_theme()
         self.prompt.focus()
         self.notifier.bell = self.bell
         self.router.add_note(self._welcome, "info")
@@ -175,6 +179,29 @@ class AgentApp(App[int]):
         self.set_interval(FRAME_SECONDS, self._frame)
         self.set_interval(1 / SPINNER_HZ, self.router.tick)
         self._prepare()
+
+    def _apply_saved_theme(self) -> None:
+        """The theme of `[ui] theme`, then save every theme the person picks (Ctrl+P → Change theme)."""
+        theme = self.conversation.settings.ui.theme
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        elif theme:
+            self.router.add_note(f"[ui] theme {terminal_safe(theme)!r} is not one of this version's themes "
+                                 "(Ctrl+P → Change theme lists them): the default is used", "error")
+        self._saved_theme = self.theme
+        self.theme_changed_signal.subscribe(self, self._save_theme)
+
+    def _save_theme(self, theme: Theme) -> None:
+        if theme.name != self._saved_theme:
+            self._saved_theme = theme.name
+            self.save_setting(("ui", "theme"), theme.name)
+
+    def save_setting(self, key: tuple[str, ...], value: str) -> None:
+        """Keep a setting the person changed here in their own config file; a failure is one line on screen."""
+        try:
+            save_user_setting(key, value)
+        except SaveError as exc:
+            self.say_error(str(exc))
 
     def get_driver_class(self) -> type[Driver]:
         """The terminal driver, handing its writer to the notifier (OSC notifications)."""

@@ -1,5 +1,5 @@
 """Slash commands of the TUI: /help, /agents, /tasks, /model, /new (/clear), /resume, /cost, /compact, /copy,
-/export, /go, /quit."""
+/export, /notify, /go, /quit."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from agentcli.ui.plan import GO_PROMPT
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation, Resumed
     from agentcli.ui.model import Entry
+    from agentcli.ui.notify import Notifier, NotifyMode
 
 
 class CommandHost(Protocol):
@@ -43,6 +44,11 @@ class CommandHost(Protocol):
     def plan_ready(self) -> bool: ...
 
     def start_turn(self, text: str) -> None: ...
+
+    @property
+    def notifier(self) -> Notifier: ...
+
+    def save_setting(self, key: tuple[str, ...], value: str) -> None: ...
 
     @property
     def transcript(self) -> list[Entry]: ...
@@ -247,6 +253,29 @@ async def _quit(host: CommandHost, arg: str) -> None:
     host.quit_app()
 
 
+NOTIFY_MODES: dict[NotifyMode, str] = {
+    "bell": "the terminal bell",
+    "osc": "a desktop notification where the terminal shows one, else the bell",
+    "off": "nothing",
+}
+
+
+async def _notify(host: CommandHost, args: str) -> None:
+    choice = args.strip()
+    if not choice:
+        host.say(f"Notifications: {host.notifier.mode} ({NOTIFY_MODES[host.notifier.mode]}) when an approval waits "
+                 f"or a turn of {host.notifier.after_seconds:g} s or more ends. /notify bell | osc | off changes "
+                 "it (saved in your config).")
+        return
+    mode = next((known for known in NOTIFY_MODES if known == choice), None)
+    if mode is None:
+        host.say_error(f"/notify: unknown choice {choice!r}: bell, osc or off")
+        return
+    host.notifier.mode = mode
+    host.save_setting(("ui", "notify"), mode)
+    host.say(f"Notifications: {mode} ({NOTIFY_MODES[mode]}), saved in your config.")
+
+
 async def _go(host: CommandHost, args: str) -> None:
     if host.turn_running:
         host.say_error("/go: a turn is running; /go carries out a plan once the turn that made it has ended.")
@@ -275,6 +304,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),
     "export": (_export, "write the transcript as Markdown to a workspace file: /export [FILE] [--force]"),
+    "notify": (_notify, "how to tell you an approval waits or a long turn ended: /notify [bell | osc | off]"),
     "go": (_go, "carry out the plan made in plan mode: /go (edits accepted) | /go ask (asks before each change)"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }

@@ -9,15 +9,22 @@ import re
 import time
 from pathlib import Path
 
+from rich.markdown import Markdown
 from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from rich.markdown import Markdown
 from textual.widgets import Static
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.ui.model import TextItem
-from agentcli.ui.widgets.message_list import CUT_BEFORE, NO_CUT_AFTER, SEGMENT_BLOCKS, AssistantText, split_segments, top_level_blocks
+from agentcli.ui.widgets.message_list import (
+    CUT_BEFORE,
+    NO_CUT_AFTER,
+    SEGMENT_BLOCKS,
+    AssistantText,
+    split_segments,
+    top_level_blocks,
+)
 from tests.ui.conftest import MAIN, MakeApp, idle, submit, wait_for
 
 HOSTILE = "[bold red]not markup[/bold red] [@click=app.quit]quit[/] [x](file:///etc/passwd)"
