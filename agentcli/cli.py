@@ -40,11 +40,39 @@ def optional_resume(args: list[str]) -> list[str]:
     return out
 
 
+def output_format_of(args: list[str]) -> str:
+    """The `--output-format` a `run` command line asks for ("" when it is not a `run` or names none)."""
+    if "run" not in args:
+        return ""
+    found = ""
+    for i, arg in enumerate(args[args.index("run") + 1:], args.index("run") + 1):
+        if arg == "--":
+            break
+        if arg == "--output-format" and i + 1 < len(args):
+            found = args[i + 1]
+        elif arg.startswith("--output-format="):
+            found = arg.partition("=")[2]
+    return found
+
+
 class _Group(TyperGroup):
-    """The app's group: `--resume` without an ID (see `optional_resume`)."""
+    """The app's group: `--resume` without an ID (see `optional_resume`); a `run` whose flags are wrong still
+    ends with a JSON result line when its command line asked for a JSON output format."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
-        return super().parse_args(ctx, optional_resume(args))
+        self.command_line = optional_resume(args)
+        return super().parse_args(ctx, self.command_line)
+
+    def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:  # the parser's usage errors (click's UsageError: exit code 2, format_message)
+            message = getattr(exc, "format_message", None)
+            if getattr(exc, "exit_code", None) == EXIT_USAGE and callable(message):
+                from agentcli.oneshot import error_result
+
+                error_result(output_format_of(getattr(self, "command_line", [])), str(message()), sys.stdout)
+            raise
 
 
 app = typer.Typer(

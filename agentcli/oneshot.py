@@ -164,11 +164,10 @@ async def _run(
     log.info("run started: session %s, model %s, workspace %s", session.id, conversation.model.display,
              options.workspace)
     outcome: RunOutcome | None = None
-    printed = False  # each turn's result line is out already (--input-format stream-json)
+    driven = _Driven()  # --input-format stream-json: each turn prints its own result line
     try:
         if options.input_format == "stream-json":
-            outcome = await _drive(conversation, printer, options, out, err)
-            printed = True
+            outcome = await _drive(conversation, printer, options, out, err, driven)
         else:
             outcome = await conversation.send(options.prompt)
     finally:
@@ -180,7 +179,7 @@ async def _run(
         await conversation.aclose()  # every write has succeeded or failed after this
         report = conversation.persistence_report("run")
         with contextlib.suppress(OSError, ValueError):  # a terminal that hung up cannot take the output
-            if not printed:
+            if options.input_format != "stream-json" or driven.busy:  # stopped mid-turn: that turn's result
                 _summary(session, outcome, printer, _tasks(conversation))
             if report:
                 err.write(report + "\n")
@@ -196,8 +195,15 @@ def _tasks(conversation: Conversation) -> list[dict[str, object]]:
     return [r.model_dump(mode="json") for r in conversation.runner.records()]
 
 
+@dataclass(slots=True)
+class _Driven:
+    """Where `--input-format stream-json` stands: a turn is running (stopped there, its result is due)."""
+
+    busy: bool = False
+
+
 async def _drive(
-    conversation: Conversation, printer: Printer, options: OneShotOptions, out: TextIO, err: TextIO
+    conversation: Conversation, printer: Printer, options: OneShotOptions, out: TextIO, err: TextIO, state: _Driven
 ) -> RunOutcome:
     """`--input-format stream-json`: each user message on standard input is a turn of the one session, in
     order, until EOF; each turn ends with its result line. A line that is not a user message gets an error
@@ -223,7 +229,9 @@ async def _drive(
         if item is None:
             continue
         printer.begin()
+        state.busy = True
         last = await conversation.send(item.prompt)
+        state.busy = False
         _summary(session, last, printer, _tasks(conversation))
         if last.status != "completed":
             err.write(f"agentcli: {terminal_safe(last.error or last.status)}\n")

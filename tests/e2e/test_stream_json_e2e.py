@@ -9,15 +9,17 @@ types require and on their JSON types, tolerant of keys it does not know, as suc
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall, Usage
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall, Usage
 from tests.e2e.helpers import MAIN, cli_env, db, run_cli
 
 # --- the reader ----------------------------------------------------------------------------------
@@ -355,7 +357,9 @@ def test_errors_before_the_run_end_with_a_result_line(fmt: str, tmp_path: Path) 
         no_key = run_cli(["run", "--output-format", fmt, "--cwd", str(ws), "hi"],
                          {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"})
         no_prompt = run_cli(["run", "--output-format", fmt, "--cwd", str(ws), " "], env)
-    cases = [(bad_config, 2, "max_output_tokens"), (no_key, 1, "ANTHROPIC_API_KEY"), (no_prompt, 2, "prompt is empty")]
+        bad_flag = run_cli(["run", f"--output-format={fmt}", "--max-budget-usd", "lots", "--cwd", str(ws), "hi"], env)
+    cases = [(bad_config, 2, "max_output_tokens"), (no_key, 1, "ANTHROPIC_API_KEY"), (no_prompt, 2, "prompt is empty"),
+             (bad_flag, 2, "--max-budget-usd")]
     for proc, code, words in cases:
         assert proc.returncode == code, proc.stderr
         assert "Traceback" not in proc.stderr
@@ -364,8 +368,7 @@ def test_errors_before_the_run_end_with_a_result_line(fmt: str, tmp_path: Path) 
         assert isinstance(result, ResultMessage)
         assert result.is_error and result.subtype == "error_during_execution" and result.num_turns == 0
         assert result.result is not None and words in result.result and "\n" not in result.result
-        stderr_lines = [s for s in proc.stderr.splitlines() if s.startswith("agentcli: ") and "warning" not in s]
-        assert stderr_lines and words in stderr_lines[-1]
+        assert words in proc.stderr.strip().splitlines()[-1]  # and the usual one line on stderr
 
 
 def _driven(ws: Path, env: dict[str, str], stdin: str) -> subprocess.CompletedProcess[str]:
@@ -430,3 +433,52 @@ def test_stream_json_input_needs_stream_json_output_and_no_prompt(tmp_path: Path
     assert empty.returncode == 1
     (result,) = read_transcript(empty.stdout)
     assert isinstance(result, ResultMessage) and result.is_error and "no user message" in str(result.result)
+
+
+def test_ctrl_c_ends_a_driven_session_with_one_result_per_turn(tmp_path: Path) -> None:
+    """Ctrl-C while waiting for input: exit 130, no extra result; during a turn: that turn's result, cancelled."""
+    ws = _workspace(tmp_path)
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="One.")),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="never"),
+             fault=Fault(kind="stall", after_events=0, seconds=30)),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentcli", "run", "--input-format", "stream-json", "--output-format",
+             "stream-json", "--cwd", str(ws)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=cli_env("anthropic", server, tmp_path))
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_user("first"))
+        proc.stdin.flush()
+        first = [proc.stdout.readline()]
+        while '"type": "result"' not in first[-1]:
+            first.append(proc.stdout.readline())
+        proc.stdin.write(_user("second"))
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        rest, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    results = [m for m in read_transcript("".join(first) + rest) if isinstance(m, ResultMessage)]
+    assert [(r.is_error, r.result) for r in results] == [(False, "One."), (True, "")]
+    assert json.loads(rest.splitlines()[-1])["status"] == "cancelled"
+
+    with FakeLLMServer(Script(steps=[Step(match=Match(system_contains=MAIN), reply=Reply(text="Only."))])) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentcli", "run", "--input-format", "stream-json", "--output-format",
+             "stream-json", "--cwd", str(ws)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=cli_env("anthropic", server, tmp_path))
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_user("only"))
+        proc.stdin.flush()
+        lines = [proc.stdout.readline()]
+        while '"type": "result"' not in lines[-1]:
+            lines.append(proc.stdout.readline())
+        proc.send_signal(signal.SIGINT)  # idle, waiting for the next message
+        rest, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert rest == ""  # the one turn had its result; nothing more
