@@ -373,8 +373,9 @@ class StreamJsonPrinter(JsonPrinter):
         parent = wrappers[-1].parent_tool_call_id if wrappers else None
         if isinstance(inner, SessionStartedEvent):
             self._started(inner, main=not wrappers)
-        elif isinstance(inner, UsageEvent):
-            self._agent(inner.session_id, inner.model).usage = inner.usage
+        elif isinstance(inner, UsageEvent):  # the model that answered, and what its request spent
+            agent = self._agent(inner.session_id)
+            agent.model, agent.usage = inner.model or agent.model, inner.usage
         elif isinstance(inner, MessageAddedEvent):
             self._message(inner, parent)
         elif isinstance(inner, (TextDeltaEvent, ThinkingDeltaEvent)) and self.partial:
