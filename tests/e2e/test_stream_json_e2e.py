@@ -482,3 +482,26 @@ def test_ctrl_c_ends_a_driven_session_with_one_result_per_turn(tmp_path: Path) -
         rest, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130, stderr
     assert rest == ""  # the one turn had its result; nothing more
+
+
+def test_a_driven_session_can_resume_a_stored_one(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="One.")),
+        Step(match=Match(system_contains=MAIN, any_message_contains="One.", last_user_contains="second"),
+             reply=Reply(text="Two.")),
+    ])
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, tmp_path)
+        first = run_cli(["run", "--output-format", "json", "--cwd", str(ws), "first"], env)
+        session = json.loads(first.stdout)["session_id"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentcli", "run", "--input-format", "stream-json", "--output-format", "stream-json",
+             "--cwd", str(ws), "--resume", session], input=_user("second"), capture_output=True, text=True, env=env,
+            timeout=120)
+    server.assert_done()
+    assert proc.returncode == 0, proc.stderr
+    lines = read_transcript(proc.stdout)
+    assert {getattr(m, "session_id", None) for m in lines} == {session}
+    result = lines[-1]
+    assert isinstance(result, ResultMessage) and (result.result, result.num_turns) == ("Two.", 2)
