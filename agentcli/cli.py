@@ -16,6 +16,7 @@ from agentcli.cli_common import (
     EXIT_USAGE,
     ConfigOption,
     CwdOption,
+    Failure,
     fail,
     load,
     workspace_dir,
@@ -25,6 +26,7 @@ from agentcli.cli_tasks import tasks_app
 
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
+    from agentcli.oneshot import OneShotOptions
 
 def optional_resume(args: list[str]) -> list[str]:
     """`--resume` takes an optional ID: a bare one (last, or before another option) becomes `--resume=`,
@@ -38,11 +40,39 @@ def optional_resume(args: list[str]) -> list[str]:
     return out
 
 
+def output_format_of(args: list[str]) -> str:
+    """The `--output-format` a `run` command line asks for ("" when it is not a `run` or names none)."""
+    if "run" not in args:
+        return ""
+    found = ""
+    for i, arg in enumerate(args[args.index("run") + 1:], args.index("run") + 1):
+        if arg == "--":
+            break
+        if arg == "--output-format" and i + 1 < len(args):
+            found = args[i + 1]
+        elif arg.startswith("--output-format="):
+            found = arg.partition("=")[2]
+    return found
+
+
 class _Group(TyperGroup):
-    """The app's group: `--resume` without an ID (see `optional_resume`)."""
+    """The app's group: `--resume` without an ID (see `optional_resume`); a `run` whose flags are wrong still
+    ends with a JSON result line when its command line asked for a JSON output format."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
-        return super().parse_args(ctx, optional_resume(args))
+        self.command_line = optional_resume(args)
+        return super().parse_args(ctx, self.command_line)
+
+    def invoke(self, ctx: typer.Context) -> object:  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:  # the parser's usage errors (click's UsageError: exit code 2, format_message)
+            message = getattr(exc, "format_message", None)
+            if getattr(exc, "exit_code", None) == EXIT_USAGE and callable(message):
+                from agentcli.oneshot import error_result
+
+                error_result(output_format_of(getattr(self, "command_line", [])), str(message()), sys.stdout)
+            raise
 
 
 app = typer.Typer(
@@ -67,6 +97,14 @@ class OutputFormat(StrEnum):
 
     text = "text"
     json = "json"
+    stream_json = "stream-json"
+    events = "events"
+
+
+class InputFormat(StrEnum):
+    """Where `run` takes its turns from."""
+
+    text = "text"
     stream_json = "stream-json"
 
 
@@ -193,8 +231,18 @@ def run(
     prompt: Annotated[str | None, typer.Argument(help='The task; "-" reads it from standard input.')] = None,
     model: ModelOption = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--output-format", help="text, json or stream-json.")
+        OutputFormat,
+        typer.Option("--output-format", help="text, json (one result object), stream-json (Claude Code's lines) "
+                     "or events (agentcli's own event lines)."),
     ] = OutputFormat.text,
+    input_format: Annotated[
+        InputFormat,
+        typer.Option("--input-format", help="text (the PROMPT) or stream-json: user messages on standard input, "
+                     "one JSON line each, each a turn of one session (needs --output-format stream-json)."),
+    ] = InputFormat.text,
+    include_partial_messages: Annotated[
+        bool, typer.Option("--include-partial-messages", help="stream-json: stream_event lines as text streams.")
+    ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve mutating tools.")] = False,
     cwd: CwdOption = None,
     config: ConfigOption = None,
@@ -211,25 +259,55 @@ def run(
     resume: ResumeOption = None,
 ) -> None:
     """Run one task non-interactively and print the answer; --continue / --resume go on with a stored session."""
-    from agentcli.oneshot import OneShotOptions, run_oneshot
+    from agentcli.oneshot import error_result, run_oneshot
+
+    try:
+        options, loaded = _run_options(
+            prompt, model, output_format.value, input_format.value, include_partial_messages, yes, cwd, config,
+            verbose, trust, max_budget_usd, continue_, resume,
+        )
+    except Failure as exc:  # an error before the run: a JSON output format still ends with a result line
+        error_result(output_format.value, exc.message, sys.stdout)
+        raise
+    raise typer.Exit(run_oneshot(loaded, options))
+
+
+def _run_options(
+    prompt: str | None, model: str | None, output_format: str, input_format: str, partial: bool, yes: bool,
+    cwd: Path | None, config: Path | None, verbose: bool, trust: bool, max_budget_usd: float | None,
+    continue_: bool, resume: str | None,
+) -> tuple[OneShotOptions, LoadedConfig]:
+    """`run`'s options checked and its config loaded; `fail` (a `Failure`) on a mistake."""
+    from agentcli.oneshot import OneShotOptions
     from agentcli.safe_text import from_argv, from_bytes
 
     choice = _resume_choice(continue_, resume)
-    if prompt is None:  # `run --resume "the task"`: the bare --resume took the prompt for its ID
+    streamed = input_format == InputFormat.stream_json
+    if streamed and output_format != OutputFormat.stream_json:
+        fail("--input-format stream-json needs --output-format stream-json", EXIT_USAGE)
+    if partial and output_format != OutputFormat.stream_json:
+        fail("--include-partial-messages needs --output-format stream-json", EXIT_USAGE)
+    if streamed:
+        if prompt is not None:
+            fail("--input-format stream-json reads the prompts from standard input: give no PROMPT", EXIT_USAGE)
+        if choice == "":
+            fail("--resume needs a session id with --input-format stream-json", EXIT_USAGE)
+        prompt = ""
+    elif prompt is None:  # `run --resume "the task"`: the bare --resume took the prompt for its ID
         if not choice or choice.startswith(SESSION_PREFIX):
             fail("the prompt is missing: agentcli run [--continue | --resume [ID]] PROMPT", EXIT_USAGE)
         prompt, choice = choice, ""
     if choice == "" and not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
         fail("--resume needs a session id when there is no terminal to pick one in: 'agentcli sessions list' "
              "shows them (or --continue takes this workspace's latest)", EXIT_USAGE)
-    if prompt == "-":
+    if prompt == "-" and not streamed:
         try:
             prompt = from_bytes(sys.stdin.buffer.read()) if sys.stdin is not None else ""
         except OSError as exc:
             fail(f"cannot read the prompt from standard input: {exc.strerror or exc}", EXIT_USAGE)
     else:
         prompt = from_argv(prompt)  # bytes that were not UTF-8 become U+FFFD
-    if not prompt.strip():
+    if not streamed and not prompt.strip():
         fail("the prompt is empty", EXIT_USAGE)
     workspace = workspace_dir(cwd)
     if trust:
@@ -241,15 +319,17 @@ def run(
     options = OneShotOptions(
         prompt=prompt,
         model=spec,
-        output_format=output_format.value,
+        output_format=output_format,
         approve_mutating=yes,
         workspace=workspace,
         verbose=verbose,
         resume=choice,
         continue_latest=continue_,
         keep_model=model is not None,
+        input_format=input_format,
+        include_partial=partial,
     )
-    raise typer.Exit(run_oneshot(loaded, options))
+    return options, loaded
 
 
 @app.command("trust")

@@ -50,10 +50,18 @@ def print_json(value: object) -> None:
     print(json_safe(json.dumps(value, indent=2, ensure_ascii=False)))
 
 
+class Failure(typer.Exit):
+    """`fail`'s exit: carries the one-line message (`run` repeats it as a JSON result line)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(code)
+        self.message = message
+
+
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print a one-line error for the person (terminal escapes neutralised) and exit with `code`."""
     print(f"agentcli: {terminal_safe(message)}", file=sys.stderr)
-    raise typer.Exit(code)
+    raise Failure(message, code)
 
 
 def workspace_dir(cwd: Path | None) -> Path:

@@ -41,6 +41,7 @@ class SessionStartedEvent(_Event):
     depth: int = 0
     parent_session_id: str | None = None
     task_id: str | None = None
+    tools: list[str] = Field(default_factory=list)  # the names of the tools the agent is offered
 
 
 class TextDeltaEvent(_Event):
@@ -130,6 +131,7 @@ class UsageEvent(_Event):
     context_tokens: int = 0  # how full the agent's context is now (0: not watched)
     context_window: int = 0  # its model's window in tokens (0: not watched)
     estimated: bool = False  # a request that never finished (stopped, failed mid-stream): counts estimated
+    duration_ms: float = 0.0  # the request's wall time, first byte sent to response done (0: not timed)
 
     @property
     def usage(self) -> Usage:

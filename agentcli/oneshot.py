@@ -1,4 +1,5 @@
-"""`agentcli run`: one non-interactive job through the agent loop, printed as text, json or stream-json."""
+"""`agentcli run`: one non-interactive job through the agent loop, printed as text, json, stream-json or events;
+with `--input-format stream-json`, a session driven turn by turn by user messages on standard input."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from agentcli.agent.loop import RunOutcome
     from agentcli.agent.session import Session
     from agentcli.config import LoadedConfig
+    from agentcli.conversation import Conversation
     from agentcli.output import Printer
 
 log = logging.getLogger(__name__)
@@ -65,13 +69,32 @@ class OneShotOptions:
 
     prompt: str
     model: str
-    output_format: str  # text | json | stream-json
+    output_format: str  # text | json | stream-json | events
     approve_mutating: bool
     workspace: Path
     verbose: bool
     resume: str | None = None  # a session id or prefix; "" to pick one (on a terminal)
     continue_latest: bool = False  # the workspace's latest session
     keep_model: bool = False  # --model was given: it wins over a resumed session's own model
+    input_format: str = "text"  # stream-json: the turns are user messages read from standard input
+    include_partial: bool = False  # stream-json: `stream_event` lines as text streams
+
+
+JSON_FORMATS = ("json", "stream-json", "events")
+
+
+def error_result(output_format: str, message: str, out: TextIO, *, session_id: str = "", num_turns: int = 0) -> None:
+    """In a JSON output format, the result line of a run that failed before it started (or of a bad input line):
+    `is_error` true and the one-line message. Nothing in text format (the message is on stderr)."""
+    if output_format not in JSON_FORMATS:
+        return
+    from agentcli.stream_json import dumps
+    from agentcli.stream_json import error_result as result_line
+    from agentcli.text import json_safe
+
+    with contextlib.suppress(OSError, ValueError):
+        out.write(json_safe(dumps(result_line(message, session_id=session_id, num_turns=num_turns))) + "\n")
+        out.flush()
 
 
 def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: list[dict[str, object]]) -> None:
@@ -119,6 +142,7 @@ async def _run(
         )
     except OpenError as exc:
         err.write(f"agentcli: {exc}\n")
+        error_result(options.output_format, str(exc), out)
         return EXIT_FAILURE
     if options.continue_latest or options.resume is not None:
         from agentcli.conversation import ResumeError
@@ -128,18 +152,24 @@ async def _run(
             resumed = await conversation.resume(ref, keep_model=options.keep_model)
         except ResumeError as exc:
             err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+            error_result(options.output_format, str(exc), out)
             await conversation.aclose()
             return EXIT_FAILURE
         for note in resumed.notes:
             err.write(f"agentcli: note: {note}\n")
-    printer = make_printer(options.output_format, out, err, verbose=options.verbose)
+    printer = make_printer(options.output_format, out, err, verbose=options.verbose,
+                           partial=options.include_partial, permission_mode=settings.permissions.mode)
     conversation.bus.subscribe(printer)
     session = conversation.session
     log.info("run started: session %s, model %s, workspace %s", session.id, conversation.model.display,
              options.workspace)
     outcome: RunOutcome | None = None
+    driven = _Driven()  # --input-format stream-json: each turn prints its own result line
     try:
-        outcome = await conversation.send(options.prompt)
+        if options.input_format == "stream-json":
+            outcome = await _drive(conversation, printer, options, out, err, driven)
+        else:
+            outcome = await conversation.send(options.prompt)
     finally:
         if stop is not None:
             stop.disarm()
@@ -149,7 +179,8 @@ async def _run(
         await conversation.aclose()  # every write has succeeded or failed after this
         report = conversation.persistence_report("run")
         with contextlib.suppress(OSError, ValueError):  # a terminal that hung up cannot take the output
-            _summary(session, outcome, printer, [r.model_dump(mode="json") for r in conversation.runner.records()])
+            if options.input_format != "stream-json" or driven.busy:  # stopped mid-turn: that turn's result
+                _summary(session, outcome, printer, _tasks(conversation))
             if report:
                 err.write(report + "\n")
         log.info("run finished: %s after %d turns", outcome.status, outcome.turns)
@@ -158,6 +189,85 @@ async def _run(
     if outcome.status == "completed":
         return EXIT_OK
     return _failed(outcome, err)
+
+
+def _tasks(conversation: Conversation) -> list[dict[str, object]]:
+    return [r.model_dump(mode="json") for r in conversation.runner.records()]
+
+
+@dataclass(slots=True)
+class _Driven:
+    """Where `--input-format stream-json` stands: a turn is running (stopped there, its result is due)."""
+
+    busy: bool = False
+
+
+async def _drive(
+    conversation: Conversation, printer: Printer, options: OneShotOptions, out: TextIO, err: TextIO, state: _Driven
+) -> RunOutcome:
+    """`--input-format stream-json`: each user message on standard input is a turn of the one session, in
+    order, until EOF; each turn ends with its result line. A line that is not a user message gets an error
+    result line (and one on stderr) and the session goes on. The outcome: the last failed turn's (a bad
+    line counts as failed), else the last turn's."""
+    from agentcli.agent.loop import RunOutcome
+    from agentcli.stream_json import InputLineError, parse_input_line
+    from agentcli.text import terminal_safe
+
+    session = conversation.session
+    failed: RunOutcome | None = None
+    last: RunOutcome | None = None
+    number = 0
+    async for text in _stdin_lines():
+        number += 1
+        try:
+            item = parse_input_line(text, number)
+        except InputLineError as exc:
+            err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+            error_result(options.output_format, str(exc), out, session_id=session.id, num_turns=session.turns)
+            failed = RunOutcome("failed", "", session.turns, str(exc))
+            continue
+        if item is None:
+            continue
+        printer.begin()
+        state.busy = True
+        last = await conversation.send(item.prompt)
+        state.busy = False
+        _summary(session, last, printer, _tasks(conversation))
+        if last.status != "completed":
+            err.write(f"agentcli: {terminal_safe(last.error or last.status)}\n")
+            failed = last
+    if last is None and failed is None:
+        reason = "standard input held no user message (--input-format stream-json)"
+        err.write(f"agentcli: {reason}\n")
+        error_result(options.output_format, reason, out, session_id=session.id)
+        return RunOutcome("failed", "", 0, reason)
+    return failed or last or RunOutcome("failed", "", 0, "no turn")
+
+
+async def _stdin_lines() -> AsyncIterator[str]:
+    """Standard input's lines as they arrive, read by a daemon thread (a blocked read never holds up the exit
+    after Ctrl-C, and a regular file works as well as a pipe)."""
+    import threading
+
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def read() -> None:
+        from agentcli.safe_text import from_bytes
+
+        try:
+            stream = sys.stdin.buffer if sys.stdin is not None else None
+            for raw in iter(stream.readline, b"") if stream is not None else ():
+                loop.call_soon_threadsafe(queue.put_nowait, from_bytes(raw))
+        except (OSError, ValueError):
+            pass  # a closed or unreadable stdin ends the input
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=read, name="agentcli-stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        yield line
 
 
 def pick_session(workspace: Path, err: TextIO) -> str | None:

@@ -1,18 +1,22 @@
-"""One-shot printers over the event stream: text, json (one final object) and stream-json (a line an event)."""
+"""One-shot printers over the event stream: text, json (one final result object), stream-json (Claude Code's
+line shapes, `agentcli.stream_json`) and events (agentcli's own typed events, a line each)."""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from agentcli.events import (
     CompactionEvent,
     Event,
+    MessageAddedEvent,
     MessageManager,
     NoticeEvent,
     RetryEvent,
+    SessionStartedEvent,
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
     SubagentEvent,
@@ -20,10 +24,23 @@ from agentcli.events import (
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
+    UsageEvent,
     unwrap,
 )
 from agentcli.figures import compaction_text, format_cost, tokens_text
-from agentcli.llm.base import Usage
+from agentcli.llm.base import ToolResultBlock, Usage
+from agentcli.stream_json import (
+    TASK_NOTIFICATION_STATUS,
+    assistant_line,
+    dumps,
+    init_line,
+    new_uuid,
+    result_subtype,
+    stream_event_line,
+    system_line,
+    usage_dict,
+    user_line,
+)
 from agentcli.text import json_safe, terminal_safe
 
 
@@ -43,18 +60,35 @@ class RunSummary:
     tasks: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None  # the last model turn's: end_turn, tool_use, max_tokens, refusal, ...
     ledger: dict[str, Any] = field(default_factory=dict)  # own / delegated / total (agentcli.agent.ledger)
+    duration_ms: float = 0.0  # the run's wall time (the printer's clock)
+    duration_api_ms: float = 0.0  # time spent in model requests, the whole tree's (overlapping ones add up)
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of the final result object."""
+        """The JSON shape of the final result object: Claude Code's result message (`subtype`, `is_error`,
+        `num_turns`, `total_cost_usd`, Anthropic-named `usage`, ...) with agentcli's own keys beside them.
+
+        `total_cost_usd` is 0 where the price is unknown (Claude Code's is always a number); `cost_usd`
+        is null then. `usage` holds both naming schemes of the cache tokens."""
+        counts = self.usage
+        tokens = Usage(counts.get("input_tokens", 0), counts.get("output_tokens", 0),
+                       counts.get("cache_read_tokens", 0), counts.get("cache_write_tokens", 0))
         return {
             "type": "result",
+            "subtype": result_subtype(self.status),
+            "is_error": self.status != "completed",
+            "duration_ms": round(self.duration_ms),
+            "duration_api_ms": round(self.duration_api_ms),
+            "num_turns": self.turns,
+            "total_cost_usd": self.cost_usd or 0.0,
+            **({"errors": [self.error]} if self.error and self.status != "completed" else {}),
+            "uuid": new_uuid(),
             "status": self.status,
             "result": self.result,
             "error": self.error,
             "session_id": self.session_id,
             "model": self.model,
             "turns": self.turns,
-            "usage": self.usage,
+            "usage": {**counts, **usage_dict(tokens)},
             "cost_usd": self.cost_usd,
             "tool_calls": self.tool_calls,
             "tasks": self.tasks,
@@ -71,6 +105,23 @@ class Printer(MessageManager):
         self.err = err
         self.verbose = verbose
         self.tool_calls: dict[str, dict[str, Any]] = {}
+        self.started = time.monotonic()
+        self.api_ms = 0.0  # the model requests' time, the whole tree's
+
+    def __call__(self, event: Event) -> None:
+        _, inner = unwrap(event)
+        if isinstance(inner, UsageEvent):
+            self.api_ms += inner.duration_ms
+        super().__call__(event)
+
+    def begin(self) -> None:
+        """A new turn starts (`--input-format stream-json`): its clock and its tool calls start afresh."""
+        self.started, self.api_ms = time.monotonic(), 0.0
+        self.tool_calls = {}
+
+    def timed(self, summary: RunSummary) -> RunSummary:
+        """`summary` with this turn's wall time and model-request time."""
+        return replace(summary, duration_ms=(time.monotonic() - self.started) * 1000, duration_api_ms=self.api_ms)
 
     def on_tool_call_started(self, event: ToolCallStartedEvent) -> None:
         self.tool_calls[event.tool_call_id] = {
@@ -249,28 +300,178 @@ def _spent(counts: dict[str, Any], cost: float | None) -> str:
 
 
 class JsonPrinter(Printer):
-    """Prints nothing until the end, then one JSON object."""
+    """Prints nothing until the end, then one JSON object (the result line of stream-json too)."""
 
     def finish(self, summary: RunSummary) -> None:
-        data = summary.as_dict()
+        data = self.timed(summary).as_dict()
         data["tool_calls"] = list(self.tool_calls.values())
-        self.out.write(json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
+        self.write_line(json.dumps(data, ensure_ascii=False))
+
+    def write_line(self, line: str) -> None:
+        """One JSON line on stdout, C1 controls and bidi overrides escaped."""
+        self.out.write(json_safe(line) + "\n")
         self.out.flush()
 
 
-class StreamJsonPrinter(JsonPrinter):
-    """One JSON line per event, then the final result object."""
+class EventsPrinter(JsonPrinter):
+    """`--output-format events`: agentcli's own typed events, one JSON line each (`kind`; a subagent's
+    wrapped in `subagent_event` with its task id), then the final result object."""
 
     def __call__(self, event: Event) -> None:
         super().__call__(event)
         try:
             line = event.model_dump_json()
         except ValueError:  # text that is not valid Unicode (a lone surrogate from the model): U+FFFD
-            from agentcli.safe_text import scrub_deep
+            line = json.dumps(_scrubbed(event.model_dump(mode="json")), ensure_ascii=False)
+        self.write_line(line)
 
-            line = json.dumps(scrub_deep(event.model_dump(mode="json")), ensure_ascii=False)
-        self.out.write(json_safe(line) + "\n")
-        self.out.flush()
+
+def _scrubbed(data: Any) -> Any:
+    from agentcli.safe_text import scrub_deep
+
+    return scrub_deep(data)
+
+
+@dataclass(slots=True)
+class _Agent:
+    """What the stream-json printer remembers of one agent (main or subagent) of the run."""
+
+    model: str
+    usage: Usage | None = None  # its last request's, for the assistant message that comes next
+    block: int = -1  # partial messages: the open content block's index (-1: no message open)
+    block_kind: str = ""  # text | thinking
+
+
+class StreamJsonPrinter(JsonPrinter):
+    """`--output-format stream-json`: Claude Code's line shapes (see `agentcli.stream_json`).
+
+    A `system`/`init` line first; an `assistant` line per model reply and a `user` line per set of tool
+    results, a subagent's with `parent_tool_use_id` (its Task call's id); `system` lines `task_started`,
+    `task_notification`, `compact_boundary` and `api_retry`; with `partial`, `stream_event` lines for
+    text and thinking as they stream; the result object last. Every line carries the main session's id.
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, *, verbose: bool = False, partial: bool = False,
+                 permission_mode: str = "") -> None:
+        super().__init__(out, err, verbose=verbose)
+        self.partial = partial
+        self.permission_mode = permission_mode
+        self.session_id = ""
+        self._agents: dict[str, _Agent] = {}  # by the agent's own session id
+        self._task_calls: dict[str, str] = {}  # task id -> its Task call's tool_use id
+
+    def _emit(self, line: dict[str, Any]) -> None:
+        try:
+            text = dumps(line)
+        except ValueError:  # text that is not valid Unicode (a lone surrogate from the model): U+FFFD
+            text = dumps(_scrubbed(line))
+        self.write_line(text)
+
+    def __call__(self, event: Event) -> None:
+        super().__call__(event)  # tool call records, notices on stderr, the request clock
+        wrappers, inner = unwrap(event)
+        parent = wrappers[-1].parent_tool_call_id if wrappers else None
+        if isinstance(inner, SessionStartedEvent):
+            self._started(inner, main=not wrappers)
+        elif isinstance(inner, UsageEvent):  # the model that answered, and what its request spent
+            agent = self._agent(inner.session_id)
+            agent.model, agent.usage = inner.model or agent.model, inner.usage
+        elif isinstance(inner, MessageAddedEvent):
+            self._message(inner, parent)
+        elif isinstance(inner, (TextDeltaEvent, ThinkingDeltaEvent)) and self.partial:
+            self._delta(inner, parent)
+        elif isinstance(inner, SubagentBlockAddedEvent):
+            self._task_calls[inner.task_id] = inner.parent_tool_call_id
+            self._emit(system_line(
+                "task_started", self.session_id, task_id=inner.task_id, tool_use_id=inner.parent_tool_call_id,
+                description=inner.description, task_type=inner.subagent_type, model=inner.model,
+                parent_tool_use_id=parent,
+            ))
+        elif isinstance(inner, SubagentBlockFinishedEvent):
+            tokens = (inner.input_tokens or 0) + (inner.output_tokens or 0)
+            self._emit(system_line(
+                "task_notification", self.session_id, task_id=inner.task_id,
+                tool_use_id=self._task_calls.get(inner.task_id), status=TASK_NOTIFICATION_STATUS[inner.status],
+                output_file="", summary=inner.short_result,
+                usage={"total_tokens": tokens, "tool_uses": inner.tool_calls or 0,
+                       "duration_ms": round(inner.elapsed_ms)},
+                task_status=inner.status, error=inner.error, cost_usd=inner.cost_usd, parent_tool_use_id=parent,
+            ))
+        elif isinstance(inner, CompactionEvent):
+            self._emit(system_line(
+                "compact_boundary", self.session_id,
+                compact_metadata={"trigger": inner.trigger, "pre_tokens": inner.tokens_before},
+                mode=inner.mode, post_tokens=inner.tokens_after, parent_tool_use_id=parent,
+            ))
+        elif isinstance(inner, RetryEvent):
+            self._emit(system_line(
+                "api_retry", self.session_id, attempt=inner.attempt,
+                retry_delay_ms=round(inner.delay_seconds * 1000), error=inner.error, parent_tool_use_id=parent,
+            ))
+
+    def _agent(self, session_id: str, model: str = "") -> _Agent:
+        agent = self._agents.get(session_id)
+        if agent is None:
+            agent = self._agents[session_id] = _Agent(model)
+        return agent
+
+    def _started(self, event: SessionStartedEvent, *, main: bool) -> None:
+        self._agent(event.session_id, event.model_id or event.model)
+        if not main or self.session_id:
+            return
+        from agentcli import __version__
+
+        self.session_id = event.session_id
+        self._emit(init_line(
+            event.session_id, cwd=event.workspace, model=event.model_id or event.model, tools=event.tools,
+            permission_mode=self.permission_mode, version=__version__,
+        ))
+
+    def _message(self, event: MessageAddedEvent, parent: str | None) -> None:
+        message = event.message
+        agent = self._agent(event.session_id)
+        if message.role == "assistant":
+            if self.partial and agent.block >= 0:
+                self._close_message(agent, parent)
+            self._emit(assistant_line(message, session_id=self.session_id, parent_tool_use_id=parent,
+                                      model=agent.model, usage=agent.usage))
+            agent.usage = None
+        elif parent is not None or any(isinstance(b, ToolResultBlock) for b in message.content):
+            # tool results, and a subagent's prompt; the main agent's own prompt is not echoed (Claude Code's way)
+            self._emit(user_line(message, session_id=self.session_id, parent_tool_use_id=parent))
+
+    def _delta(self, event: TextDeltaEvent | ThinkingDeltaEvent, parent: str | None) -> None:
+        agent = self._agent(event.session_id)
+        kind = "thinking" if isinstance(event, ThinkingDeltaEvent) else "text"
+        if agent.block < 0:
+            self._stream(parent, {"type": "message_start", "message": {
+                "id": f"msg_{new_uuid().replace('-', '')[:24]}", "type": "message", "role": "assistant",
+                "model": agent.model, "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": usage_dict(Usage())}})
+        if agent.block_kind != kind:
+            if agent.block >= 0 and agent.block_kind:
+                self._stream(parent, {"type": "content_block_stop", "index": agent.block})
+            agent.block, agent.block_kind = agent.block + 1, kind
+            start = {"type": "thinking", "thinking": "", "signature": ""} if kind == "thinking" else {
+                "type": "text", "text": ""}
+            self._stream(parent, {"type": "content_block_start", "index": agent.block, "content_block": start})
+        delta = {"type": "thinking_delta", "thinking": event.text} if kind == "thinking" else {
+            "type": "text_delta", "text": event.text}
+        self._stream(parent, {"type": "content_block_delta", "index": agent.block, "delta": delta})
+
+    def _close_message(self, agent: _Agent, parent: str | None) -> None:
+        if agent.block_kind:
+            self._stream(parent, {"type": "content_block_stop", "index": agent.block})
+        self._stream(parent, {"type": "message_stop"})
+        agent.block, agent.block_kind = -1, ""
+
+    def _stream(self, parent: str | None, event: dict[str, Any]) -> None:
+        self._emit(stream_event_line(event, session_id=self.session_id, parent_tool_use_id=parent))
+
+    def finish(self, summary: RunSummary) -> None:
+        """The result line; the next turn (`--input-format stream-json`) starts afresh."""
+        super().finish(summary)
+        self.begin()
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -280,10 +481,13 @@ def _is_terminal(stream: TextIO) -> bool:
         return False
 
 
-def make_printer(fmt: str, out: TextIO, err: TextIO, *, verbose: bool = False) -> Printer:
-    """The printer for `--output-format`."""
+def make_printer(fmt: str, out: TextIO, err: TextIO, *, verbose: bool = False, partial: bool = False,
+                 permission_mode: str = "") -> Printer:
+    """The printer for `--output-format` (`partial`: stream-json's `--include-partial-messages`)."""
     if fmt == "json":
         return JsonPrinter(out, err, verbose=verbose)
     if fmt == "stream-json":
-        return StreamJsonPrinter(out, err, verbose=verbose)
+        return StreamJsonPrinter(out, err, verbose=verbose, partial=partial, permission_mode=permission_mode)
+    if fmt == "events":
+        return EventsPrinter(out, err, verbose=verbose)
     return TextPrinter(out, err, verbose=verbose)

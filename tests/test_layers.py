@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"config_trust", "config_write", "trust", "logs", "prompts"},
     {"config"},
     {"llm"},
-    {"tools", "events", "testing"},
+    {"tools", "events", "testing", "stream_json"},
     {"store", "agent"},
     {"subagents"},
     {"conversation"},

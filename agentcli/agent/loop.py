@@ -165,6 +165,7 @@ class AgentLoop:
                     depth=self.session.depth,
                     parent_session_id=self.session.parent_session_id,
                     task_id=self.session.task_id,
+                    tools=list(self.tools),
                 )
             )
             for line in announce_once(self.session.model):
@@ -253,6 +254,7 @@ class AgentLoop:
         )
         partial: list[str] = []
         spent = _Unfinished()  # what this request streamed, counted if it never finishes
+        started = time.monotonic()
         try:
             async for event in self.provider.stream(request):
                 spent.started = spent.started or not isinstance(event, StreamRetry)
@@ -266,7 +268,7 @@ class AgentLoop:
                     self._event(ThinkingDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
                     self.context.progress()
                 elif isinstance(event, ResponseDone):
-                    self._account(event.response)
+                    self._account(event.response, (time.monotonic() - started) * 1000)
                     return event.response
                 elif isinstance(event, StreamRetry):
                     partial.clear()
@@ -364,16 +366,18 @@ class AgentLoop:
             return
         self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
 
-    def _account(self, response: ModelResponse) -> None:
+    def _account(self, response: ModelResponse, duration_ms: float = 0.0) -> None:
         session = self.session
         usage = response.usage
         cost = self.price(session.model.provider, response.model, usage) if self.price else None
         session.ledger.add_own(usage, cost)
         if self.compactor is not None:
             self.compactor.gauge.record(usage, len(session.messages) + 1)  # the reply is appended next
-        self._event(self._usage_event(session.model.provider, response.model, usage, cost))
+        self._event(self._usage_event(session.model.provider, response.model, usage, cost, duration_ms))
 
-    def _usage_event(self, provider: str, model: str, usage: Usage, cost: float | None) -> UsageEvent:
+    def _usage_event(
+        self, provider: str, model: str, usage: Usage, cost: float | None, duration_ms: float = 0.0
+    ) -> UsageEvent:
         session, compactor = self.session, self.compactor
         use = None
         if compactor is not None:  # after a response: its measured size; after a summary: the estimate
@@ -391,6 +395,7 @@ class AgentLoop:
             cost_usd=cost,
             context_tokens=use[0] if use is not None else 0,
             context_window=use[1] if use is not None else 0,
+            duration_ms=duration_ms,
         )
 
     def _stream_progress(self, event: object, spent: _Unfinished) -> None:

@@ -1,5 +1,5 @@
 """One-shot output of edits: `--verbose` text names each edit's `+N −M file`; json counts its lines;
-stream-json carries the diff itself."""
+the event lines (--output-format events) carry the diff itself."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ def test_verbose_text_names_the_edit_with_its_counts(tmp_path: Path) -> None:
     assert proc.stdout == "Edited.\n"
 
 
-def test_json_counts_the_lines_and_stream_json_has_the_diff(tmp_path: Path) -> None:
+def test_json_counts_the_lines_and_the_event_lines_have_the_diff(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     with FakeLLMServer(_script()) as server:
-        proc = run_cli(["run", "--yes", "--output-format", "stream-json", "--cwd", str(ws), "edit a.py"],
+        proc = run_cli(["run", "--yes", "--output-format", "events", "--cwd", str(ws), "edit a.py"],
                        cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 0, proc.stderr
     (call,) = last_json(proc.stdout)["tool_calls"]

@@ -102,9 +102,14 @@ def test_json_run_and_stored_session_report_one_ledger(api: str, tmp_path: Path)
     assert ledger["own"]["cache_read_tokens"] > 0 and ledger["delegated"]["cache_read_tokens"] > 0
     for key in TOKEN_KEYS:
         assert ledger["total"][key] == ledger["own"][key] + ledger["delegated"][key]
-    # json's `usage` and `cost_usd` are the tree's total, not the main agent's own.
-    assert result["usage"] == {k: v for k, v in ledger["total"].items() if k != "cost_usd"}
-    assert result["cost_usd"] == ledger["total"]["cost_usd"]
+    # json's `usage` and `cost_usd` are the tree's total, not the main agent's own; `usage` names the cache
+    # tokens the Anthropic way too, and `total_cost_usd` is Claude Code's name of the cost.
+    total = ledger["total"]
+    assert result["usage"] == {**{k: v for k, v in total.items() if k != "cost_usd"},
+                               "cache_creation_input_tokens": total["cache_write_tokens"],
+                               "cache_read_input_tokens": total["cache_read_tokens"]}
+    assert result["cost_usd"] == total["cost_usd"]
+    assert result["total_cost_usd"] == (total["cost_usd"] or 0)
     (task,) = result["tasks"]
     assert (task["input_tokens"], task["cache_read_tokens"]) == (
         ledger["delegated"]["input_tokens"], ledger["delegated"]["cache_read_tokens"])

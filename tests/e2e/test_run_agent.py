@@ -111,7 +111,7 @@ def test_provider_failure_mid_turn_exits_1_and_keeps_transcript(tmp_path: Path) 
     assert "500" in proc.stderr and "Traceback" not in proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert lines[-1]["type"] == "result" and lines[-1]["status"] == "failed"
-    assert any(line.get("kind") == "tool_call_finished" for line in lines)
+    assert any(line["type"] == "user" and line["message"]["content"][0]["type"] == "tool_result" for line in lines)
     with db(tmp_path) as conn:
         status, = conn.execute("SELECT status FROM sessions").fetchone()
         roles = [r for (r,) in conn.execute("SELECT role FROM messages ORDER BY seq")]

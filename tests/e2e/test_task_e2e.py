@@ -176,7 +176,7 @@ def test_unknown_type_lists_the_available_types(tmp_path: Path) -> None:
     assert row == ("NOT_FOUND", "Task delegation failed")
 
 
-def test_stream_json_carries_the_error_code_with_the_event(tmp_path: Path) -> None:
+def test_the_event_lines_carry_the_error_code_with_the_event(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     script = Script(steps=[
         Step(match=Match(system_contains=MAIN, turn=0),
@@ -186,7 +186,7 @@ def test_stream_json_carries_the_error_code_with_the_event(tmp_path: Path) -> No
         Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="It timed out.")),
     ])
     with FakeLLMServer(script) as server:
-        proc = run_cli(["run", "--output-format", "stream-json", "--cwd", str(ws), "investigate"],
+        proc = run_cli(["run", "--output-format", "events", "--cwd", str(ws), "investigate"],
                        cli_env("anthropic", server, tmp_path))
     server.assert_done()
     assert proc.returncode == 0, proc.stderr

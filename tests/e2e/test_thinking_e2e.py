@@ -195,14 +195,14 @@ def test_thinking_never_becomes_part_of_a_task_result_and_counts_as_output(
         Step(match=Match(api=api, system_contains=MAIN, turn=1, last_user_contains=expected), reply=Reply(text="ok")),
     ])
     with FakeLLMServer(script) as server:
-        stdout, _ = _run(server, tmp_path, ws, api, fmt="stream-json")
+        stdout, _ = _run(server, tmp_path, ws, api, fmt="events")
     server.assert_done()
     lines = [json.loads(line) for line in stdout.splitlines()]
     result = lines[-1]
     (task,) = result["tasks"]
     assert task["result"] == expected
     assert SECRET_THOUGHT not in json.dumps(server.requests[-1].body)  # the parent never sees the reasoning
-    # stream-json: the subagent's thinking is its own event type, wrapped like its other events.
+    # the event lines: the subagent's thinking is its own event type, wrapped like its other events.
     thoughts = [ln["event"] for ln in lines if ln.get("kind") == "subagent_event"
                 and ln["event"]["kind"] == "thinking_delta"]
     assert [t["text"] for t in thoughts] == [SECRET_THOUGHT]

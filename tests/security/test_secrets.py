@@ -99,7 +99,7 @@ def _all_text(tmp_path: Path) -> str:
 @pytest.mark.parametrize(("output_format", "api", "status"), [
     ("text", "anthropic", 401), ("text", "openai", 400),
     ("json", "anthropic", 400), ("json", "openai", 401),
-    ("stream-json", "anthropic", 401), ("stream-json", "openai", 400),
+    ("stream-json", "anthropic", 401), ("stream-json", "openai", 400), ("events", "anthropic", 401),
 ])
 def test_provider_error_echoing_the_key_is_masked_everywhere(
     tmp_path: Path, api: str, status: int, output_format: str

@@ -219,11 +219,12 @@ def test_escapes_in_error_lines_are_neutralised(tmp_path: Path) -> None:
     assert "␛]0;pwned␇" in _assert_terminal_safe(proc.stderr, "sessions show error line")
 
 
-def test_json_output_escapes_c1_controls_and_bidi_overrides(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["stream-json", "events"])
+def test_json_output_escapes_c1_controls_and_bidi_overrides(fmt: str, tmp_path: Path) -> None:
     with FakeLLMServer(_hostile_script()) as server:
-        proc, _, _ = _hostile_run(tmp_path, server, "--output-format", "stream-json")
+        proc, _, _ = _hostile_run(tmp_path, server, "--output-format", fmt)
     server.assert_done()
-    out = _assert_terminal_safe(proc.stdout, "stream-json")
+    out = _assert_terminal_safe(proc.stdout, fmt)
     lines = [json.loads(line) for line in out.splitlines()]
     final = lines[-1]
     assert final["type"] == "result" and "\x1b]0;pwned\x07" in final["result"]  # the data itself is intact

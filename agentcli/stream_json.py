@@ -1,0 +1,210 @@
+"""Claude Code's stream-json wire format, both ways: the lines `run --output-format stream-json` prints
+(`system` / `assistant` / `user` / `stream_event` / `result`, shaped like Claude Code's SDK messages) and the
+`user` lines `run --input-format stream-json` reads.
+
+Only shapes live here (plain dicts from agentcli's events and messages); `output.StreamJsonPrinter` decides
+when each line is written. Field names follow Claude Code's documented SDK message types; agentcli's extras
+are extra keys on those lines (a Claude Code reader ignores keys it does not know) or `system` lines with
+their own `subtype`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from agentcli.llm.base import (
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from agentcli.status import RunStatus, TaskStatus
+
+#: A run's status as the result line's `subtype` (Claude Code's names; the rest are execution errors).
+RESULT_SUBTYPES: dict[str, str] = {
+    "completed": "success",
+    "max_turns": "error_max_turns",
+    "budget_exceeded": "error_max_budget_usd",
+}
+ERROR_SUBTYPE = "error_during_execution"
+#: A finished task's status as `task_notification`'s (Claude Code: completed, failed, stopped).
+TASK_NOTIFICATION_STATUS: dict[TaskStatus, str] = {
+    "completed": "completed",
+    "failed": "failed",
+    "timed_out": "failed",
+    "budget_exceeded": "failed",
+    "cancelled": "stopped",
+    "queued": "stopped",
+    "running": "stopped",
+}
+
+
+def new_uuid() -> str:
+    """Each line's own `uuid`, as Claude Code gives one to every message."""
+    return str(uuid.uuid4())
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    """Token counts in the Anthropic Messages API's names (cache tokens apart from `input_tokens`)."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens,
+    }
+
+
+def result_subtype(status: RunStatus | str) -> str:
+    """`success`, `error_max_turns`, `error_max_budget_usd` or `error_during_execution`."""
+    return RESULT_SUBTYPES.get(status, ERROR_SUBTYPE)
+
+
+def init_line(session_id: str, *, cwd: str, model: str, tools: list[str], agents: list[str] | None = None,
+              permission_mode: str = "", version: str = "") -> dict[str, Any]:
+    """The first line: `{"type": "system", "subtype": "init", ...}`."""
+    line: dict[str, Any] = {
+        "type": "system", "subtype": "init", "uuid": new_uuid(), "session_id": session_id,
+        "cwd": cwd, "model": model, "tools": tools, "mcp_servers": [],
+    }
+    if agents is not None:
+        line["agents"] = agents
+    if permission_mode:
+        line["permission_mode"] = permission_mode  # agentcli's mode name (ask, accept_edits, auto, readonly)
+    if version:
+        line["agentcli_version"] = version
+    return line
+
+
+def content_blocks(message: Message) -> list[dict[str, Any]]:
+    """A message's blocks as Anthropic content blocks (text, thinking, tool_use, tool_result)."""
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ToolUseBlock):
+            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+        elif isinstance(block, ToolResultBlock):
+            blocks.append({"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content,
+                           "is_error": block.is_error})
+        elif isinstance(block, ThinkingBlock):
+            blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
+        elif isinstance(block, RedactedThinkingBlock):
+            blocks.append({"type": "redacted_thinking", "data": block.data})
+    return blocks
+
+
+def assistant_line(message: Message, *, session_id: str, parent_tool_use_id: str | None, model: str,
+                   usage: Usage | None) -> dict[str, Any]:
+    """An assistant message: `{"type": "assistant", "message": {Anthropic message}, ...}`."""
+    return {
+        "type": "assistant",
+        "message": {
+            "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
+            "content": content_blocks(message), "stop_reason": None, "stop_sequence": None,
+            "usage": usage_dict(usage or Usage()),
+        },
+        "parent_tool_use_id": parent_tool_use_id,
+        "session_id": session_id,
+        "uuid": new_uuid(),
+    }
+
+
+def user_line(message: Message, *, session_id: str, parent_tool_use_id: str | None) -> dict[str, Any]:
+    """A user message (tool results; a subagent's prompt): `{"type": "user", "message": {...}, ...}`."""
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": content_blocks(message)},
+        "parent_tool_use_id": parent_tool_use_id,
+        "session_id": session_id,
+        "uuid": new_uuid(),
+    }
+
+
+def system_line(subtype: str, session_id: str, **fields: Any) -> dict[str, Any]:
+    """A `{"type": "system", "subtype": ...}` line (task_started, task_notification, compact_boundary, ...)."""
+    return {"type": "system", "subtype": subtype, "uuid": new_uuid(), "session_id": session_id, **fields}
+
+
+def stream_event_line(event: dict[str, Any], *, session_id: str, parent_tool_use_id: str | None) -> dict[str, Any]:
+    """A partial-message line (`--include-partial-messages`): an Anthropic streaming event, wrapped."""
+    return {"type": "stream_event", "uuid": new_uuid(), "session_id": session_id, "event": event,
+            "parent_tool_use_id": parent_tool_use_id}
+
+
+def error_result(message: str, *, session_id: str = "", num_turns: int = 0) -> dict[str, Any]:
+    """The result line of a run that failed before (or without) a model turn: bad config, no key, a bad
+    input line. `result` holds the one-line message, as Claude Code's does for such errors."""
+    usage = usage_dict(Usage())
+    return {
+        "type": "result", "subtype": ERROR_SUBTYPE, "is_error": True, "duration_ms": 0, "duration_api_ms": 0,
+        "num_turns": num_turns, "result": message, "session_id": session_id, "total_cost_usd": 0.0,
+        "usage": usage, "errors": [message], "uuid": new_uuid(),
+        # agentcli's own keys of the result object (see RunSummary.as_dict)
+        "status": "failed", "error": message,
+    }
+
+
+def dumps(line: dict[str, Any]) -> str:
+    """One line of JSON (no newline inside)."""
+    return json.dumps(line, ensure_ascii=False)
+
+
+# --- input -------------------------------------------------------------------------------------
+
+
+class InputLineError(ValueError):
+    """A line of `--input-format stream-json` input that is not a user message agentcli can send."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserInput:
+    """One user turn read from standard input."""
+
+    line: int
+    prompt: str | Message  # one text block: its text, as a command-line prompt; several: the message
+
+
+def parse_input_line(text: str, number: int) -> UserInput | None:
+    """One stdin line as a user turn; None for a blank line; `InputLineError` (one line, naming the line)
+    for anything else. Accepts Claude Code's `{"type": "user", "message": {"role": "user", "content":
+    "text" | [{"type": "text", "text": ...}, ...]}}`; other keys (session_id, parent_tool_use_id) are ignored."""
+    if not text.strip():
+        return None
+    where = f"standard input line {number}"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputLineError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise InputLineError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if data.get("type") != "user":
+        raise InputLineError(f"{where}: type {data.get('type')!r} is not supported (only \"user\" messages)")
+    message = data.get("message")
+    if not isinstance(message, dict):
+        raise InputLineError(f"{where}: \"message\" must be an object with role and content")
+    if message.get("role", "user") != "user":
+        raise InputLineError(f"{where}: message role {message.get('role')!r} is not \"user\"")
+    content = message.get("content")
+    texts: list[str] = []
+    if isinstance(content, str):
+        texts = [content]
+    elif isinstance(content, list):
+        for i, block in enumerate(content):
+            kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+            if kind != "text" or not isinstance(block.get("text"), str):
+                raise InputLineError(f"{where}: content block {i} ({kind!r}) is not supported (only text blocks)")
+            texts.append(block["text"])
+    else:
+        raise InputLineError(f"{where}: \"content\" must be a string or a list of text blocks")
+    if not "".join(texts).strip():
+        raise InputLineError(f"{where}: the message is empty")
+    texts = [t for t in texts if t]
+    if len(texts) == 1:
+        return UserInput(number, texts[0])
+    return UserInput(number, Message(role="user", content=[TextBlock(text=t) for t in texts]))
