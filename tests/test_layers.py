@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"llm"},
     {"tools", "events", "testing"},
+    {"hooks"},
     {"store", "agent"},
     {"subagents"},
     {"conversation"},
