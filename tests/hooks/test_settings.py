@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ def _hook(command: str, **extra: Any) -> dict[str, Any]:
 
 
 def test_the_schema_knows_the_same_events() -> None:
-    assert HOOK_EVENTS == HookEventName.__args__  # type: ignore[attr-defined]
+    assert typing.get_args(HookEventName) == HOOK_EVENTS
 
 
 def test_every_source_adds_up_and_an_untrusted_projects_are_left_out(tmp_path: Path) -> None:
