@@ -39,6 +39,7 @@ from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.text import defang_tags, one_line
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
+from agentcli.tools.netguard import WebFetchLimits
 from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
@@ -104,6 +105,9 @@ class SubagentRunner:
         self.hooks = hooks  # the person's hooks: every agent's tool calls, SubagentStart / SubagentStop here
         self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions)
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
+        fetch = settings.web_fetch
+        self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
+                                        fetch.max_output_chars, fetch.timeout_seconds, fetch.max_redirects)
         cfg = settings.task_tool
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
         self.leases = WriteLeases()
@@ -139,6 +143,7 @@ class SubagentRunner:
             write_scopes=write_scopes,
             progress=progress or (lambda: None),
             bash_env=self.bash_env,
+            web_fetch=self.web_fetch,
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:
