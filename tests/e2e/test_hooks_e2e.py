@@ -116,3 +116,21 @@ def test_an_untrusted_projects_hooks_never_run_until_it_is_trusted(tmp_path: Pat
     assert "not run: the workspace is not trusted" in stderr
     once("--trust")
     assert marker.read_text() == "ran\n"
+
+
+def test_a_user_prompt_submit_hook_blocks_the_prompt_before_any_request(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    guard = _script(tmp_path / "no-secrets.sh", 'grep -q password && { echo "prompt names a password" >&2; exit 2; }\n'
+                    'echo "Context: the tests live in tests/"\n')
+    _claude_settings(home / ".claude", {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": str(guard)}]}]})
+    context = "Context: the tests live in tests/"
+    script = Script(steps=[Step(match=Match(system_contains=MAIN, last_user_contains=context), reply=Reply(text="ok"))])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--cwd", str(ws), "my password is hunter2"], cli_env("anthropic", server, home,
+                                                                                  HOME=str(home)))
+        assert proc.returncode == 1 and server.requests == []
+        assert "agentcli: prompt blocked by a UserPromptSubmit hook: prompt names a password" in proc.stderr
+        result, _ = _run(server, home, ws, "where are the tests?")  # plain stdout is context for the model
+    server.assert_done()
+    assert result["result"] == "ok"
