@@ -59,7 +59,7 @@ def test_a_pre_tool_use_hook_blocks_bash_and_the_model_reads_its_reason(tmp_path
     assert given["hook_event_name"] == "PreToolUse" and given["tool_name"] == "Bash"
     assert given["tool_input"] == {"command": "touch ran.txt"} and given["cwd"] == str(ws)
     assert given["session_id"] == result["session_id"] and given["permission_mode"] == "bypassPermissions"
-    assert f"hook PreToolUse [Bash] {hook}" in stderr and f"blocked exit 2: {REASON}" in stderr  # --verbose
+    assert "agentcli: hook PreToolUse [Bash] " in stderr and f"→ blocked exit 2: {REASON}" in stderr  # --verbose
     rows = db(home).execute("SELECT event, tool_name, outcome, exit_code, reason, session_id FROM hook_runs").fetchall()
     assert rows == [("PreToolUse", "Bash", "blocked", 2, REASON, result["session_id"])]
 
