@@ -324,7 +324,8 @@ def test_parse_lists_every_problem() -> None:
 
 def test_registry() -> None:
     assert list(ALL_TOOLS)[:9] == ["Read", "Write", "Edit", "MultiEdit", "LS", "Glob", "Grep", "Bash", "TodoWrite"]
-    assert {name for name, cls in ALL_TOOLS.items() if cls.mutating} == {"Write", "Edit", "MultiEdit", "Bash"}
+    assert {name for name, cls in ALL_TOOLS.items() if cls.mutating} == {"Write", "Edit", "MultiEdit", "Bash", "WebFetch"}
+    assert {name for name, cls in ALL_TOOLS.items() if cls.network_only} == {"WebFetch"}
     assert set(READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite"}
     for name in ("LS", "Glob", "Grep", "Read"):
         assert ALL_TOOLS[name].concurrency_safe and not ALL_TOOLS[name].mutating
