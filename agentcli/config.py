@@ -305,6 +305,8 @@ def _leaves(value: object, path: KeyPath = ()) -> list[tuple[KeyPath, object]]:
         return [leaf for name in type(value).model_fields for leaf in _leaves(getattr(value, name), (*path, name))]
     if isinstance(value, dict):
         return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, str(key)))]
+    if isinstance(value, list) and any(isinstance(item, BaseModel) for item in value):  # [[hooks.Stop]] tables
+        return [(path, [item.model_dump(exclude_none=True) if isinstance(item, BaseModel) else item for item in value])]
     return [(path, value)]
 
 
@@ -317,6 +319,8 @@ def _toml_literal(value: object) -> str:
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml_literal(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{key} = {_toml_literal(item)}" for key, item in value.items()) + " }"
     return jsonlib.dumps(str(value), ensure_ascii=False)
 
 

@@ -257,6 +257,46 @@ class UiSettings(_Section):
     theme: str = Field("", max_length=64)  # the TUI's colour theme ("": Textual's default); saved when changed
 
 
+HookEventName = Literal[
+    "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop", "SessionStart"
+]  # = hooks.config.HOOK_EVENTS (a test holds them)
+
+
+class HookCommandSettings(_Section):
+    """One hook command, as Claude Code writes it: `{type = "command", command = "...", timeout = 60}`."""
+
+    type: Literal["command"] = "command"
+    command: str = Field(min_length=1)
+    timeout: float | None = Field(None, gt=0, le=3600)  # seconds; None: the default (60)
+
+
+class HookMatcherSettings(_Section):
+    """Hook commands for the tool names `matcher` matches (a regex, `A|B`, `*` or empty for all)."""
+
+    matcher: str = ""
+    hooks: list[HookCommandSettings] = Field(min_length=1)
+
+    @field_validator("matcher")
+    @classmethod
+    def _check_matcher(cls, value: str) -> str:
+        if value not in ("", "*"):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
+class WebFetchSettings(_Section):
+    """The WebFetch tool: what it may reach, and how much it reads."""
+
+    allow_private_hosts: list[str] = Field(default_factory=list)  # hosts, IPs or CIDR networks off the public internet
+    max_download_bytes: int = Field(5_000_000, ge=1000, le=1_000_000_000)
+    max_output_chars: int = Field(100_000, ge=1000, le=10_000_000)
+    timeout_seconds: float = Field(30.0, gt=0, le=600)
+    max_redirects: int = Field(5, ge=0, le=20)
+
+
 class Settings(BaseSettings):
     """The whole validated configuration.
 
@@ -275,6 +315,8 @@ class Settings(BaseSettings):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+    web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+    hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
 
     @classmethod
     def settings_customise_sources(

@@ -4,7 +4,9 @@
 (defaults, user file) and applies only what cannot widen:
 
 - `permissions.mode`: only when at least as strict as the value below (auto < accept_edits < ask < readonly);
-- `permissions.allow`, `agent.bash_pass_env`: only when every entry is already allowed below;
+- `permissions.allow`, `agent.bash_pass_env`, `web_fetch.allow_private_hosts`: only when every entry is already
+  allowed below;
+- `hooks`: never (a hook is a command agentcli runs: an untrusted project starts none);
 - `permissions.allow_mutating_in_run`, `context.auto_compact`: only `false` (no extra model calls);
 - `context.compact_threshold`: only at least the value below (never more compactions than the person set);
 - `permissions.deny`, `task_tool.deny_tools`: united with the lists below (never dropped);
@@ -26,7 +28,9 @@ from agentcli.status import PERMISSION_MODE_STRICTNESS
 
 # Keyed by any string a file may hold, so an unknown value is a plain miss.
 _STRICTNESS: dict[str, int] = {mode: rank for mode, rank in PERMISSION_MODE_STRICTNESS.items()}
-_SUBSET_LISTS: frozenset[KeyPath] = frozenset({("permissions", "allow"), ("agent", "bash_pass_env")})
+_SUBSET_LISTS: frozenset[KeyPath] = frozenset(
+    {("permissions", "allow"), ("agent", "bash_pass_env"), ("web_fetch", "allow_private_hosts")}
+)
 _UNION_LISTS: frozenset[KeyPath] = frozenset({("permissions", "deny"), ("task_tool", "deny_tools")})
 _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})
 _SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
@@ -57,7 +61,7 @@ def _is_endpoint(path: KeyPath) -> bool:
 
 def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     """(apply?, value to assign) for one leaf of an untrusted project file."""
-    if _is_endpoint(path):
+    if _is_endpoint(path) or path[:1] == ("hooks",):
         return False, value
     if path in _SPENDING_LIMITS:
         from agentcli.config_schema import spending_limit  # the schema's own reading of a limit

@@ -23,7 +23,9 @@ from agentcli.agent.ledger import Ledger, Spend
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.events import EventBus
-from agentcli.llm.base import Message, Provider, Usage
+from agentcli.hooks.engine import HookEngine
+from agentcli.hooks.settings import load_hooks
+from agentcli.llm.base import Message, Provider, TextBlock, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.prompts import project_instructions, render_system_prompt
@@ -32,8 +34,10 @@ from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink, task_tools
 from agentcli.subagents.toolbox import Toolbox
+from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool
 from agentcli.tools.permissions import Approver, PermissionPolicy
+from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -121,6 +125,9 @@ class Conversation:
         self.file_locks = FileLocks()
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
+        self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
+        self.hooks = self._load_hooks()
+        self._hook_source: str | None = "startup"  # SessionStart's source, until it fired for this session
         self.runner = self._new_runner()
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
@@ -180,7 +187,19 @@ class Conversation:
             price=cost_usd,
             instructions=self._instructions,
             toolbox=self.toolbox,
+            hooks=self.hooks,
         )
+
+    def _load_hooks(self) -> HookEngine:
+        """The person's hooks, and a trusted project's (an untrusted workspace's never run: `hooks.settings`)."""
+        from agentcli import trust
+
+        config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace))
+        for note in config.notes:
+            log.warning("%s", note)
+        self.hook_notes = config.notes  # told once, with the first turn
+        permissions = self.permissions
+        return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
 
     def _new_session(self) -> Session:
         system = render_system_prompt(self.workspace, instructions=self._instructions)  # read once, in __init__
@@ -208,6 +227,7 @@ class Conversation:
             price=cost_usd,
             notices=self.runner.notices_for(self.session.id),
             compactor=self.runner.compactor(self.session, context),
+            hooks=self.hooks,
         )
         runner = self.runner
         self.budget = SessionBudget(
@@ -237,6 +257,9 @@ class Conversation:
         loop = self._loop
         if reason := self.budget.exceeded():  # spent: no request goes out until a new session (`clear`)
             return RunOutcome("budget_exceeded", "", 0, f"the session is over its budget: {reason}")
+        prompt, refused = await self._prompt_hooks(prompt)
+        if refused is not None:
+            return refused
         self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
         try:
             return await turn
@@ -248,6 +271,37 @@ class Conversation:
             return RunOutcome("cancelled", loop.last_text(), self.session.turns, "cancelled by the person")
         finally:
             self._turn = None
+
+    async def _prompt_hooks(self, prompt: str | Message) -> tuple[str | Message, RunOutcome | None]:
+        """SessionStart (first turn of a session) and UserPromptSubmit hooks: the prompt with what they add
+        for the model, or the outcome of a prompt they block (it is not sent)."""
+        from agentcli.events import NoticeEvent
+
+        session, notes = self.session, self.hook_notes
+        context: list[str] = []
+        self.hook_notes = []
+        for note in notes:
+            self.bus(NoticeEvent(session_id=session.id, agent=session.agent, message=note))
+        fire = self.hooks.fire
+        if self._hook_source is not None and self.hooks.has("SessionStart"):
+            verdict = await fire("SessionStart", {"source": self._hook_source}, session_id=session.id,
+                                 agent=session.agent, emit=self.bus, target=self._hook_source)
+            context += verdict.context
+        self._hook_source = None
+        if self.hooks.has("UserPromptSubmit"):
+            blocks = [] if isinstance(prompt, str) else [b for b in prompt.content if isinstance(b, TextBlock)]
+            text = prompt if isinstance(prompt, str) else blocks[0].text if blocks else ""  # the typed prompt
+            verdict = await fire("UserPromptSubmit", {"prompt": text}, session_id=session.id, agent=session.agent,
+                                 emit=self.bus)
+            if verdict.blocked or verdict.stop:
+                why = verdict.reason if verdict.blocked else verdict.stop_reason or verdict.reason
+                return prompt, RunOutcome("failed", "", 0, f"prompt blocked by a UserPromptSubmit hook: {why}")
+            context += verdict.context
+        if not context:
+            return prompt, None
+        message = Message.user(prompt) if isinstance(prompt, str) else prompt
+        extra = [TextBlock(text=f"<system-notice>{defang_tags('Hook context: ' + c)}</system-notice>") for c in context]
+        return Message(role=message.role, content=[*message.content, *extra]), None
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """`/compact [focus]`: compact the main agent's context now (between turns)."""
@@ -289,6 +343,7 @@ class Conversation:
         await self.runner.aclose()
         self.runner = self._new_runner()
         self.session = self._new_session()
+        self._hook_source = "clear"
         self._loop = None
         self._drop_budget()
         self.budget, self._drop_budget = None, lambda: None
@@ -385,6 +440,7 @@ class Conversation:
                                   f"using {self.model.display}")
                 )
         self.runner.settle_history(session)
+        self._hook_source = "resume"
         cut = self.runner.restore(store.tree_tasks(record.id), record.id)
         log.info("session %s resumed: %d messages, compacted %s", record.id, len(session.messages), context.compacted)
         return Resumed(record, len(session.messages), context.compacted, cut, notes)

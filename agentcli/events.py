@@ -164,6 +164,28 @@ class NoticeEvent(_Event):
     level: Literal["info", "warning"] = "warning"
 
 
+class HookRunEvent(_Event):
+    """A configured hook command ran (Claude Code's hooks: `agentcli.hooks`); what it said and what it decided.
+
+    `outcome`: `ok` (exit 0), `blocked` (exit 2, or JSON output that blocks / denies / stops), `error`
+    (another exit code, unreadable JSON, could not start: the run goes on) or `timeout` (killed).
+    """
+
+    kind: Literal["hook_run"] = "hook_run"
+    hook_event: str  # PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStart, SubagentStop, SessionStart
+    command: str
+    source: str  # the settings file it came from
+    matcher: str = ""
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    outcome: Literal["ok", "blocked", "error", "timeout"]
+    exit_code: int | None = None
+    reason: str = ""  # the block's reason (told to the model), or the error
+    stdout: str = ""
+    stderr: str = ""
+    duration_ms: float = 0.0
+
+
 class CompactionEvent(_Event):
     """A session's context was made smaller before its next request (the stored history keeps everything).
 
@@ -263,6 +285,7 @@ Event = Annotated[
     | RetryEvent
     | ErrorEvent
     | NoticeEvent
+    | HookRunEvent
     | CompactionEvent
     | RunFinishedEvent
     | SubagentBlockAddedEvent

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from agentcli.events import (
     CompactionEvent,
     Event,
+    HookRunEvent,
     MessageAddedEvent,
     MessageManager,
     NoticeEvent,
@@ -41,7 +42,7 @@ from agentcli.stream_json import (
     usage_dict,
     user_line,
 )
-from agentcli.text import json_safe, terminal_safe
+from agentcli.text import json_safe, one_line, terminal_safe
 
 
 @dataclass(slots=True)
@@ -149,6 +150,17 @@ class Printer(MessageManager):
         self.err.write(f"agentcli: {event.level}: {event.message}\n")
         self.err.flush()
 
+    def on_hook_run(self, event: HookRunEvent) -> None:
+        """A hook ran: with --verbose one line on stderr (in every output format) saying what it decided."""
+        if not self.verbose:
+            return
+        on = f" [{event.tool_name}]" if event.tool_name else ""
+        code = f" exit {event.exit_code}" if event.exit_code is not None else ""
+        said = f": {one_line(event.reason, 200)}" if event.reason else ""
+        line = (f"agentcli: hook {event.hook_event}{on} {one_line(event.command, 80)} ({event.source}) → "
+                f"{event.outcome}{code}{said} ({event.duration_ms:.0f} ms)")
+        self._line(terminal_safe(line))
+
     def on_compaction(self, event: CompactionEvent, agent: str = "") -> None:
         """A context was compacted: one line on stderr, in every output format (a subagent's with --verbose)."""
         line = compaction_text(event.mode, event.tokens_before, event.tokens_after, event.window)
@@ -162,6 +174,8 @@ class Printer(MessageManager):
         _, inner = unwrap(event)
         if isinstance(inner, NoticeEvent):
             self.on_notice(inner)
+        elif isinstance(inner, HookRunEvent):
+            self.on_hook_run(inner)
         elif isinstance(inner, CompactionEvent) and self.verbose:
             self.on_compaction(inner, terminal_safe(inner.agent))
 
@@ -259,6 +273,8 @@ class TextPrinter(Printer):
         indent = "  " * (depth + 1)
         if isinstance(inner, NoticeEvent):
             self.on_notice(inner)
+        elif isinstance(inner, HookRunEvent):
+            self.on_hook_run(inner)
         elif isinstance(inner, CompactionEvent) and self.verbose:
             self.on_compaction(inner, terminal_safe(inner.agent))
         elif isinstance(inner, SubagentBlockAddedEvent):

@@ -66,7 +66,7 @@ _LOOKALIKE = {
     "a": "аɑα", "b": "Ьв", "c": "сϲ", "e": "еε", "g": "ɡ", "i": "іιı", "l": "ӏ1|ι", "m": "м",
     "n": "пη", "o": "оο0", "r": "г", "s": "ѕ", "t": "т", "u": "υ", "y": "уγ",
 }
-_WORD_SEP = rf"[\s_\-\u2010-\u2015\u2212\ufe63\uff0d\uff3f.:{_INVISIBLE}]*"
+_WORD_SEP = rf"[\s_\\\-\u2010-\u2015\u2212\ufe63\uff0d\uff3f.:{_INVISIBLE}]*"
 
 
 def _letter(ch: str) -> str:
@@ -81,7 +81,7 @@ def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"{_OPEN}(?P<rest>{_SEP})(?={words})", re.IGNORECASE)
 
 
-FRAME_NAMES = ("subagent_result", "system_notice", "compacted_context", "attached_file", "person_command")
+FRAME_NAMES = ("subagent_result", "system_notice", "compacted_context", "attached_file", "person_command", "web_page")
 
 
 @functools.cache

@@ -35,7 +35,7 @@ def ws(tmp_path: Path, isolated_env: Path) -> Path:
     claude = tmp_path / ".claude" / "agents"
     claude.mkdir(parents=True)
     (claude / "reviewer.md").write_text(
-        "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, WebFetch\nmodel: sonnet\n"
+        "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, WebFetch, WebSearch\nmodel: sonnet\n"
         "color: blue\n---\nYou review code carefully.\n"
     )
     (claude / "broken.md").write_text("---\nname: broken\n---\nno description\n")
@@ -55,10 +55,10 @@ def test_agents_list_text(ws: Path) -> None:
     assert rows["general"].split()[1:4] == ["built-in", "inherit", "all"]
     assert rows["plan"].split()[1:4] == ["built-in", "main", "read-only"]
     assert "project" in rows["explore"] and ".agentcli/agents/explore.md" in rows["explore"]
-    assert "sonnet" in rows["code-reviewer"] and "Read, Grep (read-only)" in rows["code-reviewer"]
+    assert "sonnet" in rows["code-reviewer"] and "Read, Grep, WebFetch (read-only)" in rows["code-reviewer"]
     out = result.stdout
     assert "Skipped files:\n  .claude/agents/broken.md: missing required 'description' in the front matter" in out
-    assert "code-reviewer (project, .claude/agents/reviewer.md): tools agentcli lacks were dropped: WebFetch" in out
+    assert "code-reviewer (project, .claude/agents/reviewer.md): tools agentcli lacks were dropped: WebSearch" in out
     assert "Shadowed definitions:\n  explore (built-in, built-in) is hidden by explore (project," in out
 
 
@@ -67,7 +67,8 @@ def test_agents_list_json(ws: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     agents = {a["name"]: a for a in data["agents"]}
-    assert agents["code-reviewer"]["tools"] == ["Read", "Grep"] and agents["code-reviewer"]["format"] == "claude"
+    assert agents["code-reviewer"]["tools"] == ["Read", "Grep", "WebFetch"]
+    assert agents["code-reviewer"]["format"] == "claude"
     assert agents["summary"]["read_only"] is True and "prompt" not in agents["summary"]
     assert data["skipped"][0]["path"].endswith("broken.md")
     assert data["shadowed"][0]["name"] == "explore" and data["shadowed"][0]["shadowed_by"].endswith("explore.md")
@@ -79,8 +80,8 @@ def test_agents_show(ws: Path) -> None:
     out = result.stdout
     assert out.startswith("Agent code-reviewer\n")
     assert "format:" in out and "claude" in out and "model:       sonnet" in out
-    assert "tools:       Read, Grep" in out
-    assert "warning:     tools agentcli lacks were dropped: WebFetch" in out
+    assert "tools:       Read, Grep, WebFetch" in out
+    assert "warning:     tools agentcli lacks were dropped: WebSearch" in out
     assert out.rstrip().endswith("Prompt:\n\nYou review code carefully.")
     data = json.loads(runner.invoke(app, ["agents", "show", "explore", "--cwd", str(ws), "--json"]).stdout)
     assert data["scope"] == "project" and data["prompt"] == "Look." and data["allowed_tools"] == ["Read"]

@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"llm"},
     {"tools", "events", "testing", "stream_json"},
+    {"hooks"},
     {"store", "agent"},
     {"subagents"},
     {"conversation"},

@@ -33,6 +33,7 @@ from agentcli.events import (
     ToolOutputEvent,
     UsageEvent,
 )
+from agentcli.hooks.engine import HookEngine, HookVerdict
 from agentcli.llm.base import (
     CHARS_PER_TOKEN,
     ContextOverflowError,
@@ -65,6 +66,7 @@ from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 log = logging.getLogger(__name__)
 
 CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
+MAX_STOP_HOOK_TURNS = 3  # a Stop hook may send the main agent back to work this many times per run
 PriceFn = Callable[[str, str, Usage], float | None]
 
 
@@ -110,6 +112,7 @@ class AgentLoop:
         notices: Callable[[], list[str]] | None = None,
         unavailable: dict[str, str] | None = None,
         compactor: Compactor | None = None,
+        hooks: HookEngine | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -120,6 +123,7 @@ class AgentLoop:
         self.price = price
         self.notices = notices  # e.g. background tasks that finished: told to the model at its next turn
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
+        self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
         self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
@@ -201,6 +205,7 @@ class AgentLoop:
     async def _turns(self) -> RunOutcome:
         session = self.session
         overflowed = False  # one compaction and retry per run when the provider says the context is too long
+        stop_hook_turns = 0  # times a Stop hook sent the agent back to work in this run
         for _ in range(self.max_turns):
             # Cancellation checkpoint: a stop requested from inside this task (an event consumer, such as a
             # subagent's budget check) is only delivered at the next suspension; take it before a request goes out.
@@ -226,6 +231,10 @@ class AgentLoop:
             calls = response.tool_uses()
             if not calls and response.stop_reason == "pause_turn":
                 continue  # Anthropic paused a long turn: sending the history back lets the model go on
+            if not calls and (again := await self._stop_hook(stop_hook_turns)):
+                stop_hook_turns += 1
+                self._append(Message.user(again))
+                continue
             if not calls:
                 return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason)
             if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
@@ -526,22 +535,68 @@ class AgentLoop:
         try:
             if result is None:
                 assert tool is not None
-                result = await self._execute(tool, args, call.id, timing)
+                result = await self._execute(tool, args, call, timing)
         except asyncio.CancelledError:
             self._tool_finished(call, ToolResult(CANCELLED_RESULT, is_error=True), timing)
             raise
         self._tool_finished(call, result, timing)
         return ToolResultBlock(tool_use_id=call.id, content=result.content, is_error=result.is_error)
 
-    async def _execute(self, tool: Tool[Any], args: Any, call_id: str, timing: _Timing) -> ToolResult:
+    async def _execute(self, tool: Tool[Any], args: Any, call: ToolUseBlock, timing: _Timing) -> ToolResult:
         tail = OutputTail(lambda text, total: self._event(ToolOutputEvent(
-            session_id=self.session.id, agent=self.session.agent, tool_call_id=call_id, name=tool.name,
+            session_id=self.session.id, agent=self.session.agent, tool_call_id=call.id, name=tool.name,
             tail=text, total_bytes=total)))
-        ctx = dataclasses.replace(self.context, tool_call_id=call_id, output=tail.feed)
+        ctx = dataclasses.replace(self.context, tool_call_id=call.id, output=tail.feed)
         try:
-            return await self._execute_in(tool, args, ctx, timing)
+            if self.hooks is not None and (refused := await self._tool_hook("PreToolUse", call)) is not None:
+                return refused
+            result = await self._execute_in(tool, args, ctx, timing)
+            if self.hooks is not None and not result.is_error:
+                response = {"content": result.content, "is_error": False, "files_modified": result.files_modified}
+                if (feedback := await self._tool_hook("PostToolUse", call, response)) is not None:
+                    result = dataclasses.replace(result, content=f"{result.content}\n\n{feedback.content}")
+            return result
         finally:
             tail.close()
+
+    # --- hooks ----------------------------------------------------------------------------------
+
+    async def _fire(self, event: str, data: dict[str, Any], target: str | None = None,
+                    call_id: str | None = None) -> HookVerdict:
+        assert self.hooks is not None
+        verdict = await self.hooks.fire(event, data, session_id=self.session.id, agent=self.session.agent,
+                                        emit=self._event, target=target, tool_call_id=call_id)
+        if verdict.stop:  # `continue: false`: the run ends at its next checkpoint
+            self.stop("cancelled", f"stopped by a {event} hook: {verdict.stop_reason or verdict.reason}")
+        return verdict
+
+    async def _tool_hook(self, event: str, call: ToolUseBlock, response: dict[str, Any] | None = None
+                         ) -> ToolResult | None:
+        """PreToolUse: the refusal the model reads when a hook blocks the call (it never runs); PostToolUse: what
+        a hook that blocks says about the finished call (added to its result). None: nothing to say."""
+        data: dict[str, Any] = {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id}
+        if response is not None:
+            data["tool_response"] = response
+        verdict = await self._fire(event, data, call.name, call.id)
+        notes = [defang_tags(c) for c in verdict.context]
+        if verdict.blocked or verdict.stop:
+            said = defang_tags(verdict.reason if verdict.blocked else verdict.stop_reason or verdict.reason)
+            head = f"Blocked by a {event} hook: {said}" if event == "PreToolUse" else f"A {event} hook says: {said}"
+            return ToolResult("\n".join([head, *notes]), is_error=True)
+        if notes and event == "PostToolUse":
+            return ToolResult("\n".join(f"[{event} hook] {n}" for n in notes))
+        return None
+
+    async def _stop_hook(self, turns: int) -> str | None:
+        """The main agent is about to end its turn: a Stop hook that blocks sends it back with its reason."""
+        if self.hooks is None or self.session.depth > 0 or not self.hooks.has("Stop") or self.stopped is not None:
+            return None
+        if turns >= MAX_STOP_HOOK_TURNS:  # bounded: a hook that always blocks cannot keep the agent going forever
+            return None
+        verdict = await self._fire("Stop", {"stop_hook_active": turns > 0})
+        if not verdict.blocked or verdict.stop:
+            return None
+        return f"<system-notice>{defang_tags(f'A Stop hook asked you to go on: {verdict.reason}')}</system-notice>"
 
     async def _execute_in(self, tool: Tool[Any], args: Any, ctx: ToolContext, timing: _Timing) -> ToolResult:
         asked = time.perf_counter()

@@ -6,6 +6,7 @@ import logging
 
 from agentcli.events import (
     CompactionEvent,
+    HookRunEvent,
     MessageAddedEvent,
     MessageManager,
     RunFinishedEvent,
@@ -21,6 +22,7 @@ from agentcli.store.db import Store, StoreClosedError
 from agentcli.store.writes import (
     WriteJob,
     add_compaction,
+    add_hook_run,
     add_message,
     add_usage,
     create_session,
@@ -118,6 +120,10 @@ class StoreRecorder(MessageManager):
                     tokens_after=event.tokens_after,
                 )
             )
+
+    def on_hook_run(self, event: HookRunEvent) -> None:
+        """A hook command ran: one row, whatever it decided."""
+        self._submit(add_hook_run(event))
 
     def on_run_finished(self, event: RunFinishedEvent) -> None:
         """A run ended."""

@@ -172,9 +172,38 @@ def _v4(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+_V5 = """
+CREATE TABLE hook_runs (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id    TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    event         TEXT NOT NULL,
+    command       TEXT NOT NULL,
+    source        TEXT NOT NULL DEFAULT '',
+    matcher       TEXT NOT NULL DEFAULT '',
+    tool_name     TEXT,
+    tool_call_id  TEXT,
+    outcome       TEXT NOT NULL CHECK (outcome IN ('ok', 'blocked', 'error', 'timeout')),
+    exit_code     INTEGER,
+    reason        TEXT NOT NULL DEFAULT '',
+    stdout        TEXT NOT NULL DEFAULT '',
+    stderr        TEXT NOT NULL DEFAULT '',
+    duration_ms   REAL,
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX hook_runs_by_session ON hook_runs (session_id, id)
+"""
+
+
+def _v5(conn: sqlite3.Connection) -> None:
+    """Hook runs (`agentcli.hooks`): every configured command that ran, what it said and decided."""
+    for statement in _V5.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5]
 
 
 def schema_version() -> int:

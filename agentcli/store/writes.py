@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentcli.events import HookRunEvent
 from agentcli.llm.base import Message, Usage
 from agentcli.store.records import TaskRecord
 
@@ -252,6 +253,25 @@ def tool_call_finished(
                  short_result = excluded.short_result, finished_at = excluded.finished_at""",
             (tool_call_id, session_id, name, status, output, int(is_error), duration_ms, files, code, short_result,
              now, now),
+        )
+
+    return job
+
+
+def add_hook_run(event: HookRunEvent) -> WriteJob[None]:
+    """A hook command ran (`HookRunEvent`): one `hook_runs` row of the session it ran for."""
+    now = now_iso()
+    row = (event.session_id, event.hook_event, event.command, event.source, event.matcher, event.tool_name,
+           event.tool_call_id, event.outcome, event.exit_code, event.reason, event.stdout, event.stderr,
+           event.duration_ms, now)
+
+    def job(conn: sqlite3.Connection) -> None:
+        _ensure_session(conn, event.session_id, now)
+        conn.execute(
+            """INSERT INTO hook_runs (session_id, event, command, source, matcher, tool_name, tool_call_id, outcome,
+                                      exit_code, reason, stdout, stderr, duration_ms, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            row,
         )
 
     return job

@@ -16,7 +16,7 @@ a long description with `<example>` blocks); such front matter is read again len
 (see `lenient_front_matter`), still with the safe loader, and the file gets a warning.
 
 Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep); tools agentcli lacks
-(WebFetch, WebSearch, NotebookEdit, `mcp__server__tool`, `Bash(git:*)` patterns) are dropped from an
+(WebSearch, NotebookEdit, `mcp__server__tool`, `Bash(git:*)` patterns) are dropped from an
 allow list with one warning per file. A pattern in `disallowed_tools` (`Bash(rm:*)`) disallows the
 whole tool. opencode's mapping `tools: {write: false, "mcp_*": false, read: true}` is read as
 opencode reads it: every tool starts enabled, entries apply in order (last match wins, `*` and `?`
@@ -53,7 +53,7 @@ Scope = Literal["built-in", "user", "project"]
 FileFormat = Literal["built-in", "agentcli", "claude", "opencode"]
 
 #: Tools that change files or run commands (the `mutating` trait): a type given none of them is read-only.
-WRITE_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.mutating)
+WRITE_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.mutating and not cls.network_only)
 MAX_FILE_BYTES = 1_000_000
 MAX_NAME_CHARS = 64
 _NAME_FORBIDDEN = frozenset("<>`")

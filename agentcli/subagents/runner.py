@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 from collections.abc import Callable, Mapping
@@ -24,6 +25,7 @@ from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryRe
 from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
 from agentcli.agent.session import Session, answer_open_calls, new_id
 from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
+from agentcli.hooks.engine import HookEngine
 from agentcli.llm.base import Message, Usage
 from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus, short_result
 from agentcli.store.records import TaskRecord, ToolCount
@@ -37,6 +39,7 @@ from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.text import defang_tags, one_line
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
+from agentcli.tools.netguard import WebFetchLimits
 from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
@@ -88,6 +91,7 @@ class SubagentRunner:
         price: PriceFn | None = None,
         instructions: str = "",
         toolbox: Toolbox | None = None,
+        hooks: HookEngine | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -98,8 +102,12 @@ class SubagentRunner:
         self.file_locks = file_locks or FileLocks()
         self.price = price
         self.toolbox = toolbox or Toolbox.builtin()  # what children's tools are built from
+        self.hooks = hooks  # the person's hooks: every agent's tool calls, SubagentStart / SubagentStop here
         self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions)
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
+        fetch = settings.web_fetch
+        self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
+                                        fetch.max_output_chars, fetch.timeout_seconds, fetch.max_redirects)
         cfg = settings.task_tool
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
         self.leases = WriteLeases()
@@ -135,6 +143,7 @@ class SubagentRunner:
             write_scopes=write_scopes,
             progress=progress or (lambda: None),
             bash_env=self.bash_env,
+            web_fetch=self.web_fetch,
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:
@@ -435,6 +444,7 @@ class SubagentRunner:
             notices=self.notices_for(session.id),
             unavailable=self.withheld(session.depth),
             compactor=self.compactor(session, context),
+            hooks=self.hooks,
         )
 
     # --- running ------------------------------------------------------------------------------------
@@ -451,9 +461,8 @@ class SubagentRunner:
                 sup.begin()
                 self._save(handle)
                 sup.report()
-                status, result, error = await sup.run(
-                    self._child_loop(handle), handle.plan.user_message, handle.output_schema
-                )
+                message = handle.plan.user_message + await self._subagent_hook(handle, "SubagentStart")
+                status, result, error = await sup.run(self._child_loop(handle), message, handle.output_schema)
                 self._finish(handle, status, result, error)
         except LimitReachedError:
             self._finish(handle, "failed", None, "Maximum concurrent tasks limit reached")
@@ -471,9 +480,28 @@ class SubagentRunner:
             self.limiter.release(handle.slot)
             self.leases.release(record.task_id)
         await self._store_record(handle)  # the full result is stored before the parent sees anything
+        said = await self._subagent_hook(handle, "SubagentStop")
         self._announce(handle)
         max_tokens = self.settings.task_tool.max_result_tokens
-        return results.parent_result(handle.record, handle.plan.model.display, max_tokens)
+        answer = results.parent_result(handle.record, handle.plan.model.display, max_tokens)
+        return dataclasses.replace(answer, content=answer.content + said) if said else answer
+
+    async def _subagent_hook(self, handle: TaskHandle, event: str) -> str:
+        """Run the SubagentStart / SubagentStop hooks of a task (SubagentStop gets its finished record); what
+        they tell the model, framed, to append to the child's first message (start) or the parent's result (stop)."""
+        if self.hooks is None or not self.hooks.has(event):
+            return ""
+        record, parent = handle.record, handle.parent
+        data: dict[str, Any] = {"agent_id": record.task_id, "agent_type": record.subagent_type,
+                                "task_id": record.task_id, "description": record.description}
+        if event == "SubagentStop":
+            data |= {"stop_hook_active": False, "status": record.status, "result": record.result or "",
+                     "error": record.error, "task": record.model_dump(mode="json")}
+        verdict = await self.hooks.fire(event, data, session_id=parent.session.id, agent=parent.session.agent,
+                                        emit=parent.emit, target=record.subagent_type)
+        said = [f"A {event} hook says: {verdict.reason}"] if verdict.blocked and event == "SubagentStop" else []
+        said += verdict.context
+        return "".join(f"\n\n<system-notice>{defang_tags(text)}</system-notice>" for text in said)
 
     async def _admit(self, handle: TaskHandle) -> bool:
         """Wait in the queue; False when the task was cancelled while queued."""

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentcli.diffs import FileDiff
+from agentcli.tools.netguard import WebFetchLimits
 
 
 class ToolArgs(BaseModel):
@@ -109,6 +110,7 @@ class ToolContext:
     output: Callable[[bytes], None] = lambda data: None  # a running tool's output as it arrives (shown live)
     bash_env: Mapping[str, str] | None = None  # Bash's environment, without provider keys; None = os.environ
     tool_timeout_seconds: float = 300  # deadline of one tool call (Bash and the Task tools have their own)
+    web_fetch: WebFetchLimits = field(default_factory=WebFetchLimits)  # [web_fetch]: reach, caps, time limit
 
 
 A = TypeVar("A", bound=ToolArgs)
@@ -130,6 +132,8 @@ class Tool(ABC, Generic[A]):
     own_time_limit: ClassVar[bool] = False  # keeps its own deadline instead of [agent] tool_timeout_seconds
     path_target: ClassVar[bool] = False  # its permission target is a workspace path (rules match it as a path glob)
     shows_file: ClassVar[bool] = False  # its result shows the file's text (a Read deny rule stops it too)
+    network_only: ClassVar[bool] = False  # mutating only as it reaches the network (WebFetch): writes no file, runs
+    # no command, so a type that has it can still be read-only (its subagents get read-only tools all the same)
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""

@@ -17,10 +17,13 @@ from agentcli.tools.base import Tool
 from agentcli.tools.files import EditTool, GlobTool, GrepTool, LSTool, MultiEditTool, ReadTool, WriteTool
 from agentcli.tools.shell import BashTool
 from agentcli.tools.todo import TodoWriteTool
+from agentcli.tools.web_fetch import WebFetchTool
 
 ALL_TOOLS: dict[str, type[Tool[Any]]] = {
     cls.name: cls
-    for cls in (ReadTool, WriteTool, EditTool, MultiEditTool, LSTool, GlobTool, GrepTool, BashTool, TodoWriteTool)
+    for cls in (
+        ReadTool, WriteTool, EditTool, MultiEditTool, LSTool, GlobTool, GrepTool, BashTool, TodoWriteTool, WebFetchTool
+    )
 }
 
 # The subagent layer's tools (agentcli.subagents.task_tool), which need the runner this layer must not

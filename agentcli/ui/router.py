@@ -33,6 +33,7 @@ from typing import TypeVar
 from agentcli.events import (
     CompactionEvent,
     ErrorEvent,
+    HookRunEvent,
     MessageAddedEvent,
     MessageManager,
     NoticeEvent,
@@ -336,6 +337,15 @@ class UIRouter(MessageManager):
     def on_notice(self, event: NoticeEvent, owner: BlockItem | None = None) -> None:
         """A warning that does not stop the run (e.g. a deprecated model), on one line, where it happened."""
         self._add(owner, NoteItem(f"{event.level}: {first_line(event.message)}", "info"))
+
+    def on_hook_run(self, event: HookRunEvent, owner: BlockItem | None = None) -> None:
+        """A hook ran: a line where it happened when it blocked, failed or timed out (a quiet success shows none)."""
+        if event.outcome == "ok":
+            return
+        on = f" [{event.tool_name}]" if event.tool_name else ""
+        said = f": {first_line(event.reason, 160)}" if event.reason else ""
+        line = terminal_safe(f"hook {event.hook_event}{on} {event.outcome}{said}")
+        self._add(owner, NoteItem(line, "info" if event.outcome == "blocked" else "error"))
 
     def on_usage(self, event: UsageEvent, owner: BlockItem | None = None) -> None:
         """A subagent's request: its block learns how full that agent's own context is."""

@@ -324,7 +324,9 @@ def test_parse_lists_every_problem() -> None:
 
 def test_registry() -> None:
     assert list(ALL_TOOLS)[:9] == ["Read", "Write", "Edit", "MultiEdit", "LS", "Glob", "Grep", "Bash", "TodoWrite"]
-    assert {name for name, cls in ALL_TOOLS.items() if cls.mutating} == {"Write", "Edit", "MultiEdit", "Bash"}
+    mutating = {name for name, cls in ALL_TOOLS.items() if cls.mutating}
+    assert mutating == {"Write", "Edit", "MultiEdit", "Bash", "WebFetch"}
+    assert {name for name, cls in ALL_TOOLS.items() if cls.network_only} == {"WebFetch"}
     assert set(READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite"}
     for name in ("LS", "Glob", "Grep", "Read"):
         assert ALL_TOOLS[name].concurrency_safe and not ALL_TOOLS[name].mutating
@@ -337,13 +339,14 @@ def test_registry() -> None:
         ("list", "LS"),
         ("todowrite", "TodoWrite"),
         ("BASH", "Bash"),
-        ("WebFetch", None),
+        ("web_fetch", "WebFetch"),
+        ("WebSearch", None),
         ("mcp__server__tool", None),
     ]:
         assert canonical_tool_name(raw) == expected
     assert [t.name for t in build_tools(["grep", "read", "Read"])] == ["Read", "Grep"]
-    with pytest.raises(ValueError, match=r"WebFetch"):
-        build_tools(["Read", "WebFetch"])
+    with pytest.raises(ValueError, match=r"WebSearch"):
+        build_tools(["Read", "WebSearch"])
 
 
 def test_every_tool_has_a_description_and_schema() -> None:

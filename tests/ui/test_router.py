@@ -246,6 +246,27 @@ async def test_a_notice_is_one_line_where_it_happened() -> None:
         assert any("cut at the output token limit" in getattr(e, "text", "") for e in r.blocks["A"].items)
 
 
+async def test_a_hook_that_blocks_or_fails_is_a_line_where_it_happened() -> None:
+    from agentcli.events import HookRunEvent
+
+    def run(outcome: str, reason: str = "") -> HookRunEvent:
+        return HookRunEvent(session_id="s", hook_event="PreToolUse", command="guard.sh", source="x",
+                            tool_name="Bash", outcome=outcome, reason=reason)  # type: ignore[arg-type]
+
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        add_open(r, added("A", "c1"))
+        r(run("ok"))
+        r(run("blocked", "no shell\x1b[31m here\nsecond line"))
+        r(wrap(run("timeout", "timed out"), "A"))
+        await settle(pilot, r)
+        notes = [getattr(e, "text", "") for e in r.main.items if "hook" in getattr(e, "text", "")]
+        assert notes == ["hook PreToolUse [Bash] blocked: no shell\u241b[31m here"]  # the escape shown, not obeyed
+        assert any(getattr(e, "text", "") == "hook PreToolUse [Bash] timeout: timed out" for e in r.blocks["A"].items)
+
+
 async def test_a_running_block_shows_how_full_its_own_context_is() -> None:
     app = RouterApp()
     async with app.run_test() as pilot:

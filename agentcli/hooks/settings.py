@@ -1,0 +1,197 @@
+"""Where hooks come from, read into one list per event.
+
+Sources, all added together (as Claude Code merges its settings files):
+
+- the agentcli config's `[hooks]` (the layered config; an untrusted project file cannot set it);
+- `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when that is set);
+- in a trusted workspace only: `<workspace>/.claude/settings.json` and `.claude/settings.local.json`.
+
+A hook an untrusted workspace names never runs; `HookConfig.notes` says so once. Entries agentcli
+cannot run (another event, a hook type other than `command`) are skipped with a note too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from agentcli.config_schema import HookEventName, HookMatcherSettings
+
+HOOK_EVENTS: Final = (
+    "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop", "SessionStart"
+)
+DEFAULT_TIMEOUT_SECONDS: Final = 60.0
+AGENTCLI_CONFIG = "agentcli config [hooks]"
+
+
+@dataclass(frozen=True, slots=True)
+class HookCommand:
+    """One command to run for one event, and where it was configured."""
+
+    event: str
+    command: str
+    matcher: str
+    timeout: float
+    source: str
+
+
+@dataclass(slots=True)
+class HookConfig:
+    """Every configured hook by event, and lines for the person about what was not taken."""
+
+    by_event: dict[str, list[HookCommand]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, hook: HookCommand) -> None:
+        """Add one hook (the same command for the same event and matcher is kept once)."""
+        hooks = self.by_event.setdefault(hook.event, [])
+        if all((h.command, h.matcher) != (hook.command, hook.matcher) for h in hooks):
+            hooks.append(hook)
+
+    def has(self, event: str) -> bool:
+        """Whether any hook is configured for `event`."""
+        return bool(self.by_event.get(event))
+
+    def matching(self, event: str, target: str | None) -> list[HookCommand]:
+        """The hooks of `event` whose matcher matches `target` (a tool name, an agent type, a start source);
+        a None target (events without one) matches every hook. One command runs once per event."""
+        found: dict[str, HookCommand] = {}
+        for hook in self.by_event.get(event, []):
+            if target is None or matches(hook.matcher, target):
+                found.setdefault(hook.command, hook)
+        return list(found.values())
+
+
+def matches(matcher: str, name: str) -> bool:
+    """Claude Code's matcher: empty or `*` match everything; otherwise a regex (so `Bash`, `Edit|Write`,
+    `mcp__.*`) that must match the whole name."""
+    if matcher in ("", "*"):
+        return True
+    pattern = _compiled(matcher)
+    return pattern is not None and pattern.fullmatch(name) is not None
+
+
+@cache
+def _compiled(matcher: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(matcher)
+    except re.error:
+        return None
+
+
+def user_claude_settings(env: Mapping[str, str]) -> Path:
+    """The person's Claude Code settings file."""
+    base = env.get("CLAUDE_CONFIG_DIR") or str(Path(env.get("HOME") or Path.home()) / ".claude")
+    return Path(base).expanduser() / "settings.json"
+
+
+def project_claude_settings(workspace: Path) -> list[Path]:
+    """A project's Claude Code settings files, shared one first."""
+    return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json"]
+
+
+def load_hooks(
+    configured: Mapping[HookEventName, list[HookMatcherSettings]],
+    workspace: Path,
+    *,
+    trusted: bool,
+    env: Mapping[str, str] | None = None,
+) -> HookConfig:
+    """Every hook that may run in `workspace` (the project's only when `trusted`)."""
+    env = os.environ if env is None else env
+    config = HookConfig()
+    for event, groups in configured.items():
+        for group in groups:
+            for hook in group.hooks:
+                timeout = hook.timeout or DEFAULT_TIMEOUT_SECONDS
+                config.add(HookCommand(event, hook.command, group.matcher, timeout, AGENTCLI_CONFIG))
+    _read_claude_file(user_claude_settings(env), config)
+    for path in project_claude_settings(workspace):
+        if trusted:
+            _read_claude_file(path, config)
+        elif _names_hooks(path):
+            config.notes.append(
+                f"hooks in {path} not run: the workspace is not trusted (run 'agentcli trust {workspace}' to run them)"
+            )
+    return config
+
+
+def _names_hooks(path: Path) -> bool:
+    doc = _read_json(path, HookConfig())
+    return isinstance(doc, dict) and bool(doc.get("hooks"))
+
+
+def _read_json(path: Path, config: HookConfig) -> object:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        config.notes.append(f"hooks in {path} not read: {exc}")
+        return None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        config.notes.append(f"hooks in {path} not read: not valid JSON (line {exc.lineno}: {exc.msg})")
+        return None
+
+
+def _read_claude_file(path: Path, config: HookConfig) -> None:
+    """Add the `hooks` section of one Claude Code settings file; what cannot run is a note, never an error."""
+    doc = _read_json(path, config)
+    if doc is None:
+        return
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        config.notes.append(f"hooks in {path} not read: 'hooks' must be an object of events")
+        return
+    for event, groups in hooks.items():
+        if event not in HOOK_EVENTS:
+            config.notes.append(f"{path}: {event} hooks skipped (agentcli runs {', '.join(HOOK_EVENTS)})")
+            continue
+        for where, group in _groups(groups):
+            _add_group(config, path, event, f"{event}[{where}]", group)
+
+
+def _groups(groups: object) -> Iterable[tuple[int, object]]:
+    return enumerate(groups) if isinstance(groups, list) else [(0, groups)]
+
+
+def _add_group(config: HookConfig, path: Path, event: str, where: str, group: object) -> None:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        config.notes.append(f"{path}: {where} skipped: it needs a 'hooks' list")
+        return
+    matcher = group.get("matcher") or ""
+    if not isinstance(matcher, str) or (matcher not in ("", "*") and _compiled(matcher) is None):
+        config.notes.append(f"{path}: {where} skipped: matcher {matcher!r} is not a valid regular expression")
+        return
+    for number, hook in enumerate(group["hooks"]):
+        problem = _hook_problem(hook)
+        if problem:
+            config.notes.append(f"{path}: {where}.hooks[{number}] skipped: {problem}")
+            continue
+        timeout = hook.get("timeout")
+        seconds = float(timeout) if timeout else DEFAULT_TIMEOUT_SECONDS
+        config.add(HookCommand(event, hook["command"], matcher, seconds, str(path)))
+
+
+def _hook_problem(hook: Any) -> str:
+    if not isinstance(hook, dict):
+        return "not an object"
+    if hook.get("type", "command") != "command":
+        return f"type {hook.get('type')!r} is not supported (only 'command')"
+    if not isinstance(hook.get("command"), str) or not hook["command"].strip():
+        return "no command"
+    timeout = hook.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        return "timeout must be a positive number of seconds"
+    return ""
