@@ -237,7 +237,7 @@ class AgentApp(App[int]):
     def _frame(self) -> None:
         if not self.screen_stack:  # the app is closing
             return
-        self.router.flush(text=self.input_first.flush_due())
+        self.router.flush(text=self.input_first.flush_due(), mounts=self.input_first.mount_budget())
         self.collector.tick(quiet=self.input_first.quiet(GC_QUIET_SECONDS))
         self._show_queue()
         if self.turn_running != self._bindings_for_turn:
@@ -381,6 +381,8 @@ class AgentApp(App[int]):
             view.scroll_page_up(animate=False)
         elif where == "page_down":
             view.scroll_page_down(animate=False)
+            if view.scroll_y >= view.max_scroll_y:  # at the end: follow new output again (Textual's page-down
+                view.follow()  # releases the anchor even when it cannot move, so a second press at the end unfollowed)
         elif where == "home":
             view.scroll_home(animate=False)
         else:

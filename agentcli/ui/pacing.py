@@ -4,9 +4,9 @@ A frame that takes new streamed text re-renders the live Markdown and scrolls th
 answer), and CPython's full collection of the oldest generation stops everything for as long; a key typed just
 then waits for both before it shows. `InputFirst` holds the next push of streamed text back while keys are
 arriving (never longer than `MAX_HOLD_SECONDS` since the last one, so output stays live at a few frames a
-second; new entries and headers are not held), and `CollectorPacer` runs the full collections at the next
-pause in typing instead of whenever CPython's counters say, forcing one only after `FORCE_AFTER` times the
-usual wait (memory stays bounded).
+second) and has new entries mounted a few a frame meanwhile (headers are not held); `CollectorPacer` runs the
+full collections at the next pause in typing instead of whenever CPython's counters say, forcing one only after
+`FORCE_AFTER` times the usual wait (memory stays bounded).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections.abc import Callable
 
 KEY_QUIET_SECONDS = 0.06  # a key this recent holds the next flush back...
 MAX_HOLD_SECONDS = 0.25  # ...unless the last flush is this old
+TYPING_SECONDS = 0.5  # a key this recent: new entries are mounted a few a frame...
+MOUNTS_WHILE_TYPING = 6  # ...this many (twenty blocks at once took one frame of 40-60 ms: compose, styles, layout)
 GC_QUIET_SECONDS = 0.3  # no key for this long: a full collection may run now
 FORCE_AFTER = 10  # times CPython's own threshold: then a full collection runs even while keys arrive
 HELD_THRESHOLD = 1 << 30  # the oldest generation's threshold while paced: CPython never starts one itself
@@ -37,6 +39,10 @@ class InputFirst:
     def quiet(self, seconds: float) -> bool:
         """Whether no key arrived in the last `seconds`."""
         return self._clock() - self._last_key >= seconds
+
+    def mount_budget(self) -> int | None:
+        """How many new entries the next flush may mount: a few while the person types, else all."""
+        return MOUNTS_WHILE_TYPING if not self.quiet(TYPING_SECONDS) else None
 
     def flush_due(self) -> bool:
         """Whether the next flush should run now (and it is noted as run)."""

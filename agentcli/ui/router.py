@@ -435,10 +435,11 @@ class UIRouter(MessageManager):
 
     # --- rendering ---------------------------------------------------------------------------------
 
-    def flush(self, text: bool = True) -> None:
-        """Mount the frame's new entries (one mount per container), push accumulated text to its widgets
-        (one append per widget; not while `text` is False) and re-render dirty headers."""
-        self.views.flush(text)
+    def flush(self, text: bool = True, mounts: int | None = None) -> None:
+        """Mount the frame's new entries (one mount per container; at most `mounts`, the rest later), push
+        accumulated text to its widgets (one append per widget; not while `text` is False) and re-render dirty
+        headers."""
+        self.views.flush(text, mounts)
         self._set_density()
         if self._dirty_blocks:
             blocks = list(self._dirty_blocks)

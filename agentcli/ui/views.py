@@ -28,10 +28,6 @@ from agentcli.ui.widgets.subagent_block import SubagentBlock
 from agentcli.ui.widgets.todo_list import TodoChecklist
 from agentcli.ui.widgets.tool_call import ToolCallView
 
-# Widgets mounted per flush (20 a second), at most: twenty blocks appearing at once took one frame of 40-60 ms
-# (compose, styles, layout), and a key typed meanwhile waited for it; spread over frames, each stays short.
-MOUNTS_PER_FLUSH = 6
-
 
 class EntryViews:
     """The widgets that show the main transcript's and every open block's entries."""
@@ -209,13 +205,13 @@ class EntryViews:
         """Whether every entry and all streamed text is handed to the widgets."""
         return not self._mounts and not self._pending
 
-    def flush(self, text: bool = True) -> None:
-        """Mount the queued entries (one mount per container) and, with `text`, push accumulated text (one append
-        per widget)."""
+    def flush(self, text: bool = True, mounts: int | None = None) -> None:
+        """Mount the queued entries (one mount per container; at most `mounts` of them, the rest at the next
+        flushes, in order) and, with `text`, push accumulated text (one append per widget)."""
         if self._mounts:
-            mounts, self._mounts = self._mounts, {}
-            budget = MOUNTS_PER_FLUSH
-            for owner, entries in mounts.items():
+            queued, self._mounts = self._mounts, {}
+            budget = sum(map(len, queued.values())) if mounts is None else mounts
+            for owner, entries in queued.items():
                 container = self.container(owner)  # a block collapsed meanwhile rebuilds them when expanded
                 fresh = [e for e in entries if e not in self._views]  # one it rebuilt meanwhile is shown already
                 if container is None or not fresh:

@@ -10,8 +10,16 @@ from textual.app import App, ComposeResult
 
 from agentcli.ui import pacing
 from agentcli.ui.model import NoteItem
-from agentcli.ui.pacing import GC_QUIET_SECONDS, KEY_QUIET_SECONDS, MAX_HOLD_SECONDS, CollectorPacer, InputFirst
-from agentcli.ui.views import MOUNTS_PER_FLUSH, EntryViews
+from agentcli.ui.pacing import (
+    GC_QUIET_SECONDS,
+    KEY_QUIET_SECONDS,
+    MAX_HOLD_SECONDS,
+    MOUNTS_WHILE_TYPING,
+    TYPING_SECONDS,
+    CollectorPacer,
+    InputFirst,
+)
+from agentcli.ui.views import EntryViews
 from agentcli.ui.widgets.message_list import MessageList, NoteLine
 
 
@@ -27,10 +35,12 @@ def test_a_key_holds_the_next_flush_back_but_never_longer_than_the_hold() -> Non
     clock = Clock()
     pace = InputFirst(clock)
     assert pace.flush_due() and pace.quiet(GC_QUIET_SECONDS)  # nobody typed: flush at every frame
+    assert pace.mount_budget() is None  # and mount everything queued
     clock.now += 0.05
     pace.key()
     clock.now += KEY_QUIET_SECONDS / 2
     assert not pace.flush_due() and not pace.quiet(GC_QUIET_SECONDS)
+    assert pace.mount_budget() == MOUNTS_WHILE_TYPING
     clock.now += KEY_QUIET_SECONDS
     assert pace.flush_due()  # the key is old enough
     held = 0
@@ -44,6 +54,8 @@ def test_a_key_holds_the_next_flush_back_but_never_longer_than_the_hold() -> Non
         else:
             held += 1
     assert held < MAX_HOLD_SECONDS / 0.05
+    clock.now += TYPING_SECONDS
+    assert pace.mount_budget() is None
 
 
 def test_full_collections_run_at_a_pause_and_are_forced_when_overdue(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,18 +88,23 @@ class Host(App[None]):
         yield MessageList()
 
 
-async def test_a_burst_of_entries_is_mounted_over_frames_in_order() -> None:
+async def test_a_burst_of_entries_is_mounted_over_frames_in_order_while_keys_arrive() -> None:
     app = Host()
     async with app.run_test() as pilot:
         views = EntryViews(app.query_one(MessageList))
-        notes = [NoteItem(f"note {i}") for i in range(MOUNTS_PER_FLUSH * 2 + 1)]
+        notes = [NoteItem(f"note {i}") for i in range(MOUNTS_WHILE_TYPING * 2 + 1)]
         for note in notes:
             views.queue(None, note)
         frames = 0
         while not views.settled:
-            views.flush()
+            views.flush(mounts=MOUNTS_WHILE_TYPING)
             frames += 1
             await pilot.pause()
-            assert len(app.query(NoteLine)) == min(len(notes), frames * MOUNTS_PER_FLUSH)
+            assert len(app.query(NoteLine)) == min(len(notes), frames * MOUNTS_WHILE_TYPING)
         assert frames == 3
         assert [line.item.text for line in app.query(NoteLine)] == [note.text for note in notes]
+        for note in (more := [NoteItem(f"later {i}") for i in range(MOUNTS_WHILE_TYPING * 2)]):
+            views.queue(None, note)
+        views.flush()  # nobody typing: all at once
+        await pilot.pause()
+        assert [line.item.text for line in app.query(NoteLine)][-len(more):] == [note.text for note in more]
