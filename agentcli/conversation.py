@@ -22,17 +22,19 @@ from agentcli.agent.compaction import Compaction
 from agentcli.agent.ledger import Ledger, Spend
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
-from agentcli.events import EventBus
+from agentcli.events import EventBus, NoticeEvent
 from agentcli.llm.base import Message, Provider, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
+from agentcli.mcp.manager import McpManager, session_manager
 from agentcli.prompts import project_instructions, render_system_prompt
 from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
-from agentcli.subagents.task_tool import ParentLink, task_tools
+from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.tools.base import FileLocks, Tool
+from agentcli.tools.mcp_names import is_mcp_name
 from agentcli.tools.permissions import Approver, PermissionPolicy
 
 if TYPE_CHECKING:
@@ -121,6 +123,9 @@ class Conversation:
         self.file_locks = FileLocks()
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
+        self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
+        self.mcp.on_tools = self.toolbox.add
+        self.mcp.notice = self._notice
         self.runner = self._new_runner()
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
@@ -180,7 +185,34 @@ class Conversation:
             price=cost_usd,
             instructions=self._instructions,
             toolbox=self.toolbox,
+            before_task=self._task_servers,
         )
+
+    def _notice(self, line: str) -> None:
+        """A one-line warning for the person (an MCP server that failed or was refused)."""
+        self.bus(NoticeEvent(session_id=self.session.id, message=line))
+
+    async def _start_servers(self) -> None:
+        """Start the session's MCP servers (lazily: before the main agent's first request needs its tool list)
+        and offer their tools to the main agent."""
+        if not self.mcp.servers:
+            return
+        await self.mcp.start_all()
+        if self._loop is not None:
+            self._loop.add_tools(cls() for cls in self.mcp.tools(self.mcp.configured))
+
+    async def _task_servers(self, args: TaskArgs) -> None:
+        """Before a task is planned: start the MCP servers its type's agent file defines or names."""
+        from agentcli.tools.mcp_names import server_of
+
+        agent_type = self.registry.resolve(args.subagent_type, self.settings.task_tool.type_fallback)
+        if agent_type is None:
+            return
+        for spec in agent_type.mcp_specs:
+            if clash := self.mcp.add(spec):
+                self._notice(clash)
+        names = [*agent_type.mcp_servers, *(server_of(t) or "" for t in agent_type.tools or ())]
+        await self.mcp.ensure(n for n in names if n)
 
     def _new_session(self) -> Session:
         system = render_system_prompt(self.workspace, instructions=self._instructions)  # read once, in __init__
@@ -198,10 +230,12 @@ class Conversation:
             return
         provider = await asyncio.to_thread(self._load_provider)
         context = self.runner.tool_context(self.session)
+        tools = main_agent_tools(self.runner, ParentLink(self.session, self.bus))
+        tools = [t for t in tools if not is_mcp_name(t.name)]  # the session's MCP tools join in `_start_servers`
         self._loop = AgentLoop(
             self.session,
             provider,
-            main_agent_tools(self.runner, ParentLink(self.session, self.bus)),
+            tools,
             context,
             self.bus,
             max_turns=self.settings.agent.max_turns,
@@ -233,6 +267,7 @@ class Conversation:
         if self.busy:
             raise RuntimeError("a turn is already running")
         await self.prepare()
+        await self._start_servers()
         assert self._loop is not None and self.budget is not None
         loop = self._loop
         if reason := self.budget.exceeded():  # spent: no request goes out until a new session (`clear`)
@@ -428,6 +463,7 @@ class Conversation:
             await asyncio.wait({turn})
         try:
             await self.runner.aclose()
+            await self.mcp.aclose()  # every server stopped (stdio process groups killed)
             await self.pool.aclose()
             if self.store is not None:
                 try:

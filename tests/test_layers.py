@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"llm"},
     {"tools", "events", "testing"},
-    {"store", "agent"},
+    {"store", "agent", "mcp"},
     {"subagents"},
     {"conversation"},
     {"output", "ui", "cli_common"},

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -603,6 +603,13 @@ class AgentLoop:
             return message
         extra = [TextBlock(text=f"<system-notice>{defang_tags(note)}</system-notice>") for note in notes]
         return Message(role=message.role, content=[*message.content, *extra])
+
+    def add_tools(self, tools: Iterable[Tool[Any]]) -> None:
+        """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept."""
+        for tool in tools:
+            if tool.name not in self.tools:
+                self.tools[tool.name] = tool
+                self._specs.append(ToolSpec(tool.name, tool.description(), tool.input_schema()))
 
     def last_text(self) -> str:
         """The latest assistant text of the session (what a stopped run produced so far)."""

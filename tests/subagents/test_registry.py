@@ -203,10 +203,10 @@ def test_a_dozen_claude_code_files_load_unchanged(claude_ws: Path, home: Path) -
     assert t["code-reviewer"].prompt.startswith("You are a senior code reviewer") and not t["code-reviewer"].warnings
     assert t["debugger"].tools == ("Read", "Edit", "Bash") and t["debugger"].model == "opus"
     assert t["data-scientist"].tools is None and t["data-scientist"].model == "haiku"
-    assert t["researcher"].tools == ("Read", "Grep") and t["researcher"].model == "inherit"
-    assert t["researcher"].warnings == (
-        "tools agentcli lacks were dropped: WebFetch, WebSearch, mcp__github__create_issue",
-    )
+    # MCP tools are kept as written: they exist once their server runs
+    assert t["researcher"].tools == ("Read", "Grep", "mcp__github__create_issue")
+    assert t["researcher"].model == "inherit"
+    assert t["researcher"].warnings == ("tools agentcli lacks were dropped: WebFetch, WebSearch",)
     assert t["architect"].description == "Designs systems.\nUse it for: architecture reviews, module boundaries."
     assert t["tester"].description.startswith("Use this agent when: tests fail. Example: user:")
     assert t["windows-agent"].tools == ("Read", "Write") and t["windows-agent"].prompt == "CRLF body."
