@@ -195,7 +195,7 @@ class Conversation:
     async def _start_servers(self) -> None:
         """Start the session's MCP servers (lazily: before the main agent's first request needs its tool list)
         and offer their tools to the main agent."""
-        if not self.mcp.servers:
+        if not self.mcp.servers and not self.mcp.problems:
             return
         await self.mcp.start_all()
         if self._loop is not None:

@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"subagents"},
     {"conversation"},
     {"output", "ui", "cli_common"},
-    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents"},
+    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp"},
     {"cli"},
     {"__main__"},
 ]

@@ -97,6 +97,7 @@ class McpManager:
         self.on_tools: Callable[[list[type[McpTool]]], None] = lambda tools: None  # a server's tools arrived
         self.notice: Callable[[str], None] = lambda line: None  # a server failed (one line for the person)
         self._logs: list[TextIO] = []
+        self._told = False  # the problems were said
         for spec in specs:
             self.add(spec)
         self.configured = tuple(self.servers)
@@ -119,10 +120,44 @@ class McpManager:
         wanted = None if names is None else set(names)
         return [t for name, s in self.servers.items() if wanted is None or name in wanted for t in s.tools]
 
+    def report(self) -> list[dict[str, Any]]:
+        """Every server as data (`agentcli mcp list`, `/mcp`): name, transport, where, status, tools, problems."""
+        return [
+            {
+                "name": name,
+                "transport": s.spec.transport,
+                "target": s.spec.target,
+                "configured_in": s.spec.origin,
+                "status": s.status,
+                "error": s.error,
+                "tools": [t.name for t in s.tools],
+                "skipped": list(s.skipped),
+                "restarts": s.restarts,
+            }
+            for name, s in self.servers.items()
+        ]
+
+    def report_lines(self) -> list[str]:
+        """`report()` as text lines (terminal-safe: servers' names and errors are untrusted)."""
+        lines: list[str] = []
+        for row in self.report():
+            status = row["status"] + (f": {row['error']}" if row["error"] else "")
+            lines.append(f"{row['name']} ({row['transport']}, {row['configured_in']}) {status}")
+            if row["tools"]:
+                lines.append("  tools: " + ", ".join(row["tools"]))
+            lines += [f"  left out: {reason}" for reason in row["skipped"]]
+        lines += [f"problem: {p}" for p in self.problems]
+        return [terminal_safe(line) for line in lines]
+
     # --- starting -------------------------------------------------------------------------------------
 
     async def start_all(self) -> None:
-        """Start the session's own servers not started yet (at once); failures become notices."""
+        """Start the session's own servers not started yet (at once); failures become notices (and so do the
+        definitions that could not be read, once)."""
+        if not self._told:
+            self._told = True
+            for problem in self.problems:
+                self.notice(terminal_safe(problem))
         await self.ensure(self.configured)
 
     async def ensure(self, names: Iterable[str]) -> None:
@@ -172,7 +207,7 @@ class McpManager:
 
     def _fail(self, state: ServerState) -> None:
         line = terminal_safe(one_line(f"MCP server '{state.spec.name}' ({state.spec.origin}): {state.error}", 400))
-        log.warning("%s", line)
+        log.info("%s", line)  # the person reads it as a notice
         self.notice(line)
 
     async def _launch(self, state: ServerState) -> None:
@@ -184,7 +219,7 @@ class McpManager:
         state.client = client
         state.tools, state.skipped = await self._list_tools(state.spec.name, client)
         for reason in state.skipped:
-            log.warning("MCP server %s: %s", state.spec.name, reason)
+            log.info("MCP server %s: %s", state.spec.name, reason)
 
     async def _own(self, state: ServerState, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
         """Hold the client open (entered and left in this task) until `stop` is set."""
