@@ -93,11 +93,10 @@ async def test_a_server_that_never_answers_fails_within_its_start_limit(tmp_path
     pid_file = tmp_path / "pids"
     silent = ServerSpec("mute", "stdio", "test", False, command="sh",
                         args=("-c", f'echo $$ >> "{pid_file}"; exec sleep 60'))
-    manager = _manager(tmp_path, silent, time_server(tmp_path / "time.pids"), startup_timeout=1.5)
+    manager = _manager(tmp_path, silent, startup_timeout=1.5)
     await manager.start_all()
     assert manager.servers["mute"].status == "failed"
     assert "did not start within 1.5 s" in manager.servers["mute"].error
-    assert manager.servers["time"].status == "running"  # the others go on
     (line,) = manager.told
     assert line.startswith("MCP server 'mute'")
     assert wait_dead(pids(pid_file)[0])  # the stuck process was killed
