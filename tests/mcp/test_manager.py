@@ -147,7 +147,8 @@ def test_the_sdk_is_not_imported_to_configure_servers(tmp_path: Path) -> None:
 
     code = ("import sys; from pathlib import Path; from agentcli.mcp.manager import McpManager; "
             "from agentcli.mcp.specs import ServerSpec; "
-            "McpManager([ServerSpec('t', 'stdio', 'x', False, command='x')], workspace=Path('.'), trusted=lambda: True); "
+            "McpManager([ServerSpec('t', 'stdio', 'x', False, command='x')], workspace=Path('.'), "
+            "trusted=lambda: True); "
             "print('mcp' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
