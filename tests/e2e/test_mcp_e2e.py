@@ -132,7 +132,8 @@ def test_an_untrusted_workspace_cannot_start_its_mcp_json_server(tmp_path: Path)
     assert len(lines) == 1 and "untrusted workspace" in lines[0] and "agentcli trust" in lines[0], proc.stderr
 
 
-def test_sigint_mid_run_leaves_no_server_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_mid_run_leaves_no_server_process(tmp_path: Path, sig: signal.Signals, code: int) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     pid_file = tmp_path / "server.pid"
@@ -153,8 +154,8 @@ def test_sigint_mid_run_leaves_no_server_process(tmp_path: Path) -> None:
             time.sleep(0.02)
         pid = int(pid_file.read_text())
         assert not _gone(pid)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     assert "Traceback" not in err
-    assert _wait_gone(pid), "the MCP server outlived agentcli after Ctrl-C"
+    assert _wait_gone(pid), f"the MCP server outlived agentcli after {sig.name}"
