@@ -27,7 +27,8 @@ async def test_mcp_lists_servers_before_and_after_they_start(make_app: MakeApp, 
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, "/mcp")
             listing = notes(app)[-1]
-            assert listing.startswith("MCP servers:") and f"time (stdio, {workspace / '.mcp.json'}) configured" in listing
+            assert listing.startswith("MCP servers:")
+            assert f"time (stdio, {workspace / '.mcp.json'}) configured" in listing
             await submit(pilot, "hello")
             await idle(pilot)
             await wait_for(pilot, lambda: "I have a clock now." in str(app.conversation.session.messages[-1].text()))
