@@ -47,12 +47,14 @@ class McpUnavailable(Exception):
 
 
 def _sdk() -> Any:
+    """The SDK and the transports agentcli uses (imported together: about a second on a cold start)."""
     try:
+        import httpx2  # noqa: F401
         import mcp
+        import mcp.client.stdio
+        import mcp.client.streamable_http
     except ImportError as exc:
-        raise McpUnavailable(
-            "the mcp SDK is not installed (pip install 'agentcli[mcp]')"
-        ) from exc
+        raise McpUnavailable("the mcp SDK is not installed (pip install 'agentcli[mcp]')") from exc
     return mcp
 
 
@@ -98,6 +100,7 @@ class McpManager:
         self.notice: Callable[[str], None] = lambda line: None  # a server failed (one line for the person)
         self._logs: list[TextIO] = []
         self._told = False  # the problems were said
+        self._sdk_import: asyncio.Future[Any] | None = None
         for spec in specs:
             self.add(spec)
         self.configured = tuple(self.servers)
@@ -186,6 +189,7 @@ class McpManager:
             return False
         state.status = "starting"
         try:
+            await self._sdk_loaded()  # off the event loop: a TUI keeps painting meanwhile
             await asyncio.wait_for(self._launch(state), self.startup_timeout)
         except TimeoutError:
             await self._halt(state)
@@ -209,6 +213,12 @@ class McpManager:
         line = terminal_safe(one_line(f"MCP server '{state.spec.name}' ({state.spec.origin}): {state.error}", 400))
         log.info("%s", line)  # the person reads it as a notice
         self.notice(line)
+
+    async def _sdk_loaded(self) -> None:
+        """Import the SDK once, in a worker thread; McpUnavailable when it is not installed."""
+        if self._sdk_import is None:
+            self._sdk_import = asyncio.ensure_future(asyncio.to_thread(_sdk))
+        await asyncio.shield(self._sdk_import)
 
     async def _launch(self, state: ServerState) -> None:
         """Start the owner task and wait until the server is connected and its tools listed."""
