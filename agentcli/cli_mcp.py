@@ -25,7 +25,7 @@ def _origins(loaded: LoadedConfig) -> dict[str, tuple[str, bool]]:
     origins: dict[str, tuple[str, bool]] = {}
     for key, source in loaded.provenance.items():
         parts = key.split(".")
-        if len(parts) >= 4 and parts[:2] == ["mcp", "servers"] and parts[2] not in origins:
+        if len(parts) >= 4 and parts[:2] == ["mcp", "servers"] and source.layer != "builtin":
             origins[parts[2].strip('"')] = (source.describe(), source.layer == "project")
     return origins
 
