@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,8 @@ class ServerState:
     tools: list[type[McpTool]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # tools left out, each with the reason
     restarts: int = 0
+    generation: int = 0  # how many times it started (a call tells a restart since it began by this)
+    restart_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     client: Client | None = None
     stop: asyncio.Event | None = None
     owner: asyncio.Task[None] | None = None
@@ -184,7 +187,7 @@ class McpManager:
         if spec.project and not self.trusted():
             state.status = "refused"
             state.error = (f"not started: {spec.origin} belongs to an untrusted workspace "
-                           f"(run 'agentcli trust {self.workspace}' to allow its MCP servers)")
+                           f"(run 'agentcli trust {shlex.quote(str(self.workspace))}' to allow its MCP servers)")
             self._fail(state)
             return False
         state.status = "starting"
@@ -202,6 +205,7 @@ class McpManager:
             state.error = f"failed to start: {_describe(exc)}"
         else:
             state.status = "running"
+            state.generation += 1
             log.info("MCP server %s running: %d tools", spec.name, len(state.tools))
             self.on_tools(state.tools)
             return True
@@ -330,28 +334,40 @@ class McpManager:
         if state is None or not await self._start_once(state):
             why = state.error if state is not None else "not configured"
             raise ToolError(f"MCP server '{server}' is not available: {why}")
+        generation = state.generation
         try:
             return await self._call(state, tool, arguments)
         except _Closed:
             pass
-        if state.restarts >= 1:
-            state.status, state.error = "failed", "crashed again after a restart; not restarted"
-            await self._halt(state)
-            self._fail(state)
-            raise ToolError(f"MCP server '{server}' crashed again and is no longer available.")
-        state.restarts += 1
-        log.warning("MCP server %s: the connection closed (crashed?); restarting it once (agent %s)", server, agent)
-        await self._halt(state)
-        state.status, state.starting = "configured", None
-        if not await self._start_once(state):
-            raise ToolError(f"MCP server '{server}' crashed and could not be restarted: {state.error}")
+        async with state.restart_lock:  # calls that met the same crash restart it once between them
+            if state.generation == generation:
+                await self._restart(state, agent)
         try:
             return await self._call(state, tool, arguments)
         except _Closed:
-            state.status, state.error = "failed", "crashed again after a restart; not restarted"
-            await self._halt(state)
-            self._fail(state)
-            raise ToolError(f"MCP server '{server}' crashed again and is no longer available.") from None
+            await self._crashed_again(state)
+        raise ToolError(f"MCP server '{server}' crashed again and is no longer available.")
+
+    async def _restart(self, state: ServerState, agent: str) -> None:
+        """The connection closed under a call: restart the server, once per session; ToolError when it may not."""
+        name = state.spec.name
+        if state.restarts >= 1:
+            await self._crashed_again(state)
+            raise ToolError(f"MCP server '{name}' crashed again and is no longer available.")
+        state.restarts += 1
+        log.warning("MCP server %s: the connection closed (crashed?); restarting it once (agent %s)", name, agent)
+        await self._halt(state)
+        state.status, state.starting = "configured", None
+        if not await self._start_once(state):
+            raise ToolError(f"MCP server '{name}' crashed and could not be restarted: {state.error}")
+
+    async def _crashed_again(self, state: ServerState) -> None:
+        """Leave the server failed for the rest of the session (said once)."""
+        if state.status == "failed":
+            return
+        state.status, state.error = "failed", "crashed again after a restart; not restarted"
+        await self._halt(state)
+        self._fail(state)
 
     async def _call(self, state: ServerState, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         from mcp.shared.exceptions import MCPError

@@ -89,6 +89,25 @@ async def test_a_crashed_server_restarts_once_then_stays_failed(tmp_path: Path) 
         await manager.aclose()
 
 
+async def test_calls_that_meet_one_crash_together_restart_it_once(tmp_path: Path) -> None:
+    import asyncio
+
+    pid_file = tmp_path / "pids"
+    manager = _manager(tmp_path, time_server(pid_file))
+    await manager.start_all()
+    try:
+        first = pids(pid_file)[0]
+        os.kill(first, signal.SIGKILL)
+        assert wait_dead(first)
+        results = await asyncio.gather(*(
+            manager.call("time", "get_current_time", {"timezone": "UTC"}, f"agent#{i}") for i in range(3)
+        ))
+        assert all(not is_error for _text, is_error in results)
+        assert manager.servers["time"].restarts == 1 and len(pids(pid_file)) == 2
+    finally:
+        await manager.aclose()
+
+
 async def test_a_server_that_never_answers_fails_within_its_start_limit(tmp_path: Path) -> None:
     pid_file = tmp_path / "pids"
     silent = ServerSpec("mute", "stdio", "test", False, command="sh",
