@@ -21,6 +21,7 @@ from agentcli.cli_common import (
     load,
     workspace_dir,
 )
+from agentcli.cli_mcp import mcp_app
 from agentcli.cli_sessions import sessions_app
 from agentcli.cli_tasks import tasks_app
 
@@ -90,6 +91,7 @@ app.add_typer(config_app, name="config")
 app.add_typer(agents_app, name="agents")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(sessions_app, name="sessions")
+app.add_typer(mcp_app, name="mcp")
 
 
 class OutputFormat(StrEnum):

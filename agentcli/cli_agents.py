@@ -53,6 +53,7 @@ def _where(path: str, workspace: Path) -> str:
 def tools_summary(agent: AgentType) -> str:
     """`all`, `read-only`, `all except ...` or the allowed tools."""
     from agentcli.subagents.agent_files import all_tool_names
+    from agentcli.tools.mcp_names import is_mcp_name
     from agentcli.tools.registry import READ_ONLY_TOOLS
 
     allowed = agent.allowed_tools(all_tool_names())
@@ -62,9 +63,10 @@ def tools_summary(agent: AgentType) -> str:
         return "read-only"
     if agent.tools is None:
         return "all except " + ", ".join(agent.disallowed_tools)
-    if not allowed:
+    mcp = [t for t in agent.tools if is_mcp_name(t)]  # known once their servers run
+    if not allowed and not mcp:
         return "none"
-    return ", ".join(allowed) + (" (read-only)" if agent.read_only else "")
+    return ", ".join([*allowed, *mcp]) + (" (read-only)" if agent.read_only and not mcp else "")
 
 
 def _label(agent: AgentType, workspace: Path) -> str:

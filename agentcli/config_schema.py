@@ -297,6 +297,27 @@ class WebFetchSettings(_Section):
     max_redirects: int = Field(5, ge=0, le=20)
 
 
+class McpServerSettings(_Section):
+    """`[mcp.servers.NAME]`: one MCP server (a process over stdio, or a streamable HTTP URL); `${VAR}` and
+    `${VAR:-default}` in its strings are expanded when it starts (`agentcli.mcp.specs`)."""
+
+    type: Literal["stdio", "http", "streamable-http"] | None = None  # default: stdio with `command`, http with `url`
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class McpSettings(_Section):
+    """`[mcp]`: MCP servers and their time limits."""
+
+    startup_timeout_seconds: float = Field(30.0, gt=0, le=600)
+    call_timeout_seconds: float = Field(120.0, gt=0, le=86_400)
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+
 class Settings(BaseSettings):
     """The whole validated configuration.
 
@@ -317,6 +338,7 @@ class Settings(BaseSettings):
     ui: UiSettings = Field(default_factory=UiSettings)
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -13,6 +13,7 @@
 - `models.<name>.base_url` / `api_key` / `provider`: never (no credential goes to a URL it names);
 - spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
   only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
+- `mcp.*`: never (an MCP server is a process started, or a URL sent requests and headers);
 - everything else (limits, agent settings, model ids, aliases, logging, llm) applies as usual.
 
 An ignored value equal to the one below is not reported (trusting would change nothing).
@@ -61,7 +62,7 @@ def _is_endpoint(path: KeyPath) -> bool:
 
 def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     """(apply?, value to assign) for one leaf of an untrusted project file."""
-    if _is_endpoint(path) or path[:1] == ("hooks",):
+    if _is_endpoint(path) or path[:1] in (("hooks",), ("mcp",)):
         return False, value
     if path in _SPENDING_LIMITS:
         from agentcli.config_schema import spending_limit  # the schema's own reading of a limit

@@ -22,20 +22,22 @@ from agentcli.agent.compaction import Compaction
 from agentcli.agent.ledger import Ledger, Spend
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
-from agentcli.events import EventBus
+from agentcli.events import EventBus, NoticeEvent
 from agentcli.hooks.engine import HookEngine
 from agentcli.hooks.settings import load_hooks
 from agentcli.llm.base import Message, Provider, TextBlock, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
+from agentcli.mcp.manager import McpManager, session_manager
 from agentcli.prompts import project_instructions, render_system_prompt
 from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
-from agentcli.subagents.task_tool import ParentLink, task_tools
+from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool
+from agentcli.tools.mcp_names import is_mcp_name
 from agentcli.tools.permissions import Approver, PermissionPolicy
 from agentcli.tools.shell_env import session_bash_env
 
@@ -128,6 +130,9 @@ class Conversation:
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self.hooks = self._load_hooks()
         self._hook_source: str | None = "startup"  # SessionStart's source, until it fired for this session
+        self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
+        self.mcp.on_tools = self.toolbox.add
+        self.mcp.notice = self._notice
         self.runner = self._new_runner()
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
@@ -188,6 +193,7 @@ class Conversation:
             instructions=self._instructions,
             toolbox=self.toolbox,
             hooks=self.hooks,
+            before_task=self._task_servers,
         )
 
     def _load_hooks(self) -> HookEngine:
@@ -200,6 +206,32 @@ class Conversation:
         self.hook_notes = config.notes  # told once, with the first turn
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
+
+    def _notice(self, line: str) -> None:
+        """A one-line warning for the person (an MCP server that failed or was refused)."""
+        self.bus(NoticeEvent(session_id=self.session.id, message=line))
+
+    async def _start_servers(self) -> None:
+        """Start the session's MCP servers (lazily: before the main agent's first request needs its tool list)
+        and offer their tools to the main agent."""
+        if not self.mcp.servers and not self.mcp.problems:
+            return
+        await self.mcp.start_all()
+        if self._loop is not None:
+            self._loop.add_tools(cls() for cls in self.mcp.tools(self.mcp.configured))
+
+    async def _task_servers(self, args: TaskArgs) -> None:
+        """Before a task is planned: start the MCP servers its type's agent file defines or names."""
+        from agentcli.tools.mcp_names import server_of
+
+        agent_type = self.registry.resolve(args.subagent_type, self.settings.task_tool.type_fallback)
+        if agent_type is None:
+            return
+        for spec in agent_type.mcp_specs:
+            if clash := self.mcp.add(spec):
+                self._notice(clash)
+        names = [*agent_type.mcp_servers, *(server_of(t) or "" for t in agent_type.tools or ())]
+        await self.mcp.ensure(n for n in names if n)
 
     def _new_session(self) -> Session:
         system = render_system_prompt(self.workspace, instructions=self._instructions)  # read once, in __init__
@@ -217,10 +249,12 @@ class Conversation:
             return
         provider = await asyncio.to_thread(self._load_provider)
         context = self.runner.tool_context(self.session)
+        tools = main_agent_tools(self.runner, ParentLink(self.session, self.bus))
+        tools = [t for t in tools if not is_mcp_name(t.name)]  # the session's MCP tools join in `_start_servers`
         self._loop = AgentLoop(
             self.session,
             provider,
-            main_agent_tools(self.runner, ParentLink(self.session, self.bus)),
+            tools,
             context,
             self.bus,
             max_turns=self.settings.agent.max_turns,
@@ -253,6 +287,7 @@ class Conversation:
         if self.busy:
             raise RuntimeError("a turn is already running")
         await self.prepare()
+        await self._start_servers()
         assert self._loop is not None and self.budget is not None
         loop = self._loop
         if reason := self.budget.exceeded():  # spent: no request goes out until a new session (`clear`)
@@ -484,6 +519,7 @@ class Conversation:
             await asyncio.wait({turn})
         try:
             await self.runner.aclose()
+            await self.mcp.aclose()  # every server stopped (stdio process groups killed)
             await self.pool.aclose()
             if self.store is not None:
                 try:

@@ -81,7 +81,10 @@ def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"{_OPEN}(?P<rest>{_SEP})(?={words})", re.IGNORECASE)
 
 
-FRAME_NAMES = ("subagent_result", "system_notice", "compacted_context", "attached_file", "person_command", "web_page")
+FRAME_NAMES = (
+    "subagent_result", "system_notice", "compacted_context", "attached_file", "person_command", "web_page",
+    "mcp_result",
+)
 
 
 @functools.cache

@@ -25,11 +25,11 @@ LAYERS: list[set[str]] = [
     {"llm"},
     {"tools", "events", "testing", "stream_json"},
     {"hooks"},
-    {"store", "agent"},
+    {"store", "agent", "mcp"},
     {"subagents"},
     {"conversation"},
     {"output", "ui", "cli_common"},
-    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents"},
+    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp"},
     {"cli"},
     {"__main__"},
 ]

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -307,11 +307,15 @@ class AgentLoop:
     def use_compactor(self, compactor: Compactor) -> None:
         """Watch the context with `compactor` (another model, another window: `/model`)."""
         compactor.editing_tools = frozenset(t.name for t in self.tools.values() if t.edits_files)
-        specs = json.dumps([[s.name, s.description, s.input_schema] for s in self._specs], ensure_ascii=False)
-        compactor.gauge.fixed_tokens = (len(self.session.system_prompt) + len(specs)) // CHARS_PER_TOKEN
+        compactor.gauge.fixed_tokens = self._fixed_tokens()
         if self.compactor is not None:  # what the provider counted last still holds for the same context
             compactor.gauge.rebase(self.compactor.gauge.measured, self.compactor.gauge.measured_len)
         self.compactor = compactor
+
+    def _fixed_tokens(self) -> int:
+        """What every request sends besides the messages (system prompt, tool specs), estimated."""
+        specs = json.dumps([[s.name, s.description, s.input_schema] for s in self._specs], ensure_ascii=False)
+        return (len(self.session.system_prompt) + len(specs)) // CHARS_PER_TOKEN
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """Compact the context now (`/compact [focus]`): prune, then summarise with the light model."""
@@ -663,6 +667,15 @@ class AgentLoop:
             return message
         extra = [TextBlock(text=f"<system-notice>{defang_tags(note)}</system-notice>") for note in notes]
         return Message(role=message.role, content=[*message.content, *extra])
+
+    def add_tools(self, tools: Iterable[Tool[Any]]) -> None:
+        """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept."""
+        for tool in tools:
+            if tool.name not in self.tools:
+                self.tools[tool.name] = tool
+                self._specs.append(ToolSpec(tool.name, tool.description(), tool.input_schema()))
+        if self.compactor is not None:
+            self.compactor.gauge.fixed_tokens = self._fixed_tokens()
 
     def last_text(self) -> str:
         """The latest assistant text of the session (what a stopped run produced so far)."""

@@ -16,8 +16,11 @@ a long description with `<example>` blocks); such front matter is read again len
 (see `lenient_front_matter`), still with the safe loader, and the file gets a warning.
 
 Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep); tools agentcli lacks
-(WebSearch, NotebookEdit, `mcp__server__tool`, `Bash(git:*)` patterns) are dropped from an
-allow list with one warning per file. A pattern in `disallowed_tools` (`Bash(rm:*)`) disallows the
+(WebSearch, NotebookEdit, `Bash(git:*)` patterns) are dropped from an allow list with one
+warning per file. MCP tools (`mcp__server__tool`, or `mcp__server` for all of a server's) are kept as
+written: they exist once their server runs (`agentcli.mcp`). `mcpServers:` names the servers the agent
+uses, configured elsewhere or defined inline (`{name: {command, args, env} | {type: http, url}}`);
+their tools join its `tools:` list. A pattern in `disallowed_tools` (`Bash(rm:*)`) disallows the
 whole tool. opencode's mapping `tools: {write: false, "mcp_*": false, read: true}` is read as
 opencode reads it: every tool starts enabled, entries apply in order (last match wins, `*` and `?`
 wildcards), and the tools that end disabled become `disallowed_tools`; `true` entries never narrow
@@ -37,6 +40,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcli.mcp.specs import ServerSpec, agent_servers
 from agentcli.subagents.front_matter import (
     KNOWN_KEYS,
     MAX_FRONT_MATTER_BYTES,
@@ -47,6 +51,7 @@ from agentcli.subagents.front_matter import (
     split_front_matter,
     text_value,
 )
+from agentcli.tools.mcp_names import covers, is_mcp_name
 from agentcli.tools.registry import EDIT_TOOLS, KNOWN_TOOL_NAMES, canonical_tool_name, names_with
 
 Scope = Literal["built-in", "user", "project"]
@@ -78,7 +83,7 @@ class AgentType:
     name: str
     description: str
     prompt: str = field(repr=False)  # role prompt (file body / built-in prompt)
-    tools: tuple[str, ...] | None  # canonical allow list; None = every tool the depth allows
+    tools: tuple[str, ...] | None  # canonical allow list (MCP: `mcp__server__tool`, `mcp__server`); None = all
     disallowed_tools: tuple[str, ...] = ()
     model: str | None = None  # raw: main | light | inherit | alias | provider:model | bare id; None = inherit
     max_turns: int | None = None
@@ -88,12 +93,17 @@ class AgentType:
     scope: Scope = "built-in"
     file_format: FileFormat = "built-in"
     warnings: tuple[str, ...] = ()
+    mcp_servers: tuple[str, ...] = ()  # `mcpServers:` the servers it uses (their tools join its allow list)
+    mcp_specs: tuple[ServerSpec, ...] = ()  # the servers its file defines itself (started when it runs)
 
     def allowed_tools(self, available: Iterable[str]) -> list[str]:
-        """(tools or available) ∩ available − disallowed, in `available` order."""
-        wanted = None if self.tools is None else set(self.tools)
-        denied = set(self.disallowed_tools)
-        return [t for t in available if (wanted is None or t in wanted) and t not in denied]
+        """(tools or available) ∩ available − disallowed, in `available` order (`mcp__server`: all its tools)."""
+        wanted = self.tools
+        denied = self.disallowed_tools
+        return [
+            t for t in available
+            if (wanted is None or any(covers(w, t) for w in wanted)) and not any(covers(d, t) for d in denied)
+        ]
 
     @property
     def read_only(self) -> bool:
@@ -177,7 +187,7 @@ def _allow_list(items: list[str], lacking: list[str]) -> tuple[str, ...] | None:
         return None
     tools: list[str] = []
     for item in items:
-        canonical = _canonical(item)
+        canonical = item if is_mcp_name(item) else _canonical(item)  # MCP tools are known once their server runs
         if canonical is None:
             lacking.append(item)
         elif canonical not in tools:
@@ -188,6 +198,9 @@ def _allow_list(items: list[str], lacking: list[str]) -> tuple[str, ...] | None:
 def _deny_list(items: list[str], warnings: list[str]) -> list[str]:
     denied: list[str] = []
     for item in items:
+        if is_mcp_name(item):
+            denied.append(item)
+            continue
         canonical = canonical_tool_name(item.split("(", 1)[0]) if "(" in item else canonical_tool_name(item)
         if canonical is None:
             continue  # a tool agentcli lacks is never given anyway
@@ -370,6 +383,12 @@ def agent_from_front_matter(
                 disallowed.append(tool)
     if lacking:
         warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
+    servers, specs, server_warnings = agent_servers(
+        data.get("mcpServers"), origin=f"agent file {source}", project=scope == "project"
+    )
+    warnings += server_warnings
+    if tools is not None:  # the servers it names are its own: their tools join its allow list
+        tools = (*tools, *(f"mcp__{name}" for name in servers if f"mcp__{name}" not in tools))
 
     model = _model(text_value(data, "model", warnings), file_format, aliases, warnings)
     prompt = body.strip()
@@ -390,4 +409,6 @@ def agent_from_front_matter(
         scope=scope,
         file_format=file_format,
         warnings=tuple(warnings),
+        mcp_servers=servers,
+        mcp_specs=tuple(specs),
     )

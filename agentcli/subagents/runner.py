@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import itertools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,6 +92,7 @@ class SubagentRunner:
         instructions: str = "",
         toolbox: Toolbox | None = None,
         hooks: HookEngine | None = None,
+        before_task: Callable[[TaskArgs], Awaitable[None]] | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -103,6 +104,7 @@ class SubagentRunner:
         self.price = price
         self.toolbox = toolbox or Toolbox.builtin()  # what children's tools are built from
         self.hooks = hooks  # the person's hooks: every agent's tool calls, SubagentStart / SubagentStop here
+        self.before_task = before_task  # readies what a task's type needs first (its MCP servers) before planning
         self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions)
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
         fetch = settings.web_fetch
@@ -263,6 +265,8 @@ class SubagentRunner:
     async def run_task(self, args: TaskArgs, parent: ParentLink, tool_call_id: str) -> ToolResult:
         """Plan and run one Task call; every failure becomes a tool error, never an exception."""
         previous = self._finished_record(args.resume) if args.resume else None
+        if self.before_task is not None:
+            await self.before_task(args)
         plan = self.planner.plan(args, parent.session, self.confinement(parent), previous, _now().date())
         if isinstance(plan, Refusal):
             return plan.result()

@@ -20,10 +20,17 @@ class Toolbox:
 
     @classmethod
     def builtin(cls) -> Toolbox:
-        """Every built-in tool (`agentcli.tools.registry.ALL_TOOLS`)."""
+        """Every built-in tool (`agentcli.tools.registry.ALL_TOOLS`), in a mapping of its own (`add` grows it)."""
         from agentcli.tools.registry import ALL_TOOLS
 
-        return cls(ALL_TOOLS)
+        return cls(dict(ALL_TOOLS))
+
+    def add(self, tools: Iterable[type[Tool[Any]]]) -> None:
+        """Add tool classes that became available during the session (an MCP server's, once it runs)."""
+        if not isinstance(self.classes, dict):
+            raise TypeError("this toolbox's classes cannot grow")
+        for tool in tools:
+            self.classes.setdefault(tool.name, tool)
 
     def build(self, names: Iterable[str] | None = None) -> list[Tool[Any]]:
         """Fresh instances of the named tools (all when None), in the toolbox's order; unknown names are skipped."""

@@ -39,7 +39,8 @@ Remembered "allow always" answers (for this session, this policy object):
 - Bash: the command's prefix (its first word, plus the second when it is a sub-command word,
   e.g. `git status`, `pytest`, `npm run`) for each of its parts; a command that is not
   simple (see above) is remembered exactly;
-- any other mutating tool: by tool name.
+- any other mutating tool: by tool name (an MCP tool `mcp__server__tool` also by a rule `mcp__server`,
+  which covers all of that server's tools).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.diffs import FileDiff
 from agentcli.status import PermissionMode
+from agentcli.tools import mcp_names
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError
 from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
 from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
@@ -149,7 +151,7 @@ class PermissionRule:
         """Whether the rule is about `tool` (an Edit rule covers every file-editing tool)."""
         if self.tool == "Edit":
             return tool in EDIT_TOOLS
-        return self.tool.lower() == tool.lower()
+        return self.tool.lower() == tool.lower() or mcp_names.covers(self.tool, tool)
 
     def denies(self, tool: str) -> bool:
         """Whether this rule, as a deny rule, is about `tool`: a rule on any file-editing tool covers

@@ -1,4 +1,4 @@
-"""Slash commands of the TUI: /help, /agents, /tasks, /model, /new (/clear), /resume, /cost, /compact, /copy,
+"""Slash commands of the TUI: /help, /agents, /tasks, /mcp, /model, /new (/clear), /resume, /cost, /compact, /copy,
 /export, /notify, /go, /quit."""
 
 from __future__ import annotations
@@ -81,6 +81,15 @@ async def _agents(host: CommandHost, arg: str) -> None:
         access = "read-only" if agent.read_only else "can edit and run commands"
         lines.append(f"  {agent.name} ({agent.model or 'inherit'}, {access}): {agent.description.strip()}")
     host.say("\n".join(lines))
+
+
+async def _mcp(host: CommandHost, arg: str) -> None:
+    manager = host.conversation.mcp
+    if not manager.servers and not manager.problems:
+        host.say("No MCP servers configured (.mcp.json, [mcp.servers.NAME] in the config, or agent files' "
+                 "mcpServers).")
+        return
+    host.say("\n".join(["MCP servers:", *(f"  {line}" for line in manager.report_lines())]))
 
 
 async def _tasks(host: CommandHost, arg: str) -> None:
@@ -300,6 +309,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "new": (_new, "start a new session (empty history and view); the last one can be resumed"),
     "clear": (_new, "the same as /new"),
     "resume": (_resume, "resume a stored session of this workspace: /resume [ID] (a picker without an ID)"),
+    "mcp": (_mcp, "MCP servers: where each is configured, its status and tools (they start with the first message)"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),
