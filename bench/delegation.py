@@ -145,18 +145,75 @@ async def efficiency(workspace: Path, n: int, latency_ms: int) -> tuple[float, f
     return wall, (latency_ms / 1000) / wall, figures
 
 
+def _category(where: str, name: str) -> str:
+    """Which part of the client a profiled function belongs to."""
+    for marker, label in [
+        ("site-packages/anthropic", "SDK: anthropic"), ("httpx", "SDK: httpx"), ("aiohttp", "SDK: aiohttp"),
+        ("yarl", "SDK: aiohttp"), ("multidict", "SDK: aiohttp"), ("pydantic", "pydantic (ours and SDK)"),
+        ("/agentcli/store/", "ours: store"), ("/agentcli/agent/", "ours: loop"),
+        ("/agentcli/subagents/", "ours: runner/supervisor"), ("/agentcli/llm/", "ours: llm adapter"),
+        ("/agentcli/events", "ours: events"), ("/agentcli/", "ours: other"), ("asyncio", "asyncio"),
+    ]:  # fmt: skip
+        if marker in where:
+            return label
+    return "" if where == "~" else "stdlib"
+
+
+def _split(workspace: Path, n: int, latency_ms: int) -> tuple[dict[str, float], dict[str, int]]:
+    """Seconds of the event loop's thread by part over one run (C calls count for their caller), and the
+    Python function calls by part (a count that does not depend on the machine's load)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    asyncio.run(efficiency(workspace, n, latency_ms))
+    profiler.disable()
+    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    split: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for (where, _, name), (_, ncalls, own, _, callers) in stats.items():
+        label = _category(where, name)
+        if label:
+            split[label] = split.get(label, 0.0) + own
+            calls[label] = calls.get(label, 0) + ncalls
+        elif not any(w in name for w in ("poll", "readline", "acquire", "sleep")):  # waiting is not working
+            total = sum(c[2] for c in callers.values()) or 1.0
+            for (cwhere, _, cname), c in callers.items():
+                caller = _category(cwhere, cname) or "C builtins"
+                split[caller] = split.get(caller, 0.0) + own * c[2] / total
+    return split, calls
+
+
+def profile(workspace: Path, n: int, latency_ms: int) -> None:
+    """The split of one subagent's cost: a run of n subagents minus a run of one, over n - 1."""
+    (many, many_calls), (one, one_calls) = _split(workspace, n, latency_ms), _split(workspace, 1, latency_ms)
+    per = {label: (many.get(label, 0.0) - one.get(label, 0.0)) / (n - 1) for label in many}
+    per_calls = {label: (many_calls.get(label, 0) - one_calls.get(label, 0)) / (n - 1) for label in many_calls}
+    total, total_calls = sum(per.values()), sum(per_calls.values())
+    print(f"Profile (cProfile, event-loop thread): one more subagent costs {total * 1000:.2f} ms and"
+          f" {total_calls:.0f} Python calls (runs of {n} and 1 subagents, {latency_ms} ms per call; cProfile"
+          " inflates the time)")
+    for label, own in sorted(per.items(), key=lambda kv: -kv[1]):
+        print(f"  {label:28s} {own * 1000:6.2f} ms  {100 * own / total:5.1f} %  {per_calls.get(label, 0):7.0f} calls")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--latency-ms", type=int, default=500)
     parser.add_argument("--sizes", default="1,5,16,50")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", type=int, default=0, help="only profile one fan-out of this many subagents")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp).resolve()
         (workspace / "small.txt").write_text("hello\n")
         os.environ.setdefault("XDG_CONFIG_HOME", str(workspace / "xdg"))
         asyncio.run(overhead(workspace, 3))  # warm imports and caches
+        if args.profile:
+            profile(workspace, args.profile, args.latency_ms)
+            return
         figures = asyncio.run(overhead(workspace, args.calls))
         print(f"Task call overhead at zero model latency ({args.calls} sequential calls, medians)")
         print(f"  parent response end -> subagent first request   {figures['dispatch']:7.2f} ms")
