@@ -132,10 +132,25 @@ def _start_usage(usage: dict[str, Any]) -> Usage:
     )
 
 
+async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The lines of a byte stream (`\n`, `\r\n` or `\r` ends one), each decoded whole: cheaper than the
+    HTTP layer's text decoding, which works out the encoding again for every chunk."""
+    pending = b""
+    async for chunk in chunks:
+        lines = (pending + chunk).splitlines(keepends=True)
+        pending = b""
+        if lines and (lines[-1].endswith(b"\r") or not lines[-1].endswith(b"\n")):
+            pending = lines.pop()  # unfinished, or a `\r` whose `\n` may be in the next chunk
+        for line in lines:
+            yield line.rstrip(b"\r\n").decode("utf-8", errors="replace")
+    if pending:
+        yield pending.rstrip(b"\r\n").decode("utf-8", errors="replace")
+
+
 async def _events(response: Any) -> AsyncIterator[dict[str, Any]]:
     """The events of a Messages stream as the SDK's stream reads them: `ping` and unnamed events skipped,
     an `error` event raised as the SDK's status error (an error inside a 200 stream)."""
-    async for sse in server_events(response.iter_lines()):
+    async for sse in server_events(_lines(response.iter_bytes())):
         if sse.event is None or sse.event == "ping":
             continue
         if sse.event == "error":
