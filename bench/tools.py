@@ -34,18 +34,22 @@ TOOLS = {tool.name: tool for tool in build_tools(["Grep", "Glob", "Read"])}
 
 
 def make_tree(dest: Path, files: int) -> int:
-    """Copies of site-packages under dest/copyN until at least `files` files; the count made."""
+    """Copies of site-packages under dest/copyN until at least `files` files that rg lists; the count made.
+
+    Compiled files and `__pycache__` are left out (a checkout has none), so every file made is searched.
+    """
     source = Path(sysconfig.get_path("purelib"))
     made, n = 0, 0
     while made < files:
         n += 1
         for folder, dirs, names in os.walk(source):
-            dirs.sort()
-            rel = Path(folder).relative_to(source)
-            target = dest / f"copy{n}" / rel
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            target = dest / f"copy{n}" / Path(folder).relative_to(source)
             target.mkdir(parents=True, exist_ok=True)
             for name in sorted(names):
                 src = Path(folder) / name
+                if name.endswith((".pyc", ".so", ".log")):
+                    continue
                 try:
                     if src.is_symlink() or src.stat().st_size > 1 << 20:
                         continue
@@ -53,8 +57,8 @@ def make_tree(dest: Path, files: int) -> int:
                 except OSError:
                     continue
                 made += 1
-    (dest / ".gitignore").write_text("*.pyc\n*.so\n")
-    (dest / "copy1" / ".gitignore").write_text("*.txt\n!LICENSE.txt\n")
+    (dest / ".gitignore").write_text("*.log\n")
+    (dest / "copy1" / ".gitignore").write_text("*.log\n!keep.log\n")
     return made
 
 
