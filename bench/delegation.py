@@ -1,4 +1,5 @@
-"""Delegation figures from one run against the fake server (real SDK, real runner, real store).
+"""Delegation figures from one run against the fake server (real SDK, real runner, real store
+recording every event as a Conversation does).
 
 Run: python bench/delegation.py [--calls 30] [--latency-ms 500] [--sizes 1,5,16,50]
 
@@ -29,10 +30,12 @@ from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
 from agentcli.config import load_config
 from agentcli.conversation import main_agent_tools
+from agentcli.events import EventBus
 from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ProviderPool, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.store.db import Store
+from agentcli.store.recorder import StoreRecorder
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink
@@ -46,6 +49,9 @@ MAIN = "MAIN AGENT UNDER BENCH"
 def _task(i: int) -> ToolCall:
     return ToolCall(name="Task", input={"description": f"Bench task {i:04d}", "prompt": f"answer bench question {i}",
                                         "subagent_type": "explore"})
+
+
+CPU: dict[str, float] = {}  # of the last _run: "loop" (the event loop's thread) and "process" seconds
 
 
 async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[RecordedRequest]:
@@ -64,12 +70,15 @@ async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[Rec
         permissions = PermissionPolicy("auto")
         runner = SubagentRunner(settings=settings, registry=AgentRegistry.load(workspace), pool=pool,
                                 workspace=workspace, permissions=permissions, store=store, price=cost_usd)
-        events: list[Any] = []
+        bus = EventBus()  # as a Conversation has it: every event is recorded in the store
+        bus.subscribe(StoreRecorder(store))
         ctx = ToolContext(workspace=workspace, agent="main", session_id=session.id, permissions=permissions,
                           file_locks=FileLocks())
-        loop = AgentLoop(session, pool.get(model), main_agent_tools(runner, ParentLink(session, events.append)), ctx,
-                         events.append, max_turns=10_000, price=cost_usd, notices=runner.notices_for(session.id))
+        loop = AgentLoop(session, pool.get(model), main_agent_tools(runner, ParentLink(session, bus)), ctx,
+                         bus, max_turns=10_000, price=cost_usd, notices=runner.notices_for(session.id))
+        thread0, process0 = time.thread_time(), time.process_time()
         outcome = await loop.run("bench")
+        CPU.update(loop=time.thread_time() - thread0, process=time.process_time() - process0)
         assert outcome.status == "completed", outcome
         await runner.aclose()
         await pool.aclose()
@@ -109,8 +118,13 @@ async def overhead(workspace: Path, calls: int) -> dict[str, float]:
     }
 
 
-async def efficiency(workspace: Path, n: int, latency_ms: int) -> tuple[float, float]:
-    """One parent turn starts n subagents of one model call each; returns (measured wall s, efficiency)."""
+async def efficiency(workspace: Path, n: int, latency_ms: int) -> tuple[float, float, dict[str, float]]:
+    """One parent turn starts n subagents of one model call each; (measured wall s, efficiency, figures).
+
+    Figures (ms): `first`/`last` = parent response end -> first / last subagent request (the dispatch
+    spread: every request before the last one holds it back); `back` = last subagent response end ->
+    parent's next request; `loop_cpu`/`process_cpu` = CPU of the event loop's thread / the whole process
+    over the run."""
     steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[_task(i) for i in range(n)]))]
     steps += [Step(match=Match(system_contains=f"# Task\nBench task {i:04d}"), reply=Reply(text=f"answer {i}"),
                    latency_ms=latency_ms) for i in range(n)]
@@ -119,7 +133,69 @@ async def efficiency(workspace: Path, n: int, latency_ms: int) -> tuple[float, f
     mains = sorted((r for r in requests if _is_main(r)), key=lambda r: r.received_at)
     assert mains[0].finished_at is not None
     wall = mains[1].received_at - mains[0].finished_at
-    return wall, (latency_ms / 1000) / wall
+    subs = [r for r in requests if not _is_main(r)]
+    end = mains[0].finished_at
+    figures = {
+        "first": (min(r.received_at for r in subs) - end) * 1000,
+        "last": (max(r.received_at for r in subs) - end) * 1000,
+        "back": (mains[1].received_at - max(r.finished_at or 0 for r in subs)) * 1000,
+        "loop_cpu": CPU["loop"] * 1000,
+        "process_cpu": CPU["process"] * 1000,
+    }
+    return wall, (latency_ms / 1000) / wall, figures
+
+
+def _category(where: str, name: str) -> str:
+    """Which part of the client a profiled function belongs to."""
+    for marker, label in [
+        ("site-packages/anthropic", "SDK: anthropic"), ("httpx", "SDK: httpx"), ("aiohttp", "SDK: aiohttp"),
+        ("yarl", "SDK: aiohttp"), ("multidict", "SDK: aiohttp"), ("pydantic", "pydantic (ours and SDK)"),
+        ("/agentcli/store/", "ours: store"), ("/agentcli/agent/", "ours: loop"),
+        ("/agentcli/subagents/", "ours: runner/supervisor"), ("/agentcli/llm/", "ours: llm adapter"),
+        ("/agentcli/events", "ours: events"), ("/agentcli/", "ours: other"), ("asyncio", "asyncio"),
+    ]:  # fmt: skip
+        if marker in where:
+            return label
+    return "" if where == "~" else "stdlib"
+
+
+def _split(workspace: Path, n: int, latency_ms: int) -> tuple[dict[str, float], dict[str, int]]:
+    """Seconds of the event loop's thread by part over one run (C calls count for their caller), and the
+    Python function calls by part (a count that does not depend on the machine's load)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    asyncio.run(efficiency(workspace, n, latency_ms))
+    profiler.disable()
+    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    split: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for (where, _, name), (_, ncalls, own, _, callers) in stats.items():
+        label = _category(where, name)
+        if label:
+            split[label] = split.get(label, 0.0) + own
+            calls[label] = calls.get(label, 0) + ncalls
+        elif not any(w in name for w in ("poll", "readline", "acquire", "sleep")):  # waiting is not working
+            total = sum(c[2] for c in callers.values()) or 1.0
+            for (cwhere, _, cname), c in callers.items():
+                caller = _category(cwhere, cname) or "C builtins"
+                split[caller] = split.get(caller, 0.0) + own * c[2] / total
+    return split, calls
+
+
+def profile(workspace: Path, n: int, latency_ms: int) -> None:
+    """The split of one subagent's cost: a run of n subagents minus a run of one, over n - 1."""
+    (many, many_calls), (one, one_calls) = _split(workspace, n, latency_ms), _split(workspace, 1, latency_ms)
+    per = {label: (many.get(label, 0.0) - one.get(label, 0.0)) / (n - 1) for label in many}
+    per_calls = {label: (many_calls.get(label, 0) - one_calls.get(label, 0)) / (n - 1) for label in many_calls}
+    total, total_calls = sum(per.values()), sum(per_calls.values())
+    print(f"Profile (cProfile, event-loop thread): one more subagent costs {total * 1000:.2f} ms and"
+          f" {total_calls:.0f} Python calls (runs of {n} and 1 subagents, {latency_ms} ms per call; cProfile"
+          " inflates the time)")
+    for label, own in sorted(per.items(), key=lambda kv: -kv[1]):
+        print(f"  {label:28s} {own * 1000:6.2f} ms  {100 * own / total:5.1f} %  {per_calls.get(label, 0):7.0f} calls")
 
 
 def main() -> None:
@@ -127,12 +203,17 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--latency-ms", type=int, default=500)
     parser.add_argument("--sizes", default="1,5,16,50")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", type=int, default=0, help="only profile one fan-out of this many subagents")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp).resolve()
         (workspace / "small.txt").write_text("hello\n")
         os.environ.setdefault("XDG_CONFIG_HOME", str(workspace / "xdg"))
         asyncio.run(overhead(workspace, 3))  # warm imports and caches
+        if args.profile:
+            profile(workspace, args.profile, args.latency_ms)
+            return
         figures = asyncio.run(overhead(workspace, args.calls))
         print(f"Task call overhead at zero model latency ({args.calls} sequential calls, medians)")
         print(f"  parent response end -> subagent first request   {figures['dispatch']:7.2f} ms")
@@ -140,12 +221,26 @@ def main() -> None:
         print(f"  plain tool turn (Read) gap, same run               {figures['plain']:5.2f} ms")
         extra = figures["dispatch"] + figures["return"] - figures["plain"]
         print(f"  runtime overhead per Task call (dispatch + return - plain gap) {extra:6.2f} ms")
-        print(f"Parallel efficiency, {args.latency_ms} ms per subagent model call (ideal wall {args.latency_ms} ms)")
+        print(f"Parallel efficiency, {args.latency_ms} ms per subagent model call (ideal wall {args.latency_ms} ms),"
+              f" medians of {args.repeat}")
+        print("  (dispatch first/last = parent response end -> first/last subagent request; back = last subagent"
+              " response end -> parent request)")
+        _, _, one = asyncio.run(efficiency(workspace, 1, args.latency_ms))
         for n in (int(s) for s in args.sizes.split(",")):
-            start = time.perf_counter()
-            wall, eff = asyncio.run(efficiency(workspace, n, args.latency_ms))
-            total = time.perf_counter() - start
-            print(f"  N={n:3d}: wall {wall * 1000:7.1f} ms  efficiency {eff:5.2f}   (whole run {total:5.2f} s)")
+            runs = []
+            for _ in range(args.repeat):  # interleaved with a one-subagent run: the per-subagent CPU is the difference
+                runs.append(asyncio.run(efficiency(workspace, n, args.latency_ms)))
+                _, _, one = asyncio.run(efficiency(workspace, 1, args.latency_ms))
+                runs[-1][2]["loop_cpu_1"] = one["loop_cpu"]
+            wall = statistics.median(r[0] for r in runs)
+            eff = statistics.median(r[1] for r in runs)
+            fig = {k: statistics.median(r[2][k] for r in runs) for k in runs[0][2]}
+            per = (fig["loop_cpu"] - fig["loop_cpu_1"]) / max(n - 1, 1)
+            print(f"  N={n:3d}: wall {wall * 1000:7.1f} ms  efficiency {eff:5.2f}  dispatch first {fig['first']:5.1f}"
+                  f" last {fig['last']:6.1f} ms  back {fig['back']:5.1f} ms")
+            print(f"         event-loop CPU per extra subagent {per:5.2f} ms;  run CPU: loop thread"
+                  f" {fig['loop_cpu']:6.1f}"
+                  f" ms, whole process {fig['process_cpu']:6.1f} ms")
 
 
 if __name__ == "__main__":

@@ -314,8 +314,7 @@ class AgentLoop:
 
     def _fixed_tokens(self) -> int:
         """What every request sends besides the messages (system prompt, tool specs), estimated."""
-        specs = json.dumps([[s.name, s.description, s.input_schema] for s in self._specs], ensure_ascii=False)
-        return (len(self.session.system_prompt) + len(specs)) // CHARS_PER_TOKEN
+        return (len(self.session.system_prompt) + _specs_chars(self._specs)) // CHARS_PER_TOKEN
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """Compact the context now (`/compact [focus]`): prune, then summarise with the light model."""
@@ -769,6 +768,25 @@ def _diff(result: ToolResult) -> FileDiff | None:
     """The diff a successful write reports in its metadata, or None."""
     diff = result.metadata.get("diff")
     return diff if isinstance(diff, FileDiff) and not result.is_error else None
+
+
+_SPEC_CHARS: dict[tuple[str, str, int], tuple[object, int]] = {}  # (name, description, id(schema)) -> (schema, len)
+
+
+def _specs_chars(specs: Sequence[ToolSpec]) -> int:
+    """The length of the tools' JSON (`[[name, description, schema], ...]`), each tool's measured once: every
+    subagent's loop has the same few tools, and serialising their schemas again cost a fan-out dearly."""
+    total = 2 + 2 * max(len(specs) - 1, 0)  # the brackets and the ", " between entries
+    for spec in specs:
+        key = (spec.name, spec.description, id(spec.input_schema))
+        entry = _SPEC_CHARS.get(key)
+        if entry is None or entry[0] is not spec.input_schema:  # the schema is held: its id is never reused
+            entry = (spec.input_schema, len(json.dumps([spec.name, spec.description, spec.input_schema],
+                                                       ensure_ascii=False)))
+            if len(_SPEC_CHARS) < 1024:
+                _SPEC_CHARS[key] = entry
+        total += entry[1]
+    return total
 
 
 def _raw_summary(raw: dict[str, Any]) -> str:

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anthropic
 import httpx2
-from anthropic.types import (
-    RawContentBlockDeltaEvent,
-    RawContentBlockStartEvent,
-    RawMessageDeltaEvent,
-    RawMessageStartEvent,
-    RawMessageStopEvent,
-    RawMessageStreamEvent,
-)
 
 from agentcli.llm.base import (
     AssistantBlock,
@@ -45,6 +38,7 @@ from agentcli.llm.base import (
 from agentcli.llm.deprecation import silence_sdk_warning
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
+from agentcli.llm.sse import server_events
 from agentcli.llm.wire_terms import ANTHROPIC_STOP_REASONS
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -128,14 +122,50 @@ def _thinking_param(request: ModelRequest) -> dict[str, Any] | None:
     return None
 
 
-def _start_usage(usage: Any) -> Usage:
+def _start_usage(usage: dict[str, Any]) -> Usage:
     """The usage a `message_start` reports (output grows later, in `message_delta`)."""
     return Usage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        cache_read_tokens=usage.cache_read_input_tokens or 0,
-        cache_write_tokens=usage.cache_creation_input_tokens or 0,
+        input_tokens=usage.get("input_tokens") or 0,
+        output_tokens=usage.get("output_tokens") or 0,
+        cache_read_tokens=usage.get("cache_read_input_tokens") or 0,
+        cache_write_tokens=usage.get("cache_creation_input_tokens") or 0,
     )
+
+
+async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The lines of a byte stream (`\n`, `\r\n` or `\r` ends one), each decoded whole: cheaper than the
+    HTTP layer's text decoding, which works out the encoding again for every chunk."""
+    pending = b""
+    async for chunk in chunks:
+        lines = (pending + chunk).splitlines(keepends=True)
+        pending = b""
+        if lines and (lines[-1].endswith(b"\r") or not lines[-1].endswith(b"\n")):
+            pending = lines.pop()  # unfinished, or a `\r` whose `\n` may be in the next chunk
+        for line in lines:
+            yield line.rstrip(b"\r\n").decode("utf-8", errors="replace")
+    if pending:
+        yield pending.rstrip(b"\r\n").decode("utf-8", errors="replace")
+
+
+async def _events(response: Any) -> AsyncIterator[dict[str, Any]]:
+    """The events of a Messages stream as the SDK's stream reads them: `ping` and unnamed events skipped,
+    an `error` event raised as the SDK's status error (an error inside a 200 stream)."""
+    async for sse in server_events(_lines(response.iter_bytes())):
+        if sse.event is None or sse.event == "ping":
+            continue
+        if sse.event == "error":
+            try:
+                body: object = json.loads(sse.data)
+                message = f"{body}"
+            except ValueError:
+                body = sse.data
+                message = sse.data or f"Error code: {response.status_code}"
+            raise anthropic.APIStatusError(message, response=response.http_response, body=body)
+        if not sse.data:
+            continue
+        event = json.loads(sse.data)
+        if isinstance(event, dict):
+            yield event
 
 
 class _TurnBuilder:
@@ -158,75 +188,88 @@ class _TurnBuilder:
         self.by_index: dict[int, tuple[str, int]] = {}
         self.finished = False
 
-    def feed(self, event: RawMessageStreamEvent) -> StreamEvent | None:
-        if isinstance(event, RawContentBlockDeltaEvent):
-            delta = event.delta
-            slot = self.by_index.get(event.index)
-            if delta.type == "text_delta" and slot is not None and slot[0] == "text":
-                self.texts[slot[1]].append(delta.text)
-                return TextDelta(delta.text)
-            if delta.type == "input_json_delta" and slot is not None and slot[0] == "tool":
-                self.tools.add_args(slot[1], delta.partial_json)
-                return ToolCallArgsDelta(slot[1], delta.partial_json)
-            if delta.type == "thinking_delta" and slot is not None and slot[0] == "thinking":
-                self.thinking[slot[1]][0].append(delta.thinking)
-                return ThinkingDelta(delta.thinking)
-            if delta.type == "signature_delta" and slot is not None and slot[0] == "thinking":
-                self.thinking[slot[1]][1].append(delta.signature)
+    def feed(self, event: dict[str, Any]) -> StreamEvent | None:
+        """One event of the stream (its JSON object; a missing field reads as None, like an unset one)."""
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            dtype = delta.get("type")
+            slot = self.by_index.get(event.get("index", -1))
+            if dtype == "text_delta" and slot is not None and slot[0] == "text":
+                text = delta.get("text") or ""
+                self.texts[slot[1]].append(text)
+                return TextDelta(text)
+            if dtype == "input_json_delta" and slot is not None and slot[0] == "tool":
+                partial = delta.get("partial_json") or ""
+                self.tools.add_args(slot[1], partial)
+                return ToolCallArgsDelta(slot[1], partial)
+            if dtype == "thinking_delta" and slot is not None and slot[0] == "thinking":
+                thinking = delta.get("thinking") or ""
+                self.thinking[slot[1]][0].append(thinking)
+                return ThinkingDelta(thinking)
+            if dtype == "signature_delta" and slot is not None and slot[0] == "thinking":
+                self.thinking[slot[1]][1].append(delta.get("signature") or "")
             return None
-        if isinstance(event, RawContentBlockStartEvent):
-            block = event.content_block
-            if block.type == "text":
-                self.texts.append([block.text] if block.text else [])
+        if kind == "content_block_start":
+            block = event.get("content_block") or {}
+            btype = block.get("type")
+            index = event.get("index", -1)
+            if btype == "text":
+                text = block.get("text") or ""
+                self.texts.append([text] if text else [])
                 slot = ("text", len(self.texts) - 1)
                 self.order.append(slot)
-                self.by_index[event.index] = slot
-                return TextDelta(block.text) if block.text else None
-            if block.type == "thinking":
-                self.thinking.append(([block.thinking] if block.thinking else [], [block.signature or ""]))
-                self._slot(event.index, ("thinking", len(self.thinking) - 1))
-                return ThinkingDelta(block.thinking) if block.thinking else None
-            if block.type == "redacted_thinking":
-                self.redacted.append(block.data)
-                self._slot(event.index, ("redacted", len(self.redacted) - 1))
+                self.by_index[index] = slot
+                return TextDelta(text) if text else None
+            if btype == "thinking":
+                thinking = block.get("thinking") or ""
+                self.thinking.append(([thinking] if thinking else [], [block.get("signature") or ""]))
+                self._slot(index, ("thinking", len(self.thinking) - 1))
+                return ThinkingDelta(thinking) if thinking else None
+            if btype == "redacted_thinking":
+                self.redacted.append(block.get("data") or "")
+                self._slot(index, ("redacted", len(self.redacted) - 1))
                 return None
-            if block.type == "tool_use":
-                index = self.tools.start(block.id, block.name)
-                self.order.append(("tool", index))
-                self.by_index[event.index] = ("tool", index)
-                return ToolCallStart(index, block.id, block.name)
+            if btype == "tool_use":
+                tool_id, name = block.get("id") or "", block.get("name") or ""
+                at = self.tools.start(tool_id, name)
+                self.order.append(("tool", at))
+                self.by_index[index] = ("tool", at)
+                return ToolCallStart(at, tool_id, name)
             return None
-        if isinstance(event, RawMessageStartEvent):
-            message = event.message
+        if kind == "message_start":
+            message = event.get("message") or {}
+            usage = _start_usage(message.get("usage") or {})
             if self.request_id is not None and not self.finished:
-                if message.id == self.request_id:
+                if message.get("id") == self.request_id:
                     return None  # a gateway repeated the frame of the same message: nothing new
                 # An intermediary lost its upstream and spliced a retried generation into this body: the
                 # first one is void (merging both would send back thinking the API never signed as one).
                 self._clear()
-                self.request_id = message.id
-                self.model = message.model or self.model
-                self.usage = _start_usage(message.usage)
+                self.request_id = message.get("id")
+                self.model = message.get("model") or self.model
+                self.usage = usage
                 void = StreamInterruptedError("the server restarted the reply mid-stream", provider="anthropic")
                 return StreamRetry(attempt=1, delay_seconds=0.0, error=void)
-            self.model = message.model or self.model
-            self.request_id = message.id
-            self.usage = _start_usage(message.usage)
-            return StreamUsage(_start_usage(message.usage))
-        if isinstance(event, RawMessageDeltaEvent):
-            if event.delta.stop_reason:
-                self.stop_reason = ANTHROPIC_STOP_REASONS.get(event.delta.stop_reason, "other")
-            du = event.usage
-            if du.output_tokens is not None:  # the final count, which may be 0 (a refusal before any token)
-                self.usage.output_tokens = du.output_tokens
-            if du.input_tokens is not None:
-                self.usage.input_tokens = du.input_tokens
-            if du.cache_read_input_tokens is not None:
-                self.usage.cache_read_tokens = du.cache_read_input_tokens
-            if du.cache_creation_input_tokens is not None:
-                self.usage.cache_write_tokens = du.cache_creation_input_tokens
+            self.model = message.get("model") or self.model
+            self.request_id = message.get("id")
+            self.usage = usage
+            return StreamUsage(_start_usage(message.get("usage") or {}))
+        if kind == "message_delta":
+            stop = (event.get("delta") or {}).get("stop_reason")
+            if stop:
+                self.stop_reason = ANTHROPIC_STOP_REASONS.get(stop, "other")
+            du = event.get("usage") or {}
+            if du.get("output_tokens") is not None:  # the final count, which may be 0 (a refusal before any token)
+                self.usage.output_tokens = du["output_tokens"]
+            if du.get("input_tokens") is not None:
+                self.usage.input_tokens = du["input_tokens"]
+            if du.get("cache_read_input_tokens") is not None:
+                self.usage.cache_read_tokens = du["cache_read_input_tokens"]
+            if du.get("cache_creation_input_tokens") is not None:
+                self.usage.cache_write_tokens = du["cache_creation_input_tokens"]
             return None
-        if isinstance(event, RawMessageStopEvent):
+        if kind == "message_stop":
             self.finished = True
         return None
 
@@ -269,9 +312,11 @@ class AnthropicProvider:
         builder = _TurnBuilder(request.model)
         streamed = False
         try:
-            stream = await self.client.messages.create(**request_params(request, caching=self.caching), stream=True)
-            async with stream:
-                async for raw in stream:
+            # The SDK's public streaming response, its events read here: the SDK's own stream builds a
+            # typed model of every event, which cost a fan-out of subagents more than the rest of a turn.
+            params = request_params(request, caching=self.caching)
+            async with self.client.messages.with_streaming_response.create(**params, stream=True) as response:
+                async for raw in _events(response):
                     event = builder.feed(raw)
                     if event is not None:
                         streamed = streamed or not isinstance(event, StreamUsage)  # usage alone: nothing shown yet

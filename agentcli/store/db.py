@@ -7,8 +7,14 @@ only after its transaction committed, so `await store.write(job)` means "on disk
 synchronous=NORMAL: survives a crash of the process). Reads run on a separate connection per calling
 thread beside the writer (WAL).
 
+Records of the event stream (`record`) do not wake the writer one by one: the first one arms a short
+timer (`BATCH_DELAY`) and the writer commits everything queued by then in one batch, so a burst of
+events (fifty subagents starting) costs the event loop a list append each and the writer one wake,
+not fifty thread switches. Anything awaited (`write`, `flush`, `submit`) wakes the writer at once and
+takes the records queued before it along, in order; `close` (and the interpreter's exit) drains all.
+
     store = Store.open()                      # data_dir()/agentcli.db, migrated
-    store.submit(add_message(sid, 0, msg))    # hot path: never blocks
+    store.record(add_message(sid, 0, msg))    # hot path: an append, never blocks
     await store.write(upsert_task(record))    # stored before the caller goes on
     store.close()                             # drains the queue
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import contextlib
 import logging
 import os
@@ -80,6 +87,8 @@ log = logging.getLogger("agentcli.store")
 T = TypeVar("T")
 DB_NAME = "agentcli.db"
 MAX_BATCH = 256  # jobs per transaction
+BATCH_DELAY = 0.2  # seconds a record waits for others to share its commit (an awaited write goes at once)
+_NOW, _SOON, _STOP = 0, 1, 2  # what wakes the writer
 
 
 class StoreClosedError(StoreError):
@@ -110,9 +119,9 @@ def _noop(conn: sqlite3.Connection) -> None:
 class _Job:
     __slots__ = ("fn", "future")
 
-    def __init__(self, fn: WriteJob[Any]) -> None:
+    def __init__(self, fn: WriteJob[Any], future: Future[Any] | None) -> None:
         self.fn = fn
-        self.future: Future[Any] = Future()
+        self.future = future  # None for a record: nobody waits for it
 
 
 class Store:
@@ -121,7 +130,9 @@ class Store:
     def __init__(self, path: Path, write_conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = write_conn
-        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._jobs: collections.deque[_Job] = collections.deque()  # in submission order
+        self._wake: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._armed = False  # a _SOON wake is on its way for the records queued
         self._lock = threading.Lock()
         self._closed = False
         self._local = threading.local()
@@ -163,13 +174,27 @@ class Store:
     # --- writes ---------------------------------------------------------------------------------
 
     def submit(self, job: WriteJob[T]) -> Future[T]:
-        """Queue a write job without blocking; the future resolves after it committed (or raises)."""
-        item = _Job(job)
+        """Queue a write job without blocking and wake the writer; the future resolves after it committed
+        (or raises)."""
+        future: Future[T] = Future()
         with self._lock:
             if self._closed:
                 raise StoreClosedError(f"the store {self.path} is closed")
-            self._queue.put(item)
-        return item.future
+            self._jobs.append(_Job(job, future))
+            self._wake.put(_NOW)
+        return future
+
+    def record(self, job: WriteJob[Any]) -> None:
+        """Queue a write nobody waits for (an event's row): committed with the next batch, within
+        `BATCH_DELAY`, at the next awaited write or at `close`, whichever comes first. A job that fails
+        is logged and remembered (`failure`) like any other."""
+        with self._lock:
+            if self._closed:
+                raise StoreClosedError(f"the store {self.path} is closed")
+            self._jobs.append(_Job(job, None))
+            if not self._armed:
+                self._armed = True
+                self._wake.put(_SOON)
 
     async def write(self, job: WriteJob[T]) -> T:
         """Queue a write job and wait until it committed; its exception is raised here.
@@ -194,7 +219,7 @@ class Store:
             if self._closed:
                 return
             self._closed = True
-            self._queue.put(None)
+            self._wake.put(_STOP)
         atexit.unregister(self.close)
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout)
@@ -222,41 +247,46 @@ class Store:
         return self._closed
 
     def _run(self) -> None:
-        """The writer thread: take every job waiting, run them in one transaction, resolve their futures."""
+        """The writer thread: on each wake, run every job waiting, up to MAX_BATCH per transaction."""
         try:
             stop = False
             while not stop:
-                first = self._queue.get()
-                if first is None:
-                    break
-                batch = [first]
-                while len(batch) < MAX_BATCH:
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is None:
-                        stop = True
-                        break
-                    batch.append(item)
-                try:
-                    self._execute(batch)
-                except BaseException as exc:  # never let the writer die with futures unresolved
-                    log.error("store writer: batch of %d writes failed: %s", len(batch), exc, exc_info=exc)
-                    self._failed(exc)
-                    if self._conn.in_transaction:  # whatever is left of it, so the next batch can begin
-                        with contextlib.suppress(sqlite3.Error):
-                            self._conn.execute("ROLLBACK")
-                    for job in batch:
-                        if not job.future.done():
-                            job.future.set_exception(exc)
+                why = self._wake.get()
+                if why == _SOON:  # records only: let more join them, unless something is awaited meanwhile
+                    with contextlib.suppress(queue.Empty):
+                        why = self._wake.get(timeout=BATCH_DELAY)
+                stop = why == _STOP
+                with self._lock:
+                    self._armed = False  # records queued from now on arm a new wake
+                self._drain()
+            self._drain()
         finally:
             self._conn.close()
+
+    def _drain(self) -> None:
+        jobs = self._jobs
+        while jobs:
+            batch: list[_Job] = []
+            with contextlib.suppress(IndexError):
+                while len(batch) < MAX_BATCH:
+                    batch.append(jobs.popleft())
+            try:
+                self._execute(batch)
+            except BaseException as exc:  # never let the writer die with futures unresolved
+                log.error("store writer: batch of %d writes failed: %s", len(batch), exc, exc_info=exc)
+                self._failed(exc)
+                if self._conn.in_transaction:  # whatever is left of it, so the next batch can begin
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                for job in batch:
+                    if job.future is not None and not job.future.done():
+                        job.future.set_exception(exc)
 
     def _execute(self, batch: list[_Job]) -> None:
         conn = self._conn
         for job in batch:
-            job.future.set_running_or_notify_cancel()  # a cancelled future's job still runs
+            if job.future is not None:
+                job.future.set_running_or_notify_cancel()  # a cancelled future's job still runs
         outcomes: list[tuple[_Job, bool, Any]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -279,12 +309,13 @@ class Store:
                 conn.execute("ROLLBACK")
             raise
         for job, ok, value in outcomes:
-            if job.future.cancelled():
+            future = job.future
+            if future is None or future.cancelled():
                 continue
             if ok:
-                job.future.set_result(value)
+                future.set_result(value)
             else:
-                job.future.set_exception(value)
+                future.set_exception(value)
 
     # --- reads ----------------------------------------------------------------------------------
 

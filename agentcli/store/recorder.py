@@ -43,7 +43,8 @@ def split_model(model: str) -> tuple[str | None, str]:
 
 
 class StoreRecorder(MessageManager):
-    """Subscribe it to the event stream: every event becomes a queued write (`Store.submit`, never blocks).
+    """Subscribe it to the event stream: every event becomes a queued record (`Store.record`: an append,
+    committed in batches off the event loop; `Store.flush`/`close` commit whatever is queued).
 
     Subagent events arrive wrapped in `SubagentEvent`; they are unwrapped (at any nesting depth) and
     recorded as the child session's own rows. Text deltas are not stored: the finished message is.
@@ -54,7 +55,7 @@ class StoreRecorder(MessageManager):
 
     def _submit(self, job: WriteJob[None]) -> None:
         try:
-            self.store.submit(job)
+            self.store.record(job)
         except StoreClosedError:
             log.debug("store closed: event not recorded")
 

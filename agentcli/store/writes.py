@@ -353,6 +353,25 @@ def task_from_row(row: Mapping[str, Any] | sqlite3.Row) -> TaskRecord:
     return TaskRecord.model_validate(data)
 
 
+_TASK_COLUMNS = (*_TASK_FIELDS, "created_at", "pid", "pid_started")
+_UPSERT_TASK = (
+    f"INSERT INTO tasks ({', '.join(_TASK_COLUMNS)}) VALUES ({', '.join('?' * len(_TASK_COLUMNS))}) "
+    f"ON CONFLICT (task_id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in (*_TASK_FIELDS[1:], "pid", "pid_started"))
+)
+
+
+def save_task(record: TaskRecord) -> WriteJob[None]:
+    """Insert or replace a task record as it is now (`task_row`), reading nothing back: the runner's
+    writes, three per task."""
+    values = (*task_row(record), now_iso(), *own_identity())
+
+    def job(conn: sqlite3.Connection) -> None:
+        conn.execute(_UPSERT_TASK, values)
+
+    return job
+
+
 def upsert_task(record: TaskRecord | Mapping[str, Any]) -> WriteJob[TaskRecord]:
     """Insert or replace a task record; a mapping updates only its keys on the stored record.
 
@@ -367,12 +386,6 @@ def upsert_task(record: TaskRecord | Mapping[str, Any]) -> WriteJob[TaskRecord]:
         unknown = sorted(set(patch) - set(_TASK_FIELDS))
         if unknown or "task_id" not in patch:
             raise ValueError(f"not a task record: unknown fields {unknown}" if unknown else "task_id is required")
-    columns = (*_TASK_FIELDS, "created_at", "pid", "pid_started")
-    updates = ", ".join(f"{c} = excluded.{c}" for c in (*_TASK_FIELDS[1:], "pid", "pid_started"))
-    sql = (
-        f"INSERT INTO tasks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-        f"ON CONFLICT (task_id) DO UPDATE SET {updates}"
-    )
 
     def job(conn: sqlite3.Connection) -> TaskRecord:
         values = row
@@ -380,7 +393,7 @@ def upsert_task(record: TaskRecord | Mapping[str, Any]) -> WriteJob[TaskRecord]:
             old = conn.execute("SELECT * FROM tasks WHERE task_id = ?", (patch["task_id"],)).fetchone()
             base = task_from_row(old).model_dump() if old is not None else {}
             values = task_row(TaskRecord.model_validate({**base, **patch}))
-        conn.execute(sql, (*values, now, pid, started))
+        conn.execute(_UPSERT_TASK, (*values, now, pid, started))
         return task_from_row(dict(zip(_TASK_FIELDS, values, strict=True)))
 
     return job

@@ -457,7 +457,7 @@ class SubagentRunner:
         """Wait for a slot, run the child under its limits, store the record, build the parent's result."""
         record, sup = handle.record, handle.supervisor
         try:
-            if not handle.slot.held and not await self._admit(handle):
+            if not (handle.slot.held or self.limiter.try_acquire(handle.slot) or await self._admit(handle)):
                 self._finish(handle, "cancelled", None, sup.stopped[1] if sup.stopped else "cancelled")
             else:
                 record.status = "running"
@@ -588,20 +588,20 @@ class SubagentRunner:
             log.exception("event consumer failed on %s", event.kind)
 
     def _save(self, handle: TaskHandle) -> None:
-        """Queue a write of the record as it is now (`upsert_task` snapshots it)."""
+        """Queue a write of the record as it is now (`save_task` snapshots it)."""
         if self.store is not None:
-            from agentcli.store.writes import upsert_task
+            from agentcli.store.writes import save_task
 
-            self.store.submit(upsert_task(handle.record))
+            self.store.record(save_task(handle.record))
 
     async def _store_record(self, handle: TaskHandle) -> None:
         """Store the record before the parent sees the result; a store that fails (disk full) does not
         keep the result from the parent: the store remembers the failure and the run reports it."""
         if self.store is not None:
-            from agentcli.store.writes import upsert_task
+            from agentcli.store.writes import save_task
 
             try:
-                await self.store.write(upsert_task(handle.record))
+                await self.store.write(save_task(handle.record))
             except Exception as exc:
                 log.warning("task %s: record not stored: %s", handle.record.task_id, exc)
 

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -37,9 +37,11 @@ MAX_FILE_BYTES = 10 * 1024 * 1024  # bigger files are skipped
 MAX_LINE_CHARS = 500  # a longer line is cut, with "…"
 _RG_MAX_COLUMNS = 4 * MAX_LINE_CHARS  # bytes: at least MAX_LINE_CHARS characters
 _MAX_RECORD = 1 << 20  # a record longer than this means the child misbehaves
+_KEEP_BYTES = 16 << 20  # lines kept for showing, at most (past it, only the first files keep theirs)
 _STDERR_KEEP = 4096
 _OMITTED = re.compile(rb" \[\.\.\. (?:omitted end of long line|\d+ more matche?s?)\]$")
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `agentcli` package
+_TYPE = "agentcliglob"  # the file type list_files defines for its name filter
 ENGINE_ENV = "AGENTCLI_GREP_ENGINE"  # "python" forces the fallback (tests, odd platforms)
 
 
@@ -73,6 +75,7 @@ class Search:
     root: Path  # a folder, or one file
     workspace: Path
     content: bool  # lines (content mode) or counts per file
+    files_only: bool = False  # only which files match (rg stops reading a file at its first match)
     case_insensitive: bool = False
     context: int = 0
     rg_glob: str | None = None  # a pre-filter rg understands exactly as we do (the caller filters again)
@@ -113,27 +116,34 @@ def engine_name() -> str:
 
 
 def _rg_argv(rg: str, search: Search) -> tuple[list[str], Path]:
+    # Unsorted: `--sort path` would make ripgrep single-threaded; run_search puts the files in order.
     argv = [
         rg, "--no-config", "--engine", "default", "--no-require-git", "--hidden", "--no-messages",
-        "--color", "never", "--no-heading", "--with-filename", "--null", "--sort", "path",
+        "--color", "never", "--with-filename", "--null",
         "--max-filesize", str(MAX_FILE_BYTES), "--max-columns", str(_RG_MAX_COLUMNS), "--max-columns-preview",
     ]  # fmt: skip
-    for skipped in sorted(SKIP_DIRS):
-        argv += ["--glob", f"!{skipped}"]
     if search.rg_glob:
         argv += ["--glob", search.rg_glob]
+    argv += skip_globs()  # after the include glob: a later glob wins, so `*` never brings `.git` back
     if search.case_insensitive:
         argv.append("--ignore-case")
     if search.content:
-        argv += ["--line-number", "--no-context-separator"]
+        argv += ["--heading", "--line-number", "--no-context-separator"]
         if search.context:
             argv += ["--context", str(search.context)]
+    elif search.files_only:
+        argv.append("--files-with-matches")
     else:
         argv.append("--count")
     argv += ["--regexp", search.pattern]
     if search.root.is_dir():
         return argv, search.root
     return [*argv, "--", search.root.name], search.root.parent
+
+
+def skip_globs() -> list[str]:
+    """`--glob !NAME` for every folder the searches never enter."""
+    return [arg for skipped in sorted(SKIP_DIRS) for arg in ("--glob", f"!{skipped}")]
 
 
 def _worker_argv(search: Search) -> tuple[list[str], Path]:
@@ -167,8 +177,15 @@ def child_env(*, python: bool) -> dict[str, str]:
     return env
 
 
-async def run_search(search: Search, progress: Callable[[], None]) -> AsyncGenerator[Record, None]:
-    """The records of one search, streamed from the child; the child dies with the caller."""
+async def run_search(
+    search: Search, progress: Callable[[], None], keep: Callable[[str], bool], wanted: int
+) -> list[FileHits]:
+    """The hits of one search, one entry per file in path order; the child dies with the caller.
+
+    `keep(path)` drops a file (a filter rg cannot apply itself); the lines of files past the first
+    `wanted` output lines are counted, never parsed, so a search with many hits costs little more
+    than ripgrep's own run. The child runs unsorted (parallel); the files are put in order here.
+    """
     rg = find_rg()
     argv, cwd = _rg_argv(rg, search) if rg else _worker_argv(search)
     env = child_env(python=not rg)
@@ -187,16 +204,63 @@ async def run_search(search: Search, progress: Callable[[], None]) -> AsyncGener
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.ensure_future(_head(proc.stderr))
     try:
-        parse = _parse_rg if rg else _parse_worker
-        async for record in parse(proc.stdout, search.content, progress):
-            yield record
+        hits = _Hits(keep, wanted if search.content else 0)
+        if rg:
+            await _read_rg(proc.stdout, search, hits, progress)
+        else:
+            await _read_worker(proc.stdout, search.content, hits, progress)
         await proc.wait()
         err = (await stderr_task).decode("utf-8", errors="replace")
         if proc.returncode not in (0, 1) and not (rg and _benign(err)):
             raise ToolError(_error_text(search.pattern, err, rg is not None, proc.returncode))
+        return hits.in_order()
     finally:
         _kill(proc)
         stderr_task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(proc.wait())
+
+
+async def list_files(
+    root: Path, name_glob: str | None, progress: Callable[[], None], *, top_only: bool = False
+) -> list[str] | None:
+    """The files under the folder `root` as the searches see them (`rg --files`), relative to it, unordered.
+
+    `name_glob` keeps only files whose name matches (an rg type glob: it never re-includes an ignored
+    folder); `top_only` lists the folder's own files only. None when there is no rg or it failed:
+    the caller walks the tree itself.
+    """
+    rg = find_rg()
+    if rg is None:
+        return None
+    argv = [rg, "--no-config", "--no-require-git", "--hidden", "--no-messages", "--files", "--null", *skip_globs()]
+    if name_glob:
+        argv += ["--type-add", f"{_TYPE}:{name_glob}", "--type", _TYPE]
+    if top_only:
+        argv += ["--max-depth", "1"]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=root,
+            env=child_env(python=False),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=sys.platform != "win32",
+        )
+    except OSError:
+        return None
+    assert proc.stdout is not None
+    try:
+        parts = [chunk async for chunk in _chunks(proc.stdout, progress)]
+        await proc.wait()
+        data = b"".join(parts)
+        if proc.returncode not in (0, 1) and not (proc.returncode == 2 and data):  # 2 and a list: some entry unreadable
+            return None
+        text = _decode(data)
+        return (text.replace("\\", "/") if sys.platform == "win32" else text).split("\x00")[:-1]
+    finally:
+        _kill(proc)
         with contextlib.suppress(BaseException):
             await asyncio.shield(proc.wait())
 
@@ -240,72 +304,196 @@ def _error_text(pattern: str, err: str, rg: bool, code: int | None) -> str:
     return f"Grep failed: {detail[:300]}"
 
 
-async def _records(stream: asyncio.StreamReader, progress: Callable[[], None]) -> AsyncIterator[bytes]:
-    """Newline-terminated records of the child's output, each at most `_MAX_RECORD` bytes."""
-    buf = b""
-    while True:
-        chunk = await stream.read(1 << 16)
-        if not chunk:
-            if buf:
-                yield buf
+def _path_key(path: str) -> list[str]:
+    """ripgrep's `--sort path` order: folder by folder, names compared as text."""
+    return path.split("/")
+
+
+class FileHits:
+    """One file's hits: `count` lines (matching lines, or output lines in content mode) and, for files
+    among the first ones in path order, the lines themselves."""
+
+    __slots__ = ("_body", "_lines", "count", "path")
+
+    def __init__(self, path: str, count: int, body: bytes | None = None, lines: list[Line] | None = None) -> None:
+        self.path = path
+        self.count = count
+        self._body = body  # rg's raw `N:text` lines, parsed on demand
+        self._lines = lines
+
+    def lines(self) -> list[Line]:
+        """The file's output lines (content mode); empty when they were counted only."""
+        if self._lines is None:
+            self._lines = [] if self._body is None else _parse_lines(self.path, self._body)
+            self._body = None
+        return self._lines
+
+    def _sized(self) -> int:
+        return len(self._body) if self._body is not None else 0 if self._lines is None else 64 * len(self._lines)
+
+    def _drop(self) -> None:
+        self._body = self._lines = None
+
+
+class _Hits:
+    """Files as they arrive (in any order), keeping the lines of only as many files as could be shown.
+
+    Memory stays bounded: past `_KEEP_BYTES` of kept lines, the files that sort after the first
+    `wanted` lines lose their lines (their counts stay), and later files past that point keep none.
+    """
+
+    def __init__(self, keep: Callable[[str], bool], wanted: int) -> None:
+        self.keep = keep
+        self.wanted = wanted
+        self.files: list[FileHits] = []
+        self._bytes = 0
+        self._cut: list[str] | None = None  # files sorting after this path keep no lines
+
+    def add(self, hit: FileHits) -> None:
+        if not self.keep(hit.path):
             return
+        if self.wanted <= 0 or (self._cut is not None and _path_key(hit.path) > self._cut):
+            hit._drop()
+        self.files.append(hit)
+        self._bytes += hit._sized()
+        if self._bytes > _KEEP_BYTES:
+            self._prune()
+
+    def _prune(self) -> None:
+        self.files.sort(key=lambda h: _path_key(h.path))
+        seen = kept = 0
+        for hit in self.files:
+            if seen >= self.wanted:
+                hit._drop()
+            else:
+                seen += hit.count
+                kept += hit._sized()
+                self._cut = _path_key(hit.path)
+        self._bytes = kept
+
+    def in_order(self) -> list[FileHits]:
+        self.files.sort(key=lambda h: _path_key(h.path))
+        return self.files
+
+
+async def _chunks(stream: asyncio.StreamReader, progress: Callable[[], None]) -> AsyncIterator[bytes]:
+    """The child's output in chunks, each ending at a record boundary `sep` cannot split (the caller splits)."""
+    while chunk := await stream.read(1 << 18):
         progress()
-        buf += chunk
-        start = 0
-        while (end := buf.find(b"\n", start)) != -1:
-            yield buf[start:end]
-            start = end + 1
-        buf = buf[start:]
-        if len(buf) > _MAX_RECORD:
+        yield chunk
+
+
+async def _read_rg(stream: asyncio.StreamReader, search: Search, hits: _Hits, progress: Callable[[], None]) -> None:
+    """rg's output: `path NUL` (files), `path NUL count LF` (count), or per file `path NUL lines` blocks
+    separated by an empty line (`--heading` content); a path may hold a newline."""
+    pending = b""
+    async for chunk in _chunks(stream, progress):
+        data = pending + chunk
+        if search.content:
+            cut = data.rfind(b"\n\n")
+            done, pending = (data[:cut], data[cut + 2 :]) if cut != -1 else (b"", data)
+            if done:
+                _rg_blocks(done, hits)
+        elif search.files_only:
+            cut = data.rfind(b"\x00")
+            done, pending = data[: cut + 1], data[cut + 1 :]
+            for raw in done.split(b"\x00")[:-1]:
+                hits.add(FileHits(_path(raw), 1))
+        else:
+            cut = data.rfind(b"\n")
+            done, pending = data[: cut + 1], data[cut + 1 :]
+            _rg_counts(done, hits)
+        if len(pending) > _MAX_RECORD and not search.content:
             raise ToolError("Grep failed: the search printed a line longer than 1 MiB")
+    if pending:
+        if search.content:
+            _rg_blocks(pending.rstrip(b"\n"), hits)
+        elif search.files_only:
+            hits.add(FileHits(_path(pending.rstrip(b"\x00")), 1))
+        else:
+            _rg_counts(pending, hits)
 
 
-async def _parse_rg(stream: asyncio.StreamReader, content: bool, progress: Callable[[], None]) -> AsyncIterator[Record]:
-    """`path NUL number(:|-)text` (content) or `path NUL count` records; a path may hold a newline."""
-    pending = b""  # a path with a newline in it arrives in pieces
-    async for raw in _records(stream, progress):
-        raw = pending + raw
-        nul = raw.find(b"\x00")
+def _rg_blocks(data: bytes, hits: _Hits) -> None:
+    carry = b""
+    for block in data.split(b"\n\n"):
+        block = carry + block
+        nul = block.find(b"\x00")
+        if nul == -1:  # a path with an empty line in it: the rest of the block follows
+            carry = block + b"\n\n"
+            continue
+        carry = b""
+        body = block[nul + 1 :]
+        hits.add(FileHits(_path(block[:nul]), body.count(b"\n") + 1, body=body))
+
+
+def _rg_counts(data: bytes, hits: _Hits) -> None:
+    carry = b""
+    for raw in data.split(b"\n"):
+        raw = carry + raw
+        nul = raw.rfind(b"\x00")
         if nul == -1:
-            pending = raw + b"\n"
-            if len(pending) > _MAX_RECORD:
-                raise ToolError("Grep failed: unreadable ripgrep output")
+            carry = raw + b"\n" if raw else b""
             continue
-        pending = b""
-        path = _decode(raw[:nul])
-        if sys.platform == "win32":
-            path = path.replace("\\", "/")
-        rest = raw[nul + 1 :]
-        if not content:
-            with contextlib.suppress(ValueError):
-                yield Count(path, int(rest))
-            continue
-        match = re.match(rb"(\d+)([:-])", rest)
+        carry = b""
+        with contextlib.suppress(ValueError):
+            hits.add(FileHits(_path(raw[:nul]), int(raw[nul + 1 :])))
+
+
+_LINE = re.compile(rb"(\d+)([:-])")
+
+
+def _parse_lines(path: str, body: bytes) -> list[Line]:
+    """rg's `N:text` (match) / `N-text` (context) lines of one file."""
+    out: list[Line] = []
+    for raw in body.split(b"\n"):
+        match = _LINE.match(raw)
         if match is None:
             continue
-        body = rest[match.end() :]
-        cut = _OMITTED.search(body) is not None
+        text_bytes = raw[match.end() :]
+        cut = _OMITTED.search(text_bytes) is not None
         if cut:
-            body = _OMITTED.sub(b"", body)
-        text = _decode(body).rstrip("\r")
+            text_bytes = _OMITTED.sub(b"", text_bytes)
+        text = _decode(text_bytes).rstrip("\r")
         if len(text) > MAX_LINE_CHARS:
             text, cut = text[:MAX_LINE_CHARS], True
-        yield Line(path, int(match.group(1)), match.group(2) == b":", text, cut)
+        out.append(Line(path, int(match.group(1)), match.group(2) == b":", text, cut))
+    return out
 
 
-async def _parse_worker(
-    stream: asyncio.StreamReader, content: bool, progress: Callable[[], None]
-) -> AsyncIterator[Record]:
-    """JSON lines: `{"p", "n", "m", "t", "c"}` (content) or `{"p", "k"}` (count)."""
-    async for raw in _records(stream, progress):
-        try:
-            item = json.loads(raw)
-        except ValueError:
-            continue
-        if "k" in item:
-            yield Count(item["p"], item["k"])
-        else:
-            yield Line(item["p"], item["n"], item["m"], item["t"], item["c"])
+def _path(raw: bytes) -> str:
+    path = _decode(raw)
+    return path.replace("\\", "/") if sys.platform == "win32" else path
+
+
+async def _read_worker(
+    stream: asyncio.StreamReader, content: bool, hits: _Hits, progress: Callable[[], None]
+) -> None:
+    """JSON lines, in path order: `{"p", "n", "m", "t", "c"}` (content) or `{"p", "k"}` (count)."""
+    current: FileHits | None = None
+    pending = b""
+    async for chunk in _chunks(stream, progress):
+        data = pending + chunk
+        cut = data.rfind(b"\n")
+        done, pending = data[: cut + 1], data[cut + 1 :]
+        if len(pending) > _MAX_RECORD:
+            raise ToolError("Grep failed: the search printed a line longer than 1 MiB")
+        for raw in done.split(b"\n"):
+            try:
+                item = json.loads(raw)
+            except ValueError:
+                continue
+            if "k" in item:
+                hits.add(FileHits(item["p"], item["k"]))
+                continue
+            if current is None or current.path != item["p"]:
+                if current is not None:
+                    hits.add(current)
+                current = FileHits(item["p"], 0, lines=[])
+            current.count += 1
+            current.lines().append(Line(item["p"], item["n"], item["m"], item["t"], item["c"]))
+    if current is not None:
+        hits.add(current)
 
 
 def _decode(data: bytes) -> str:

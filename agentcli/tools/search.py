@@ -9,7 +9,7 @@ call is cancelled or runs out of time, and skips binary files and files over 10 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -91,18 +91,7 @@ class GlobTool(Tool[GlobArgs]):
         regex = compile_glob(pattern)
         workspace = ctx.workspace.resolve()
 
-        def work(stop: threading.Event, tick: Callable[[], None]) -> str:
-            walk = Walk(workspace, root, stop, tick, progress_every=_PROGRESS_EVERY)
-            found: list[tuple[float, str]] = []
-            try:
-                for path, rel in walk.files():  # the walk checks `stop` at every entry
-                    if regex.fullmatch(path.relative_to(root).as_posix()):
-                        try:
-                            found.append((path.stat().st_mtime, rel))
-                        except OSError:
-                            continue
-            except Stopped:
-                return ""  # cancelled or past the deadline: nobody reads this
+        def report(found: list[tuple[float, str]]) -> str:
             if not found:
                 return f"No files match {args.pattern}" + (f" in {root_rel}" if root_rel != "." else "")
             found.sort(key=lambda item: (-item[0], item[1]))
@@ -115,7 +104,59 @@ class GlobTool(Tool[GlobArgs]):
                 )
             return text
 
+        name = _name_glob(pattern)
+        # `NAME` (this folder's files) and `**/NAME` are exactly what rg lists: no second match here.
+        exact = name is not None and pattern in (name, "**/" + name)
+        listed = await grep_engine.list_files(root, name, ctx.progress, top_only=exact and pattern == name)
+        if listed is not None:
+            prefix = "" if root_rel == "." else root_rel + "/"
+
+            def dated(stop: threading.Event, tick: Callable[[], None]) -> str:
+                found: list[tuple[float, str]] = []
+                base = str(root) + os.sep
+                stat = os.stat
+                for rel in listed if exact else filter(regex.fullmatch, listed):
+                    if stop.is_set():
+                        return ""
+                    try:
+                        found.append((stat(base + rel).st_mtime, prefix + rel))
+                    except OSError:
+                        continue
+                return report(found)
+
+            return ToolResult(await _in_thread(ctx, dated))
+
+        def work(stop: threading.Event, tick: Callable[[], None]) -> str:
+            walk = Walk(workspace, root, stop, tick, progress_every=_PROGRESS_EVERY)
+            found: list[tuple[float, str]] = []
+            try:
+                for path, rel in walk.files():  # the walk checks `stop` at every entry
+                    if regex.fullmatch(path.relative_to(root).as_posix()):
+                        try:
+                            found.append((path.stat().st_mtime, rel))
+                        except OSError:
+                            continue
+            except Stopped:
+                return ""  # cancelled or past the deadline: nobody reads this
+            return report(found)
+
         return ToolResult(await _in_thread(ctx, work))
+
+
+def _name_glob(pattern: str) -> str | None:
+    """The part of a Glob pattern that a file's name must match, as an rg glob (None: no such filter)."""
+    depth = cut = 0
+    for at, ch in enumerate(pattern):
+        depth += 1 if ch == "{" else -1 if ch == "}" else 0
+        if ch == "/":
+            if depth:
+                return None  # `{a/b,c}`: alternatives across folders
+            cut = at + 1
+    name = pattern[cut:]
+    if not name or "**" in name or ",}" in name or "{," in name or "{}" in name:
+        return None
+    glob = _rg_glob(name)
+    return glob if glob == name else None
 
 
 OutputMode = Literal["content", "files_with_matches", "count"]
@@ -172,6 +213,7 @@ class GrepTool(Tool[GrepArgs]):
             root=root,
             workspace=ctx.workspace.resolve(),
             content=args.output_mode == "content",
+            files_only=args.output_mode == "files_with_matches",
             case_insensitive=args.case_insensitive,
             context=args.context if args.output_mode == "content" else 0,
             rg_glob=_rg_glob(args.include) if args.include else None,
@@ -228,35 +270,39 @@ async def _collect(
     progress: Callable[[], None],
     hidden: Callable[[str], bool] = lambda rel: False,
 ) -> str:
-    """Read the engine's records into Grep's text: results, group separators, the head-limit note."""
+    """Read the engine's hits into Grep's text: results, group separators, the head-limit note."""
     limit = args.head_limit
+
+    def rel_of(path: str) -> str:
+        return prefix + path if prefix or root_rel == "." else root_rel
+
+    def keep(path: str) -> bool:
+        return kept(path) and not hidden(rel_of(path))
+
+    files = await grep_engine.run_search(search, progress, keep, limit)
     results: list[str] = []
-    shown = total_results = files_matched = total_hits = 0
-    last: tuple[str, int] | None = None
-    records = grep_engine.run_search(search, progress)
-    async with contextlib.aclosing(records):  # however this ends, the child is killed and reaped
-        async for record in records:
-            if not kept(record.path):
-                continue
-            rel = prefix + record.path if prefix or root_rel == "." else root_rel
-            if hidden(rel):
-                continue
-            if isinstance(record, grep_engine.Count):
-                files_matched += 1
-                total_hits += record.count
-                entry = rel if args.output_mode == "files_with_matches" else f"{rel}:{record.count}"
-            else:
-                new_group = last is not None and (last[0] != rel or record.number > last[1] + 1)
-                if args.context and new_group and shown < limit:
-                    results.append("--")  # group separator, not a result
-                last = (rel, record.number)
-                sep = ":" if record.is_match else "-"
-                entry = f"{rel}{sep}{record.number}{sep}{record.text}" + ("…" if record.cut else "")
-            total_results += 1
-            if shown < limit:
-                results.append(entry)
-                shown += 1
-    return _grep_report(args, results, total_results, files_matched, total_hits, root_rel)
+    shown = total_results = total_hits = 0
+    for hit in files:
+        rel = rel_of(hit.path)
+        total_results += 1 if search.files_only or not search.content else hit.count
+        total_hits += hit.count
+        if shown >= limit:
+            continue
+        if not search.content:
+            results.append(rel if search.files_only else f"{rel}:{hit.count}")
+            shown += 1
+            continue
+        last = -1
+        for line in hit.lines():
+            if shown >= limit:
+                break
+            if args.context and results and (last == -1 or line.number > last + 1):
+                results.append("--")  # group separator (new file or a gap), not a result
+            last = line.number
+            sep = ":" if line.is_match else "-"
+            results.append(f"{rel}{sep}{line.number}{sep}{line.text}" + ("…" if line.cut else ""))
+            shown += 1
+    return _grep_report(args, results, total_results, len(files), total_hits, root_rel)
 
 
 _RG_SAFE_GLOB = re.compile(r"[\w.\-/*?{},@+ ]+")

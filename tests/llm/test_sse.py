@@ -28,3 +28,21 @@ async def test_comments_ids_and_retries_are_skipped_and_names_kept() -> None:
 async def test_an_event_left_unterminated_at_the_end_is_dropped() -> None:
     # a cut stream: the last event never got its blank line, so it never happened
     assert await _events("data: one", "", "data: [DONE]") == [ServerEvent(None, "one")]
+
+
+async def test_anthropic_lines_split_bytes_at_any_chunk_boundary() -> None:
+    from agentcli.llm.anthropic import _lines
+
+    async def chunks(parts: list[bytes]) -> AsyncIterator[bytes]:
+        for part in parts:
+            yield part
+
+    async def lines(parts: list[bytes]) -> list[str]:
+        return [line async for line in _lines(chunks(parts))]
+
+    whole = b"event: a\r\ndata: \xc3\xa9\r\n\r\nevent: b\rdata: x\r\rdata: y\n\n"
+    expected = ["event: a", "data: é", "", "event: b", "data: x", "", "data: y", ""]
+    assert await lines([whole]) == expected
+    for cut in range(1, len(whole)):  # a `\r\n`, or a character's two bytes, split between chunks
+        assert await lines([whole[:cut], whole[cut:]]) == expected
+    assert await lines([b"data: end"]) == ["data: end"]

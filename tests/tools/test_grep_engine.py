@@ -218,3 +218,67 @@ async def test_binary_files_are_left_out_on_both_engines(engine: str, ctx: ToolC
     write(workspace, "a.txt", "needle\n")
     assert (await grep(ctx, pattern="needle")).content == "a.txt"
     assert (await grep(ctx, pattern="needle", output_mode="count")).content.splitlines()[0] == "a.txt:1"
+
+
+async def glob(ctx: ToolContext, **raw: Any) -> ToolResult:
+    return await TOOLS["Glob"].run(TOOLS["Glob"].parse(raw), ctx)
+
+
+async def test_nested_gitignore_with_negation_for_glob_and_grep(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    write(workspace, ".gitignore", "*.gen\nbuild/\n")
+    write(workspace, "app/.gitignore", "*.txt\n!keep.txt\n")
+    write(workspace, "app/deep/.gitignore", "!*.gen\n")
+    for rel in ["a.gen", "app/b.gen", "app/deep/c.gen", "app/x.txt", "app/keep.txt", "app/deep/y.txt", "top.txt",
+                "build/build", "build/sub/build", "app/build/z.txt"]:
+        write(workspace, rel, "needle\n")
+    expected = ["app/deep/c.gen", "app/keep.txt", "top.txt"]
+    ignore_files = [".gitignore", "app/.gitignore", "app/deep/.gitignore"]
+    assert sorted((await glob(ctx, pattern="**/*")).content.splitlines()) == sorted(expected + ignore_files)
+    assert (await grep(ctx, pattern="needle")).content.splitlines() == expected
+    assert (await glob(ctx, pattern="**/build")).content.startswith("No files match")  # no way in through a name
+    assert (await glob(ctx, pattern="app/**/*.gen")).content == "app/deep/c.gen"
+    assert (await glob(ctx, pattern="*.txt")).content == "top.txt"  # this folder's own files only
+
+
+async def test_glob_orders_newest_first_then_by_path(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    for rel, mtime in [("b/x.py", 100), ("a/y.py", 100), ("c.py", 300), ("a/z.txt", 400)]:
+        os.utime(write(workspace, rel, ""), (mtime, mtime))
+    assert (await glob(ctx, pattern="**/*.py")).content.splitlines() == ["c.py", "a/y.py", "b/x.py"]
+    assert (await glob(ctx, pattern="{a,b}/*")).content.splitlines() == ["a/z.txt", "a/y.py", "b/x.py"]
+    assert (await glob(ctx, pattern="*.py", path="a")).content == "a/y.py"
+
+
+async def test_results_come_in_path_order_folder_by_folder(engine: str, ctx: ToolContext, workspace: Path) -> None:
+    for rel in ["a-b.txt", "a/x.txt", "a/b/c.txt", "B.txt", "a.txt"]:
+        write(workspace, rel, "needle\nneedle\n")
+    order = ["B.txt", "a/b/c.txt", "a/x.txt", "a-b.txt", "a.txt"]  # rg --sort path: names compared per folder
+    assert (await grep(ctx, pattern="needle")).content.splitlines() == order
+    lines = (await grep(ctx, pattern="needle", output_mode="content", head_limit=3)).content.splitlines()
+    assert lines[:3] == ["B.txt:1:needle", "B.txt:2:needle", "a/b/c.txt:1:needle"]
+    assert "(Showing the first 3 of 10 lines;" in lines[-1]
+
+
+async def test_many_hits_keep_only_what_is_shown(
+    engine: str, ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(grep_engine, "_KEEP_BYTES", 2048)  # prune early: the first files still show whole
+    for n in range(40):
+        write(workspace, f"f{n:02d}.txt", "".join(f"needle {k}\n" for k in range(30)))
+    result = await grep(ctx, pattern="needle", output_mode="content", head_limit=45)
+    lines = result.content.splitlines()
+    assert lines[0] == "f00.txt:1:needle 0" and lines[44] == "f01.txt:15:needle 14"
+    assert "(Showing the first 45 of 1200 lines;" in result.content
+    counted = await grep(ctx, pattern="needle", output_mode="count", head_limit=2)
+    assert counted.content.splitlines()[:2] == ["f00.txt:30", "f01.txt:30"]
+    assert "1200 matching lines in 40 files" in counted.content
+
+
+async def test_an_include_glob_never_brings_skipped_folders_back(
+    engine: str, ctx: ToolContext, workspace: Path
+) -> None:
+    write(workspace, ".git/config", "needle\n")
+    write(workspace, "node_modules/m/x.js", "needle\n")
+    write(workspace, "src/a.js", "needle\n")
+    assert (await grep(ctx, pattern="needle", include="*")).content == "src/a.js"
+    assert (await grep(ctx, pattern="needle", include="**/*.js")).content == "src/a.js"
+    assert (await glob(ctx, pattern="**/*")).content == "src/a.js"
