@@ -25,6 +25,7 @@ from agentcli.llm.base import (
     Usage,
 )
 from agentcli.status import RunStatus, TaskStatus
+from agentcli.tools.mcp_names import server_of
 
 #: A run's status as the result line's `subtype` (Claude Code's names; the rest are execution errors).
 RESULT_SUBTYPES: dict[str, str] = {
@@ -70,7 +71,10 @@ def init_line(session_id: str, *, cwd: str, model: str, tools: list[str], agents
     """The first line: `{"type": "system", "subtype": "init", ...}`."""
     line: dict[str, Any] = {
         "type": "system", "subtype": "init", "uuid": new_uuid(), "session_id": session_id,
-        "cwd": cwd, "model": model, "tools": tools, "mcp_servers": [],
+        "cwd": cwd, "model": model, "tools": tools,
+        # The servers whose tools the agent is offered: they started and listed them (one that failed is a notice).
+        "mcp_servers": [{"name": name, "status": "connected"}
+                        for name in sorted({server_of(tool) or "" for tool in tools} - {""})],
     }
     if agents is not None:
         line["agents"] = agents

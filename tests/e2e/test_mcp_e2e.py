@@ -67,11 +67,14 @@ def test_main_agent_calls_a_real_mcp_server_from_mcp_json(tmp_path: Path) -> Non
              reply=Reply(text="It is a fine day in UTC.")),
     ])
     with FakeLLMServer(script) as server:
-        proc = run_cli(["run", "--trust", "--output-format", "json", "--cwd", str(ws), "what time is it?"],
+        proc = run_cli(["run", "--trust", "--output-format", "stream-json", "--cwd", str(ws), "what time is it?"],
                        cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     server.assert_done()
+    init = json.loads(proc.stdout.splitlines()[0])
+    assert init["subtype"] == "init" and init["mcp_servers"] == [{"name": "time", "status": "connected"}]
+    assert TOOL in init["tools"]
     result = last_json(proc.stdout)
     assert result["result"] == "It is a fine day in UTC."
     answer = str(server.requests[-1].body["messages"][-1])
