@@ -106,7 +106,8 @@ class StoreRecorder(MessageManager):
 
     def on_usage(self, event: UsageEvent) -> None:
         """One request's usage, into the ledger and the session's totals."""
-        self._submit(add_usage(event.session_id, event.provider, event.model, event.usage, event.cost_usd))
+        self._submit(add_usage(event.session_id, event.provider, event.model, event.usage, event.cost_usd,
+                               estimated=event.estimated))
 
     def on_compaction(self, event: CompactionEvent) -> None:
         """A summary compaction is recorded (a resumed session starts from it); pruning changes no row."""

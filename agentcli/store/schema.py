@@ -201,9 +201,14 @@ def _v5(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def _v6(conn: sqlite3.Connection) -> None:
+    """A usage row counted from what streamed before its request was cut off (no provider count): 1."""
+    conn.execute("ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0")
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6]
 
 
 def schema_version() -> int:

@@ -278,9 +278,10 @@ def add_hook_run(event: HookRunEvent) -> WriteJob[None]:
 
 
 def add_usage(
-    session_id: str, provider: str, model: str, usage: Usage, cost_usd: float | None = None
+    session_id: str, provider: str, model: str, usage: Usage, cost_usd: float | None = None, estimated: bool = False
 ) -> WriteJob[None]:
-    """One request's usage: a ledger row, added to the session's running totals (cost None = unknown)."""
+    """One request's usage: a ledger row, added to the session's running totals (cost None = unknown;
+    `estimated`: counted from what streamed before the request was cut off)."""
     now = now_iso()
     tokens = (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
 
@@ -288,9 +289,9 @@ def add_usage(
         _ensure_session(conn, session_id, now)
         conn.execute(
             """INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens, cache_read_tokens,
-                                  cache_write_tokens, reasoning_tokens, cost_usd, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (session_id, provider, model, *tokens, usage.reasoning_tokens, cost_usd, now),
+                                  cache_write_tokens, reasoning_tokens, cost_usd, estimated, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (session_id, provider, model, *tokens, usage.reasoning_tokens, cost_usd, int(estimated), now),
         )
         conn.execute(
             """UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,

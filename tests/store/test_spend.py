@@ -132,5 +132,16 @@ def test_a_v2_database_gains_reasoning_tokens_and_keeps_its_usage(
     assert spent is not None
     _close(spent.own, SpendSums(input_tokens=13, output_tokens=12, reasoning_tokens=4, cost_usd=0.75, requests=2))
     conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.schema_version() == 5
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.schema_version() == 6
     conn.close()
+
+
+async def test_a_usage_estimated_from_a_cut_off_stream_is_stored_as_estimated(store: Store) -> None:
+    recorder = StoreRecorder(store)
+    counted = UsageEvent(session_id="ses_est", provider="anthropic", model="m", input_tokens=10, output_tokens=5)
+    recorder(counted)
+    recorder(counted.model_copy(update={"estimated": True, "output_tokens": 3}))
+    await store.flush()
+    with sqlite3.connect(store.path) as conn:
+        rows = conn.execute("SELECT output_tokens, estimated FROM usage WHERE session_id = 'ses_est' ORDER BY id")
+        assert rows.fetchall() == [(5, 0), (3, 1)]
