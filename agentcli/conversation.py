@@ -25,7 +25,7 @@ from agentcli.agent.session import Session
 from agentcli.events import EventBus
 from agentcli.llm.base import Message, Provider, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
-from agentcli.llm.prices import cost_usd
+from agentcli.llm.prices import context_window, cost_usd
 from agentcli.prompts import project_instructions, render_system_prompt
 from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.registry import AgentRegistry
@@ -127,6 +127,8 @@ class Conversation:
         self._turn: asyncio.Task[RunOutcome] | None = None
         self.budget: SessionBudget | None = None  # [budget] of this session tree, once prepared
         self._drop_budget: Callable[[], None] = lambda: None
+        self._after_send: Callable[[], None] | None = None  # prepare(in_thread=False): see there
+        self._warming: asyncio.Task[None] | None = None
 
     @classmethod
     def open(
@@ -189,14 +191,30 @@ class Conversation:
     def _load_provider(self) -> Provider:
         """Import the SDK and build its client; warm the price table too (its first lookup takes ~0.1 s)."""
         provider = self.pool.get(self.model)
-        cost_usd(self.model.provider, self.model.model, Usage())
+        self._warm_prices()
         return provider
 
-    async def prepare(self) -> None:
-        """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread."""
+    async def _warm_after_send(self, on_sent: Callable[[], None]) -> None:
+        on_sent()
+        await asyncio.to_thread(self._warm_prices)
+
+    def _warm_prices(self) -> None:
+        """Load the price and model table (both the cost and the context window of the model read it)."""
+        cost_usd(self.model.provider, self.model.model, Usage())
+        context_window(self.model.provider, self.model.model)
+
+    async def prepare(self, *, in_thread: bool = True, on_sent: Callable[[], None] | None = None) -> None:
+        """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread, so a UI can
+        paint meanwhile. Without `in_thread` (a one-shot: nothing to paint) it runs here, and once the first
+        turn has started (its request is going out) `on_sent` is called and the price table loaded in a worker
+        thread, while the model answers."""
         if self._loop is not None:
             return
-        provider = await asyncio.to_thread(self._load_provider)
+        if in_thread:
+            provider = await asyncio.to_thread(self._load_provider)
+        else:
+            provider = self.pool.get(self.model)
+            self._after_send = on_sent or (lambda: None)
         context = self.runner.tool_context(self.session)
         self._loop = AgentLoop(
             self.session,
@@ -238,6 +256,9 @@ class Conversation:
         if reason := self.budget.exceeded():  # spent: no request goes out until a new session (`clear`)
             return RunOutcome("budget_exceeded", "", 0, f"the session is over its budget: {reason}")
         self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
+        if self._after_send is not None:  # a task: it runs once the turn has yielded, its request on its way
+            self._warming = asyncio.create_task(self._warm_after_send(self._after_send), name="warm-prices")
+            self._after_send = None
         try:
             return await turn
         except asyncio.CancelledError:
@@ -429,6 +450,8 @@ class Conversation:
         try:
             await self.runner.aclose()
             await self.pool.aclose()
+            if self._warming is not None:
+                await asyncio.gather(self._warming, return_exceptions=True)  # its thread is done before the end
             if self.store is not None:
                 try:
                     await self.store.flush()
