@@ -1,0 +1,43 @@
+"""Ending the process at once: after the last answer, once every record is flushed and closed.
+
+The interpreter's own teardown (freeing every module of the SDKs, the TUI and pydantic) takes 0.2-0.3 s
+after the work is done. The one-shot run and the TUI call `ready()` when their conversation is closed:
+the store committed and closed, SDK clients closed, subagents and tool processes stopped. The process
+entry (`agentcli.cli.entry`) then ends with `finish()`: standard output and error flushed, log handlers
+flushed and closed, and `os._exit` with the exit code. Without `ready()` (every other command, or
+anything that went wrong before it), the exit is Python's ordinary one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import threading
+from typing import NoReturn
+
+_ready = False
+
+
+def ready() -> None:
+    """Everything this process writes is flushed and closed: the fast exit may skip the interpreter's teardown."""
+    global _ready
+    _ready = True
+
+
+def fast_exit_allowed() -> bool:
+    """`ready()` was called and no other thread is still running (its work would be cut short)."""
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    return _ready and not others
+
+
+def finish(code: str | int | None) -> NoReturn:
+    """End the process with `code` (a `SystemExit` code): at once when `fast_exit_allowed()`, else as usual."""
+    if isinstance(code, str) or not fast_exit_allowed():
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # a closed pipe, a detached stream
+            stream.flush()
+    logging.shutdown()  # what the interpreter would do at exit: flush and close every handler
+    os._exit(code or 0)
