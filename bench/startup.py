@@ -117,6 +117,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--skip-help", action="store_true", help="only the one-shot figures")
+    parser.add_argument("--baseline-python", metavar="PYTHON",
+                        help="also run `PYTHON -m agentcli run` (e.g. another checkout's venv) in the same rounds")
     args = parser.parse_args()
     if not args.skip_help:
         help_figures(args.runs)
@@ -125,6 +127,8 @@ def main() -> None:
         "floor": [py, "-c", BARE],
         "agentcli": [py, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"],
     }
+    if args.baseline_python:
+        commands["baseline"] = [args.baseline_python, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"]
     script = Script(steps=[Step(match=Match(), reply=Reply(text="ok"), times=None, optional=True)])
     with tempfile.TemporaryDirectory() as tmp:
         samples = interleaved(commands, args.runs, Path(tmp), script)
@@ -134,8 +138,11 @@ def main() -> None:
     for name, rows in samples.items():
         print(f"  {name:<10} {median([s.first_request for s in rows]):16.1f} ms "
               f"{median([s.exit_after_answer for s in rows]):15.1f} ms {median([s.wall for s in rows]):6.0f} ms")
-    ratio = median([o.first_request / f.first_request for o, f in zip(ours, floor, strict=True)])
-    print(f"  start -> first request: agentcli / floor = {ratio:.3f} (median of per-round ratios; target <= 1.05)")
+    for name, rows in samples.items():
+        if name != "floor":
+            ratio = median([o.first_request / f.first_request for o, f in zip(rows, floor, strict=True)])
+            print(f"  start -> first request: {name} / floor = {ratio:.3f} (median of per-round ratios; "
+                  "target <= 1.05)")
     print(f"  last answer -> exit: agentcli {median([s.exit_after_answer for s in ours]):.0f} ms "
           f"(target <= 100 ms), floor {median([s.exit_after_answer for s in floor]):.0f} ms")
 
