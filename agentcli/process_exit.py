@@ -11,10 +11,8 @@ anything that went wrong before it), the exit is Python's ordinary one.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
-import threading
 from typing import NoReturn
 
 _ready = False
@@ -28,8 +26,12 @@ def ready() -> None:
 
 def fast_exit_allowed() -> bool:
     """`ready()` was called and no other thread is still running (its work would be cut short)."""
+    if not _ready:
+        return False
+    import threading
+
     others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
-    return _ready and not others
+    return not others
 
 
 def finish(code: str | int | None) -> NoReturn:
@@ -39,5 +41,7 @@ def finish(code: str | int | None) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError, AttributeError):  # a closed pipe, a detached stream
             stream.flush()
+    import logging
+
     logging.shutdown()  # what the interpreter would do at exit: flush and close every handler
     os._exit(code or 0)
