@@ -25,8 +25,9 @@ def ready() -> None:
 
 
 def fast_exit_allowed() -> bool:
-    """`ready()` was called and no other thread is still running (its work would be cut short)."""
-    if not _ready:
+    """`ready()` was called, no other thread is still running (its work would be cut short), and no profiler,
+    debugger or coverage tracer is watching (it writes its results at the ordinary exit)."""
+    if not _ready or sys.getprofile() is not None or sys.gettrace() is not None:
         return False
     import threading
 

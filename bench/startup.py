@@ -1,7 +1,7 @@
 """Start-up and exit figures: `agentcli --help`, each SDK's import cost, and a one-shot's two ends beside
 the floor, a bare script that imports the anthropic SDK and sends one streamed request.
 
-Run: python bench/startup.py [--runs 10] [--skip-help]
+Run: python bench/startup.py [--runs 10] [--skip-help] [--latency-ms 300] [--baseline-python PYTHON]
 All figures come from this one run, on this machine, so they can be compared with each other.
 The floor and `agentcli run` are run interleaved (alternating which goes first), each against its own
 fake server process, and medians are printed:
@@ -117,6 +117,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--skip-help", action="store_true", help="only the one-shot figures")
+    parser.add_argument("--latency-ms", type=int, default=300,
+                        help="the fake model's time to answer (default 300, as in issue 14's comparison)")
     parser.add_argument("--baseline-python", metavar="PYTHON",
                         help="also run `PYTHON -m agentcli run` (e.g. another checkout's venv) in the same rounds")
     args = parser.parse_args()
@@ -129,11 +131,13 @@ def main() -> None:
     }
     if args.baseline_python:
         commands["baseline"] = [args.baseline_python, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"]
-    script = Script(steps=[Step(match=Match(), reply=Reply(text="ok"), times=None, optional=True)])
+    script = Script(steps=[Step(match=Match(), reply=Reply(text="ok"), times=None, optional=True,
+                                latency_ms=args.latency_ms)])
     with tempfile.TemporaryDirectory() as tmp:
         samples = interleaved(commands, args.runs, Path(tmp), script)
     floor, ours = samples["floor"], samples["agentcli"]
-    print(f"one-shot, medians of {args.runs} interleaved runs (floor: import anthropic, one streamed request)")
+    print(f"one-shot, medians of {args.runs} interleaved runs, model answers in {args.latency_ms} ms "
+          "(floor: import anthropic, one streamed request)")
     print(f"  {'':<10} {'start->1st request':>19} {'last answer->exit':>18} {'wall':>9}")
     for name, rows in samples.items():
         print(f"  {name:<10} {median([s.first_request for s in rows]):16.1f} ms "
