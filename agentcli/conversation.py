@@ -128,7 +128,7 @@ class Conversation:
         self.budget: SessionBudget | None = None  # [budget] of this session tree, once prepared
         self._drop_budget: Callable[[], None] = lambda: None
         self._after_send: Callable[[], None] | None = None  # prepare(in_thread=False): see there
-        self._warming: asyncio.Task[None] | None = None
+        self._sent: asyncio.Task[None] | None = None
 
     @classmethod
     def open(
@@ -194,20 +194,20 @@ class Conversation:
         self._warm_prices()
         return provider
 
-    async def _warm_after_send(self, on_sent: Callable[[], None]) -> None:
-        on_sent()
-        await asyncio.to_thread(self._warm_prices)
-
     def _warm_prices(self) -> None:
         """Load the price and model table (both the cost and the context window of the model read it)."""
         cost_usd(self.model.provider, self.model.model, Usage())
         context_window(self.model.provider, self.model.model)
 
+    @staticmethod
+    async def _after_first_send(on_sent: Callable[[], None]) -> None:
+        on_sent()
+
     async def prepare(self, *, in_thread: bool = True, on_sent: Callable[[], None] | None = None) -> None:
         """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread, so a UI can
-        paint meanwhile. Without `in_thread` (a one-shot: nothing to paint) it runs here, and once the first
-        turn has started (its request is going out) `on_sent` is called and the price table loaded in a worker
-        thread, while the model answers."""
+        paint meanwhile. Without `in_thread` (a one-shot: nothing to paint) it runs here, the price table loads
+        on first use (after the first answer, not before the first request), and `on_sent` is called once the
+        first turn has started (its request is going out)."""
         if self._loop is not None:
             return
         if in_thread:
@@ -257,7 +257,7 @@ class Conversation:
             return RunOutcome("budget_exceeded", "", 0, f"the session is over its budget: {reason}")
         self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
         if self._after_send is not None:  # a task: it runs once the turn has yielded, its request on its way
-            self._warming = asyncio.create_task(self._warm_after_send(self._after_send), name="warm-prices")
+            self._sent = asyncio.create_task(self._after_first_send(self._after_send), name="after-first-send")
             self._after_send = None
         try:
             return await turn
@@ -450,8 +450,8 @@ class Conversation:
         try:
             await self.runner.aclose()
             await self.pool.aclose()
-            if self._warming is not None:
-                await asyncio.gather(self._warming, return_exceptions=True)  # its thread is done before the end
+            if self._sent is not None:
+                await asyncio.gather(self._sent, return_exceptions=True)
             if self.store is not None:
                 try:
                     await self.store.flush()
