@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcli.cli import app
+from agentcli.cli import entry
 
 if __name__ == "__main__":
-    app(prog_name="agentcli")  # usage lines and shell completion (_AGENTCLI_COMPLETE) name the command
+    entry()

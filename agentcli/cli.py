@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -230,6 +231,7 @@ def config_show(
 
 @app.command()
 def run(
+    ctx: typer.Context,
     prompt: Annotated[str | None, typer.Argument(help='The task; "-" reads it from standard input.')] = None,
     model: ModelOption = None,
     output_format: Annotated[
@@ -261,8 +263,10 @@ def run(
     resume: ResumeOption = None,
 ) -> None:
     """Run one task non-interactively and print the answer; --continue / --resume go on with a stored session."""
-    from agentcli.oneshot import error_result, run_oneshot
+    from agentcli.oneshot import error_result, pause_gc, run_oneshot
 
+    pause_gc()  # until the first request is out (start-up speed; see there)
+    ctx.call_on_close(gc.enable)  # also when none went out, or when this runs inside another program
     try:
         options, loaded = _run_options(
             prompt, model, output_format.value, input_format.value, include_partial_messages, yes, cwd, config,
@@ -364,3 +368,14 @@ def trust_command(
     except trust.TrustError as exc:
         fail(str(exc))
     print(f"trusted: {recorded} (recorded in {trust.store_path()})")
+
+
+def entry() -> None:
+    """The `agentcli` command (and `python -m agentcli`): the app, then the process ends (see `process_exit`)."""
+    from agentcli.process_exit import finish
+
+    try:
+        app(prog_name="agentcli")  # usage lines and shell completion (_AGENTCLI_COMPLETE) name the command
+    except SystemExit as exc:
+        finish(exc.code)
+    finish(0)

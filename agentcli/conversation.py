@@ -27,7 +27,7 @@ from agentcli.hooks.engine import HookEngine
 from agentcli.hooks.settings import load_hooks
 from agentcli.llm.base import Message, Provider, TextBlock, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
-from agentcli.llm.prices import cost_usd
+from agentcli.llm.prices import context_window, cost_usd
 from agentcli.mcp.manager import McpManager, session_manager
 from agentcli.prompts import project_instructions, render_system_prompt
 from agentcli.subagents.budget import SessionBudget
@@ -139,6 +139,8 @@ class Conversation:
         self._turn: asyncio.Task[RunOutcome] | None = None
         self.budget: SessionBudget | None = None  # [budget] of this session tree, once prepared
         self._drop_budget: Callable[[], None] = lambda: None
+        self._after_send: Callable[[], None] | None = None  # prepare(in_thread=False): see there
+        self._sent: asyncio.Task[None] | None = None
 
     @classmethod
     def open(
@@ -240,14 +242,30 @@ class Conversation:
     def _load_provider(self) -> Provider:
         """Import the SDK and build its client; warm the price table too (its first lookup takes ~0.1 s)."""
         provider = self.pool.get(self.model)
-        cost_usd(self.model.provider, self.model.model, Usage())
+        self._warm_prices()
         return provider
 
-    async def prepare(self) -> None:
-        """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread."""
+    def _warm_prices(self) -> None:
+        """Load the price and model table (both the cost and the context window of the model read it)."""
+        cost_usd(self.model.provider, self.model.model, Usage())
+        context_window(self.model.provider, self.model.model)
+
+    @staticmethod
+    async def _after_first_send(on_sent: Callable[[], None]) -> None:
+        on_sent()
+
+    async def prepare(self, *, in_thread: bool = True, on_sent: Callable[[], None] | None = None) -> None:
+        """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread, so a UI can
+        paint meanwhile. Without `in_thread` (a one-shot: nothing to paint) it runs here, the price table loads
+        on first use (after the first answer, not before the first request), and `on_sent` is called once the
+        first turn has started (its request is going out)."""
         if self._loop is not None:
             return
-        provider = await asyncio.to_thread(self._load_provider)
+        if in_thread:
+            provider = await asyncio.to_thread(self._load_provider)
+        else:
+            provider = self.pool.get(self.model)
+            self._after_send = on_sent or (lambda: None)
         context = self.runner.tool_context(self.session)
         tools = main_agent_tools(self.runner, ParentLink(self.session, self.bus))
         tools = [t for t in tools if not is_mcp_name(t.name)]  # the session's MCP tools join in `_start_servers`
@@ -296,6 +314,9 @@ class Conversation:
         if refused is not None:
             return refused
         self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
+        if self._after_send is not None:  # a task: it runs once the turn has yielded, its request on its way
+            self._sent = asyncio.create_task(self._after_first_send(self._after_send), name="after-first-send")
+            self._after_send = None
         try:
             return await turn
         except asyncio.CancelledError:
@@ -521,6 +542,8 @@ class Conversation:
             await self.runner.aclose()
             await self.mcp.aclose()  # every server stopped (stdio process groups killed)
             await self.pool.aclose()
+            if self._sent is not None:
+                await asyncio.gather(self._sent, return_exceptions=True)
             if self.store is not None:
                 try:
                     await self.store.flush()

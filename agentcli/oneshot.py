@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
+
+from agentcli import process_exit
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -166,6 +169,8 @@ async def _run(
     outcome: RunOutcome | None = None
     driven = _Driven()  # --input-format stream-json: each turn prints its own result line
     try:
+        # Nothing to paint meanwhile: a worker thread would only slow the SDK import down.
+        await conversation.prepare(in_thread=False, on_sent=settle_gc)
         if options.input_format == "stream-json":
             outcome = await _drive(conversation, printer, options, out, err, driven)
         else:
@@ -177,6 +182,7 @@ async def _run(
             reason = f"stopped by {stop.name}" if stop is not None and stop.signum else "interrupted"
             outcome = RunOutcome("cancelled", "", session.turns, reason)
         await conversation.aclose()  # every write has succeeded or failed after this
+        process_exit.ready()  # store, clients, subagents and tool processes are closed: no teardown needed
         report = conversation.persistence_report("run")
         with contextlib.suppress(OSError, ValueError):  # a terminal that hung up cannot take the output
             if options.input_format != "stream-json" or driven.busy:  # stopped mid-turn: that turn's result
@@ -268,6 +274,20 @@ async def _stdin_lines() -> AsyncIterator[str]:
     threading.Thread(target=read, name="agentcli-stdin", daemon=True).start()
     while (line := await queue.get()) is not None:
         yield line
+
+
+def pause_gc() -> None:
+    """Start-up: no collection passes while the SDK's and agentcli's modules load (each full pass over their
+    objects takes 0.1-0.2 s); `settle_gc` turns collection back on once the first request is out."""
+    gc.disable()
+
+
+def settle_gc() -> None:
+    """The first request is out: what start-up allocated lives as long as the process (modules, classes,
+    schemas), so it is moved out of the collector's view (`gc.freeze`) and collection resumes."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def pick_session(workspace: Path, err: TextIO) -> str | None:

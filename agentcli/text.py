@@ -93,10 +93,17 @@ def _frame_tag() -> re.Pattern[str]:
     return _tag_pattern(FRAME_NAMES)
 
 
+@functools.cache
+def _opening() -> re.Pattern[str]:
+    return re.compile(_OPEN, re.IGNORECASE)
+
+
 def defang_tags(text: str) -> str:
     """`text` safe to put inside an agentcli frame: the `<` of anything that reads as an opening or closing
     `subagent_result` / `system-notice` tag (any case, spacing, slashes, zero-width characters, look-alike
     letters or brackets) becomes `&lt;`, so only the frame's own tags are tags."""
+    if _opening().search(text) is None:  # nothing reads as "<": the full pattern (~10 ms to compile) can wait
+        return text
     pattern = _frame_tag()
     if pattern.search(text) is None:
         return text

@@ -1,10 +1,17 @@
-"""Start-up figures: median wall time of `agentcli --help`, the import cost of each SDK, and a
-one-shot's start -> first request beside a bare SDK script doing the same.
+"""Start-up and exit figures: `agentcli --help`, each SDK's import cost, and a one-shot's two ends beside
+the floor, a bare script that imports the anthropic SDK and sends one streamed request.
 
-Run: python bench/startup.py [--runs 10]
+Run: python bench/startup.py [--runs 10] [--skip-help] [--latency-ms 300] [--baseline-python PYTHON]
 All figures come from this one run, on this machine, so they can be compared with each other.
-The first-request figure is measured at the fake server (its own process): from just before the
-process is spawned to the arrival of its first model request.
+The floor and `agentcli run` are run interleaved (alternating which goes first), each against its own
+fake server process, and medians are printed:
+
+- start -> first request: from just before the process is spawned to the arrival of its first model
+  request, on the fake server's clock (CLOCK_MONOTONIC, the same as `time.monotonic()` here);
+- last answer -> exit: from the end of the last response (server clock) to the moment the process
+  has exited (`wait()` returned here);
+- wall: spawn -> exit.
+Targets (issue 14): start -> first request <= 1.05 x the floor; last answer -> exit <= 0.1 s.
 """
 
 from __future__ import annotations
@@ -14,19 +21,14 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from fake_server import server_process
 
-def _median_wall(cmd: list[str], runs: int) -> float:
-    subprocess.run(cmd, capture_output=True, check=True)  # warm the file cache
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, check=True)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
-
+from agentcli.testing.fake_llm import Match, Reply, Script, Step
 
 BARE = """
 import anthropic, asyncio, os
@@ -41,55 +43,112 @@ asyncio.run(main())
 """
 
 
-def _first_request_ms(cmd: list[str], runs: int, workdir: Path) -> float:
-    """Median time from spawning `cmd` to its first request reaching the fake server."""
-    from fake_server import server_process
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One process's figures, in ms."""
 
-    from agentcli.testing.fake_llm import Match, Reply, Script, Step
+    first_request: float
+    exit_after_answer: float
+    wall: float
 
-    samples = []
+
+def bench_env(run_dir: Path, base_url: str) -> dict[str, str]:
+    """A clean environment: a fresh home and XDG dirs under `run_dir`, the fake server as the endpoint."""
+    return {"PATH": "/usr/bin:/bin", "HOME": str(run_dir), "XDG_CONFIG_HOME": str(run_dir / "c"),
+            "XDG_DATA_HOME": str(run_dir / "d"), "XDG_STATE_HOME": str(run_dir / "s"),
+            "ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": base_url}
+
+
+def one_shot(cmd: list[str], run_dir: Path, script: Script) -> Sample:
+    """Spawn `cmd` against a fresh fake server serving `script`; its figures from both clocks."""
+    run_dir.mkdir(parents=True)
+    with server_process(script, run_dir) as (base_url, requests):
+        start = time.monotonic()
+        subprocess.run(cmd, capture_output=True, check=True, env=bench_env(run_dir, base_url), cwd=run_dir)
+        end = time.monotonic()
+    first = min(r.received_at for r in requests)
+    last = max(r.finished_at or r.received_at for r in requests)
+    return Sample((first - start) * 1000, (end - last) * 1000, (end - start) * 1000)
+
+
+def interleaved(commands: dict[str, list[str]], runs: int, workdir: Path, script: Script) -> dict[str, list[Sample]]:
+    """`runs` samples of each command, alternating the order each round; one warm-up round first."""
+    samples: dict[str, list[Sample]] = {name: [] for name in commands}
+    names = list(commands)
     for i in range(runs + 1):
-        script = Script(steps=[Step(match=Match(), reply=Reply(text="ok"), times=None, optional=True)])
-        run_dir = workdir / f"run{i}"
-        run_dir.mkdir(parents=True)
-        with server_process(script, run_dir) as (base_url, requests):
-            env = {"PATH": "/usr/bin:/bin", "HOME": str(run_dir), "XDG_CONFIG_HOME": str(run_dir / "c"),
-                   "XDG_DATA_HOME": str(run_dir / "d"), "XDG_STATE_HOME": str(run_dir / "s"),
-                   "ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": base_url}
-            start = time.monotonic()
-            subprocess.run(cmd, capture_output=True, check=True, env=env, cwd=run_dir)
-        if i:  # the first run warms the file cache
-            samples.append(min(r.received_at for r in requests) - start)
+        for name in names if i % 2 else reversed(names):
+            sample = one_shot(commands[name], workdir / f"{name}-{i}", script)
+            if i:  # the first round warms the file cache
+                samples[name].append(sample)
+    return samples
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _median_wall(cmd: list[str], runs: int) -> float:
+    subprocess.run(cmd, capture_output=True, check=True)  # warm the file cache
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=True)
+        samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1000
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=10)
-    args = parser.parse_args()
+def help_figures(runs: int) -> None:
     py = sys.executable
     script = shutil.which("agentcli", path=str(Path(sys.executable).parent))
-    bare = _median_wall([py, "-c", "pass"], args.runs)
+    bare = _median_wall([py, "-c", "pass"], runs)
     rows = [("python -c pass (interpreter baseline)", bare)]
     if script:
-        rows.append(("agentcli --help (console script)", _median_wall([script, "--help"], args.runs)))
-    rows.append(("python -m agentcli --help", _median_wall([py, "-m", "agentcli", "--help"], args.runs)))
+        rows.append(("agentcli --help (console script)", _median_wall([script, "--help"], runs)))
+    rows.append(("python -m agentcli --help", _median_wall([py, "-m", "agentcli", "--help"], runs)))
     for module in ("typer", "textual", "openai", "anthropic"):
-        rows.append((f"python -c 'import {module}'", _median_wall([py, "-c", f"import {module}"], args.runs)))
-    print(f"median wall time over {args.runs} runs")
+        rows.append((f"python -c 'import {module}'", _median_wall([py, "-c", f"import {module}"], runs)))
+    print(f"median wall time over {runs} runs (target: agentcli --help <= 120 ms)")
     for label, ms in rows:
         extra = f"  (+{ms - bare:.0f} ms over the interpreter)" if label != rows[0][0] else ""
         print(f"  {label:<42} {ms:8.1f} ms{extra}")
-    import tempfile
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--skip-help", action="store_true", help="only the one-shot figures")
+    parser.add_argument("--latency-ms", type=int, default=300,
+                        help="the fake model's time to answer (default 300, as in issue 14's comparison)")
+    parser.add_argument("--baseline-python", metavar="PYTHON",
+                        help="also run `PYTHON -m agentcli run` (e.g. another checkout's venv) in the same rounds")
+    args = parser.parse_args()
+    if not args.skip_help:
+        help_figures(args.runs)
+    py = sys.executable
+    commands = {
+        "floor": [py, "-c", BARE],
+        "agentcli": [py, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"],
+    }
+    if args.baseline_python:
+        commands["baseline"] = [args.baseline_python, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"]
+    script = Script(steps=[Step(match=Match(), reply=Reply(text="ok"), times=None, optional=True,
+                                latency_ms=args.latency_ms)])
     with tempfile.TemporaryDirectory() as tmp:
-        runs = max(3, args.runs // 2)
-        bare_ms = _first_request_ms([py, "-c", BARE], runs, Path(tmp) / "bare")
-        ours_ms = _first_request_ms([py, "-m", "agentcli", "run", "--yes", "hi"], runs, Path(tmp) / "ours")
-    print(f"start -> first model request, median of {runs} runs")
-    print(f"  bare script (import anthropic, one streamed request)  {bare_ms:8.1f} ms")
-    print(f"  agentcli run                                          {ours_ms:8.1f} ms  "
-          f"({(ours_ms / bare_ms - 1) * 100:+.0f}% vs bare)")
+        samples = interleaved(commands, args.runs, Path(tmp), script)
+    floor, ours = samples["floor"], samples["agentcli"]
+    print(f"one-shot, medians of {args.runs} interleaved runs, model answers in {args.latency_ms} ms "
+          "(floor: import anthropic, one streamed request)")
+    print(f"  {'':<10} {'start->1st request':>19} {'last answer->exit':>18} {'wall':>9}")
+    for name, rows in samples.items():
+        print(f"  {name:<10} {median([s.first_request for s in rows]):16.1f} ms "
+              f"{median([s.exit_after_answer for s in rows]):15.1f} ms {median([s.wall for s in rows]):6.0f} ms")
+    for name, rows in samples.items():
+        if name != "floor":
+            ratio = median([o.first_request / f.first_request for o, f in zip(rows, floor, strict=True)])
+            print(f"  start -> first request: {name} / floor = {ratio:.3f} (median of per-round ratios; "
+                  "target <= 1.05)")
+    print(f"  last answer -> exit: agentcli {median([s.exit_after_answer for s in ours]):.0f} ms "
+          f"(target <= 100 ms), floor {median([s.exit_after_answer for s in floor]):.0f} ms")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ result, so `TaskOutput` and `Task(resume=…)` keep working. The stored history 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -183,8 +184,10 @@ class Compactor:
         summarize: Summarize | None = None,
         facts: Callable[[], Facts] | None = None,
         editing_tools: frozenset[str] = frozenset(),
+        window: Callable[[], int] | None = None,
     ) -> None:
-        self.policy = policy
+        self._policy = policy
+        self._window = window  # looked up on first use (the model table takes ~70 ms to load)
         self.summarize = summarize
         self.facts = facts or Facts
         self.editing_tools = editing_tools
@@ -193,9 +196,22 @@ class Compactor:
         self._cached: tuple[tuple[int, int, int, int], int] | None = None
 
     @property
+    def policy(self) -> ContextPolicy:
+        """`[context]` with the model's window (from `window`, looked up now if it was not yet)."""
+        if self._window is not None:
+            self._policy = dataclasses.replace(self._policy, window=self._window())
+            self._window = None
+        return self._policy
+
+    @property
     def window(self) -> int:
         """The model's context window in tokens."""
         return self.policy.window
+
+    @staticmethod
+    def compactable(messages: Sequence[Message]) -> bool:
+        """Whether there is a finished turn to prune or summarise (an assistant message after the first)."""
+        return any(m.role == "assistant" for m in messages[1:])
 
     def used(self, messages: Sequence[Message]) -> int:
         """Estimated tokens of the next request (cached until the context or the measurement changes)."""
@@ -218,8 +234,8 @@ class Compactor:
         `next_seq` is the stored seq the next message will get (the context's tail is stored seq
         `next_seq - 1`, and so on back). Returns what was done, in order (nothing: it fits).
         """
-        if not (force or overflow) and not self.over(messages):
-            return []
+        if not (force or overflow) and not (self.compactable(messages) and self.over(messages)):
+            return []  # nothing could be dropped anyway: the window is not needed yet (a first request)
         before = self.used(messages)
         if overflow:  # the estimate was low: the provider counted at least the window
             before = max(before, self.window)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentcli.llm.base import PROVIDERS, MissingCredentialsError, Provider, ProviderName, RetryPolicy
+from agentcli.llm.tls import verify_for
 from agentcli.redact import register_secret
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ class ProviderPool:
                 base_url=model.base_url,
                 max_retries=0,  # retries are ours: the SDK does not retry errors inside a 200 stream
                 timeout=timeout,
-                http_client=anthropic.DefaultAioHttpClient(timeout=timeout),
+                http_client=anthropic.DefaultAioHttpClient(timeout=timeout, verify=verify_for(model.base_url)),
             )
             self._clients.append(client)
             return AnthropicProvider(client, self.policy)
@@ -208,7 +209,7 @@ class ProviderPool:
             base_url=model.base_url,
             max_retries=0,
             timeout=otimeout,
-            http_client=openai.DefaultAioHttpClient(timeout=otimeout),
+            http_client=openai.DefaultAioHttpClient(timeout=otimeout, verify=verify_for(model.base_url)),
         )
         self._clients.append(oclient)
         return OpenAIProvider(

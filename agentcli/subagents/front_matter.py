@@ -6,13 +6,10 @@ a long description) is read again leniently, key by key, still with the safe loa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
-
-import yaml
-from yaml.constructor import ConstructorError
-from yaml.events import AliasEvent, NodeEvent
 
 from agentcli.text import one_line
 
@@ -52,23 +49,33 @@ def split_front_matter(text: str) -> tuple[str, str]:
     raise AgentFileError("the front matter is not closed by a '---' line")
 
 
-class _PlainLoader(yaml.SafeLoader):
-    """The safe loader, refusing anchors and aliases while composing (before anything is constructed)."""
+@functools.cache
+def _plain_loader() -> type[Any]:
+    """The safe loader, refusing anchors and aliases while composing (before anything is constructed).
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if isinstance(event, AliasEvent):
-            raise AgentFileError(f"refused YAML: aliases (*{event.anchor}) are not allowed in agent files")
-        if isinstance(event, NodeEvent) and event.anchor is not None:
-            raise AgentFileError(f"refused YAML: anchors (&{event.anchor}) are not allowed in agent files")
-        return super().compose_node(parent, index)
+    Built on first use: PyYAML is imported only when there is an agent file to read."""
+    import yaml
+    from yaml.events import AliasEvent, NodeEvent
+
+    class PlainLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, AliasEvent):
+                raise AgentFileError(f"refused YAML: aliases (*{event.anchor}) are not allowed in agent files")
+            if isinstance(event, NodeEvent) and event.anchor is not None:
+                raise AgentFileError(f"refused YAML: anchors (&{event.anchor}) are not allowed in agent files")
+            return super().compose_node(parent, index)
+
+    return PlainLoader
 
 
 def safe_load(text: str) -> Any:
     """Plain YAML data only: no tags beyond the safe ones, no anchors or aliases, bounded size."""
+    from yaml.constructor import ConstructorError
+
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
         raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    loader = _PlainLoader(text)
+    loader = _plain_loader()(text)
     try:
         return loader.get_single_data()
     except ConstructorError as exc:
@@ -81,6 +88,8 @@ def safe_load(text: str) -> Any:
 
 def parse_front_matter(raw: str) -> tuple[dict[str, Any], list[str]]:
     """The front matter as a mapping with string keys, plus warnings (lenient reading)."""
+    import yaml
+
     warnings: list[str] = []
     try:
         data = safe_load(raw)
@@ -107,6 +116,8 @@ def lenient_front_matter(raw: str) -> dict[str, Any] | None:
     own is taken as parsed (safe loader), otherwise as plain text unless it starts with YAML syntax
     (a quote, bracket, block scalar, anchor or tag). None when this reading fails too.
     """
+    import yaml
+
     entries: list[tuple[str, list[str]]] = []
     for line in raw.split("\n"):
         match = _KEY_LINE.match(line)

@@ -152,7 +152,7 @@ class SubagentRunner:
         """What keeps one agent's context inside its model's window (`[context]`): its tasks and todos survive."""
         cfg = self.settings.context
         policy = ContextPolicy(
-            window=window_of(session.model, cfg.default_window),
+            window=cfg.default_window,  # until the Compactor looks the model's up, on first use
             threshold=cfg.compact_threshold,
             auto_summary=cfg.auto_compact,
             prune_chars=cfg.prune_tool_results_chars,
@@ -168,7 +168,9 @@ class SubagentRunner:
             ]
             return Facts(tasks=self.task_lines(session.id), todos=todos)
 
-        return Compactor(policy, summarize=self._summarize, facts=facts)
+        return Compactor(
+            policy, summarize=self._summarize, facts=facts, window=lambda: window_of(session.model, cfg.default_window)
+        )
 
     async def _summarize(self, transcript: str, focus: str) -> SummaryReply:
         """Summaries are the light model's work (resolved at the first compaction, not before)."""

@@ -35,6 +35,7 @@ from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker
 
+from agentcli import process_exit
 from agentcli.config_write import SaveError, save_user_setting
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
@@ -673,6 +674,7 @@ def run_tui(
     session = conversation.session
     if session.next_seq:  # it has a stored history: say how to come back to it
         print(f"agentcli: session {session.id} (agentcli --resume {session.id} continues it)", file=sys.stderr)
+    process_exit.ready()  # the store and clients are closed, the terminal restored: no teardown needed
     if report := conversation.persistence_report("session"):
         print(report, file=sys.stderr)
         return code or 1

@@ -219,3 +219,21 @@ async def test_a_context_of_too_many_messages_is_compacted_even_when_small() -> 
     assert [c.mode for c in done] == ["summary"]
     assert len(messages) <= 1 + 60 and messages[1].role == "assistant"
     assert not compactor.over(messages)
+
+
+async def test_the_window_is_looked_up_only_once_something_could_be_dropped() -> None:
+    looked_up: list[int] = []
+
+    def window() -> int:
+        looked_up.append(1)
+        return 1_000
+
+    compactor = Compactor(ContextPolicy(window=0, threshold=0.8), window=window)
+    first = [Message.user(BIG)]  # far past the threshold, but a first request has nothing to drop
+    assert await compactor.fit(first, 1) == []
+    assert looked_up == []
+    history = _history(3)
+    done = await compactor.fit(history, len(history))
+    assert looked_up == [1] and compactor.window == 1_000
+    assert done and done[0].window == 1_000
+    assert compactor.window == 1_000 and looked_up == [1]  # once
