@@ -10,6 +10,7 @@ process (`agentcli.tools.reaper`) kills the whole group.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -178,8 +179,7 @@ class BashTool(Tool[BashArgs]):
         buffer = OutputBuffer(ctx.bash_output_limit_bytes)
         loop = asyncio.get_running_loop()
         guard = reaper()
-        try:
-            transport, protocol = await loop.subprocess_exec(
+        spawn = asyncio.ensure_future(loop.subprocess_exec(
                 lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
                 "bash",
                 "-c",
@@ -193,9 +193,23 @@ class BashTool(Tool[BashArgs]):
                 # Forked by the event loop's thread, which lives as long as we do; the child registers its
                 # group with the reaper before bash runs.
                 preexec_fn=guard.spawn_hook(),
-            )
+            ))
+        try:
+            # Shielded: asyncio cancelled while it connects the pipes kills bash alone and then waits for pipes
+            # that never connected, for ever (the run hung on SIGTERM under load). Let it finish, then stop
+            # the whole group as any cancelled call does.
+            transport, protocol = await asyncio.shield(spawn)
         except OSError as exc:
             raise ToolError(f"Cannot start bash: {exc}") from None
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                transport, protocol = await spawn
+                try:
+                    await stop_process_group(transport.get_pid(), protocol.exited)
+                finally:
+                    transport.close()
+                    guard.untrack(transport.get_pid())
+            raise
         pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
         guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
         try:

@@ -86,6 +86,29 @@ async def test_cancellation_kills_the_process_group(ctx: ToolContext, workspace:
     assert not alive(pid)
 
 
+@pytest.mark.parametrize("yields", [1, 2, 3, 5, 8])
+async def test_cancellation_while_bash_is_being_started_ends_and_kills_the_group(
+    ctx: ToolContext, workspace: Path, yields: int
+) -> None:
+    # Cancelled while the event loop still connects bash's pipes, asyncio's own clean-up killed bash alone and
+    # then waited for those pipes for ever: `agentcli run` hung on SIGTERM under load.
+    task = asyncio.create_task(bash(ctx, "sleep 30 & echo $! > pid.txt; sleep 30"))
+    for _ in range(yields):  # somewhere inside the start-up of the child, whatever the machine's speed
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=20)
+    pid_file = workspace / "pid.txt"
+    deadline = time.monotonic() + 5
+    while pid_file.exists() and not pid_file.read_text().strip() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    if pid_file.exists():  # bash got far enough to start its background child: that is gone too
+        pid = int(pid_file.read_text())
+        while alive(pid) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert not alive(pid)
+
+
 async def test_output_cap_keeps_head_and_tail(ctx: ToolContext) -> None:
     small = dataclasses.replace(ctx, bash_output_limit_bytes=200)
     result = await bash(small, "echo HEAD; seq 1 2000; echo TAIL")
