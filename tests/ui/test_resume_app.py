@@ -140,6 +140,7 @@ async def test_the_app_opens_the_picker_first_for_a_bare_resume_and_esc_keeps_th
         async with first.run_test(size=SIZE) as pilot:
             await submit(pilot, "a stored job")
             await idle(pilot)
+        await first.conversation.store.flush()  # as when that agentcli quit: its batched rows are committed
         stored = first.conversation.session.id
         later = make_app(server, store=Store.open(tmp_path / "agentcli.db")).conversation
         app = AgentApp(later, pick_session=True)  # `agentcli --resume` without an ID
