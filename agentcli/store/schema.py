@@ -124,10 +124,15 @@ CREATE INDEX tasks_live ON tasks (status) WHERE status IN ('queued', 'running');
 """
 
 
-def _v1(conn: sqlite3.Connection) -> None:
-    for statement in _V1.split(";"):
+def _execute_all(conn: sqlite3.Connection, script: str) -> None:
+    """Run each statement of `script` (inside the migration's transaction: no `executescript`, which commits)."""
+    for statement in script.split(";"):
         if statement.strip():
             conn.execute(statement)
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    _execute_all(conn, _V1)
 
 
 _V2 = """
@@ -140,9 +145,7 @@ ALTER TABLE tasks ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0
 
 def _v2(conn: sqlite3.Connection) -> None:
     """A tool call's SPEC §4 error code and short result; a task's cache tokens apart from its input tokens."""
-    for statement in _V2.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    _execute_all(conn, _V2)
 
 
 def _v3(conn: sqlite3.Connection) -> None:
@@ -167,9 +170,7 @@ CREATE INDEX compactions_by_session ON compactions (session_id, id)
 
 def _v4(conn: sqlite3.Connection) -> None:
     """Summary compactions: a resumed session's context is the latest summary plus the messages it kept."""
-    for statement in _V4.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    _execute_all(conn, _V4)
 
 
 _V5 = """
@@ -196,9 +197,7 @@ CREATE INDEX hook_runs_by_session ON hook_runs (session_id, id)
 
 def _v5(conn: sqlite3.Connection) -> None:
     """Hook runs (`agentcli.hooks`): every configured command that ran, what it said and decided."""
-    for statement in _V5.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    _execute_all(conn, _V5)
 
 
 def _v6(conn: sqlite3.Connection) -> None:
