@@ -191,7 +191,7 @@ def main(
         if trust:
             _record_trust(workspace)
         loaded, spec = _model_spec(workspace, config, model, load(workspace, config))
-        from agentcli.ui.app import run_tui
+        from agentcli.ui.launch import run_tui
 
         def trusted_config() -> LoadedConfig:
             """The TUI's trust prompt said "trust": record it and load the full config."""

@@ -23,9 +23,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
@@ -35,7 +33,6 @@ from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
 from textual.worker import Worker
 
-from agentcli import process_exit
 from agentcli.config_write import SaveError, save_user_setting
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
@@ -57,11 +54,9 @@ from agentcli.ui.widgets.status_bar import APPROVAL, LOADING, QUIT_ARMED, READY,
 from agentcli.ui.widgets.subagent_block import SPINNER_HZ, SubagentBlock
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from textual.driver import Driver
 
-    from agentcli.config import LoadedConfig
     from agentcli.conversation import Conversation, Resumed
     from agentcli.llm.base import Message
     from agentcli.ui.model import Entry
@@ -83,7 +78,7 @@ def is_command(text: str) -> bool:
 
 
 class AgentApp(App[int]):
-    """The TUI over one `Conversation` (built by `run_tui`, or ready-made by the demo).
+    """The TUI over one `Conversation` (built by `ui.launch.run_tui`, or ready-made by the demo).
 
     The app answers the conversation's permission requests: it attaches itself to an `Approvals`
     approver, or installs `approve` when the conversation has none.
@@ -611,96 +606,3 @@ class AgentApp(App[int]):
             self._approvals.discard(answer)
             if not answered and self.screen is screen:  # the turn was stopped meanwhile: close the dialog
                 screen.dismiss(None)
-
-
-def run_tui(
-    loaded: LoadedConfig,
-    workspace: Path,
-    model: str,
-    *,
-    verbose: bool = False,
-    trust_reload: Callable[[], LoadedConfig] | None = None,
-    resume: str | None = None,
-    continue_latest: bool = False,
-    keep_model: bool = False,
-) -> int:
-    """Open the conversation (`Conversation.open`: store, logging) like `agentcli run` does, run the TUI; the exit code.
-
-    In an untrusted workspace whose project config sets what only trust applies, the trust prompt
-    comes first; "trust" calls `trust_reload` (records trust, returns the full config). `continue_latest`
-    or `resume` (an id) resume a stored session before the app starts (one that cannot be is one line
-    and exit 1); `resume=""` opens the picker in the app. On the way out the session's id is printed
-    (standard error), so it can be resumed.
-    """
-    if loaded.ignored and loaded.project_file is not None and trust_reload is not None:
-        from agentcli.ui.widgets.trust import ask_trust
-
-        choice = ask_trust(workspace, loaded.project_file, loaded.ignored_settings())
-        if choice == "quit":
-            return 0
-        if choice == "trust":
-            loaded = trust_reload()
-    from agentcli.conversation import Conversation, OpenError
-
-    try:
-        conversation = Conversation.open(loaded.settings, workspace, model=model, approver=Approvals(), verbose=verbose)
-    except OpenError as exc:
-        print(f"agentcli: {exc}", file=sys.stderr)
-        return 1
-
-    async def main() -> int:
-        resumed: Resumed | None = None
-        if continue_latest or resume:
-            from agentcli.conversation import ResumeError
-
-            try:
-                resumed = await conversation.resume(None if continue_latest else resume, keep_model=keep_model)
-            except ResumeError as exc:
-                print(f"agentcli: {terminal_safe(str(exc))}", file=sys.stderr)
-                await conversation.aclose()
-                return 1
-        app = AgentApp(conversation, resumed=resumed, pick_session=resume == "")
-        stopped = _stop_on_signals(app, conversation)
-        try:
-            await app.run_async()
-        finally:
-            await conversation.aclose()  # flushes and closes the store
-        return stopped[0] if stopped else app.return_code or 0
-
-    try:
-        code = asyncio.run(main())
-    finally:
-        conversation.close()  # a no-op unless the loop ended before aclose() could run
-    session = conversation.session
-    if session.next_seq:  # it has a stored history: say how to come back to it
-        print(f"agentcli: session {session.id} (agentcli --resume {session.id} continues it)", file=sys.stderr)
-    process_exit.ready()  # the store and clients are closed, the terminal restored: no teardown needed
-    if report := conversation.persistence_report("session"):
-        print(report, file=sys.stderr)
-        return code or 1
-    return code
-
-
-def _stop_on_signals(app: AgentApp, conversation: Conversation) -> list[int]:
-    """SIGTERM / SIGHUP: stop the running turn and leave the app cleanly (terminal restored), exit 128+N.
-
-    Returns a list that holds the exit code once a signal arrived.
-    """
-    import contextlib
-    import signal
-
-    stopped: list[int] = []
-
-    def stop(sig: int) -> None:
-        if stopped:
-            return
-        stopped.append(128 + sig)
-        log.info("stopping on signal %d", sig)
-        conversation.cancel_turn()
-        app.exit(return_code=128 + sig)
-
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop, int(sig))
-    return stopped

@@ -9,7 +9,7 @@ import pytest
 from agentcli import trust
 from agentcli.config import LoadedConfig, load_config
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
-from agentcli.ui import app as app_module
+from agentcli.ui import launch as app_module
 from agentcli.ui.widgets.trust import TrustApp
 from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 from tests.ui.conftest import MAIN, SIZE
