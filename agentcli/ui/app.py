@@ -243,6 +243,10 @@ class AgentApp(App[int]):
             self.quit_armed = False  # the turn ended: Ctrl+Q quits at once again
         self._show_status()
 
+    def _flush_text(self) -> None:
+        if self.screen_stack:
+            self.router.flush(text=True, mounts=self.input_first.mount_budget())
+
     def _show_status(self) -> None:
         running, queued = self.router.counts()
         busy = self.turn_running and self._sdk_ready.is_set() and not self._approvals
@@ -349,7 +353,8 @@ class AgentApp(App[int]):
         widget would not take moves the focus to the prompt first, so it is typed there (in order: every key
         after it finds the prompt focused). Any key but Ctrl+Q takes back a first Ctrl+Q."""
         if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
-            self.input_first.key()
+            if self.input_first.key():
+                self.call_after_refresh(self._flush_text)
             if isinstance(event, events.Key) and event.key != "ctrl+q":
                 self.quit_armed = False
             if self._prompt_takes(event):

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 KEY_QUIET_SECONDS = 0.06  # a key this recent holds the next flush back...
 MAX_HOLD_SECONDS = 0.25  # ...unless the last flush is this old
+KEY_FLUSH_SECONDS = 0.15  # a key after this long without a flush: flush right after the key is painted
 TYPING_SECONDS = 0.5  # a key this recent: new entries are mounted a few a frame...
 MOUNTS_WHILE_TYPING = 6  # ...this many (twenty blocks at once took one frame of 40-60 ms: compose, styles, layout)
 GC_QUIET_SECONDS = 0.3  # no key for this long: a full collection may run now
@@ -32,9 +33,15 @@ class InputFirst:
         self._last_key = float("-inf")
         self._last_flush = float("-inf")
 
-    def key(self) -> None:
-        """A key arrived."""
-        self._last_key = self._clock()
+    def key(self) -> bool:
+        """A key arrived. True when the held text should be flushed right after this key's frame is painted (it
+        is noted as flushed): a flush then has until the next key to draw, where one forced by the timer could
+        fall just before a key and hold its echo back."""
+        now = self._last_key = self._clock()
+        if now - self._last_flush < KEY_FLUSH_SECONDS:
+            return False
+        self._last_flush = now
+        return True
 
     def quiet(self, seconds: float) -> bool:
         """Whether no key arrived in the last `seconds`."""

@@ -12,6 +12,7 @@ from agentcli.ui import pacing
 from agentcli.ui.model import NoteItem
 from agentcli.ui.pacing import (
     GC_QUIET_SECONDS,
+    KEY_FLUSH_SECONDS,
     KEY_QUIET_SECONDS,
     MAX_HOLD_SECONDS,
     MOUNTS_WHILE_TYPING,
@@ -46,9 +47,10 @@ def test_a_key_holds_the_next_flush_back_but_never_longer_than_the_hold() -> Non
     held = 0
     for _ in range(40):  # a key every 25 ms, a frame every 50 ms: flushes come at least every MAX_HOLD_SECONDS
         clock.now += 0.025
-        pace.key()
+        after_key = pace.key()  # a flush right after this key's frame...
         clock.now += 0.025
-        if pace.flush_due():
+        if after_key | pace.flush_due():  # ...or at a frame
+            assert held * 0.05 <= MAX_HOLD_SECONDS + 1e-9
             assert held * 0.05 <= MAX_HOLD_SECONDS + 1e-9
             held = 0
         else:
@@ -56,6 +58,17 @@ def test_a_key_holds_the_next_flush_back_but_never_longer_than_the_hold() -> Non
     assert held < MAX_HOLD_SECONDS / 0.05
     clock.now += TYPING_SECONDS
     assert pace.mount_budget() is None
+
+
+def test_a_key_after_a_while_without_a_flush_asks_for_one_right_after_its_own_frame() -> None:
+    clock = Clock()
+    pace = InputFirst(clock)
+    assert pace.key()  # nothing flushed yet: flush once this key is painted (noted as flushed)
+    clock.now += KEY_FLUSH_SECONDS / 3
+    assert not pace.key() and not pace.flush_due()  # just flushed, a key just came: both wait
+    clock.now += KEY_FLUSH_SECONDS
+    assert pace.key()  # long enough: the next flush follows this key's frame, not a timer tick
+    assert not pace.flush_due()
 
 
 def test_full_collections_run_at_a_pause_and_are_forced_when_overdue(monkeypatch: pytest.MonkeyPatch) -> None:
