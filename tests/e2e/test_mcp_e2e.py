@@ -5,7 +5,6 @@ so the test knows its pid (exec keeps it) and can check that no server process i
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
+from tests.processes import alive, wait_dead
 
 pytest.importorskip("mcp_server_time")
 
@@ -25,27 +25,6 @@ TOOL = "mcp__time__get_current_time"
 def _server_def(pid_file: Path) -> dict[str, object]:
     script = f'echo $$ > "{pid_file}"; exec "{sys.executable}" -m mcp_server_time --local-timezone UTC'
     return {"command": "sh", "args": ["-c", script]}
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # a zombie is gone too (its parent, the test's child, reaps it only when it exits)
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
-def _wait_gone(pid: int, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if _gone(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _user_config(home: Path, text: str) -> None:
@@ -81,7 +60,7 @@ def test_main_agent_calls_a_real_mcp_server_from_mcp_json(tmp_path: Path) -> Non
     assert "mcp_result server=" in answer and "get_current_time" in answer  # framed as the server's data
     assert "day_of_week" in answer  # the server's own output reached the model
     pid = int(pid_file.read_text())
-    assert _wait_gone(pid), "the MCP server outlived agentcli"
+    assert wait_dead(pid), "the MCP server outlived agentcli"
 
 
 def test_subagent_whose_agent_file_names_the_tool_calls_it(tmp_path: Path) -> None:
@@ -115,7 +94,7 @@ def test_subagent_whose_agent_file_names_the_tool_calls_it(tmp_path: Path) -> No
     assert result["result"] == "The subagent says: Tuesday-ish in UTC."
     (task,) = result["tasks"]
     assert task["status"] == "completed" and task["tool_summary"] == [{"tool": TOOL, "count": 1}]
-    assert _wait_gone(int(pid_file.read_text())), "the MCP server outlived agentcli"
+    assert wait_dead(int(pid_file.read_text())), "the MCP server outlived agentcli"
 
 
 def test_an_untrusted_workspace_cannot_start_its_mcp_json_server(tmp_path: Path) -> None:
@@ -156,9 +135,9 @@ def test_ctrl_c_or_sigterm_mid_run_leaves_no_server_process(tmp_path: Path, sig:
             assert time.monotonic() < deadline, "the second request never came"
             time.sleep(0.02)
         pid = int(pid_file.read_text())
-        assert not _gone(pid)
+        assert alive(pid)
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=30)
     assert proc.returncode == code, err
     assert "Traceback" not in err
-    assert _wait_gone(pid), f"the MCP server outlived agentcli after {sig.name}"
+    assert wait_dead(pid), f"the MCP server outlived agentcli after {sig.name}"

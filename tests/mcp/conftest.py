@@ -28,23 +28,6 @@ def pids(pid_file: Path) -> list[int]:
     return [int(line) for line in pid_file.read_text().split()] if pid_file.exists() else []
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def wait_dead(pid: int, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.fixture
 def http_server() -> Iterator[tuple[str, str]]:
     """(url, token) of the SDK-built streamable-HTTP server, in a subprocess on a free port."""

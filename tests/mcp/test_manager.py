@@ -13,7 +13,8 @@ import pytest
 from agentcli.mcp.manager import McpManager
 from agentcli.mcp.specs import ServerSpec
 from agentcli.tools.base import ToolError
-from tests.mcp.conftest import alive, pids, time_server, wait_dead
+from tests.mcp.conftest import pids, time_server
+from tests.processes import alive, wait_dead
 
 pytest.importorskip("mcp_server_time")
 

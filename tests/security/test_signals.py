@@ -14,6 +14,7 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db
+from tests.processes import alive
 from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
@@ -37,20 +38,12 @@ def _group_members(pgid: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        return False
-
-
 def _wait_gone(pids: list[int], pgid: int, limit: float = 30) -> None:
     """Poll until every pid and the whole group are gone (bounded; fails with what is left)."""
     deadline = time.monotonic() + limit
-    while any(_alive(p) for p in pids) or _group_members(pgid):
+    while any(alive(p) for p in pids) or _group_members(pgid):
         if time.monotonic() > deadline:
-            left = [p for p in pids if _alive(p)] + _group_members(pgid)
+            left = [p for p in pids if alive(p)] + _group_members(pgid)
             for pid in left:  # do not leave them behind after a failure
                 os.kill(pid, signal.SIGKILL)
             raise AssertionError(f"processes outlived agentcli: {left}")

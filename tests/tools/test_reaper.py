@@ -12,25 +12,9 @@ from pathlib import Path
 import pytest
 
 from agentcli.tools.reaper import Reaper, parent_death_hook
+from tests.processes import alive, wait_dead
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        return False
-
-
-def _wait_dead(pid: int, limit: float = 20) -> bool:
-    deadline = time.monotonic() + limit
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def _group() -> subprocess.Popen[bytes]:
@@ -83,9 +67,9 @@ def test_parent_death_signal_kills_the_child(tmp_path: Path) -> None:
     parent.kill()
     parent.wait()
     try:
-        assert _wait_dead(child)
+        assert wait_dead(child, 20)
     finally:
-        if _alive(child):
+        if alive(child):
             os.kill(child, signal.SIGKILL)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import time
 from pathlib import Path
 
@@ -12,25 +11,13 @@ import pytest
 
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
 from agentcli.tools.shell import BashTool, OutputBuffer
+from tests.processes import alive
 
 BASH = BashTool()
 
 
 async def bash(ctx: ToolContext, command: str, **extra: object) -> ToolResult:
     return await BASH.run(BASH.parse({"command": command, **extra}), ctx)
-
-
-def alive(pid: int) -> bool:
-    """Whether `pid` runs. A zombie waiting for init to reap it counts as gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state not in (b"Z", b"X")
 
 
 async def test_output_and_exit_code(ctx: ToolContext, workspace: Path) -> None:
