@@ -180,6 +180,9 @@ def main(
     """Without a command: the interactive TUI in the current directory. `agentcli run "PROMPT"` runs a one-shot job."""
     from agentcli.safe_text import safe_streams
 
+    if ctx.invoked_subcommand != "run":
+        gc.enable()  # paused since the process started (`agentcli.__main__`); `run` keeps it so until its request
+
     safe_streams()  # text that is not valid Unicode prints as U+FFFD, never a traceback
     if version:
         from agentcli import __version__

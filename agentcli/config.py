@@ -3,11 +3,11 @@
 Layers, later wins: the shipped `default_config.toml` → `$XDG_CONFIG_HOME/agentcli/config.toml`
 → `<workspace>/.agentcli/config.toml` → `--config FILE` → environment (seed 002's `LLM_*`,
 then `AGENTCLI_SECTION__KEY`) → command-line overrides. Tables merge deeply; scalars and lists
-replace. Files are read by pydantic-settings' TOML source; the merge with provenance is
-`agentcli.config_layers`; the merged tables are validated into `Settings` (pydantic).
+replace. Files are read with `tomllib`; the merge with provenance is `agentcli.config_layers`;
+the merged tables are validated into `Settings` (pydantic).
 
-Importing this module is cheap (`agentcli --help` must stay fast): pydantic-settings and the
-schema are imported on first use. `Settings`, `ModelSettings`… resolve lazily.
+Importing this module is cheap (`agentcli --help` must stay fast): pydantic and the schema are
+imported on first use. `Settings`, `ModelSettings`… resolve lazily.
 """
 
 from __future__ import annotations
@@ -211,8 +211,7 @@ def _validate(merged: MergedConfig) -> Settings:
 
     from agentcli.config_schema import Settings
 
-    # Unknown top-level keys never reach BaseSettings: a key such as `_secrets_dir` or
-    # `_cli_parse_args` would otherwise be taken as one of its init options.
+    # Unknown top-level keys are reported by name and never reach the model's constructor.
     known = {key: value for key, value in merged.data.items() if key in Settings.model_fields}
     problems = [_unknown_key((key,), merged) for key in merged.data if key not in known]
     try:

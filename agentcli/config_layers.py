@@ -1,32 +1,24 @@
 """Reading the config layers and merging them with provenance.
 
-Each file layer is read by pydantic-settings' `TomlConfigSettingsSource`, fed the bytes of a
-guarded read (`GuardedFile`: regular files of at most 1 MiB only). Two pieces stay ours, each
-small: the environment layer (`env_assignments`: it must read the mapping `load_config` is given,
-name the variable behind every value, take TOML literals such as `{model = "a"}`, and map seed
-002's `LLM_*` names; `EnvSettingsSource` reads only `os.environ`, merges all variables into one
-dict and decodes JSON) and the merge (`MergedConfig`: tables merge deeply, scalars and lists
-replace, and every leaf remembers the layer that set it, which `config show` and every error
-message need; `BaseSettings` merges its sources the same way but forgets where a value came from).
-
-Importing this module is cheap: pydantic-settings is imported inside the functions that need it.
+Each file layer is a guarded read (`GuardedFile`: regular files of at most 1 MiB only) parsed by
+the standard library's `tomllib`. The environment layer (`env_assignments`) reads the mapping
+`load_config` is given, names the variable behind every value, takes TOML literals such as
+`{model = "a"}` and maps seed 002's `LLM_*` names. The merge (`MergedConfig`): tables merge deeply,
+scalars and lists replace, and every leaf remembers the layer that set it, which `config show` and
+every error message need. (pydantic-settings read the files here once; its sources forget where a
+value came from, so all it did was call `tomllib`, for 10 ms of imports at every start.)
 """
 
 from __future__ import annotations
 
 import copy
-import functools
-import io
 import json
 import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+from typing import Any, Literal, NamedTuple
 
 LayerName = Literal["default", "user", "project", "config-file", "env", "cli", "builtin"]
 KeyPath = tuple[str, ...]
@@ -139,62 +131,14 @@ class MergedConfig:
 
 
 class GuardedFile:
-    """A config file read once through the guard, handed to pydantic-settings' TOML source.
-
-    `TomlConfigSettingsSource` takes any `Traversable` (the stdlib protocol implemented here) as
-    its file: its documented way to read packaged, non-filesystem resources. Giving it the bytes
-    already read by `_read_config_bytes` keeps the guard (no FIFO, device or huge file) between the
-    disk and the parser; handed a path, the source would open the file again itself.
-    """
+    """A config file read once through the guard (`_read_config_bytes`): no FIFO, device or huge file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data = _read_config_bytes(path)
 
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    def is_file(self) -> bool:
-        return True
-
-    def is_dir(self) -> bool:
-        return False
-
-    def iterdir(self) -> Iterator[Traversable]:
-        return iter(())
-
-    def joinpath(self, *descendants: str | os.PathLike[str]) -> Traversable:
-        raise FileNotFoundError(f"{self.path} is a file")
-
-    def __truediv__(self, child: str | os.PathLike[str]) -> Traversable:
-        return self.joinpath(child)
-
-    def read_bytes(self) -> bytes:
-        return self.data
-
     def read_text(self, encoding: str | None = None) -> str:
         return self.data.decode(encoding or "utf-8")
-
-    def open(self, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        """The bytes as a binary stream (`mode="rb"`, the only mode the TOML source uses) or text."""
-        stream = io.BytesIO(self.data)
-        return stream if "b" in mode else io.TextIOWrapper(stream, *args, **kwargs)
-
-
-@functools.cache
-def _toml_source_class() -> type[Any]:
-    """A settings class without fields: the TOML source then returns the file's tables as they are.
-
-    Validation happens once, after the layers are merged (`agentcli.config`); reading against the
-    real schema here would reorder the keys and could not name the file of an invalid value anyway.
-    """
-    from pydantic_settings import BaseSettings, SettingsConfigDict
-
-    class FileTables(BaseSettings):
-        model_config = SettingsConfigDict(case_sensitive=True, extra="allow")
-
-    return FileTables
 
 
 def _read_config_bytes(path: Path) -> bytes:
@@ -214,18 +158,17 @@ def _read_config_bytes(path: Path) -> bytes:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """Read one TOML layer with pydantic-settings' TOML source; ConfigError if unreadable or invalid."""
+    """Read one TOML layer (the standard library's parser); ConfigError if unreadable or invalid."""
     try:
-        guarded = GuardedFile(path)
-        guarded.data.decode("utf-8")
+        text = GuardedFile(path).read_text()
     except UnicodeDecodeError:
         raise ConfigError(f"cannot parse {path}: not UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    from pydantic_settings import TomlConfigSettingsSource
+    import tomllib
 
     try:
-        data = TomlConfigSettingsSource(_toml_source_class(), toml_file=guarded)()
+        data = tomllib.loads(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"cannot parse {path}: {exc}") from None
     except RecursionError:  # the parser recurses per level: `a = [[[[...]]]]` thousands deep

@@ -1,6 +1,6 @@
 """Typed configuration: the pydantic models every config layer is validated into.
 
-Imported lazily by `agentcli.config` (pydantic-settings costs ~0.3 s at start-up).
+Imported lazily by `agentcli.config` (`agentcli --help` needs no pydantic).
 The defaults here equal `default_config.toml`; a test keeps the two in step.
 """
 
@@ -22,7 +22,6 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 Provider = Literal["anthropic", "openai", "openai-compatible"]
 PROVIDERS: tuple[str, ...] = typing.get_args(Provider)
@@ -318,14 +317,11 @@ class McpSettings(_Section):
     servers: dict[str, McpServerSettings] = Field(default_factory=dict)
 
 
-class Settings(BaseSettings):
-    """The whole validated configuration.
+class Settings(BaseModel):
+    """The whole validated configuration: `agentcli.config` reads and merges the layers, keeping the origin
+    of every value for `config show`, and validates the merged tables into this."""
 
-    Only init kwargs feed it: `agentcli.config` reads each layer through a pydantic-settings
-    source on its own and merges them, keeping the origin of every value for `config show`.
-    """
-
-    model_config = SettingsConfigDict(extra="forbid", frozen=True, case_sensitive=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     models: ModelsSettings = Field(default_factory=ModelsSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
@@ -339,18 +335,6 @@ class Settings(BaseSettings):
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Init kwargs only: no second, provenance-less read of the environment, dotenv or secrets dir."""
-        return (init_settings,)
 
 
 def _field_type(model: type[BaseModel], name: str) -> Any:
