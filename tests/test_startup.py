@@ -53,3 +53,28 @@ def test_python_dash_m_runs(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("agentcli ")
+
+
+GC_PROBE = """
+import atexit, gc, sys
+state = {}
+def audit(event, args):
+    if event == "import" and args[0] == "agentcli.cli" and "cli" not in state:
+        state["cli"] = gc.isenabled()
+sys.addaudithook(audit)
+atexit.register(lambda: sys.stderr.write(f"GC {state.get('cli')} {gc.isenabled()}\\n"))
+sys.argv = ["agentcli", *sys.argv[1:]]
+from agentcli.__main__ import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["config", "show"], ["--version"]])
+def test_collection_is_paused_from_the_first_line_and_back_on_for_other_commands(
+    tmp_path: Path, args: list[str]
+) -> None:
+    proc = subprocess.run([sys.executable, "-c", GC_PROBE, *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    # paused while the command line module loads; a command other than `run` turns it back on
+    assert "GC False True" in proc.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
@@ -83,6 +82,8 @@ def _page_message(body: str) -> str | None:
     """What a proxy's own error page (HTML or text, not the API's JSON) says: its <title>, else its text."""
     title = re.search(r"<title[^>]*>(.*?)</title>", body, re.IGNORECASE | re.DOTALL)
     text = title.group(1) if title else re.sub(r"<[^>]+>", " ", body)
+    import html  # only for a proxy's error page (start-up speed)
+
     text = " ".join(html.unescape(text).split())
     return text or None
 

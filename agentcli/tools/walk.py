@@ -13,8 +13,10 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
 PROGRESS_EVERY = 200  # files between progress reports
@@ -33,6 +35,8 @@ def _load(folder: Path) -> pathspec.GitIgnoreSpec | None:
             lines = fh.read(1 << 20).splitlines()  # an ignore file past 1 MiB is cut, never a freeze
     except OSError:
         return None
+    import pathspec  # only when a walk meets an ignore file (start-up speed)
+
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
