@@ -23,7 +23,7 @@ from agentcli.agent.compaction import Compaction
 from agentcli.agent.ledger import Ledger, Spend
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
-from agentcli.events import EventBus, NoticeEvent
+from agentcli.events import EventBus, NoticeEvent, build_relay_schema
 from agentcli.hooks.engine import HookEngine
 from agentcli.hooks.settings import load_hooks
 from agentcli.llm.base import Message, Provider, TextBlock, Usage
@@ -241,28 +241,31 @@ class Conversation:
         return Session(system_prompt=system, model=self.model, workspace=self.workspace)
 
     def _load_provider(self) -> Provider:
-        """Import the SDK and build its client; warm the price table too (its first lookup takes ~0.1 s)."""
+        """Import the SDK and build its client; warm the price table and the event schemas too."""
         provider = self.pool.get(self.model)
-        self._warm_prices()
+        self._warm_up()
         return provider
 
-    def _warm_prices(self) -> None:
-        """Load the price and model table (both the cost and the context window of the model read it)."""
+    def _warm_up(self) -> None:
+        """What the first answer or the first Task call would otherwise wait for: the price and model table (its
+        first lookup takes ~0.1 s; the cost and the context window of the model read it) and the schema of
+        relayed subagent events (~10 ms)."""
         cost_usd(self.model.provider, self.model.model, Usage())
         context_window(self.model.provider, self.model.model)
+        build_relay_schema()
 
     async def _after_first_send(self, on_sent: Callable[[], None]) -> None:
-        """The first request is on its way: `on_sent`, then the price table loads in a daemon thread while the
-        answer is awaited (loaded at the first cost instead, it delayed the next request by ~0.05 s; a daemon
+        """The first request is on its way: `on_sent`, then `_warm_up` in a daemon thread while the answer is
+        awaited (the price table loaded at the first cost instead delayed the next request by ~0.05 s; a daemon
         thread, so it never holds up the exit)."""
         on_sent()
-        threading.Thread(target=self._warm_prices_quietly, name="agentcli-prices", daemon=True).start()
+        threading.Thread(target=self._warm_up_quietly, name="agentcli-warm-up", daemon=True).start()
 
-    def _warm_prices_quietly(self) -> None:
+    def _warm_up_quietly(self) -> None:
         try:
-            self._warm_prices()
+            self._warm_up()
         except Exception:  # a broken table: the first cost looked up says so
-            log.debug("price table warm-up failed", exc_info=True)
+            log.debug("warm-up failed", exc_info=True)
 
     async def prepare(self, *, in_thread: bool = True, on_sent: Callable[[], None] | None = None) -> None:
         """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread, so a UI can

@@ -265,6 +265,8 @@ class SubagentBlockFinishedEvent(_Event):
 class SubagentEvent(_Event):
     """An event of a subagent, relayed to its parent."""
 
+    # Its schema spans every event type: built at the first relayed event, not at import (start-up speed).
+    model_config = ConfigDict(defer_build=True)
     kind: Literal["subagent_event"] = "subagent_event"
     task_id: str
     parent_tool_call_id: str
@@ -294,9 +296,13 @@ Event = Annotated[
     | SubagentEvent,
     Field(discriminator="kind"),
 ]
-SubagentEvent.model_rebuild()
 
 EventSink = Callable[[Event], None]
+
+
+def build_relay_schema() -> None:
+    """Build `SubagentEvent`'s schema (every event type) ahead of the first relayed event."""
+    SubagentEvent.model_rebuild()
 
 
 def unwrap(event: Event) -> tuple[tuple[SubagentEvent, ...], Event]:
