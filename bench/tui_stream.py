@@ -573,6 +573,15 @@ class Launch:
     ready: float
     loading_at_paint: bool
     loading_at_echo: bool
+    quit: float  # ms from sending Ctrl+Q until the session (the process) is gone
+
+
+def wait_gone(tmux: Tmux, name: str, timeout: float = 10) -> float:
+    """Poll until the session has ended (its process exited); ms waited."""
+    start = time.perf_counter()
+    while tmux.alive(name) and time.perf_counter() - start < timeout:
+        time.sleep(0.002)
+    return (time.perf_counter() - start) * 1000
 
 
 def poll_until(tmux: Tmux, name: str, done: Callable[[str], bool], start: float, timeout: float = 20) -> tuple[
@@ -606,23 +615,24 @@ def launch_once(tmux: Tmux, name: str, command: str, env: dict[str, str], cwd: P
         echo, echoed = poll_until(tmux, name, lambda s: TYPED in s, start)
         ready, _ = poll_until(tmux, name, lambda s: READY.search(s) is not None, start)
         tmux.run("send-keys", "-t", name, "C-q")
-        deadline = time.perf_counter() + 10
-        while tmux.alive(name) and time.perf_counter() < deadline:
-            time.sleep(0.02)
-        return Launch(paint, echo, ready, "loading the model SDK" in first, "loading the model SDK" in echoed)
+        gone = wait_gone(tmux, name)
+        return Launch(paint, echo, ready, "loading the model SDK" in first, "loading the model SDK" in echoed, gone)
     finally:
         tmux.run("kill-session", "-t", name, check=False)
 
 
-def harness_floor(tmux: Tmux, env: dict[str, str], cwd: Path, runs: int) -> float:
-    """Median ms until an `echo` in a new session shows: tmux start-up plus polling."""
-    samples = []
+def harness_floor(tmux: Tmux, env: dict[str, str], cwd: Path, runs: int) -> tuple[float, float]:
+    """Medians: ms until an `echo` in a new session shows (tmux start-up plus polling), and ms from a key to
+    the end of a session whose shell exits on it (tmux's key delivery plus polling for the exit)."""
+    shown, gone = [], []
     for i in range(runs):
         name = f"floor{i}"
-        start = start_session(tmux, name, "sh -c 'echo HARNESS-FLOOR; sleep 5'", env, cwd)
-        samples.append(poll_until(tmux, name, lambda s: "HARNESS-FLOOR" in s, start)[0])
+        start = start_session(tmux, name, "sh -c 'echo HARNESS-FLOOR; read x'", env, cwd)
+        shown.append(poll_until(tmux, name, lambda s: "HARNESS-FLOOR" in s, start)[0])
+        tmux.run("send-keys", "-t", name, "Enter")
+        gone.append(wait_gone(tmux, name))
         tmux.run("kill-session", "-t", name, check=False)
-    return statistics.median(samples)
+    return statistics.median(shown), statistics.median(gone)
 
 
 def median_wall(cmd: list[str], runs: int) -> float:
@@ -657,7 +667,7 @@ def launch_bench(runs: int) -> None:
                        TERM="xterm-256color", COLORTERM="truecolor")
             tmux = Tmux()
             try:
-                floor = harness_floor(tmux, env, ws, runs)
+                floor, quit_floor = harness_floor(tmux, env, ws, runs)
                 launches = [launch_once(tmux, f"tui{i}", f"{command} --cwd {shlex.quote(str(ws))}", env, ws,
                                         f"agentcli — {ws}") for i in range(runs + 1)][1:]  # first run warms caches
             finally:
@@ -673,12 +683,14 @@ def launch_bench(runs: int) -> None:
     print(f"  typed input echoed in the prompt                         {med([x.echo for x in launches]):7.1f}")
     print(f"  SDK import done (status bar: ready)                      {med([x.ready for x in launches]):7.1f}")
     print(f"  bare python -c 'import anthropic' (wall)                 {bare:7.1f}   (python -c pass {interp:.1f})")
+    print(f"  quit: Ctrl+Q -> process gone                             {med([x.quit for x in launches]):7.1f}   "
+          f"(floor: a shell ending on a key {quit_floor:.1f}; target <= 100)")
     painted_early = sum(x.loading_at_paint for x in launches)
     echoed_early = sum(x.loading_at_echo for x in launches)
     print(f"  first frame showed 'loading the model SDK…': {painted_early}/{len(launches)} runs; "
           f"input echoed while still loading: {echoed_early}/{len(launches)} runs")
-    print("  per run (paint / echo / ready): "
-          + ", ".join(f"{x.paint:.0f}/{x.echo:.0f}/{x.ready:.0f}" for x in launches))
+    print("  per run (paint / echo / ready / quit): "
+          + ", ".join(f"{x.paint:.0f}/{x.echo:.0f}/{x.ready:.0f}/{x.quit:.0f}" for x in launches))
 
 
 SCENARIOS = ("markdown", "twenty", "five")
