@@ -621,6 +621,30 @@ def launch_once(tmux: Tmux, name: str, command: str, env: dict[str, str], cwd: P
         tmux.run("kill-session", "-t", name, check=False)
 
 
+BARE_TEXTUAL = """
+from textual.app import App
+from textual.widgets import Static
+class Bare(App):
+    def compose(self):
+        yield Static("BARE-TEXTUAL")
+Bare().run()
+"""  # Ctrl+Q quits it
+
+
+def textual_quit_floor(tmux: Tmux, env: dict[str, str], cwd: Path, runs: int) -> float:
+    """Median ms from Ctrl+Q to the end of a bare Textual app (its driver's own shutdown) in the same tmux."""
+    samples = []
+    for i in range(runs):
+        name = f"bare{i}"
+        start = start_session(tmux, name, f"{shlex.quote(sys.executable)} -c {shlex.quote(BARE_TEXTUAL)}", env, cwd)
+        poll_until(tmux, name, lambda s: "BARE-TEXTUAL" in s, start)
+        time.sleep(0.3)  # past the first frame
+        tmux.run("send-keys", "-t", name, "C-q")
+        samples.append(wait_gone(tmux, name))
+        tmux.run("kill-session", "-t", name, check=False)
+    return statistics.median(samples)
+
+
 def harness_floor(tmux: Tmux, env: dict[str, str], cwd: Path, runs: int) -> tuple[float, float]:
     """Medians: ms until an `echo` in a new session shows (tmux start-up plus polling), and ms from a key to
     the end of a session whose shell exits on it (tmux's key delivery plus polling for the exit)."""
@@ -668,6 +692,7 @@ def launch_bench(runs: int) -> None:
             tmux = Tmux()
             try:
                 floor, quit_floor = harness_floor(tmux, env, ws, runs)
+                textual_quit = textual_quit_floor(tmux, env, ws, runs)
                 launches = [launch_once(tmux, f"tui{i}", f"{command} --cwd {shlex.quote(str(ws))}", env, ws,
                                         f"agentcli — {ws}") for i in range(runs + 1)][1:]  # first run warms caches
             finally:
@@ -684,7 +709,7 @@ def launch_bench(runs: int) -> None:
     print(f"  SDK import done (status bar: ready)                      {med([x.ready for x in launches]):7.1f}")
     print(f"  bare python -c 'import anthropic' (wall)                 {bare:7.1f}   (python -c pass {interp:.1f})")
     print(f"  quit: Ctrl+Q -> process gone                             {med([x.quit for x in launches]):7.1f}   "
-          f"(floor: a shell ending on a key {quit_floor:.1f}; target <= 100)")
+          f"(a shell ending on a key {quit_floor:.1f}; a bare Textual app {textual_quit:.1f}; target <= 100)")
     painted_early = sum(x.loading_at_paint for x in launches)
     echoed_early = sum(x.loading_at_echo for x in launches)
     print(f"  first frame showed 'loading the model SDK…': {painted_early}/{len(launches)} runs; "
