@@ -319,6 +319,9 @@ def _run_options(
     if not streamed and not prompt.strip():
         fail("the prompt is empty", EXIT_USAGE)
     workspace = workspace_dir(cwd)
+    from agentcli.prompts import prefetch_git_summary
+
+    prefetch_git_summary(workspace)  # the session's system prompt holds git's status: fetched while the rest loads
     if trust:
         _record_trust(workspace)
     flags: tuple[dict[str, object], dict[str, str]] = ({}, {})

@@ -7,6 +7,8 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
+from concurrent.futures import Future
 from functools import cache
 from pathlib import Path
 from string import Template
@@ -65,11 +67,42 @@ def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
     return env
 
 
+_prefetched: dict[Path, Future[str]] = {}
+_prefetch_lock = threading.Lock()
+
+
+def prefetch_git_summary(workspace: Path) -> Future[str]:
+    """Start `git_summary(workspace)` in a daemon thread; the next `git_summary` of that workspace takes its result.
+
+    The one-shot calls it as soon as it knows the workspace, so git's own time (two processes; a large
+    repository's status takes 0.1 s and more) overlaps the rest of start-up instead of adding to it.
+    """
+    future: Future[str] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(_git_summary(workspace))
+        except BaseException as exc:  # handed to the reader, as if it had run there
+            future.set_exception(exc)
+
+    with _prefetch_lock:
+        _prefetched[workspace] = future
+    threading.Thread(target=work, name="agentcli-git-status", daemon=True).start()
+    return future
+
+
 def git_summary(workspace: Path) -> str:
     """`git status --short --branch`, trimmed; a note when the workspace is not a git repository.
 
-    Runs nothing the repository configured (see `_git_env`) and leaves submodules alone.
+    Runs nothing the repository configured (see `_git_env`) and leaves submodules alone. A prefetched
+    result (`prefetch_git_summary`) is used once.
     """
+    with _prefetch_lock:
+        future = _prefetched.pop(workspace, None)
+    return future.result() if future is not None else _git_summary(workspace)
+
+
+def _git_summary(workspace: Path) -> str:
     # Only absolute PATH entries: an empty or relative one would run a repository's own `git`.
     path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
     git = shutil.which("git", path=path)

@@ -76,3 +76,18 @@ def test_git_status_empties_the_repositorys_filters_and_keeps_the_persons(
     assert env is not None
     overrides = {env[f"GIT_CONFIG_KEY_{n}"]: env[f"GIT_CONFIG_VALUE_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))}
     assert overrides == {"core.fsmonitor": "", "filter.Evil.One.process": ""}
+
+
+def test_a_prefetched_git_status_is_used_once_and_matches_a_direct_one(tmp_path: Path) -> None:
+    from agentcli import prompts
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "new.txt").write_text("x")
+    direct = prompts.git_summary(repo)
+    prefetched = prompts.prefetch_git_summary(repo).result(timeout=30)
+    assert prefetched == direct
+    (repo / "later.txt").write_text("y")
+    assert prompts.git_summary(repo) == prefetched  # taken from the prefetch, before later.txt existed
+    assert "?? later.txt" in prompts.git_summary(repo)  # used once: git runs again
