@@ -29,16 +29,20 @@ How each peer is driven (all in print mode, against the fake server only):
 - claude: `-p --output-format json --allowedTools Read,Agent` (`--dangerously-skip-permissions` is refused
   as root); ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY; CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, DISABLE_AUTOUPDATER,
   DISABLE_TELEMETRY, DISABLE_ERROR_REPORTING; CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY = --fanout. Delegation is
-  its `Agent` tool (subagent_type Explore). Side traffic: `HEAD /` (a reachability probe; 404 here) and a
-  session-title request without tools.
+  its `Agent` tool (subagent_type Explore; those subagents ask for claude-haiku-4-5). Side traffic: `HEAD /`
+  (a reachability probe at start; 404 here). Without the non-essential-traffic switch it also asks the main
+  model for a session title (no tools) beside its first request.
 - kimi: `--quiet --config JSON -p` (print mode auto-approves tools), its native `kimi` provider (OpenAI chat
   completions) at the fake server; telemetry off, KIMI_CLI_NO_AUTO_UPDATE. Delegation is its `Agent` tool
-  (subagent_type explore). Its `anthropic` provider fails with anthropic 2.x (`Cannot instantiate
+  (subagent_type explore). No side traffic (a subagent answer under 200 characters would draw one more
+  "too brief" request per subagent). Its `anthropic` provider fails with anthropic 2.x (`Cannot instantiate
   typing.Union`), so it is not used.
 - opencode: `run --model anthropic/claude-sonnet-4-5`, the provider's baseURL and apiKey through
   OPENCODE_CONFIG_CONTENT; OPENCODE_DISABLE_MODELS_FETCH / _AUTOUPDATE / _LSP_DOWNLOAD / _SHARE /
-  _DEFAULT_PLUGINS. Delegation is its `task` tool (subagent_type explore). Side traffic: a title request to
-  claude-haiku-4-5 without tools.
+  _DEFAULT_PLUGINS. Delegation is its `task` tool (subagent_type explore). Side traffic: a session-title
+  request to claude-haiku-4-5 without tools, sent beside its first request. Some of its start-up work (tool
+  and project set-up, ~0.5-0.8 s here) runs beside that first request, so it lands either before the first
+  request or in the first per-turn gap, depending on timing: its wall time is the steadier figure.
 Side requests are answered (after the same latency) by a catch-all step; they are listed per client and
 scenario after the table and left out of every figure.
 
