@@ -57,6 +57,8 @@ that carries the prompt and offers the client's file-reading tool, and the one a
   and return (end of the subagent's answer -> the parent's next request);
 - fanout: --fanout delegation calls in one answer, each subagent one model call; efficiency = one model
   call's latency / (end of the parent's answer -> its next request).
+Under the table: start->1st request and wall over the floor's in the same round (median of the per-round
+ratios, steadier than the medians when other work shares the machine).
 """
 
 from __future__ import annotations
@@ -254,6 +256,7 @@ class Run:
     back: float | None = None
     efficiency: float | None = None
     side: collections.Counter[str] = field(default_factory=collections.Counter)
+    round: int = 0
 
 
 def _named(requests: list[RecordedRequest], script: Script) -> dict[str, list[RecordedRequest]]:
@@ -337,6 +340,7 @@ def _spawn(
 COLUMNS = [("start->1st req", "first", "ms"), ("per-turn gap", "gap", "ms"), ("answer->exit", "exit", "ms"),
            ("wall", "wall", "ms"), ("CPU", "cpu", "ms"), ("peak RSS", "rss", "MB"),
            ("Task dispatch", "dispatch", "ms"), ("Task return", "back", "ms"), ("fan-out eff", "efficiency", "")]
+COLUMNS_BY_ATTR = [(attr, label) for label, attr, _ in COLUMNS]
 SOURCES = {"first": "turns", "gap": "turns", "exit": "turns", "wall": "turns", "cpu": "turns", "rss": "turns",
            "dispatch": "task", "back": "task", "efficiency": "fanout"}
 
@@ -368,6 +372,23 @@ def side_traffic(results: dict[str, dict[str, list[Run]]]) -> list[str]:
             counts = [f"{statistics.median(r.side[label] for r in runs):g}x {label}" for label in labels]
             if counts:
                 lines.append(f"  {name} {scenario}: " + "; ".join(counts))
+    return lines
+
+
+def floor_ratios(results: dict[str, dict[str, list[Run]]]) -> list[str]:
+    """Per client: start->1st request and wall over the floor's in the same round, median of those ratios
+    (steadier than a ratio of medians when other work shares the machine)."""
+    floor = {r.round: r for r in results.get("floor", {}).get("turns", [])}
+    lines = []
+    for attr in ("first", "wall"):
+        parts = []
+        for name, scenarios in results.items():
+            ratios = [v / f for r in scenarios.get("turns", []) if name != "floor" and r.round in floor
+                      and (v := getattr(r, attr)) is not None and (f := getattr(floor[r.round], attr))]
+            if ratios:
+                parts.append(f"{name} {statistics.median(ratios):.2f}")
+        if parts:
+            lines.append(f"  {dict(COLUMNS_BY_ATTR)[attr]} / floor's, paired by round: " + ", ".join(parts))
     return lines
 
 
@@ -429,11 +450,13 @@ def main() -> None:
                     got = run_once(client, scenario, script, work, home, args.latency_ms, args.fanout)
                     if isinstance(got, str):
                         problems.append(got)
-                    elif round_:  # round 0 warms the file cache
+                    elif round_:  # round 0 warms the file cache and the client's HOME
+                        got.round = round_
                         results[client.name].setdefault(scenario, []).append(got)
     print(table(results))
     print("floor: the anthropic SDK alone (its fan-out: the same requests with asyncio.gather); '-': not applicable"
           " or no run completed (see problems)")
+    print("\n".join(floor_ratios(results)))
     print("side requests per run (median; answered by the catch-all step, left out of the figures):")
     print("\n".join(side_traffic(results)) or "  none")
     for problem in dict.fromkeys(problems):
