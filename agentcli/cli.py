@@ -6,12 +6,11 @@ import gc
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from agentcli.cli_agents import agents_app
 from agentcli.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
@@ -22,9 +21,6 @@ from agentcli.cli_common import (
     load,
     workspace_dir,
 )
-from agentcli.cli_mcp import mcp_app
-from agentcli.cli_sessions import sessions_app
-from agentcli.cli_tasks import tasks_app
 
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
@@ -57,9 +53,47 @@ def output_format_of(args: list[str]) -> str:
     return found
 
 
+#: The command groups, by name: (module, its Typer app). Each is built when it is named (or listed by --help
+#: and shell completion): typer builds a command's options from its signature, for every command it is
+#: given, and doing so for these ~10 cost every `agentcli run` ~5 ms before its first request.
+GROUPS: dict[str, tuple[str, str]] = {
+    "config": ("agentcli.cli", "config_app"),
+    "agents": ("agentcli.cli_agents", "agents_app"),
+    "tasks": ("agentcli.cli_tasks", "tasks_app"),
+    "sessions": ("agentcli.cli_sessions", "sessions_app"),
+    "mcp": ("agentcli.cli_mcp", "mcp_app"),
+}
+
+
 class _Group(TyperGroup):
     """The app's group: `--resume` without an ID (see `optional_resume`); a `run` whose flags are wrong still
-    ends with a JSON result line when its command line asked for a JSON output format."""
+    ends with a JSON result line when its command line asked for a JSON output format; the command groups
+    (`GROUPS`) are built when first named."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        return [*super().list_commands(ctx), *(name for name in GROUPS if name not in self.commands)]
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:  # type: ignore[override]  # click's Command
+        if cmd_name in GROUPS and cmd_name not in self.commands:
+            import importlib
+
+            import typer.main
+
+            module, attr = GROUPS[cmd_name]
+            group = typer.main.get_group(getattr(importlib.import_module(module), attr))
+            group.name = cmd_name
+            self.add_command(group, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:  # type: ignore[override]
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as exc:  # "No such command" (a usage error): its "did you mean" names the groups too
+            if getattr(exc, "exit_code", None) != EXIT_USAGE or all(name in self.commands for name in GROUPS):
+                raise
+            for name in GROUPS:
+                self.get_command(ctx, name)
+            return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         self.command_line = optional_resume(args)
@@ -88,11 +122,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 config_app = typer.Typer(help="Inspect the effective configuration.", rich_markup_mode=None)
-app.add_typer(config_app, name="config")
-app.add_typer(agents_app, name="agents")
-app.add_typer(tasks_app, name="tasks")
-app.add_typer(sessions_app, name="sessions")
-app.add_typer(mcp_app, name="mcp")
 
 
 class OutputFormat(StrEnum):

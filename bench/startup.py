@@ -52,32 +52,39 @@ class Sample:
     wall: float
 
 
-def bench_env(run_dir: Path, base_url: str) -> dict[str, str]:
-    """A clean environment: a fresh home and XDG dirs under `run_dir`, the fake server as the endpoint."""
-    return {"PATH": "/usr/bin:/bin", "HOME": str(run_dir), "XDG_CONFIG_HOME": str(run_dir / "c"),
-            "XDG_DATA_HOME": str(run_dir / "d"), "XDG_STATE_HOME": str(run_dir / "s"),
+def bench_env(home: Path, base_url: str) -> dict[str, str]:
+    """A clean environment: the home and XDG dirs under `home`, the fake server as the endpoint."""
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "XDG_CONFIG_HOME": str(home / "c"),
+            "XDG_DATA_HOME": str(home / "d"), "XDG_STATE_HOME": str(home / "s"),
             "ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": base_url}
 
 
-def one_shot(cmd: list[str], run_dir: Path, script: Script) -> Sample:
+def one_shot(cmd: list[str], run_dir: Path, script: Script, home: Path) -> Sample:
     """Spawn `cmd` against a fresh fake server serving `script`; its figures from both clocks."""
     run_dir.mkdir(parents=True)
     with server_process(script, run_dir) as (base_url, requests):
         start = time.monotonic()
-        subprocess.run(cmd, capture_output=True, check=True, env=bench_env(run_dir, base_url), cwd=run_dir)
+        subprocess.run(cmd, capture_output=True, check=True, env=bench_env(home, base_url), cwd=run_dir)
         end = time.monotonic()
     first = min(r.received_at for r in requests)
     last = max(r.finished_at or r.received_at for r in requests)
     return Sample((first - start) * 1000, (end - last) * 1000, (end - start) * 1000)
 
 
-def interleaved(commands: dict[str, list[str]], runs: int, workdir: Path, script: Script) -> dict[str, list[Sample]]:
-    """`runs` samples of each command, alternating the order each round; one warm-up round first."""
+def interleaved(commands: dict[str, list[str]], runs: int, workdir: Path, script: Script,
+                fresh_home: bool = False) -> dict[str, list[Sample]]:
+    """`runs` samples of each command, alternating the order each round; one warm-up round first.
+
+    Each command keeps one home from the warm-up round on (agentcli's database then exists, as it does for
+    anyone after their first run); `fresh_home` gives every run a new one (a first run ever: the database
+    is created and migrated before the first request).
+    """
     samples: dict[str, list[Sample]] = {name: [] for name in commands}
     names = list(commands)
     for i in range(runs + 1):
         for name in names if i % 2 else reversed(names):
-            sample = one_shot(commands[name], workdir / f"{name}-{i}", script)
+            home = workdir / (f"home-{name}-{i}" if fresh_home else f"home-{name}")
+            sample = one_shot(commands[name], workdir / f"{name}-{i}", script, home)
             if i:  # the first round warms the file cache
                 samples[name].append(sample)
     return samples
@@ -119,6 +126,8 @@ def main() -> None:
     parser.add_argument("--skip-help", action="store_true", help="only the one-shot figures")
     parser.add_argument("--latency-ms", type=int, default=300,
                         help="the fake model's time to answer (default 300, as in issue 14's comparison)")
+    parser.add_argument("--fresh-home", action="store_true",
+                        help="a new home for every run: agentcli creates its database each time (a first run ever)")
     parser.add_argument("--baseline-python", metavar="PYTHON",
                         help="also run `PYTHON -m agentcli run` (e.g. another checkout's venv) in the same rounds")
     args = parser.parse_args()
@@ -134,10 +143,12 @@ def main() -> None:
     script = Script(steps=[Step(match=Match(), reply=Reply(text="ok"), times=None, optional=True,
                                 latency_ms=args.latency_ms)])
     with tempfile.TemporaryDirectory() as tmp:
-        samples = interleaved(commands, args.runs, Path(tmp), script)
+        samples = interleaved(commands, args.runs, Path(tmp), script, args.fresh_home)
     floor, ours = samples["floor"], samples["agentcli"]
     print(f"one-shot, medians of {args.runs} interleaved runs, model answers in {args.latency_ms} ms "
-          "(floor: import anthropic, one streamed request)")
+          "(floor: import anthropic, one streamed request); "
+          + ("a new home every run (a first run ever)" if args.fresh_home
+             else "one home per client (its database exists)"))
     print(f"  {'':<10} {'start->1st request':>19} {'last answer->exit':>18} {'wall':>9}")
     for name, rows in samples.items():
         print(f"  {name:<10} {median([s.first_request for s in rows]):16.1f} ms "

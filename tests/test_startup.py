@@ -78,3 +78,33 @@ def test_collection_is_paused_from_the_first_line_and_back_on_for_other_commands
     assert proc.returncode == 0, proc.stderr
     # paused while the command line module loads; a command other than `run` turns it back on
     assert "GC False True" in proc.stderr
+
+
+GROUPS_PROBE = """
+import sys
+from agentcli.cli import app
+try:
+    app(args=sys.argv[1:], prog_name="agentcli")
+except SystemExit:
+    pass
+built = [m for m in ("agentcli.cli_agents", "agentcli.cli_tasks", "agentcli.cli_sessions", "agentcli.cli_mcp")
+         if m in sys.modules]
+sys.stderr.write("BUILT " + ",".join(built) + "\\n")
+"""
+
+
+def _groups_probe(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", GROUPS_PROBE, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=60)
+
+
+def test_run_builds_none_of_the_command_groups(tmp_path: Path) -> None:
+    assert "BUILT \n" in _groups_probe(["run", "--help"], tmp_path).stderr
+
+
+def test_the_command_groups_are_listed_run_and_suggested(tmp_path: Path) -> None:
+    listed = _groups_probe(["--help"], tmp_path).stdout
+    assert all(f"  {name}" in listed for name in ("config", "agents", "tasks", "sessions", "mcp"))
+    assert "Subagent types" in _groups_probe(["agents", "--help"], tmp_path).stdout
+    typo = _groups_probe(["agnets"], tmp_path)
+    assert "No such command 'agnets'. Did you mean 'agents'?" in typo.stderr
