@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -258,10 +259,7 @@ async def list_files_dated(
     open handle on `root` (a shorter lookup than the whole path).
     """
     dated = _Dated(root, select)
-    try:
-        return dated.dated if await _rg_files(root, name_glob, progress, top_only, dated) else None
-    finally:
-        dated.release()
+    return dated.dated if await _rg_files(root, name_glob, progress, top_only, dated) else None
 
 
 class _Parser(Protocol):
@@ -354,40 +352,50 @@ class _Names:
 
 
 class _Dated(_Names):
-    """`rg --files --null` output as `(-mtime, path)`, for the paths `select` accepts."""
+    """`rg --files --null` output as `(-mtime, path)`, for the paths `select` accepts.
+
+    Each file is stat'ed relative to one handle on the folder (a shorter lookup than its whole path),
+    opened and closed in the reading thread, which alone uses it.
+    """
 
     def __init__(self, root: Path, select: Callable[[str], object] | None) -> None:
         super().__init__()
         self.select = select
         self.dated: list[tuple[float, str]] = []
-        self._root = str(root) + os.sep
+        self._root = root
         self._fd: int | None = None
-        if os.stat in os.supports_dir_fd:
-            with contextlib.suppress(OSError):
-                self._fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        self._opened = False
 
     def feed(self, data: bytes) -> None:
         super().feed(data)
         self._stat()
 
     def close(self) -> None:
-        super().close()
-        self._stat()
+        try:
+            super().close()
+            self._stat()
+        finally:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     def _stat(self) -> None:
         names = self.found if self.select is None else list(filter(self.select, self.found))
         self.found = []
+        if not names:
+            return
+        if not self._opened:
+            self._opened = True
+            if os.stat in os.supports_dir_fd:
+                with contextlib.suppress(OSError):
+                    self._fd = os.open(self._root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         stat, fd, out = os.stat, self._fd, self.dated
+        base = str(self._root) + os.sep
         for rel in names:
             try:
-                out.append((-(stat(rel, dir_fd=fd) if fd is not None else stat(self._root + rel)).st_mtime, rel))
+                out.append((-(stat(rel, dir_fd=fd) if fd is not None else stat(base + rel)).st_mtime, rel))
             except OSError:
                 continue
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 def _pipe() -> tuple[int, int]:
@@ -401,36 +409,63 @@ def _pipe() -> tuple[int, int]:
     return read_end, write_end
 
 
-async def _drain(fd: int, parser: _Parser, progress: Callable[[], None], batch: int = _BATCH_BYTES) -> None:
-    """Read the pipe `fd` to its end in a worker thread, handing `parser` batches of about `batch` bytes,
-    then closing it (and `fd`).
+async def _drain(fd: int, parser: _Parser, progress: Callable[[], None], batch: int | None = None) -> None:
+    """Read the pipe `fd` to its end in a thread of its own, handing `parser` batches of about `batch`
+    bytes, then closing it (and `fd`).
 
     A child that writes many small records (rg: one write per file) would cost the event loop a
     wake-up per record; a thread blocking in `read` costs a system call, and whole batches let the
-    parser split many records at once. A cancelled caller kills the child, which ends the read.
+    parser split many records at once. The thread is not one of the loop's shared workers: a long
+    search never holds one that DNS look-ups or file reads wait for. A cancelled caller kills the
+    child, which ends the read.
     """
     loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    size_wanted = _BATCH_BYTES if batch is None else batch
+
+    def settle(error: BaseException | None) -> None:
+        if done.done():
+            return  # the caller was cancelled
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def call(callback: Callable[..., None], *args: object) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for this any more
+            loop.call_soon_threadsafe(callback, *args)
 
     def work() -> None:
+        error: BaseException | None = None
         try:
             parts: list[bytes] = []
             size = 0
             while chunk := os.read(fd, _READ_BYTES):
                 parts.append(chunk)
                 size += len(chunk)
-                if size >= batch:
+                if size >= size_wanted:
                     parser.feed(b"".join(parts))
                     parts.clear()
                     size = 0
-                    with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits for this
-                        loop.call_soon_threadsafe(progress)
+                    call(progress)
             if parts:
                 parser.feed(b"".join(parts))
-            parser.close()
+        except BaseException as exc:  # handed to the awaiting caller
+            error = exc
         finally:
             os.close(fd)
+            try:
+                parser.close()  # even after an error: it may hold a handle
+            except BaseException as exc:
+                error = error or exc
+        call(settle, error)
 
-    await asyncio.to_thread(work)
+    try:
+        threading.Thread(target=work, name="agentcli-search-output", daemon=True).start()
+    except BaseException:
+        os.close(fd)
+        raise
+    await done
 
 
 async def _head(stream: asyncio.StreamReader) -> bytes:
@@ -635,12 +670,12 @@ def _rg_counts(data: bytes, hits: _Hits) -> bytes:
     comes back, to go before the data that follows."""
     found: list[FileHits] = []
     carry = ""
-    for line in _path(data).split("\n"):
+    for line in _path(data).split("\n")[:-1]:  # `data` ends with a newline: nothing after it
         if carry:
             line = carry + line
         path, nul, count = line.rpartition("\x00")
         if not nul:
-            carry = line + "\n" if line else ""
+            carry = line + "\n"
             continue
         carry = ""
         try:

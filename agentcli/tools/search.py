@@ -212,8 +212,10 @@ class GrepTool(Tool[GrepArgs]):
         include = args.include
 
         def kept(path: str) -> bool:
+            if not include:
+                return True
             local = root.name if root.is_file() else path
-            return match_glob(include, local, anchored=False) if include else True
+            return match_glob(include, local, anchored=False)
 
         hidden = _read_denied_filter(ctx)
         ctx.progress()
