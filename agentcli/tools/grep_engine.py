@@ -10,7 +10,9 @@ group, stdin closed) is killed when the call is cancelled or runs out of time.
   `AGENTCLI_GREP_ENGINE=python`): Python `re`, bounded by the same deadline and kill.
 
 Both yield the same records, in path order: `Line(path, number, is_match, text, cut)` in content
-mode, `Count(path, count)` otherwise, `path` relative to the folder searched.
+mode, `Count(path, count)` otherwise, `path` relative to the folder searched. A thread of its own
+reads the child's output in batches (ripgrep writes once per file: tens of thousands of event-loop
+wake-ups otherwise), so the parsing splits many records at once.
 """
 
 from __future__ import annotations

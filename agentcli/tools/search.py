@@ -1,9 +1,11 @@
 """Search tools: Glob (find files by pattern) and Grep (regex over file contents).
 
 Both skip `.git`, `node_modules`, `.venv`, `__pycache__` and whatever `.gitignore` files exclude
-(nested ones too). Glob walks the tree in a worker thread (its matcher cannot backtrack); Grep
-runs in a child process (`tools.grep_engine`: ripgrep, else a Python fallback), killed when the
-call is cancelled or runs out of time, and skips binary files and files over 10 MiB.
+(nested ones too). Glob lists files with `rg --files` and stats each match as the list arrives
+(newest first needs every match's mtime), else walks the tree in a worker thread (its matcher
+cannot backtrack); Grep runs in a child process (`tools.grep_engine`: ripgrep, else a Python
+fallback), killed when the call is cancelled or runs out of time, and skips binary files and files
+over 10 MiB. A thread reads either child's output in big batches (see `tools.grep_engine`).
 """
 
 from __future__ import annotations
