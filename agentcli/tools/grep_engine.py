@@ -28,6 +28,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -48,6 +49,8 @@ _READ_BYTES = 1 << 20  # one read of a child's pipe, at most
 _BATCH_BYTES = 1 << 20  # a child's output handed to its parser at once (Grep)
 _LIST_BATCH_BYTES = 1 << 16  # the same for a listing (Glob stats the files while rg still walks)
 _PIPE_BYTES = 1 << 20  # a child's pipe, where the system lets us widen it
+_SMALL_READ = 1 << 16  # a read shorter than this waits a moment before the next one...
+_READ_PAUSE = 0.002  # ...this long (seconds), so the child fills the pipe: one read per many records
 _OMITTED = re.compile(rb" \[\.\.\. (?:omitted end of long line|\d+ more matche?s?)\]$")
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `agentcli` package
 _TYPE = "agentcliglob"  # the file type list_files defines for its name filter
@@ -450,6 +453,8 @@ async def _drain(fd: int, parser: _Parser, progress: Callable[[], None], batch: 
                     parts.clear()
                     size = 0
                     call(progress)
+                if len(chunk) < _SMALL_READ:
+                    time.sleep(_READ_PAUSE)  # rg writes once per file: ~100 bytes a read otherwise
             if parts:
                 parser.feed(b"".join(parts))
         except BaseException as exc:  # handed to the awaiting caller

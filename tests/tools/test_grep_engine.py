@@ -309,6 +309,7 @@ async def test_output_read_in_tiny_batches_gives_the_same_text(
         monkeypatch.setattr(grep_engine, "_READ_BYTES", size)
         monkeypatch.setattr(grep_engine, "_BATCH_BYTES", size)
         monkeypatch.setattr(grep_engine, "_LIST_BATCH_BYTES", size)
+        monkeypatch.setattr(grep_engine, "_READ_PAUSE", 0)
         assert await _every_mode(ctx) == whole, size
 
 
