@@ -53,7 +53,7 @@ _SMALL_READ = 1 << 16  # a read shorter than this waits a moment before the next
 _READ_PAUSE = 0.002  # ...this long (seconds), so the child fills the pipe: one read per many records
 _OMITTED = re.compile(rb" \[\.\.\. (?:omitted end of long line|\d+ more matche?s?)\]$")
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `agentcli` package
-_TYPE = "agentcliglob"  # the file type list_files defines for its name filter
+_TYPE = "agentcliglob"  # the file type list_files_dated defines for its name filter
 ENGINE_ENV = "AGENTCLI_GREP_ENGINE"  # "python" forces the fallback (tests, odd platforms)
 
 
@@ -213,9 +213,11 @@ async def run_search(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=sys.platform != "win32",
         )
-    except OSError as exc:
+    except BaseException as exc:  # cancelled too: the pipe is closed either way
         os.close(read_end)
-        raise ToolError(f"Grep could not start its search ({argv[0]}): {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise ToolError(f"Grep could not start its search ({argv[0]}): {exc.strerror or exc}") from None
+        raise
     finally:
         os.close(write_end)
     assert proc.stderr is not None
@@ -236,19 +238,6 @@ async def run_search(
             await asyncio.shield(proc.wait())
 
 
-async def list_files(
-    root: Path, name_glob: str | None, progress: Callable[[], None], *, top_only: bool = False
-) -> list[str] | None:
-    """The files under the folder `root` as the searches see them (`rg --files`), relative to it, unordered.
-
-    `name_glob` keeps only files whose name matches (an rg type glob: it never re-includes an ignored
-    folder); `top_only` lists the folder's own files only. None when there is no rg or it failed:
-    the caller walks the tree itself.
-    """
-    names = _Names()
-    return names.found if await _rg_files(root, name_glob, progress, top_only, names) else None
-
-
 async def list_files_dated(
     root: Path,
     name_glob: str | None,
@@ -257,8 +246,13 @@ async def list_files_dated(
     top_only: bool = False,
     select: Callable[[str], object] | None = None,
 ) -> list[tuple[float, str]] | None:
-    """`list_files`, keeping only the paths `select` accepts, each as `(-mtime, path)`: sorting the list
-    puts the newest first, then by path. A file that cannot be stat'ed (gone meanwhile) is left out.
+    """The files under the folder `root` as the searches see them (`rg --files`) that `select` accepts,
+    each as `(-mtime, path relative to root)`, unordered: sorting the list puts the newest first, then
+    by path. A file that cannot be stat'ed (gone meanwhile) is left out.
+
+    `name_glob` keeps only files whose name matches (an rg type glob: it never re-includes an ignored
+    folder); `top_only` lists the folder's own files only. None when there is no rg or it failed:
+    the caller walks the tree itself.
 
     The files are stat'ed in the thread reading rg's output while rg still walks, each relative to one
     open handle on `root` (a shorter lookup than the whole path).
@@ -299,9 +293,11 @@ async def _rg_files(
             stderr=asyncio.subprocess.DEVNULL,
             start_new_session=sys.platform != "win32",
         )
-    except OSError:
+    except BaseException as exc:  # cancelled too: the pipe is closed either way
         os.close(read_end)
-        return False
+        if isinstance(exc, OSError):
+            return False
+        raise
     finally:
         os.close(write_end)
     try:

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,9 @@ async def test_cancel_kills_the_fallback_child(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert _workers(marker) == []
+    async with asyncio.timeout(10):  # the thread reading the child's output ends with the child
+        while any(thread.name == "agentcli-search-output" for thread in threading.enumerate()):
+            await asyncio.sleep(0.01)
     grep_engine.find_rg.cache_clear()
 
 
