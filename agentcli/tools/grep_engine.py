@@ -10,7 +10,9 @@ group, stdin closed) is killed when the call is cancelled or runs out of time.
   `AGENTCLI_GREP_ENGINE=python`): Python `re`, bounded by the same deadline and kill.
 
 Both yield the same records, in path order: `Line(path, number, is_match, text, cut)` in content
-mode, `Count(path, count)` otherwise, `path` relative to the folder searched.
+mode, `Count(path, count)` otherwise, `path` relative to the folder searched. A thread of its own
+reads the child's output in batches (ripgrep writes once per file: tens of thousands of event-loop
+wake-ups otherwise), so the parsing splits many records at once.
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ import signal
 import subprocess
 import sys
 import sysconfig
-from collections.abc import AsyncIterator, Callable
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from operator import attrgetter
 from pathlib import Path
+from typing import Protocol
 
 from agentcli.tools.base import ToolError
 from agentcli.tools.walk import SKIP_DIRS
@@ -39,9 +45,15 @@ _RG_MAX_COLUMNS = 4 * MAX_LINE_CHARS  # bytes: at least MAX_LINE_CHARS character
 _MAX_RECORD = 1 << 20  # a record longer than this means the child misbehaves
 _KEEP_BYTES = 16 << 20  # lines kept for showing, at most (past it, only the first files keep theirs)
 _STDERR_KEEP = 4096
+_READ_BYTES = 1 << 20  # one read of a child's pipe, at most
+_BATCH_BYTES = 1 << 20  # a child's output handed to its parser at once (Grep)
+_LIST_BATCH_BYTES = 1 << 16  # the same for a listing (Glob stats the files while rg still walks)
+_PIPE_BYTES = 1 << 20  # a child's pipe, where the system lets us widen it
+_SMALL_READ = 1 << 16  # a read shorter than this waits a moment before the next one...
+_READ_PAUSE = 0.002  # ...this long (seconds), so the child fills the pipe: one read per many records
 _OMITTED = re.compile(rb" \[\.\.\. (?:omitted end of long line|\d+ more matche?s?)\]$")
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `agentcli` package
-_TYPE = "agentcliglob"  # the file type list_files defines for its name filter
+_TYPE = "agentcliglob"  # the file type list_files_dated defines for its name filter
 ENGINE_ENV = "AGENTCLI_GREP_ENGINE"  # "python" forces the fallback (tests, odd platforms)
 
 
@@ -178,37 +190,42 @@ def child_env(*, python: bool) -> dict[str, str]:
 
 
 async def run_search(
-    search: Search, progress: Callable[[], None], keep: Callable[[str], bool], wanted: int
+    search: Search, progress: Callable[[], None], keep: Callable[[str], bool] | None, wanted: int
 ) -> list[FileHits]:
     """The hits of one search, one entry per file in path order; the child dies with the caller.
 
-    `keep(path)` drops a file (a filter rg cannot apply itself); the lines of files past the first
-    `wanted` output lines are counted, never parsed, so a search with many hits costs little more
-    than ripgrep's own run. The child runs unsorted (parallel); the files are put in order here.
+    `keep(path)` drops a file (a filter rg cannot apply itself; None keeps all); the lines of files
+    past the first `wanted` output lines are counted, never parsed, so a search with many hits costs
+    little more than ripgrep's own run. The child runs unsorted (parallel); the files are put in
+    order here.
     """
     rg = find_rg()
     argv, cwd = _rg_argv(rg, search) if rg else _worker_argv(search)
     env = child_env(python=not rg)
+    read_end, write_end = _pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
+            stdout=write_end,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=sys.platform != "win32",
         )
-    except OSError as exc:
-        raise ToolError(f"Grep could not start its search ({argv[0]}): {exc.strerror or exc}") from None
-    assert proc.stdout is not None and proc.stderr is not None
+    except BaseException as exc:  # cancelled too: the pipe is closed either way
+        os.close(read_end)
+        if isinstance(exc, OSError):
+            raise ToolError(f"Grep could not start its search ({argv[0]}): {exc.strerror or exc}") from None
+        raise
+    finally:
+        os.close(write_end)
+    assert proc.stderr is not None
     stderr_task = asyncio.ensure_future(_head(proc.stderr))
     try:
         hits = _Hits(keep, wanted if search.content else 0)
-        if rg:
-            await _read_rg(proc.stdout, search, hits, progress)
-        else:
-            await _read_worker(proc.stdout, search.content, hits, progress)
+        parser: _Parser = _RgParser(search, hits) if rg else _WorkerParser(search.content, hits)
+        await _drain(read_end, parser, progress)
         await proc.wait()
         err = (await stderr_task).decode("utf-8", errors="replace")
         if proc.returncode not in (0, 1) and not (rg and _benign(err)):
@@ -221,48 +238,237 @@ async def run_search(
             await asyncio.shield(proc.wait())
 
 
-async def list_files(
-    root: Path, name_glob: str | None, progress: Callable[[], None], *, top_only: bool = False
-) -> list[str] | None:
-    """The files under the folder `root` as the searches see them (`rg --files`), relative to it, unordered.
+async def list_files_dated(
+    root: Path,
+    name_glob: str | None,
+    progress: Callable[[], None],
+    *,
+    top_only: bool = False,
+    select: Callable[[str], object] | None = None,
+) -> list[tuple[float, str]] | None:
+    """The files under the folder `root` as the searches see them (`rg --files`) that `select` accepts,
+    each as `(-mtime, path relative to root)`, unordered: sorting the list puts the newest first, then
+    by path. A file that cannot be stat'ed (gone meanwhile) is left out.
 
     `name_glob` keeps only files whose name matches (an rg type glob: it never re-includes an ignored
     folder); `top_only` lists the folder's own files only. None when there is no rg or it failed:
     the caller walks the tree itself.
+
+    The files are stat'ed in the thread reading rg's output while rg still walks, each relative to one
+    open handle on `root` (a shorter lookup than the whole path).
     """
+    dated = _Dated(root, select)
+    return dated.dated if await _rg_files(root, name_glob, progress, top_only, dated) else None
+
+
+class _Parser(Protocol):
+    """What reads a child's output: batches of bytes as they come, then the end."""
+
+    def feed(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+async def _rg_files(
+    root: Path, name_glob: str | None, progress: Callable[[], None], top_only: bool, parser: _Parser
+) -> bool:
+    """Run `rg --files` under `root`, handing its NUL-separated output to `parser`; False when rg is
+    missing or failed."""
     rg = find_rg()
     if rg is None:
-        return None
+        return False
     argv = [rg, "--no-config", "--no-require-git", "--hidden", "--no-messages", "--files", "--null", *skip_globs()]
     if name_glob:
         argv += ["--type-add", f"{_TYPE}:{name_glob}", "--type", _TYPE]
     if top_only:
         argv += ["--max-depth", "1"]
+    read_end, write_end = _pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=root,
             env=child_env(python=False),
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
+            stdout=write_end,
             stderr=asyncio.subprocess.DEVNULL,
             start_new_session=sys.platform != "win32",
         )
-    except OSError:
-        return None
-    assert proc.stdout is not None
+    except BaseException as exc:  # cancelled too: the pipe is closed either way
+        os.close(read_end)
+        if isinstance(exc, OSError):
+            return False
+        raise
+    finally:
+        os.close(write_end)
     try:
-        parts = [chunk async for chunk in _chunks(proc.stdout, progress)]
+        listing = _Counted(parser)
+        await _drain(read_end, listing, progress, batch=_LIST_BATCH_BYTES)
         await proc.wait()
-        data = b"".join(parts)
-        if proc.returncode not in (0, 1) and not (proc.returncode == 2 and data):  # 2 and a list: some entry unreadable
-            return None
-        text = _decode(data)
-        return (text.replace("\\", "/") if sys.platform == "win32" else text).split("\x00")[:-1]
+        # 2 and a list: some entry was unreadable
+        return proc.returncode in (0, 1) or (proc.returncode == 2 and listing.size > 0)
     finally:
         _kill(proc)
         with contextlib.suppress(BaseException):
             await asyncio.shield(proc.wait())
+
+
+class _Counted:
+    """A parser that also counts the bytes it was given."""
+
+    def __init__(self, inner: _Parser) -> None:
+        self.inner = inner
+        self.size = 0
+
+    def feed(self, data: bytes) -> None:
+        self.size += len(data)
+        self.inner.feed(data)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _Names:
+    """`rg --files --null` output as paths."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        self._pending = b""
+
+    def feed(self, data: bytes) -> None:
+        data = self._pending + data if self._pending else data
+        cut = data.rfind(b"\x00") + 1
+        self._pending = data[cut:]
+        if cut:
+            self.found += self._names(data[:cut])
+
+    def close(self) -> None:
+        if self._pending:
+            self.found += self._names(self._pending + b"\x00")
+            self._pending = b""
+
+    @staticmethod
+    def _names(data: bytes) -> list[str]:
+        text = _decode(data)
+        return (text.replace("\\", "/") if sys.platform == "win32" else text).split("\x00")[:-1]
+
+
+class _Dated(_Names):
+    """`rg --files --null` output as `(-mtime, path)`, for the paths `select` accepts.
+
+    Each file is stat'ed relative to one handle on the folder (a shorter lookup than its whole path),
+    opened and closed in the reading thread, which alone uses it.
+    """
+
+    def __init__(self, root: Path, select: Callable[[str], object] | None) -> None:
+        super().__init__()
+        self.select = select
+        self.dated: list[tuple[float, str]] = []
+        self._root = root
+        self._fd: int | None = None
+        self._opened = False
+
+    def feed(self, data: bytes) -> None:
+        super().feed(data)
+        self._stat()
+
+    def close(self) -> None:
+        try:
+            super().close()
+            self._stat()
+        finally:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def _stat(self) -> None:
+        names = self.found if self.select is None else list(filter(self.select, self.found))
+        self.found = []
+        if not names:
+            return
+        if not self._opened:
+            self._opened = True
+            if os.stat in os.supports_dir_fd:
+                with contextlib.suppress(OSError):
+                    self._fd = os.open(self._root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        stat, fd, out = os.stat, self._fd, self.dated
+        base = str(self._root) + os.sep
+        for rel in names:
+            try:
+                out.append((-(stat(rel, dir_fd=fd) if fd is not None else stat(base + rel)).st_mtime, rel))
+            except OSError:
+                continue
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe for a child's output, widened where the system allows so the child seldom waits for us."""
+    read_end, write_end = os.pipe()
+    if sys.platform == "linux":
+        import fcntl
+
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    return read_end, write_end
+
+
+async def _drain(fd: int, parser: _Parser, progress: Callable[[], None], batch: int | None = None) -> None:
+    """Read the pipe `fd` to its end in a thread of its own, handing `parser` batches of about `batch`
+    bytes, then closing it (and `fd`).
+
+    A child that writes many small records (rg: one write per file) would cost the event loop a
+    wake-up per record; a thread blocking in `read` costs a system call, and whole batches let the
+    parser split many records at once. The thread is not one of the loop's shared workers: a long
+    search never holds one that DNS look-ups or file reads wait for. A cancelled caller kills the
+    child, which ends the read.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    size_wanted = _BATCH_BYTES if batch is None else batch
+
+    def settle(error: BaseException | None) -> None:
+        if done.done():
+            return  # the caller was cancelled
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def call(callback: Callable[..., None], *args: object) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for this any more
+            loop.call_soon_threadsafe(callback, *args)
+
+    def work() -> None:
+        error: BaseException | None = None
+        try:
+            parts: list[bytes] = []
+            size = 0
+            while chunk := os.read(fd, _READ_BYTES):
+                parts.append(chunk)
+                size += len(chunk)
+                if size >= size_wanted:
+                    parser.feed(b"".join(parts))
+                    parts.clear()
+                    size = 0
+                    call(progress)
+                if len(chunk) < _SMALL_READ:
+                    time.sleep(_READ_PAUSE)  # rg writes once per file: ~100 bytes a read otherwise
+            if parts:
+                parser.feed(b"".join(parts))
+        except BaseException as exc:  # handed to the awaiting caller
+            error = exc
+        finally:
+            os.close(fd)
+            try:
+                parser.close()  # even after an error: it may hold a handle
+            except BaseException as exc:
+                error = error or exc
+        call(settle, error)
+
+    try:
+        threading.Thread(target=work, name="agentcli-search-output", daemon=True).start()
+    except BaseException:
+        os.close(fd)
+        raise
+    await done
 
 
 async def _head(stream: asyncio.StreamReader) -> bytes:
@@ -304,27 +510,32 @@ def _error_text(pattern: str, err: str, rg: bool, code: int | None) -> str:
     return f"Grep failed: {detail[:300]}"
 
 
-def _path_key(path: str) -> list[str]:
-    """ripgrep's `--sort path` order: folder by folder, names compared as text."""
-    return path.split("/")
+def _path_key(path: str) -> str:
+    """ripgrep's `--sort path` order: folder by folder, names compared as text. A path cannot hold NUL,
+    so with each `/` as NUL (below every character) plain text order is exactly that order."""
+    return path.replace("/", "\x00")
 
 
 class FileHits:
     """One file's hits: `count` lines (matching lines, or output lines in content mode) and, for files
     among the first ones in path order, the lines themselves."""
 
-    __slots__ = ("_body", "_lines", "count", "path")
+    __slots__ = ("_body", "_lines", "_start", "count", "key", "path")
 
-    def __init__(self, path: str, count: int, body: bytes | None = None, lines: list[Line] | None = None) -> None:
+    def __init__(
+        self, path: str, count: int, body: bytes | None = None, lines: list[Line] | None = None, start: int = 0
+    ) -> None:
         self.path = path
+        self.key = path.replace("/", "\x00")  # _path_key, inline: one call less for each of many files
         self.count = count
-        self._body = body  # rg's raw `N:text` lines, parsed on demand
+        self._body = body  # rg's raw `N:text` lines from offset `start`, parsed on demand
+        self._start = start
         self._lines = lines
 
     def lines(self) -> list[Line]:
         """The file's output lines (content mode); empty when they were counted only."""
         if self._lines is None:
-            self._lines = [] if self._body is None else _parse_lines(self.path, self._body)
+            self._lines = [] if self._body is None else _parse_lines(self.path, self._body[self._start :])
             self._body = None
         return self._lines
 
@@ -335,6 +546,9 @@ class FileHits:
         self._body = self._lines = None
 
 
+_by_key = attrgetter("key")
+
+
 class _Hits:
     """Files as they arrive (in any order), keeping the lines of only as many files as could be shown.
 
@@ -342,25 +556,35 @@ class _Hits:
     `wanted` lines lose their lines (their counts stay), and later files past that point keep none.
     """
 
-    def __init__(self, keep: Callable[[str], bool], wanted: int) -> None:
+    def __init__(self, keep: Callable[[str], bool] | None, wanted: int) -> None:
         self.keep = keep
         self.wanted = wanted
         self.files: list[FileHits] = []
         self._bytes = 0
-        self._cut: list[str] | None = None  # files sorting after this path keep no lines
+        self._cut: str | None = None  # files sorting after this key keep no lines
 
     def add(self, hit: FileHits) -> None:
-        if not self.keep(hit.path):
-            return
-        if self.wanted <= 0 or (self._cut is not None and _path_key(hit.path) > self._cut):
-            hit._drop()
-        self.files.append(hit)
-        self._bytes += hit._sized()
+        """Take one file's hits (unless `keep` drops it)."""
+        self.add_all([hit])
+
+    def add_all(self, hits: list[FileHits]) -> None:
+        """Take these files' hits (those `keep` accepts); past `_KEEP_BYTES` of lines, prune."""
+        if self.keep is not None:
+            keep = self.keep
+            hits = [hit for hit in hits if keep(hit.path)]
+        for hit in hits:
+            if hit._body is None and hit._lines is None:
+                continue
+            if self.wanted <= 0 or (self._cut is not None and hit.key > self._cut):
+                hit._drop()
+            else:
+                self._bytes += hit._sized()
+        self.files += hits
         if self._bytes > _KEEP_BYTES:
             self._prune()
 
     def _prune(self) -> None:
-        self.files.sort(key=lambda h: _path_key(h.path))
+        self.files.sort(key=_by_key)
         seen = kept = 0
         for hit in self.files:
             if seen >= self.wanted:
@@ -368,76 +592,101 @@ class _Hits:
             else:
                 seen += hit.count
                 kept += hit._sized()
-                self._cut = _path_key(hit.path)
+                self._cut = hit.key
         self._bytes = kept
 
     def in_order(self) -> list[FileHits]:
-        self.files.sort(key=lambda h: _path_key(h.path))
+        self.files.sort(key=_by_key)
         return self.files
 
 
-async def _chunks(stream: asyncio.StreamReader, progress: Callable[[], None]) -> AsyncIterator[bytes]:
-    """The child's output in chunks, each ending at a record boundary `sep` cannot split (the caller splits)."""
-    while chunk := await stream.read(1 << 18):
-        progress()
-        yield chunk
-
-
-async def _read_rg(stream: asyncio.StreamReader, search: Search, hits: _Hits, progress: Callable[[], None]) -> None:
+class _RgParser:
     """rg's output: `path NUL` (files), `path NUL count LF` (count), or per file `path NUL lines` blocks
-    separated by an empty line (`--heading` content); a path may hold a newline."""
-    pending = b""
-    async for chunk in _chunks(stream, progress):
-        data = pending + chunk
-        if search.content:
+    separated by an empty line (`--heading` content); a path may hold a newline, even an empty line."""
+
+    def __init__(self, search: Search, hits: _Hits) -> None:
+        self.hits = hits
+        self.content = search.content
+        self.files_only = search.files_only
+        self._pending = b""
+
+    def feed(self, data: bytes) -> None:
+        data = self._pending + data if self._pending else data
+        if self.content:
             cut = data.rfind(b"\n\n")
-            done, pending = (data[:cut], data[cut + 2 :]) if cut != -1 else (b"", data)
-            if done:
-                _rg_blocks(done, hits)
-        elif search.files_only:
-            cut = data.rfind(b"\x00")
-            done, pending = data[: cut + 1], data[cut + 1 :]
-            for raw in done.split(b"\x00")[:-1]:
-                hits.add(FileHits(_path(raw), 1))
+            if cut == -1:
+                self._pending = data
+                return
+            self._pending = _rg_blocks(data[:cut], self.hits) + data[cut + 2 :]
         else:
-            cut = data.rfind(b"\n")
-            done, pending = data[: cut + 1], data[cut + 1 :]
-            _rg_counts(done, hits)
-        if len(pending) > _MAX_RECORD and not search.content:
-            raise ToolError("Grep failed: the search printed a line longer than 1 MiB")
-    if pending:
-        if search.content:
-            _rg_blocks(pending.rstrip(b"\n"), hits)
-        elif search.files_only:
-            hits.add(FileHits(_path(pending.rstrip(b"\x00")), 1))
+            cut = data.rfind(b"\x00" if self.files_only else b"\n") + 1
+            done, pending = data[:cut], data[cut:]
+            if self.files_only:
+                self.hits.add_all([FileHits(path, 1) for path in _path(done).split("\x00")[:-1]])
+            else:
+                pending = _rg_counts(done, self.hits) + pending
+            self._pending = pending
+            if len(pending) > _MAX_RECORD:
+                raise ToolError("Grep failed: the search printed a line longer than 1 MiB")
+
+    def close(self) -> None:
+        pending, self._pending = self._pending, b""
+        if not pending:
+            return
+        if self.content:
+            _rg_blocks(pending.rstrip(b"\n"), self.hits)
+        elif self.files_only:
+            self.feed(pending.rstrip(b"\x00") + b"\x00")
         else:
-            _rg_counts(pending, hits)
+            _rg_counts(pending + b"\n", self.hits)
 
 
-def _rg_blocks(data: bytes, hits: _Hits) -> None:
+def _rg_blocks(data: bytes, hits: _Hits) -> bytes:
+    """Add the `path NUL lines` blocks of `data` (whole blocks, separated by empty lines); the start of
+    a path cut by an empty line in it comes back, to go before the data that follows."""
     carry = b""
+    blocks: list[bytes] = []
+    starts: list[int] = []
     for block in data.split(b"\n\n"):
-        block = carry + block
+        if carry:
+            block = carry + block
         nul = block.find(b"\x00")
         if nul == -1:  # a path with an empty line in it: the rest of the block follows
             carry = block + b"\n\n"
             continue
         carry = b""
-        body = block[nul + 1 :]
-        hits.add(FileHits(_path(block[:nul]), body.count(b"\n") + 1, body=body))
+        blocks.append(block)
+        starts.append(nul)
+    if not blocks:
+        return carry
+    # All the paths decoded at once (NUL cannot be in one): a call less for each of many files.
+    paths = _path(b"\x00".join([block[:nul] for block, nul in zip(blocks, starts, strict=True)])).split("\x00")
+    hits.add_all([
+        FileHits(path, block.count(b"\n", nul) + 1, body=block, start=nul + 1)
+        for path, block, nul in zip(paths, blocks, starts, strict=True)
+    ])  # fmt: skip
+    return carry
 
 
-def _rg_counts(data: bytes, hits: _Hits) -> None:
-    carry = b""
-    for raw in data.split(b"\n"):
-        raw = carry + raw
-        nul = raw.rfind(b"\x00")
-        if nul == -1:
-            carry = raw + b"\n" if raw else b""
+def _rg_counts(data: bytes, hits: _Hits) -> bytes:
+    """Add the `path NUL count` lines of `data` (whole lines); the start of a path cut by a newline in it
+    comes back, to go before the data that follows."""
+    found: list[FileHits] = []
+    carry = ""
+    for line in _path(data).split("\n")[:-1]:  # `data` ends with a newline: nothing after it
+        if carry:
+            line = carry + line
+        path, nul, count = line.rpartition("\x00")
+        if not nul:
+            carry = line + "\n"
             continue
-        carry = b""
-        with contextlib.suppress(ValueError):
-            hits.add(FileHits(_path(raw[:nul]), int(raw[nul + 1 :])))
+        carry = ""
+        try:
+            found.append(FileHits(path, int(count)))
+        except ValueError:
+            continue
+    hits.add_all(found)
+    return carry.encode()
 
 
 _LINE = re.compile(rb"(\d+)([:-])")
@@ -466,34 +715,43 @@ def _path(raw: bytes) -> str:
     return path.replace("\\", "/") if sys.platform == "win32" else path
 
 
-async def _read_worker(
-    stream: asyncio.StreamReader, content: bool, hits: _Hits, progress: Callable[[], None]
-) -> None:
-    """JSON lines, in path order: `{"p", "n", "m", "t", "c"}` (content) or `{"p", "k"}` (count)."""
-    current: FileHits | None = None
-    pending = b""
-    async for chunk in _chunks(stream, progress):
-        data = pending + chunk
+class _WorkerParser:
+    """The fallback's JSON lines, in path order: `{"p", "n", "m", "t", "c"}` (content) or `{"p", "k"}` (count)."""
+
+    def __init__(self, content: bool, hits: _Hits) -> None:
+        self.hits = hits
+        self.content = content
+        self._current: FileHits | None = None
+        self._pending = b""
+
+    def feed(self, data: bytes) -> None:
+        data = self._pending + data if self._pending else data
         cut = data.rfind(b"\n")
-        done, pending = data[: cut + 1], data[cut + 1 :]
-        if len(pending) > _MAX_RECORD:
+        self._pending = data[cut + 1 :]
+        if len(self._pending) > _MAX_RECORD:
             raise ToolError("Grep failed: the search printed a line longer than 1 MiB")
-        for raw in done.split(b"\n"):
+        for raw in data[: cut + 1].split(b"\n"):
             try:
                 item = json.loads(raw)
             except ValueError:
                 continue
             if "k" in item:
-                hits.add(FileHits(item["p"], item["k"]))
+                self.hits.add(FileHits(item["p"], item["k"]))
                 continue
+            current = self._current
             if current is None or current.path != item["p"]:
                 if current is not None:
-                    hits.add(current)
-                current = FileHits(item["p"], 0, lines=[])
+                    self.hits.add(current)
+                current = self._current = FileHits(item["p"], 0, lines=[])
             current.count += 1
             current.lines().append(Line(item["p"], item["n"], item["m"], item["t"], item["c"]))
-    if current is not None:
-        hits.add(current)
+
+    def close(self) -> None:
+        if self._pending:
+            self.feed(b"\n")
+        if self._current is not None:
+            self.hits.add(self._current)
+            self._current = None
 
 
 def _decode(data: bytes) -> str:

@@ -1,15 +1,16 @@
 """Search tools: Glob (find files by pattern) and Grep (regex over file contents).
 
 Both skip `.git`, `node_modules`, `.venv`, `__pycache__` and whatever `.gitignore` files exclude
-(nested ones too). Glob walks the tree in a worker thread (its matcher cannot backtrack); Grep
-runs in a child process (`tools.grep_engine`: ripgrep, else a Python fallback), killed when the
-call is cancelled or runs out of time, and skips binary files and files over 10 MiB.
+(nested ones too). Glob lists files with `rg --files` and stats each match as the list arrives
+(newest first needs every match's mtime), else walks the tree in a worker thread (its matcher
+cannot backtrack); Grep runs in a child process (`tools.grep_engine`: ripgrep, else a Python
+fallback), killed when the call is cancelled or runs out of time, and skips binary files and files
+over 10 MiB. A thread reads either child's output in big batches (see `tools.grep_engine`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -91,11 +92,14 @@ class GlobTool(Tool[GlobArgs]):
         regex = compile_glob(pattern)
         workspace = ctx.workspace.resolve()
 
+        prefix = "" if root_rel == "." else root_rel + "/"
+
         def report(found: list[tuple[float, str]]) -> str:
+            """The text for `(-mtime, path)` pairs: newest first, then by path, capped."""
             if not found:
                 return f"No files match {args.pattern}" + (f" in {root_rel}" if root_rel != "." else "")
-            found.sort(key=lambda item: (-item[0], item[1]))
-            shown = [rel for _, rel in found[:GLOB_MAX_RESULTS]]
+            found.sort()
+            shown = [prefix + rel for _, rel in found[:GLOB_MAX_RESULTS]]
             text = "\n".join(shown)
             if len(found) > len(shown):
                 text += (
@@ -107,33 +111,21 @@ class GlobTool(Tool[GlobArgs]):
         name = _name_glob(pattern)
         # `NAME` (this folder's files) and `**/NAME` are exactly what rg lists: no second match here.
         exact = name is not None and pattern in (name, "**/" + name)
-        listed = await grep_engine.list_files(root, name, ctx.progress, top_only=exact and pattern == name)
+        listed = await grep_engine.list_files_dated(
+            root, name, ctx.progress, top_only=exact and pattern == name, select=None if exact else regex.fullmatch
+        )
         if listed is not None:
-            prefix = "" if root_rel == "." else root_rel + "/"
-
-            def dated(stop: threading.Event, tick: Callable[[], None]) -> str:
-                found: list[tuple[float, str]] = []
-                base = str(root) + os.sep
-                stat = os.stat
-                for rel in listed if exact else filter(regex.fullmatch, listed):
-                    if stop.is_set():
-                        return ""
-                    try:
-                        found.append((stat(base + rel).st_mtime, prefix + rel))
-                    except OSError:
-                        continue
-                return report(found)
-
-            return ToolResult(await _in_thread(ctx, dated))
+            return ToolResult(report(listed))
 
         def work(stop: threading.Event, tick: Callable[[], None]) -> str:
             walk = Walk(workspace, root, stop, tick, progress_every=_PROGRESS_EVERY)
             found: list[tuple[float, str]] = []
             try:
-                for path, rel in walk.files():  # the walk checks `stop` at every entry
-                    if regex.fullmatch(path.relative_to(root).as_posix()):
+                for path, _ in walk.files():  # the walk checks `stop` at every entry
+                    local = path.relative_to(root).as_posix()
+                    if regex.fullmatch(local):
                         try:
-                            found.append((path.stat().st_mtime, rel))
+                            found.append((-path.stat().st_mtime, local))
                         except OSError:
                             continue
             except Stopped:
@@ -243,12 +235,12 @@ class GrepTool(Tool[GrepArgs]):
         return ToolResult(text)
 
 
-def _read_denied_filter(ctx: ToolContext) -> Callable[[str], bool]:
+def _read_denied_filter(ctx: ToolContext) -> Callable[[str], bool] | None:
     """Whether Grep must leave a file out: a `Read(...)` deny rule covers it, by its own or its resolved
-    path (a deny rule on Read would otherwise be read around with Grep)."""
+    path (a deny rule on Read would otherwise be read around with Grep). None: no rule denies reads."""
     policy = ctx.permissions
     if not policy.denies_reads:
-        return lambda rel: False
+        return None
     workspace = ctx.workspace.resolve()
     seen: dict[str, bool] = {}
 
@@ -268,7 +260,7 @@ async def _collect(
     root_rel: str,
     kept: Callable[[str], bool],
     progress: Callable[[], None],
-    hidden: Callable[[str], bool] = lambda rel: False,
+    hidden: Callable[[str], bool] | None = None,
 ) -> str:
     """Read the engine's hits into Grep's text: results, group separators, the head-limit note."""
     limit = args.head_limit
@@ -277,17 +269,17 @@ async def _collect(
         return prefix + path if prefix or root_rel == "." else root_rel
 
     def keep(path: str) -> bool:
-        return kept(path) and not hidden(rel_of(path))
+        return kept(path) and not (hidden is not None and hidden(rel_of(path)))
 
-    files = await grep_engine.run_search(search, progress, keep, limit)
+    # Without an include glob or a deny rule every file stays: no call per file.
+    filtered = hidden is not None or args.include is not None
+    files = await grep_engine.run_search(search, progress, keep if filtered else None, limit)
     results: list[str] = []
-    shown = total_results = total_hits = 0
+    shown = 0
     for hit in files:
-        rel = rel_of(hit.path)
-        total_results += 1 if search.files_only or not search.content else hit.count
-        total_hits += hit.count
         if shown >= limit:
-            continue
+            break
+        rel = rel_of(hit.path)
         if not search.content:
             results.append(rel if search.files_only else f"{rel}:{hit.count}")
             shown += 1
@@ -302,6 +294,8 @@ async def _collect(
             sep = ":" if line.is_match else "-"
             results.append(f"{rel}{sep}{line.number}{sep}{line.text}" + ("…" if line.cut else ""))
             shown += 1
+    total_hits = sum(hit.count for hit in files)
+    total_results = total_hits if search.content else len(files)
     return _grep_report(args, results, total_results, len(files), total_hits, root_rel)
 
 

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,9 @@ async def test_cancel_kills_the_fallback_child(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert _workers(marker) == []
+    async with asyncio.timeout(10):  # the thread reading the child's output ends with the child
+        while any(thread.name == "agentcli-search-output" for thread in threading.enumerate()):
+            await asyncio.sleep(0.01)
     grep_engine.find_rg.cache_clear()
 
 
@@ -282,3 +286,38 @@ async def test_an_include_glob_never_brings_skipped_folders_back(
     assert (await grep(ctx, pattern="needle", include="*")).content == "src/a.js"
     assert (await grep(ctx, pattern="needle", include="**/*.js")).content == "src/a.js"
     assert (await glob(ctx, pattern="**/*")).content == "src/a.js"
+
+
+async def _every_mode(ctx: ToolContext) -> list[str]:
+    calls: list[tuple[Any, dict[str, Any]]] = [
+        (grep, {"pattern": "needle", "output_mode": "content", "head_limit": 1000}),
+        (grep, {"pattern": "needle", "output_mode": "content", "context": 1, "head_limit": 7}),
+        (grep, {"pattern": "needle"}),
+        (grep, {"pattern": "needle", "output_mode": "count", "head_limit": 3}),
+        (glob, {"pattern": "**/*"}),
+        (glob, {"pattern": "**/*.txt", "path": "d"}),
+    ]
+    return [(await call(ctx, **raw)).content for call, raw in calls]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="names with newlines")
+async def test_output_read_in_tiny_batches_gives_the_same_text(
+    engine: str, ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records cut anywhere between two reads (even inside a name holding an empty line) read the same."""
+    for n, name in enumerate(["a.txt", "b\nc.txt", "d/e\n\nf.txt", "d/g.txt", "d/h\n.txt", "ü.txt"]):
+        os.utime(write(workspace, name, f"x\nneedle {n}\n" * (n + 1) + "needle\n"), (1000 + n, 1000 + n))
+    whole = await _every_mode(ctx)
+    assert "d/e\n\nf.txt:4" in whole[3] and whole[4].splitlines()[0] == "ü.txt"
+    for size in (1, 2, 5, 13):
+        monkeypatch.setattr(grep_engine, "_READ_BYTES", size)
+        monkeypatch.setattr(grep_engine, "_BATCH_BYTES", size)
+        monkeypatch.setattr(grep_engine, "_LIST_BATCH_BYTES", size)
+        monkeypatch.setattr(grep_engine, "_READ_PAUSE", 0)
+        assert await _every_mode(ctx) == whole, size
+
+
+def test_path_key_orders_folder_by_folder() -> None:
+    names = ["a", "a-b", "a.b", "a/b", "a/b/c", "a/b-c", "a b/c", "ab", "B", "ü", "a/ü", "a!/x", "a\t/x"]
+    paths = [f"{x}/{y}" for x in names for y in names] + names
+    assert sorted(paths, key=grep_engine._path_key) == sorted(paths, key=lambda p: p.split("/"))
