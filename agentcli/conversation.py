@@ -247,12 +247,12 @@ class Conversation:
         return provider
 
     def _warm_up(self) -> None:
-        """What the first answer or the first Task call would otherwise wait for: the price and model table (its
-        first lookup takes ~0.1 s; the cost and the context window of the model read it) and the schema of
-        relayed subagent events (~10 ms)."""
+        """What the first answer or the first Task call would otherwise wait for: the schema of relayed subagent
+        events (~10 ms; first, as a Task call can follow the first answer at once) and the price and model table
+        (its first lookup takes ~0.1 s; the cost and the context window of the model read it)."""
+        build_relay_schema()
         cost_usd(self.model.provider, self.model.model, Usage())
         context_window(self.model.provider, self.model.model)
-        build_relay_schema()
 
     async def _after_first_send(self, on_sent: Callable[[], None]) -> None:
         """The first request is on its way: `on_sent`, then `_warm_up` in a daemon thread while the answer is
