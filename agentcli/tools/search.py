@@ -15,11 +15,10 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from agentcli.tools import grep_engine
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.files_read import human_size
 from agentcli.tools.globmatch import compile_glob
@@ -27,11 +26,13 @@ from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolv
 from agentcli.tools.sniff import is_binary_file
 from agentcli.tools.walk import SKIP_DIRS, Stopped, Walk
 
+if TYPE_CHECKING:
+    from agentcli.tools import grep_engine
+
 __all__ = ["SKIP_DIRS", "GlobTool", "GrepTool"]
 
 GLOB_MAX_RESULTS = 200
 GREP_DEFAULT_HEAD_LIMIT = 100
-GREP_MAX_LINE_CHARS = grep_engine.MAX_LINE_CHARS
 _PROGRESS_EVERY = 200  # files between progress reports (Glob)
 
 
@@ -111,6 +112,8 @@ class GlobTool(Tool[GlobArgs]):
         name = _name_glob(pattern)
         # `NAME` (this folder's files) and `**/NAME` are exactly what rg lists: no second match here.
         exact = name is not None and pattern in (name, "**/" + name)
+        from agentcli.tools import grep_engine  # with the first search, not at start-up
+
         listed = await grep_engine.list_files_dated(
             root, name, ctx.progress, top_only=exact and pattern == name, select=None if exact else regex.fullmatch
         )
@@ -188,6 +191,8 @@ class GrepTool(Tool[GrepArgs]):
         return args.pattern
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
+        from agentcli.tools import grep_engine  # with the first search, not at start-up
+
         root, root_rel = _search_root(ctx, args.path)
         if root.is_file():
             size = root.stat().st_size
@@ -263,6 +268,8 @@ async def _collect(
     hidden: Callable[[str], bool] | None = None,
 ) -> str:
     """Read the engine's hits into Grep's text: results, group separators, the head-limit note."""
+    from agentcli.tools import grep_engine
+
     limit = args.head_limit
 
     def rel_of(path: str) -> str:
