@@ -202,24 +202,10 @@ async def run_search(
     rg = find_rg()
     argv, cwd = _rg_argv(rg, search) if rg else _worker_argv(search)
     env = child_env(python=not rg)
-    read_end, write_end = _pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_end,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=sys.platform != "win32",
-        )
-    except BaseException as exc:  # cancelled too: the pipe is closed either way
-        os.close(read_end)
-        if isinstance(exc, OSError):
-            raise ToolError(f"Grep could not start its search ({argv[0]}): {exc.strerror or exc}") from None
-        raise
-    finally:
-        os.close(write_end)
+        proc, read_end = await _start_piped(argv, cwd, env, asyncio.subprocess.PIPE)
+    except OSError as exc:
+        raise ToolError(f"Grep could not start its search ({argv[0]}): {exc.strerror or exc}") from None
     assert proc.stderr is not None
     stderr_task = asyncio.ensure_future(_head(proc.stderr))
     try:
@@ -282,24 +268,10 @@ async def _rg_files(
         argv += ["--type-add", f"{_TYPE}:{name_glob}", "--type", _TYPE]
     if top_only:
         argv += ["--max-depth", "1"]
-    read_end, write_end = _pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=root,
-            env=child_env(python=False),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_end,
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=sys.platform != "win32",
-        )
-    except BaseException as exc:  # cancelled too: the pipe is closed either way
-        os.close(read_end)
-        if isinstance(exc, OSError):
-            return False
-        raise
-    finally:
-        os.close(write_end)
+        proc, read_end = await _start_piped(argv, root, child_env(python=False), asyncio.subprocess.DEVNULL)
+    except OSError:
+        return False
     try:
         listing = _Counted(parser)
         await _drain(read_end, listing, progress, batch=_LIST_BATCH_BYTES)
@@ -399,15 +371,34 @@ class _Dated(_Names):
                 continue
 
 
-def _pipe() -> tuple[int, int]:
-    """A pipe for a child's output, widened where the system allows so the child seldom waits for us."""
+async def _start_piped(
+    argv: list[str], cwd: Path, env: dict[str, str], stderr: int
+) -> tuple[asyncio.subprocess.Process, int]:
+    """Start `argv` in a session of its own with its standard output on a new pipe (widened where the system
+    allows, so the child seldom waits for us); the process and the pipe's read end. Whatever ends the start
+    (OSError, cancellation) closes both ends of the pipe and propagates."""
     read_end, write_end = os.pipe()
     if sys.platform == "linux":
         import fcntl
 
         with contextlib.suppress(OSError):
             fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    return read_end, write_end
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=stderr,
+            start_new_session=sys.platform != "win32",
+        )
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return proc, read_end
 
 
 async def _drain(fd: int, parser: _Parser, progress: Callable[[], None], batch: int | None = None) -> None:
