@@ -1,6 +1,6 @@
 """Reading the config layers and merging them with provenance.
 
-Each file layer is a guarded read (`GuardedFile`: regular files of at most 1 MiB only) parsed by
+Each file layer is a guarded read (`read_config_text`: regular files of at most 1 MiB only) parsed by
 the standard library's `tomllib`. The environment layer (`env_assignments`) reads the mapping
 `load_config` is given, names the variable behind every value, takes TOML literals such as
 `{model = "a"}` and maps seed 002's `LLM_*` names. The merge (`MergedConfig`): tables merge deeply,
@@ -130,15 +130,10 @@ class MergedConfig:
         return list(dict.fromkeys(found))
 
 
-class GuardedFile:
-    """A config file read once through the guard (`_read_config_bytes`): no FIFO, device or huge file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.data = _read_config_bytes(path)
-
-    def read_text(self, encoding: str | None = None) -> str:
-        return self.data.decode(encoding or "utf-8")
+def read_config_text(path: Path) -> str:
+    """A config file's text, read through the guard (`_read_config_bytes`: no FIFO, device or huge file);
+    UnicodeDecodeError when it is not UTF-8."""
+    return _read_config_bytes(path).decode("utf-8")
 
 
 def _read_config_bytes(path: Path) -> bytes:
@@ -160,7 +155,7 @@ def _read_config_bytes(path: Path) -> bytes:
 def read_toml(path: Path) -> dict[str, Any]:
     """Read one TOML layer (the standard library's parser); ConfigError if unreadable or invalid."""
     try:
-        text = GuardedFile(path).read_text()
+        text = read_config_text(path)
     except UnicodeDecodeError:
         raise ConfigError(f"cannot parse {path}: not UTF-8 text") from None
     except OSError as exc:

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentcli.config_layers import ConfigError, GuardedFile, dotted
+from agentcli.config_layers import ConfigError, dotted, read_config_text
 from agentcli.paths import ensure_private_dir, user_config_file
 
 
@@ -30,7 +30,7 @@ def save_user_setting(key: tuple[str, ...], value: str | int | float | bool,
 
     path = user_config_file(env)
     try:
-        text = GuardedFile(path).read_text() if path.exists() else ""
+        text = read_config_text(path) if path.exists() else ""
         document = tomlkit.parse(text)
         table = document
         for part in key[:-1]:
