@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
+from collections.abc import Container
 from typing import Protocol
 
 
@@ -55,14 +56,22 @@ def end_of_life(provider: str, model: str) -> str | None:
     """The end-of-life date the installed SDK gives a model (`2026-11-30` when it parses), or None."""
     if provider != "anthropic":
         return None
-    try:
-        from anthropic.resources.messages.messages import DEPRECATED_MODELS
-    except ImportError:  # an SDK without the table: nothing is known to be deprecated
-        return None
-    raw = DEPRECATED_MODELS.get(model)
+    table = _sdk_table("DEPRECATED_MODELS")  # none in the SDK: nothing is known to be deprecated
+    raw = table.get(model) if isinstance(table, dict) else None
     if raw is None:
         return None
     return _iso_date(str(raw))
+
+
+def _sdk_table(name: str) -> Container[str] | None:
+    """A model table the SDK's messages resource checks every request against (its module re-exports it from
+    a private one since 2.14, so it is read by name), or None for an SDK without it."""
+    try:
+        from anthropic.resources.messages import messages
+    except ImportError:
+        return None
+    table = getattr(messages, name, None)
+    return table if isinstance(table, Container) else None
 
 
 def _iso_date(text: str) -> str:
@@ -94,11 +103,8 @@ def thinking_line(model: ModelChoice) -> str | None:
     """The warning for `thinking = "on"` on a model the SDK wants adaptive thinking for; None otherwise."""
     if model.provider != "anthropic" or model.thinking != "on":
         return None
-    try:
-        from anthropic.resources.messages.messages import MODELS_TO_WARN_WITH_THINKING_ENABLED
-    except ImportError:
-        return None
-    if model.model not in MODELS_TO_WARN_WITH_THINKING_ENABLED:
+    table = _sdk_table("MODELS_TO_WARN_WITH_THINKING_ENABLED")
+    if table is None or model.model not in table:
         return None
     setting = f"models.{model.label}.thinking" if model.label in ("main", "light") else "thinking"
     return f'model {model.model} wants adaptive thinking; set {setting} = "adaptive" instead of "on"'
