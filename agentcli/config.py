@@ -2,16 +2,19 @@
 
 Layers, later wins: the shipped `default_config.toml` → `$XDG_CONFIG_HOME/agentcli/config.toml`
 → `<workspace>/.agentcli/config.toml` → `--config FILE` → environment (seed 002's `LLM_*`,
-then `AGENTCLI_SECTION__KEY`) → command-line overrides. Tables merge deeply; scalars and lists
-replace. Files are read with `tomllib`; the merge with provenance is `agentcli.config_layers`;
-the merged tables are validated into `Settings` (pydantic).
+then `AGENTCLI_SECTION__KEY`) → command-line overrides. What each layer says is read by
+`agentcli.config_layers` (and narrowed by `agentcli.config_trust` for an untrusted project); keys the
+schema does not know are refused here, by name and origin; dynaconf merges the rest
+(`agentcli.config_merge`: tables merge, scalars and lists replace) and keeps the history `config show`
+reads each value's origin from; pydantic-settings validates the merged tables into `Settings`.
 
-Importing this module is cheap (`agentcli --help` must stay fast): pydantic and the schema are
-imported on first use. `Settings`, `ModelSettings`… resolve lazily.
+Importing this module is cheap (`agentcli --help` must stay fast): dynaconf, pydantic-settings and the
+schema are imported on first use. `Settings`, `ModelSettings`… resolve lazily.
 """
 
 from __future__ import annotations
 
+import functools
 import json as jsonlib
 import os
 import re
@@ -26,7 +29,6 @@ from agentcli.config_layers import (
     ConfigError,
     KeyPath,
     LayerName,
-    MergedConfig,
     Source,
     dotted,
     env_assignments,
@@ -38,6 +40,7 @@ from agentcli.config_layers import (
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
+    from agentcli.config_merge import LayerStack
     from agentcli.config_schema import (
         AgentSettings,
         LightModelSettings,
@@ -101,13 +104,21 @@ class LoadedConfig:
 
     settings: Settings
     layers: list[Source]
-    provenance: Mapping[str, Source]
     workspace: Path | None = None
     trusted: bool = True
     #: Keys of the project file not applied because the workspace is untrusted (they would widen).
     ignored: tuple[str, ...] = ()
     project_file: Path | None = None
     ignored_values: Mapping[str, object] = field(default_factory=dict, repr=False)
+    #: The layers as dynaconf merged them; each value's origin is read from its history when first needed.
+    stack: LayerStack | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def provenance(self) -> Mapping[str, Source]:
+        """Every effective leaf (`"task_tool.max_depth"`) with its layer and location; `builtin` where no layer
+        sets it."""
+        origins = self.stack.provenance() if self.stack is not None else {}
+        return {dotted(path): origins.get(path, BUILTIN) for path, _ in _leaves(self.settings)}
 
     def ignored_settings(self) -> list[str]:
         """`key = value` of each ignored project setting, secrets redacted (for the TUI's trust prompt)."""
@@ -150,10 +161,12 @@ def load_config(
     `config show`.
     """
     from agentcli import config_schema
+    from agentcli.config_merge import LayerStack
 
     env = os.environ if env is None else env
-    merged = MergedConfig()
+    stack = LayerStack()
     layers: list[Source] = []
+    unknown: dict[KeyPath, list[Source]] = {}
 
     workspace = Path(workspace).expanduser().absolute()
     project_file = paths.project_config_file(workspace)
@@ -174,12 +187,15 @@ def load_config(
         if not required and not path.exists():
             continue
         source = Source(layer, str(path))
+        data = read_toml(path)
         if layer == "project" and not trusted:
-            from agentcli.config_trust import narrow_project_layer
+            from agentcli.config_trust import MISSING, narrow_project_layer
 
-            ignored = narrow_project_layer(read_toml(path), merged, source)
+            kept, ignored = narrow_project_layer(data, functools.partial(_lookup, stack.data(), missing=MISSING))
         else:
-            merged.assign((), read_toml(path), source)
+            kept = [((str(key),), value) for key, value in data.items()]
+        for key_path, value in kept:
+            _apply(stack, key_path, value, source, unknown)
         layers.append(source)
 
     sections = config_schema.top_level_sections()
@@ -188,35 +204,96 @@ def load_config(
         *override_assignments(overrides or {}, override_origins or {}),
     ]
     for key_path, value, source in assignments:
-        merged.assign(key_path, value, source)
+        _apply(stack, key_path, value, source, unknown)
         layers.append(source)
 
-    settings = _validate(merged)
-    provenance = {dotted(path): merged.sources.get(path, BUILTIN) for path, _ in _leaves(settings)}
+    settings = _validate(stack, unknown)
     return LoadedConfig(
         settings=settings,
         layers=layers,
-        provenance=provenance,
         workspace=workspace,
         trusted=trusted,
         ignored=tuple(ignored),
         project_file=project_file if ignored else None,
         ignored_values=ignored,
+        stack=stack,
     )
 
 
-def _validate(merged: MergedConfig) -> Settings:
+_DROP = object()
+
+
+def _apply(
+    stack: LayerStack, path: KeyPath, value: object, source: Source, unknown: dict[KeyPath, list[Source]]
+) -> None:
+    """Hand one layer's value to dynaconf, without the keys the schema does not know (noted in `unknown`).
+
+    Keys are matched exactly: dynaconf matches keys case-insensitively when it merges, so `permissions.Allow`
+    must never reach it as `permissions.allow`. Unknown top-level keys never reach it at all (`_secrets_dir`,
+    `AUTO_CAST_FOR_DYNACONF`: options of pydantic-settings and of dynaconf).
+    """
+    known = _known(path, value, source, unknown)
+    if known is not _DROP:
+        stack.apply(path, known, source)
+
+
+def _known(path: KeyPath, value: object, source: Source, unknown: dict[KeyPath, list[Source]]) -> object:
+    from agentcli.config_schema import table_keys
+
+    for depth in range(len(path)):
+        keys = table_keys(path[:depth])
+        if keys is not None and path[depth] not in keys:
+            unknown.setdefault(path[: depth + 1], []).append(source)
+            return _DROP
+    if not isinstance(value, Mapping) or table_keys(path) is None:
+        return value
+    kept = {}
+    for key, item in value.items():
+        known = _known((*path, str(key)), item, source, unknown)
+        if known is not _DROP:
+            kept[str(key)] = known
+    return kept
+
+
+def _lookup(data: Mapping[str, Any], path: KeyPath, missing: object) -> Any:
+    node: Any = data
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return missing
+        node = node[part]
+    return node
+
+
+class _Origins:
+    """The merged tables and each leaf's origin, for error messages."""
+
+    def __init__(self, data: Mapping[str, Any], sources: Mapping[KeyPath, Source]) -> None:
+        self.data = data
+        self.sources = sources
+
+    def value_at(self, path: KeyPath) -> Any:
+        found = _lookup(self.data, path, _DROP)
+        if found is _DROP:
+            raise KeyError(path)
+        return found
+
+    def sources_under(self, prefix: KeyPath) -> list[Source]:
+        found = [s for k, s in self.sources.items() if k[: len(prefix)] == prefix]
+        return list(dict.fromkeys(found))
+
+
+def _validate(stack: LayerStack, unknown: Mapping[KeyPath, list[Source]]) -> Settings:
     """Validate the merged tables; every problem goes into one ConfigError line."""
     from pydantic import ValidationError
 
     from agentcli.config_schema import Settings
 
-    # Unknown top-level keys are reported by name and never reach the model's constructor.
-    known = {key: value for key, value in merged.data.items() if key in Settings.model_fields}
-    problems = [_unknown_key((key,), merged) for key in merged.data if key not in known]
+    problems = [_unknown_key(names, list(dict.fromkeys(sources))) for names, sources in unknown.items()]
+    data = stack.data()
     try:
-        settings = Settings(**known)
+        settings = Settings(**data)
     except ValidationError as exc:
+        merged = _Origins(data, stack.provenance())
         problems += [_describe_error(err, merged) for err in exc.errors(include_url=False)]
         raise ConfigError("; ".join(dict.fromkeys(problems))) from None
     if problems:
@@ -224,15 +301,15 @@ def _validate(merged: MergedConfig) -> Settings:
     return settings
 
 
-def _unknown_key(names: KeyPath, merged: MergedConfig) -> str:
-    return f"{dotted(names)} ({_where(merged.sources_under(names))}): unknown key{_suggest(names)}"
+def _unknown_key(names: KeyPath, sources: list[Source]) -> str:
+    return f"{dotted(names)} ({_where(sources)}): unknown key{_suggest(names)}"
 
 
-def _describe_error(err: ErrorDetails, merged: MergedConfig) -> str:
+def _describe_error(err: ErrorDetails, merged: _Origins) -> str:
     loc = tuple(err["loc"])
     names = tuple(str(part) for part in loc)
     if err["type"] == "extra_forbidden":
-        return _unknown_key(names, merged)
+        return _unknown_key(names, merged.sources_under(names))
     if err["type"] == "cross_field":
         ctx = err.get("ctx") or {}
         first, other = (*names, str(ctx["field"])), (*names, str(ctx["other"]))
@@ -251,7 +328,7 @@ def _describe_error(err: ErrorDetails, merged: MergedConfig) -> str:
     return f"{key} = {_show(leaf_names, value)} ({_where([merged.sources[leaf_names]])}): {message}"
 
 
-def _key_value(path: KeyPath, merged: MergedConfig) -> str:
+def _key_value(path: KeyPath, merged: _Origins) -> str:
     try:
         value = merged.value_at(path)
     except KeyError:

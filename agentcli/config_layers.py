@@ -1,17 +1,15 @@
-"""Reading the config layers and merging them with provenance.
+"""What each config layer says, before dynaconf merges the layers (`agentcli.config_merge`).
 
-Each file layer is a guarded read (`read_config_text`: regular files of at most 1 MiB only) parsed by
-the standard library's `tomllib`. The environment layer (`env_assignments`) reads the mapping
-`load_config` is given, names the variable behind every value, takes TOML literals such as
-`{model = "a"}` and maps seed 002's `LLM_*` names. The merge (`MergedConfig`): tables merge deeply,
-scalars and lists replace, and every leaf remembers the layer that set it, which `config show` and
-every error message need. (pydantic-settings read the files here once; its sources forget where a
-value came from, so all it did was call `tomllib`, for 10 ms of imports at every start.)
+A file layer is a guarded read (`read_config_text`: regular files of at most 1 MiB only, never a FIFO or a
+device) parsed by the standard library's `tomllib`, as dynaconf's own TOML loader parses; agentcli reads the
+file itself because dynaconf's loader opens whatever path it is given. The environment layer
+(`env_assignments`) reads the mapping `load_config` is given (`AGENTCLI_SECTION__KEY`, names case-insensitive,
+and seed 002's `LLM_*` / `LIGHT_LLM_*`), names the variable behind every value, and has dynaconf parse each
+value as a TOML literal (`parse_env_value`). The command-line layer is `override_assignments`.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -41,6 +39,7 @@ SEED_ENV_VARS: dict[str, KeyPath] = {
 MAX_CONFIG_BYTES = 1024 * 1024
 #: No agentcli setting nests deeper than a few levels; deeper values are refused before anything recurses.
 MAX_DEPTH = 32
+_PARSE_OPTIONS = {"AUTO_CAST_FOR_DYNACONF": False, "DYNABOXIFY": False}
 _SECRET_WORD = re.compile(r"key|secret|passw|credential|token(?!s)", re.IGNORECASE)
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -82,52 +81,13 @@ def dotted(path: Iterable[str]) -> str:
     return ".".join(p if _BARE_KEY.match(p) else json.dumps(p, ensure_ascii=False) for p in path)
 
 
-class MergedConfig:
-    """The layers merged so far, with the source of every leaf (lists are leaves)."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, Any] = {}
-        self.sources: dict[KeyPath, Source] = {}
-
-    def assign(self, path: KeyPath, value: object, source: Source) -> None:
-        """Apply one layer's value at `path`: tables merge, anything else replaces."""
-        if isinstance(value, Mapping):
-            self._table(path)
-            for key, item in value.items():
-                self.assign((*path, str(key)), item, source)
-            return
-        parent = self._table(path[:-1])
-        self._forget(path)
-        parent[path[-1]] = copy.deepcopy(value)
-        self.sources[path] = source
-
-    def _table(self, path: KeyPath) -> dict[str, Any]:
-        node = self.data
-        for depth, part in enumerate(path):
-            child = node.get(part)
-            if not isinstance(child, dict):
-                self._forget(path[: depth + 1])
-                child = node[part] = {}
-            node = child
-        return node
-
-    def _forget(self, prefix: KeyPath) -> None:
-        for key in [k for k in self.sources if k[: len(prefix)] == prefix]:
-            del self.sources[key]
-
-    def value_at(self, path: KeyPath) -> Any:
-        """The merged raw value at `path` (KeyError if absent)."""
-        node: Any = self.data
-        for part in path:
-            if not isinstance(node, dict):
-                raise KeyError(path)
-            node = node[part]
-        return node
-
-    def sources_under(self, prefix: KeyPath) -> list[Source]:
-        """Distinct sources of the leaves at or below `prefix`, in first-seen order."""
-        found = [s for k, s in self.sources.items() if k[: len(prefix)] == prefix]
-        return list(dict.fromkeys(found))
+def leaves(value: object, path: KeyPath = ()) -> Iterator[tuple[KeyPath, object]]:
+    """Every leaf under `value`: tables recurse, lists and empty tables are leaves."""
+    if isinstance(value, Mapping) and (value or not path):
+        for key, item in value.items():
+            yield from leaves(item, (*path, str(key)))
+    else:
+        yield path, value
 
 
 def read_config_text(path: Path) -> str:
@@ -191,26 +151,23 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
 
 
 def parse_env_value(raw: str, *, want_string: bool) -> object:
-    """An environment value as a TOML literal where it parses (`3`, `true`, `["Bash"]`), else the string.
+    """An environment value as a TOML literal where it parses (`3`, `true`, `["Bash"]`), else the text.
 
-    `True`/`False` (as shells often spell them) count as booleans. Nothing is cast or interpolated:
-    `@int 3`, `@format ...` stay text. Where the schema wants a string the raw text is kept (an API
-    key `12345` stays a string).
+    dynaconf parses it (`parse_conf_data` with `tomlfy`, as its environment loader does; casting tokens off, so
+    `@int 3` and `@format ...` stay text). `True`/`False` (as shells often spell them) count as booleans. Kept
+    as text: where the schema wants a string (an API key `12345`), a value of several lines (it would parse as
+    its first line), and one nested more than `MAX_DEPTH` levels.
     """
-    if "\n" in raw or "\r" in raw:
-        return raw  # the `v = ...` document below would parse only the first line
-    import tomllib
+    if want_string or "\n" in raw or "\r" in raw:
+        return raw
+    from dynaconf.utils.parse_conf import parse_conf_data
 
     text = raw.strip().lower() if raw.strip() in ("True", "False") else raw
     try:
-        value = tomllib.loads(f"v = {text}").get("v", raw)
-    except tomllib.TOMLDecodeError:
-        return raw
+        value = parse_conf_data(text, tomlfy=True, box_settings=_PARSE_OPTIONS)
     except RecursionError:
         return raw  # nested thousands deep: kept as text, which the schema then names
-    if too_deep(value):
-        return raw
-    if want_string and not isinstance(value, str):
+    if value is text or too_deep(value):
         return raw
     return value
 

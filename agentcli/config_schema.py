@@ -1,4 +1,4 @@
-"""Typed configuration: the pydantic models every config layer is validated into.
+"""Typed configuration: pydantic-settings' `Settings` with one pydantic model per section.
 
 Imported lazily by `agentcli.config` (`agentcli --help` needs no pydantic).
 The defaults here equal `default_config.toml`; a test keeps the two in step.
@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 Provider = Literal["anthropic", "openai", "openai-compatible"]
 PROVIDERS: tuple[str, ...] = typing.get_args(Provider)
@@ -317,11 +318,12 @@ class McpSettings(_Section):
     servers: dict[str, McpServerSettings] = Field(default_factory=dict)
 
 
-class Settings(BaseModel):
-    """The whole validated configuration: `agentcli.config` reads and merges the layers, keeping the origin
-    of every value for `config show`, and validates the merged tables into this."""
+class Settings(BaseSettings):
+    """The whole validated configuration. dynaconf merges the layers (`agentcli.config_merge`); the merged tables
+    are this class's only source (`settings_customise_sources`), so pydantic-settings validates them and reads
+    nothing itself."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = SettingsConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     models: ModelsSettings = Field(default_factory=ModelsSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
@@ -335,6 +337,19 @@ class Settings(BaseModel):
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the merged layers, given to the constructor: the environment is one of dynaconf's layers (with
+        agentcli's names and trust rules), and no `.env` file or secrets folder is read."""
+        return (init_settings,)
 
 
 def _field_type(model: type[BaseModel], name: str) -> Any:
@@ -372,6 +387,17 @@ def _annotation_at(path: tuple[str, ...]) -> Any:
 def expects_string(path: tuple[str, ...]) -> bool:
     """Whether the schema wants a string at `path` (so an env value like `123` stays a string)."""
     return _is_string_type(_annotation_at(path))
+
+
+def table_keys(path: tuple[str, ...]) -> frozenset[str] | None:
+    """The keys the table at `path` may hold when the schema names them (a section), else None (a free-form
+    table such as `[models.aliases]`, a value, or no key of the schema)."""
+    annotation = _annotation_at(path)
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return frozenset(annotation.model_fields)
+    return None
 
 
 def known_keys(path: tuple[str, ...]) -> list[str]:

@@ -1,7 +1,7 @@
 """The project layer of an untrusted workspace may narrow what agentcli does, never widen it.
 
 `narrow_project_layer` walks the project file's leaves against the layers merged below it
-(defaults, user file) and applies only what cannot widen:
+(defaults, user file) and keeps only what cannot widen:
 
 - `permissions.mode`: only when at least as strict as the value below (auto < accept_edits < ask < readonly);
 - `permissions.allow`, `agent.bash_pass_env`, `web_fetch.allow_private_hosts`: only when every entry is already
@@ -21,10 +21,10 @@ An ignored value equal to the one below is not reported (trusting would change n
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentcli.config_layers import KeyPath, MergedConfig, Source, dotted
+from agentcli.config_layers import KeyPath, dotted, leaves
 from agentcli.status import PERMISSION_MODE_STRICTNESS
 
 # Keyed by any string a file may hold, so an unknown value is a plain miss.
@@ -38,22 +38,9 @@ _SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
     {("budget", "session_max_usd"), ("budget", "session_max_tokens"), ("task_tool", "max_cost_usd")}
 )
 _ONLY_FALSE: frozenset[KeyPath] = frozenset({("permissions", "allow_mutating_in_run"), ("context", "auto_compact")})
-_MISSING = object()
-
-
-def _leaves(value: object, path: KeyPath = ()) -> Iterator[tuple[KeyPath, object]]:
-    if isinstance(value, Mapping) and (path == () or value):
-        for key, item in value.items():
-            yield from _leaves(item, (*path, str(key)))
-    else:
-        yield path, value
-
-
-def _below(merged: MergedConfig, path: KeyPath) -> Any:
-    try:
-        return merged.value_at(path)
-    except KeyError:
-        return _MISSING
+#: What `below` returns for a key no lower layer sets.
+MISSING = object()
+_MISSING = MISSING
 
 
 def _is_endpoint(path: KeyPath) -> bool:
@@ -95,23 +82,28 @@ def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     return True, value
 
 
-def narrow_project_layer(data: Mapping[str, Any], merged: MergedConfig, source: Source) -> dict[str, object]:
-    """Assign the untrusted project file `data` onto `merged`, skipping what would widen.
+def narrow_project_layer(
+    data: Mapping[str, Any], below: Callable[[KeyPath], Any]
+) -> tuple[list[tuple[KeyPath, object]], dict[str, object]]:
+    """The leaves of the untrusted project file `data` that may apply, and those that may not.
 
-    Returns the ignored dotted keys (in file order) with the value the file gives them.
+    `below(path)` is the value the lower layers give a key (`MISSING` if none). Returns the leaves to assign
+    (a united deny list in place of the file's) and the ignored dotted keys (in file order) with the value
+    the file gives them.
     """
+    kept: list[tuple[KeyPath, object]] = []
     ignored: dict[str, object] = {}
-    for path, value in _leaves(data):
-        below = _below(merged, path)
-        apply, assigned = _decide(path, value, below)
+    for path, value in leaves(data):
+        lower = below(path)
+        apply, assigned = _decide(path, value, lower)
         if not apply:
-            if value != below and not (below is None and value == ""):
+            if value != lower and not (lower is None and value == ""):
                 ignored[dotted(path)] = value
             continue
-        if path in _UNION_LISTS and isinstance(value, list) and isinstance(below, list):
-            if any(item not in value for item in below):
+        if path in _UNION_LISTS and isinstance(value, list) and isinstance(lower, list):
+            if any(item not in value for item in lower):
                 ignored[dotted(path) + " (removing entries)"] = value
-            if assigned == below:
+            if assigned == lower:
                 continue  # nothing added: the value and its origin stay the lower layer's
-        merged.assign(path, assigned, source)
-    return ignored
+        kept.append((path, assigned))
+    return kept, ignored

@@ -270,6 +270,62 @@ def test_provenance_and_layers_list(lay: Layout) -> None:
     assert [layer for layer, _ in loaded.layers] == ["default", "user", "project", "config-file", "env", "cli"]
 
 
+def test_each_layer_arrives_through_dynaconf_with_its_origin(lay: Layout) -> None:
+    from dynaconf.utils.inspect import get_history, inspect_settings
+
+    lay.user('[models.main]\nmodel = "from-user"\n')
+    lay.project('[models.main]\nmodel = "from-project"\n')
+    explicit = lay.file("explicit.toml", '[models.main]\nmodel = "from-config"\n')
+    lay.env |= {"LLM_MODEL_ID": "from-llm-var", "AGENTCLI_MODELS__MAIN__MODEL": "from-agentcli-var"}
+    loaded = lay.load(config_file=explicit, overrides={"models.main.model": "from-flag"},
+                      override_origins={"models.main.model": "--model"})  # fmt: skip
+    assert loaded.stack is not None
+    history = [(h["loader"], h["identifier"], h["value"]) for h in get_history(loaded.stack.settings, "models.main.model")]
+    assert history == [
+        ("default", str(resources.default_config_path()), "claude-sonnet-5-5"),
+        ("user", str(lay.user_file), "from-user"),
+        ("project", str(lay.project_file), "from-project"),
+        ("config-file", str(explicit), "from-config"),
+        ("env", "LLM_MODEL_ID", "from-llm-var"),
+        ("env", "AGENTCLI_MODELS__MAIN__MODEL", "from-agentcli-var"),
+        ("cli", "--model", "from-flag"),
+    ]
+    report = inspect_settings(loaded.stack.settings, key="models.main.model")
+    assert report["current"] == loaded.settings.models.main.model == "from-flag"
+    assert loaded.source_of("models.main.model") == ("cli", "--model")
+    # a table a layer reaches merges with the one below: the other keys keep the origin they had
+    assert loaded.source_of("models.main.provider").layer == "default"
+    assert [(h["loader"], h["value"]) for h in get_history(loaded.stack.settings, "models.main.provider")][0] == (
+        "default", "anthropic")
+
+
+def test_empty_tables_merge_nothing_and_dotted_keys_merge_too(lay: Layout) -> None:
+    lay.user('[models.main]\nmodel = "from-user"\n[models.aliases]\n"gpt-4.1" = "openai:gpt-4.1"\n')
+    lay.project("[models]\n[models.main]\n[permissions]\n")
+    loaded = lay.load()
+    assert loaded.settings.models.main.model == "from-user"
+    assert loaded.settings.models.main.provider == "anthropic"
+    assert loaded.settings.models.aliases == {"opus": "main", "sonnet": "main", "haiku": "light",
+                                              "gpt-4.1": "openai:gpt-4.1"}  # fmt: skip
+    assert loaded.source_of('models.aliases."gpt-4.1"') == ("user", str(lay.user_file))
+    assert loaded.source_of("models.aliases.opus").layer == "default"
+
+
+def test_settings_is_pydantic_settings_reading_only_the_merged_layers(
+    lay: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic_settings import BaseSettings
+
+    assert issubclass(Settings, BaseSettings)
+    monkeypatch.chdir(lay.workspace)
+    (lay.workspace / ".env").write_text('TASK_TOOL={"max_depth": 9}\n')
+    monkeypatch.setenv("TASK_TOOL", '{"max_depth": 9}')
+    monkeypatch.setenv("task_tool__max_depth", "9")
+    assert Settings().task_tool.max_depth == 2  # its own environment and .env sources are off
+    assert lay.load().settings.task_tool.max_depth == 2
+    assert Settings(task_tool={"max_depth": 3}).task_tool.max_depth == 3  # the one source: the merged tables
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -373,7 +429,11 @@ def test_no_stray_files_or_library_variables_are_read(lay: Layout, monkeypatch: 
     assert loaded.layers == [("default", str(resources.default_config_path()))]
 
 
-def test_values_are_not_cast_or_interpolated(lay: Layout) -> None:
+def test_values_are_not_cast_or_interpolated(lay: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    # dynaconf takes its own options from the environment over those agentcli gives it; none may apply
+    for name, value in {"AUTO_CAST_FOR_DYNACONF": "true", "MERGE_ENABLED_FOR_DYNACONF": "true",
+                        "DOTTED_LOOKUP_FOR_DYNACONF": "false", "NESTED_SEPARATOR_FOR_DYNACONF": "___"}.items():
+        monkeypatch.setenv(name, value)
     lay.project(
         '[models.main]\nmodel = "@format {env[HOME]}"\n'
         '[models.light]\nmodel = "@int 3"\n'
@@ -388,9 +448,27 @@ def test_values_are_not_cast_or_interpolated(lay: Layout) -> None:
     assert s.permissions.allow == ["Bash(echo @json)"]
 
 
-def test_former_dynaconf_merge_markers_are_just_unknown_keys(lay: Layout) -> None:
+def test_dynaconf_merge_markers_are_refused(lay: Layout) -> None:
+    lay.user('[permissions]\nallow = ["Read"]\n[models.aliases]\nfast = "light"\n')
     lay.project("dynaconf_merge = true\n[task_tool]\ndeny_tools = []\n")
-    assert "dynaconf_merge" in lay.error()
+    assert "dynaconf_merge (from " in lay.error()
+    lay.project("[task_tool]\ndynaconf_merge = true\n")
+    assert "task_tool.dynaconf_merge (from " in lay.error()
+    lay.project("[models.aliases]\ndynaconf_merge = false\n")  # would drop the aliases below
+    assert "models.aliases.dynaconf_merge (from " in lay.error()
+    lay.project('[permissions]\nallow = ["dynaconf_merge", "Bash"]\n')  # would keep the list below
+    assert "permissions.allow (from " in lay.error()
+    lay.project('[permissions]\nallow = ["Bash"]\n')
+    assert lay.load().settings.permissions.allow == ["Bash"]
+
+
+def test_keys_match_the_schema_exactly(lay: Layout) -> None:
+    # dynaconf matches keys case-insensitively when it merges: a key in another case must not become the real one
+    lay.user('[permissions]\nallow = ["Read"]\n')
+    lay.project('[permissions]\nAllow = ["Bash"]\n[Models.main]\nmodel = "x"\n')
+    message = lay.error()
+    assert "permissions.Allow (from " in message and "did you mean permissions.allow?" in message
+    assert "Models (from " in message
 
 
 def test_importing_config_does_not_import_config_libraries() -> None:

@@ -22,6 +22,11 @@ def test_wheel_ships_prompts_and_default_config(tmp_path: Path) -> None:
     assert "agentcli/py.typed" in names
     assert "agentcli/testing/fake_llm.py" in names
     assert "agentcli/ui/app.tcss" in names  # the TUI's styles ship inside the package
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    requires = [line for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+                if line.startswith("Requires-Dist: ")]
+    core = {line.split()[1].split("<")[0].split(">")[0].split(";")[0] for line in requires if "extra ==" not in line}
+    assert {"mcp", "dynaconf", "pydantic-settings"} <= core  # MCP works from a plain `pip install agentcli`
     shipped = zipfile.ZipFile(wheel).read("agentcli/_bundled/default_config.toml").decode()
     assert shipped == (ROOT / "default_config.toml").read_text()
 

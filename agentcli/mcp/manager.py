@@ -44,7 +44,7 @@ _LIST_PAGES = 20
 
 
 class McpUnavailable(Exception):
-    """The `mcp` SDK is not installed."""
+    """The `mcp` SDK (a dependency of agentcli) cannot be imported: a broken install."""
 
 
 def _sdk() -> Any:
@@ -55,7 +55,7 @@ def _sdk() -> Any:
         import mcp.client.stdio
         import mcp.client.streamable_http
     except ImportError as exc:
-        raise McpUnavailable("the mcp SDK is not installed (pip install 'agentcli[mcp]')") from exc
+        raise McpUnavailable(f"the mcp SDK cannot be imported ({exc}); reinstall agentcli") from exc
     return mcp
 
 
@@ -219,7 +219,7 @@ class McpManager:
         self.notice(line)
 
     async def _sdk_loaded(self) -> None:
-        """Import the SDK once, in a worker thread; McpUnavailable when it is not installed."""
+        """Import the SDK once, in a worker thread; McpUnavailable when it cannot be imported."""
         if self._sdk_import is None:
             self._sdk_import = asyncio.ensure_future(asyncio.to_thread(_sdk))
         await asyncio.shield(self._sdk_import)
