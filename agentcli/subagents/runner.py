@@ -140,6 +140,7 @@ class SubagentRunner:
             file_locks=self.file_locks,
             bash_timeout_seconds=agent.bash_timeout_seconds,
             bash_output_limit_bytes=agent.bash_output_limit_bytes,
+            read_max_chars=agent.read_max_chars,
             tool_timeout_seconds=agent.tool_timeout_seconds,
             write_paths=write_paths,
             write_scopes=write_scopes,
