@@ -7,9 +7,11 @@ words that name the setting the person can change.
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 import warnings
+from collections.abc import Collection, Mapping
 from typing import Protocol
 
 
@@ -55,14 +57,24 @@ def end_of_life(provider: str, model: str) -> str | None:
     """The end-of-life date the installed SDK gives a model (`2026-11-30` when it parses), or None."""
     if provider != "anthropic":
         return None
-    try:
-        from anthropic.resources.messages.messages import DEPRECATED_MODELS
-    except ImportError:  # an SDK without the table: nothing is known to be deprecated
+    table = _sdk_table("DEPRECATED_MODELS")
+    if not isinstance(table, Mapping):  # an SDK without the table: nothing is known to be deprecated
         return None
-    raw = DEPRECATED_MODELS.get(model)
+    raw = table.get(model)
     if raw is None:
         return None
     return _iso_date(str(raw))
+
+
+def _sdk_table(name: str) -> object:
+    """A table the SDK's Messages resource checks each request against, or None without one. Read off that
+    module, whichever SDK version defines it where: 2.x moved them to the private `anthropic._data` and only
+    imports them there (not re-exported, so a `from ... import` of them fails type checking)."""
+    try:
+        module = importlib.import_module("anthropic.resources.messages.messages")
+    except ImportError:
+        return None
+    return getattr(module, name, None)
 
 
 def _iso_date(text: str) -> str:
@@ -94,11 +106,8 @@ def thinking_line(model: ModelChoice) -> str | None:
     """The warning for `thinking = "on"` on a model the SDK wants adaptive thinking for; None otherwise."""
     if model.provider != "anthropic" or model.thinking != "on":
         return None
-    try:
-        from anthropic.resources.messages.messages import MODELS_TO_WARN_WITH_THINKING_ENABLED
-    except ImportError:
-        return None
-    if model.model not in MODELS_TO_WARN_WITH_THINKING_ENABLED:
+    wanted = _sdk_table("MODELS_TO_WARN_WITH_THINKING_ENABLED")
+    if not isinstance(wanted, Collection) or model.model not in wanted:
         return None
     setting = f"models.{model.label}.thinking" if model.label in ("main", "light") else "thinking"
     return f'model {model.model} wants adaptive thinking; set {setting} = "adaptive" instead of "on"'
