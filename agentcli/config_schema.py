@@ -236,6 +236,8 @@ class AgentSettings(_Section):
     bash_output_limit_bytes: int = Field(30_000, ge=100, le=100_000_000)
     bash_pass_env: list[EnvVarName] = Field(default_factory=list)
     tool_timeout_seconds: int = Field(300, ge=1, le=86_400)
+    # What one Read returns (~25k tokens, like Claude Code); at least a few 2000-character lines
+    read_max_chars: int = Field(100_000, ge=10_000, le=2_000_000)
 
 
 class LoggingSettings(_Section):

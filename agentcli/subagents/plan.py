@@ -65,6 +65,7 @@ class TaskPlan:
     timeout: float  # wall-clock seconds
     max_turns: int
     budgets: Budgets  # the call's max_tokens / max_cost_usd, else task_tool's
+    note: str = ""  # told to the parent with the result: what of its call was not followed, and why
 
 
 def inherited_scopes(scopes: Scopes, write_paths: list[str] | None, read_only: bool) -> Scopes:
@@ -173,6 +174,7 @@ class Planner:
             model = with_effort(model, args.effort or agent_type.effort)
         except Exception as exc:  # a model that does not resolve: a missing key, an unknown provider
             return Refusal(f"Failed to initialize subagent: {exc}", "INTERNAL_ERROR")
+        note = self.ignored_model(args.model, agent_type, parent.model, previous)
         names = self.tool_names(agent_type, parent.depth + 1, args.write_paths, scopes)
         if isinstance(names, Refusal):
             return names
@@ -189,6 +191,7 @@ class Planner:
             timeout=float(min(timeout, cfg.max_timeout_seconds)),
             max_turns=agent_type.max_turns or self.settings.agent.max_turns,
             budgets=self.budgets(args),
+            note=note,
         )
 
     def budgets(self, args: TaskArgs) -> Budgets:
@@ -205,9 +208,10 @@ class Planner:
     def model(
         self, requested: str | None, agent_type: AgentType, inherited: ResolvedModel, previous: TaskRecord | None
     ) -> ResolvedModel:
-        """The child's model: the call's, else a resumed task's, else its type's; `inherit` is the parent's."""
+        """The child's model: a resumed task's (SPEC §4: same type and model; its transcript and the
+        provider's prompt cache belong to that model), else the call's, else its type's; `inherit` is the parent's."""
         if previous is not None and previous.model_used:
-            requested = requested or previous.model_used
+            requested = previous.model_used
         spec = (requested or agent_type.model or "inherit").strip()
         if spec == "inherit":
             return inherited
@@ -215,6 +219,24 @@ class Planner:
         if spec in ("main", "light") or spec in models.aliases or ":" in spec:
             return resolve_model(spec, self.settings)
         return resolve_model(f"{models.main.provider}:{spec}", self.settings)  # a bare model id
+
+    def ignored_model(
+        self, requested: str | None, agent_type: AgentType, inherited: ResolvedModel, previous: TaskRecord | None
+    ) -> str:
+        """The note for a resume whose call names another model than the task's: it is kept, never switched
+        silently. Empty when nothing was asked, or what was asked is the task's model anyway."""
+        if previous is None or not previous.model_used or not requested:
+            return ""
+        try:
+            asked = self.model(requested, agent_type, inherited, None).display
+        except Exception:  # a model that does not resolve is not the task's either
+            asked = ""
+        if asked == previous.model_used:
+            return ""
+        return defang_tags(
+            f"Note: model={requested!r} was ignored: a resumed task keeps its model ({previous.model_used}). "
+            "Start a new Task (without resume) to use another model."
+        )
 
     def tool_names(
         self, agent_type: AgentType, depth: int, write_paths: list[str] | None, scopes: Scopes = ()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from agentcli.llm.base import CHARS_PER_TOKEN, tokens_for_chars
 from agentcli.status import FINISHED_TASK_STATUSES, TASK_ERROR_CODES, short_result
 from agentcli.store.records import TaskRecord
@@ -72,6 +74,11 @@ def parent_result(record: TaskRecord, model: str, max_tokens: int) -> ToolResult
             "short_result": short_result(record.status, record.subagent_type, record.error),
         },
     )
+
+
+def with_note(note: str, result: ToolResult) -> ToolResult:
+    """`result` with a note about the call (e.g. a `model` a resumed task ignored) on its first line."""
+    return dataclasses.replace(result, content=f"{note}\n\n{result.content}") if note else result
 
 
 def how_to_continue(record: TaskRecord) -> str:

@@ -140,6 +140,7 @@ class SubagentRunner:
             file_locks=self.file_locks,
             bash_timeout_seconds=agent.bash_timeout_seconds,
             bash_output_limit_bytes=agent.bash_output_limit_bytes,
+            read_max_chars=agent.read_max_chars,
             tool_timeout_seconds=agent.tool_timeout_seconds,
             write_paths=write_paths,
             write_scopes=write_scopes,
@@ -313,12 +314,12 @@ class SubagentRunner:
                 self._background.add(job)
                 job.add_done_callback(self._background.discard)
                 label = defang_tags(f"({plan.agent_type.name}, {plan.model.display}): {handle.record.description}")
-                return ToolResult(
+                return results.with_note(plan.note, ToolResult(
                     f"Started background task {task_id} {label}. You will be told when it finishes; "
                     f'TaskOutput(task_id="{task_id}") returns its status and result, TaskCancel stops it.',
                     metadata={"task_id": task_id, "background": True},
-                )
-            return await self._execute(handle)
+                ))
+            return results.with_note(plan.note, await self._execute(handle))
         finally:
             if parent_slot is not None:
                 await self.limiter.resume(parent_slot)

@@ -62,7 +62,9 @@ class TaskArgs(ToolArgs):
     write_paths: list[str] | None = Field(None, description="Globs the subagent may write to (e.g. src/api/**)")
     timeout_seconds: int | None = Field(None, description="Wall-clock limit for this task")
     output_schema: dict[str, Any] | None = Field(None, description="JSON schema the final answer must satisfy")
-    resume: str | None = Field(None, description="task_id of a finished subagent to continue with this prompt")
+    resume: str | None = Field(
+        None, description="task_id of a finished subagent to continue with this prompt (it keeps its type and model)"
+    )
     effort: Literal["low", "medium", "high"] | None = Field(
         None, description="How hard the subagent thinks: low, medium or high; default: the type's or the model's"
     )

@@ -100,6 +100,7 @@ class ToolContext:
     bash_timeout_seconds: int = 120
     bash_max_timeout_seconds: int = 600  # the longest a call may ask for (a longer default raises it)
     bash_output_limit_bytes: int = 30_000
+    read_max_chars: int = 100_000  # [agent] read_max_chars: the text one Read returns; the rest is paged with `offset`
     write_paths: list[str] | None = None  # globs a subagent may write to; None = anywhere in the workspace
     # Its ancestors' confinement down the delegation tree: a write must match one glob of EVERY list
     # (and of write_paths); an empty list confines to no writes at all (below a read-only type).

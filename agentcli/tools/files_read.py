@@ -17,7 +17,7 @@ from agentcli.tools.sniff import is_binary_file
 
 READ_DEFAULT_LINES = 2000
 READ_MAX_LINE_CHARS = 2000
-READ_MAX_BYTES = 256 * 1024  # text returned per call; the rest is read on with `offset`
+READ_MAX_CHARS = 100_000  # text one call returns (default of `[agent] read_max_chars`); the rest is paged with `offset`
 READ_COUNT_MAX_BYTES = 8 * 1024 * 1024  # files up to this size get their total line count
 _CHUNK_CHARS = 1 << 16
 LS_MAX_ENTRIES = 1000
@@ -46,7 +46,7 @@ class _ReadPage:
     lines: list[str] = field(default_factory=list)
     total: int | None = 0  # lines in the file; None when the rest of a big file was not read
     cut_lines: int = 0
-    capped: bool = False  # stopped at READ_MAX_BYTES; the next line is `first + len(lines)`
+    capped: bool = False  # stopped at the character cap; the next line is `first + len(lines)`
 
 
 class _Stopped(Exception):
@@ -65,12 +65,14 @@ def _rest_of_line(fh: TextIO, stop: threading.Event) -> int:
     return skipped
 
 
-def _read_page(path: Path, first: int, count: int, stop: threading.Event | None = None) -> _ReadPage:
-    """Lines `first..first+count-1` (1-based), at most READ_MAX_BYTES of text, streaming.
+def _read_page(
+    path: Path, first: int, count: int, stop: threading.Event | None = None, max_chars: int = READ_MAX_CHARS
+) -> _ReadPage:
+    """Lines `first..first+count-1` (1-based), numbered as Read shows them in at most `max_chars`, streaming.
 
-    No line is ever held whole (a long one is cut while it is read); lines before `first` are
-    skipped the same way. The total is counted only for files up to READ_COUNT_MAX_BYTES:
-    reading stops after the page.
+    The first line of a page always fits (a line is cut at READ_MAX_LINE_CHARS). No line is ever held
+    whole (a long one is cut while it is read); lines before `first` are skipped the same way. The total
+    is counted only for files up to READ_COUNT_MAX_BYTES: reading stops after the page.
     """
     stop = stop or threading.Event()
     page = _ReadPage()
@@ -100,13 +102,13 @@ def _read_page(path: Path, first: int, count: int, stop: threading.Event | None 
                 continue
             if extra:
                 text += f"… [{extra} more characters]"
-                page.cut_lines += 1
-            cost = len(text.encode("utf-8", errors="replace")) + 8
-            if page.lines and used + cost > READ_MAX_BYTES:
+            cost = len(text) + max(6, len(str(number))) + 2  # `{number:>6}\t{text}\n`
+            if page.lines and used + cost > max_chars:
                 page.capped = True
                 number -= 1
                 break
             used += cost
+            page.cut_lines += bool(extra)  # only lines shown count as cut
             page.lines.append(text)
         shown_last = number
         if size > READ_COUNT_MAX_BYTES:
@@ -160,7 +162,7 @@ class ReadTool(Tool[ReadArgs]):
         count = args.limit or READ_DEFAULT_LINES
         stop = threading.Event()
         try:
-            page = await asyncio.to_thread(_read_page, path, first, count, stop)
+            page = await asyncio.to_thread(_read_page, path, first, count, stop, ctx.read_max_chars)
         except OSError as exc:
             raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
         except asyncio.CancelledError:
@@ -170,18 +172,18 @@ class ReadTool(Tool[ReadArgs]):
             raise ToolError(f"offset {first} is past the end of {rel} ({page.total} lines)")
         body = "\n".join(f"{number:>6}\t{text}" for number, text in enumerate(page.lines, start=first))
         notes: list[str] = []
+        if page.cut_lines:
+            notes.append(f"{page.cut_lines} line(s) longer than {READ_MAX_LINE_CHARS} characters were cut.")
         shown_last = first + len(page.lines) - 1
         more = page.total is None or shown_last < page.total
         if first > 1 or more:
             of = f"of {page.total}" if page.total is not None else f"of a {human_size(size)} file"
             note = f"Showing lines {first}-{shown_last} {of}."
+            if page.capped:
+                note += f" Read returns at most {ctx.read_max_chars:,} characters per call."
             if more:
                 note += f" Use offset={shown_last + 1} to read more."
-            notes.append(note)
-        if page.capped:
-            notes.append(f"Output is capped at {READ_MAX_BYTES // 1024} KB of text per Read.")
-        if page.cut_lines:
-            notes.append(f"{page.cut_lines} line(s) longer than {READ_MAX_LINE_CHARS} characters were cut.")
+            notes.append(note)  # last, so the result ends with where to read on
         if notes:
             body += "\n\n(" + " ".join(notes) + ")"
         return ToolResult(

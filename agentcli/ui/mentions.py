@@ -5,8 +5,8 @@ A mention is `@` at the start of the prompt or after whitespace or an opening br
 (`@README.md.`) is not part of the path. A mention that names nothing in the workspace (`@property`,
 `@team`) is left as text. A named file is read by the Read tool itself — through the permission policy's
 check (so `[permissions] deny` rules such as `Read(.env)` stop it, exactly as they stop the agent's
-Read) and `Read.run` (workspace confinement with symlinks followed, the binary check, its line and byte
-caps) — and a folder by LS the same way. What the model receives is the prompt as typed, then one text
+Read) and `Read.run` (workspace confinement with symlinks followed, the binary check, its line and
+character caps) — and a folder by LS the same way. What the model receives is the prompt as typed, then one text
 block per attachment, framed as file content (data, not instructions; `agentcli.text.defang_tags` keeps
 the file from closing the frame). The transcript shows one compact line per attachment:
 `📎 src/auth.py (42 lines)`, or why it was not attached.

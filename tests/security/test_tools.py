@@ -90,14 +90,14 @@ def test_glob_bomb_patterns(tmp_path: Path) -> None:
 
 
 def test_huge_file_read(tmp_path: Path) -> None:
-    """Reading a 12 MB file returns one capped page (256 KB) with the offset to read on."""
+    """Reading a 12 MB file returns one capped page (100,000 characters) with the offset to read on."""
     repo = _repo(tmp_path)
     (repo / "huge.log").write_text(("x" * 999 + "\n") * 12_000)
     read = ToolCall(name="Read", input={"file_path": "huge.log"})
-    result, server = _run(tmp_path, repo, [_calls(read), _then("Output is capped at 256 KB")])
+    result, server = _run(tmp_path, repo, [_calls(read), _then("at most 100,000 characters per call")])
     assert result["status"] == "completed"
     body = str(server.requests[-1].body)
-    assert "Use offset=" in body and len(body) < 400_000
+    assert "Use offset=" in body and len(body) < 150_000
 
 
 def test_huge_line_file(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Delegation never loses track: every Task result names its task and how to go on with it; resume keeps
-the type and the model unless the call overrides the model where that is allowed; verbose logs carry
+the type and the model (a `model` in the call is ignored, and the result says so); verbose logs carry
 each subagent's tool calls."""
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ async def test_every_task_result_names_its_task_and_how_to_continue(server: Scri
     server.assert_done()
 
 
-def _first_task_then_resume(server: ScriptedLLM, make: Make, model: str | None, **overrides: object) -> Harness:
+def _first_task_then_resume(
+    server: ScriptedLLM, make: Make, model: str | None, *, background: bool = False, **overrides: object
+) -> Harness:
     """A light explore task; then the main agent resumes it (naming another type, and `model` when given)."""
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call("First look around", "look at A")])),
@@ -60,7 +62,9 @@ def _first_task_then_resume(server: ScriptedLLM, make: Make, model: str | None, 
 
     def resume(event: SubagentBlockAddedEvent) -> None:
         if event.description == "First look around":
-            extra = {"model": model} if model else {}
+            extra: dict[str, object] = {"model": model} if model else {}
+            if background:
+                extra["run_in_background"] = True
             call = task_call("Go on looking", "now B", subagent_type="general", resume=event.task_id, **extra)
             server.add_steps(main_step(1, Reply(tool_calls=[call])))
 
@@ -81,14 +85,50 @@ async def test_resume_keeps_the_type_and_the_model(server: ScriptedLLM, make: Ma
     server.assert_done()
 
 
-async def test_resume_takes_an_explicit_model_only_where_override_is_allowed(server: ScriptedLLM, make: Make) -> None:
+async def test_resume_with_another_model_keeps_the_tasks_model_and_says_so(server: ScriptedLLM, make: Make) -> None:
+    """SPEC §4: a resumed task goes on with the same model (its transcript and prompt cache are that model's);
+    a `model` in the call is not followed silently: the result's first line says it was ignored."""
     h = _first_task_then_resume(server, make, "main")
+    note = "Note: model='main' was ignored: a resumed task keeps its model (light)."
     server.add_steps(
-        Step(match=Match(system_contains=sub("Go on looking")), reply=Reply(text="B is fine")),
-        main_step(2, Reply(text="done"), last_user_contains="Subagent (explore, main) completed."),
+        Step(match=Match(system_contains=sub("Go on looking"), any_message_contains="A is fine"),
+             reply=Reply(text="B is fine")),
+        main_step(2, Reply(text="done"), last_user_contains="Subagent (explore, light) completed."),
     )
     await h.run()
-    assert [r.model_used for r in h.runner.records()] == ["light", "main"]
+    assert [r.model_used for r in h.runner.records()] == ["light", "light"]
+    assert {str(r.body["model"]) for r in requests_for(server, "# Task\n")} == {"m-light"}
+    first, resumed = results_of(h)
+    assert "ignored" not in first.content
+    assert resumed.content.startswith(f"{note} Start a new Task (without resume) to use another model.\n\n"
+                                      "Subagent (explore, light) completed.")
+    server.assert_done()
+
+
+async def test_a_background_resume_with_another_model_says_so_at_once(server: ScriptedLLM, make: Make) -> None:
+    h = _first_task_then_resume(server, make, "main", background=True)
+    server.add_steps(
+        Step(match=Match(system_contains=sub("Go on looking")), reply=Reply(text="B is fine")),
+        main_step(2, Reply(text="started"), last_user_contains="Started background task"),
+    )
+    await h.run()
+    await h.wait_for(lambda: not h.runner._background)  # the background job ended
+    assert [r.model_used for r in h.runner.records()] == ["light", "light"]
+    started = results_of(h)[1].content
+    assert started.startswith("Note: model='main' was ignored: a resumed task keeps its model (light).")
+    assert "\n\nStarted background task " in started and "(explore, light)" in started
+    server.assert_done()
+
+
+async def test_resume_naming_the_tasks_own_model_has_no_note(server: ScriptedLLM, make: Make) -> None:
+    h = _first_task_then_resume(server, make, "haiku")  # an alias of light: the task's model
+    server.add_steps(
+        Step(match=Match(system_contains=sub("Go on looking")), reply=Reply(text="B is fine")),
+        main_step(2, Reply(text="done"), last_user_contains="Subagent (explore, light) completed."),
+    )
+    await h.run()
+    assert [r.model_used for r in h.runner.records()] == ["light", "light"]
+    assert results_of(h)[1].content.startswith("Subagent (explore, light) completed.")
     server.assert_done()
 
 

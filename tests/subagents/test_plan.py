@@ -124,6 +124,13 @@ def test_model_timeout_and_texts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                           child_session_id="ses_c")
     resumed = planned(p.plan(args("general", resume="tsk_1"), main, (), previous, TODAY))
     assert resumed.agent_type.name == "explore" and resumed.model.label == "main"  # same type and model
+    assert resumed.note == ""
+    for other in ("light", "nowhere:x"):  # another model, or one that does not even resolve: kept, and said
+        kept = planned(p.plan(args("general", resume="tsk_1", model=other), main, (), previous, TODAY))
+        assert kept.model.label == "main"
+        assert kept.note.startswith(f"Note: model={other!r} was ignored: a resumed task keeps its model (main).")
+    same = planned(p.plan(args("general", resume="tsk_1", model="sonnet"), main, (), previous, TODAY))
+    assert same.model.label == "main" and same.note == ""  # an alias of the task's own model
 
 
 def test_user_message_with_output_schema() -> None:

@@ -1,16 +1,18 @@
-"""Read is bounded: bytes per call, characters per line, and it stops reading after the page."""
+"""Read is bounded: characters per call, characters per line, and it stops reading after the page."""
 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentcli.config_schema import AgentSettings
 from agentcli.tools import files_read
 from agentcli.tools.base import ToolContext, ToolResult
-from agentcli.tools.files_read import READ_MAX_BYTES, READ_MAX_LINE_CHARS, ReadTool, _read_page
+from agentcli.tools.files_read import READ_MAX_CHARS, READ_MAX_LINE_CHARS, ReadTool, _read_page
 
 
 async def read(ctx: ToolContext, **raw: Any) -> ToolResult:
@@ -18,17 +20,50 @@ async def read(ctx: ToolContext, **raw: Any) -> ToolResult:
     return await tool.run(tool.parse(raw), ctx)
 
 
-async def test_output_is_capped_in_bytes_with_a_way_on(ctx: ToolContext, workspace: Path) -> None:
+async def test_output_is_capped_in_characters_with_a_way_on(ctx: ToolContext, workspace: Path) -> None:
     line = "y" * 1000
-    (workspace / "wide.txt").write_text((line + "\n") * 1000)
+    (workspace / "wide.txt").write_text((line + "\n") * 1000)  # 1 MB: 2000 lines would be ~250k tokens
     result = await read(ctx, file_path="wide.txt")
     body, _, note = result.content.rpartition("\n\n")
     shown = len(body.splitlines())
-    assert 200 < shown < 300 and len(body.encode()) <= READ_MAX_BYTES
-    assert f"Showing lines 1-{shown} of 1000. Use offset={shown + 1} to read more." in note
-    assert "Output is capped at 256 KB of text per Read." in note
+    assert READ_MAX_CHARS == ctx.read_max_chars == 100_000
+    assert 90 < shown < 100 and len(body) <= READ_MAX_CHARS and len(result.content) < READ_MAX_CHARS + 300
+    assert note == (
+        f"(Showing lines 1-{shown} of 1000. Read returns at most 100,000 characters per call. "
+        f"Use offset={shown + 1} to read more.)"
+    )
+    assert result.content.endswith(f"Use offset={shown + 1} to read more.)")  # the last thing the model reads
     nxt = await read(ctx, file_path="wide.txt", offset=shown + 1)
     assert nxt.content.startswith(f"{shown + 1:>6}\t{line}")
+    assert f"Showing lines {shown + 1}-{2 * shown} of 1000." in nxt.content
+
+
+async def test_the_cap_is_the_contexts_setting(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "wide.txt").write_text(("y" * 1000 + "\n") * 1000)
+    small = await read(replace(ctx, read_max_chars=20_000), file_path="wide.txt")
+    assert len(small.content.rpartition("\n\n")[0].splitlines()) == 19  # 19 lines of 1008 characters
+    assert small.content.endswith("Read returns at most 20,000 characters per call. Use offset=20 to read more.)")
+    (workspace / "short.txt").write_text("a\nb\n")
+    whole = await read(replace(ctx, read_max_chars=20_000), file_path="short.txt")
+    assert whole.content == "     1\ta\n     2\tb"  # under the cap: no note
+
+
+async def test_long_lines_cut_and_the_cap_end_with_the_offset(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "min.js").write_text(("z" * 5000 + "\n") * 200)
+    result = await read(ctx, file_path="min.js")
+    body, _, note = result.content.rpartition("\n\n")
+    shown = len(body.splitlines())
+    assert 40 < shown < 60 and len(body) <= READ_MAX_CHARS
+    assert note.startswith(f"({shown} line(s) longer than 2000 characters were cut. Showing lines 1-{shown} of 200.")
+    assert note.endswith(f"Use offset={shown + 1} to read more.)")
+
+
+def test_read_max_chars_is_a_bounded_agent_setting() -> None:
+    assert AgentSettings().read_max_chars == READ_MAX_CHARS
+    assert AgentSettings(read_max_chars=25_000).read_max_chars == 25_000
+    for bad in (100, 10**9):
+        with pytest.raises(ValueError, match="read_max_chars"):
+            AgentSettings(read_max_chars=bad)
 
 
 async def test_a_huge_file_is_paged_without_being_read_whole(
@@ -76,3 +111,19 @@ def test_totals_are_exact_for_small_files(workspace: Path) -> None:
     assert _read_page(path, 1, 2).total == 3
     assert _read_page(path, 3, 5).lines == ["c"]
     assert _read_page(path, 9, 5).total == 3
+
+
+async def test_a_configured_cap_reaches_every_agents_read(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole path: `[agent] read_max_chars` in config, the runner's ToolContext (agents', `@path`'s), a Read."""
+    from agentcli.testing.scripted import ScriptedLLM
+    from tests.subagents.harness import build_harness
+
+    (workspace / "wide.txt").write_text(("y" * 1000 + "\n") * 100)
+    harness = build_harness(ScriptedLLM(), workspace, monkeypatch, {"agent.read_max_chars": 20_000})
+    try:
+        ctx = harness.runner.tool_context(harness.session)
+        result = await read(ctx, file_path="wide.txt")
+    finally:
+        await harness.aclose()
+    assert ctx.read_max_chars == 20_000
+    assert result.content.endswith("at most 20,000 characters per call. Use offset=20 to read more.)")

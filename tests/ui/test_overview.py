@@ -57,7 +57,8 @@ async def test_twenty_parallel_subagents_fit_one_140x45_screen_with_every_status
             lines = text.splitlines()
             for n, area in enumerate(AREAS):  # every agent on screen, on one line with its whole status
                 (line,) = [ln for ln in lines if f"  {area}  " in ln]
-                assert "explore#" in line and f'Grep "TODO{n}" · 1 tool · ' in line and " tok · " in line, line
+                assert "explore#" in line and f"  {area}  · 1 tool · " in line and " tok · " in line, line
+                assert line.index(" tok · ") < line.index(f'Grep "TODO{n}"'), line  # figures first, then activity
                 assert any(frame in line for frame in SPINNER), line  # running: its spinner turns
             assert "20 subagents running" in text  # the activity line over the prompt
             await idle(pilot, 60)

@@ -282,3 +282,42 @@ async def test_a_running_block_shows_how_full_its_own_context_is() -> None:
         view = r.views.block_view(r.blocks["A"])
         assert view is not None and r.blocks["A"].context == (84_000, 200_000)
         assert "context 42%" in view.header_content().plain
+
+
+async def test_streamed_tokens_reach_the_header_at_the_tick_without_a_relayout() -> None:
+    """Deltas only add to the block's estimate (no header render per delta: twenty agents stream at once); the
+    spinner's tick re-renders the header with the figure, in place (its two lines stay two: no layout)."""
+    app = RouterApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("A", "c1"))  # compact: header and activity line
+        r(SubagentBlockUpdatedEvent(session_id="s", task_id="A", status="running"))
+        await settle(pilot, r)
+        view = r.views.block_view(r.blocks["A"])
+        assert view is not None and view.collapsed
+        renders: list[bool] = []
+        real_update = view.header.update
+
+        def update(content: Any = "", *, layout: bool = True) -> None:
+            renders.append(layout)
+            real_update(content, layout=layout)
+
+        view.header.update = update  # type: ignore[method-assign]
+        r.tick()
+        assert renders == [False]
+        for _ in range(200):
+            r(wrap(delta("x" * 40, agent="explore#1"), "A"))  # 8000 characters, about 2000 tokens
+        r.flush()
+        assert renders == [False]  # not re-rendered by the deltas
+        r.tick()
+        assert renders == [False, False]
+        head, activity = view.header_content().plain.splitlines()
+        assert "job A  · light · 0 tools · ~2.0k tok · " in head and activity.startswith("  ⎿ “")
+        r(wrap(UsageEvent(session_id="s", provider="anthropic", model="m", input_tokens=900, output_tokens=2100),
+               "A"))
+        r(SubagentBlockUpdatedEvent(session_id="s", task_id="A", status="running", input_tokens=900,
+                                    output_tokens=2100))
+        r.flush()  # counted: the update marks the header dirty, the flush renders it
+        assert renders == [False, False, False]
+        assert "job A  · light · 0 tools · 3.0k tok · " in view.header_content().plain.splitlines()[0]

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from agentcli.cli_common import stored_ledger
+from agentcli.figures import compact_tokens
 from agentcli.store.db import Store
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall, Usage
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall, Usage
 from agentcli.ui.app import AgentApp
 from agentcli.ui.model import BlockItem, TextItem, ToolItem
 from agentcli.ui.widgets.subagent_block import SubagentBlock
@@ -237,4 +239,89 @@ async def test_nested_subagents_nest_inside_their_parent_block(make_app: MakeApp
             await pilot.pause()
             assert block_view(app, inner).parent is block_view(app, outer) and inner.collapsed
             assert "Level two work  — level two done" in str(block_view(app, inner).header.render())
+    server.assert_done()
+
+
+NARROW = (80, 24)
+PROSE = "lorem ipsum dolor sit amet consectetur adipiscing elit " * 60  # one long line: the quoted tail is long
+
+
+def _block_lines(app: AgentApp, description: str) -> list[str]:
+    """The block's lines as the screen shows them: its header line, then its activity line."""
+    lines = screen_text(app).splitlines()
+    index = next((i for i, line in enumerate(lines) if f"  {description}" in line), None)
+    return lines[index : index + 2] if index is not None else []
+
+
+def _streams_then_hangs(first: Reply | None = None) -> Script:
+    """A light explore task that streams PROSE and then hangs mid-reply (optionally after a first request that
+    completes with usage); the main agent goes on once it is cancelled."""
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task("Token probe", "write")]))]
+    if first is not None:
+        steps.append(Step(match=Match(system_contains=sub("Token probe"), turn=0), reply=first))
+    steps += [
+        Step(match=Match(system_contains=sub("Token probe"), turn=1 if first is not None else 0),
+             reply=Reply(text=PROSE, chunk_size=40), chunk_delay_ms=5,
+             fault=Fault(kind="stall", after_events=30, seconds=60)),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="went on")),
+    ]
+    return Script(steps=steps)
+
+
+async def _cancel(app: AgentApp, pilot: Pilot[None], block: BlockItem) -> None:
+    block_view(app, block).action_cancel_subagent()
+    await idle(pilot)
+
+
+async def test_a_streaming_block_shows_its_estimated_tokens_on_its_first_line(make_app: MakeApp) -> None:
+    """While a subagent streams, its compact block's header line says how many tokens so far (about 4 characters
+    each, marked `~`), on an 80-column terminal too: the quoted tail of what it writes, on the line under it, is
+    cut by the ellipsis, never the figures."""
+    with FakeLLMServer(_streams_then_hangs()) as server:
+        app = make_app(server)
+        async with app.run_test(size=NARROW) as pilot:
+            await submit(pilot, "probe")
+            await wait_for(pilot, lambda: "Token probe" in _blocks(app))
+            probe = _blocks(app)["Token probe"]
+            await wait_for(pilot, lambda: probe.estimated_tokens > 100)  # it streams: nothing counted yet
+            assert (probe.input_tokens, probe.output_tokens) == (0, 0) and probe.status == "running"
+
+            def header_shows_the_estimate() -> bool:  # the spinner's tick re-renders it with the figure of now
+                lines = _block_lines(app, "Token probe")
+                return bool(lines) and f"· light · 0 tools · ~{compact_tokens(probe.tokens)} tok" in lines[0]
+
+            await wait_for(pilot, header_shows_the_estimate)
+            head, activity = _block_lines(app, "Token probe")
+            assert "explore#1  Token probe" in head and "⎿ “" in activity  # what it writes, cut to the width
+            await _cancel(app, pilot, probe)
+    server.assert_done()
+
+
+async def test_a_running_blocks_tokens_become_the_providers_count_once_its_usage_arrives(
+    make_app: MakeApp,
+) -> None:
+    """A finished request's usage replaces its estimate with the provider's figure; the next request's stream is
+    estimated on top of it."""
+    first = Reply(text="Reading the readme.", tool_calls=[ToolCall(name="Read", input={"file_path": "README.md"})],
+                  usage=Usage(input_tokens=1500, output_tokens=40))
+    with FakeLLMServer(_streams_then_hangs(first)) as server:
+        app = make_app(server)
+        async with app.run_test(size=NARROW) as pilot:
+            await submit(pilot, "probe")
+            await wait_for(pilot, lambda: "Token probe" in _blocks(app))
+            probe = _blocks(app)["Token probe"]
+            await wait_for(pilot, lambda: probe.input_tokens == 1500 and probe.estimated_tokens > 100)
+            counted = probe.input_tokens + probe.output_tokens
+            assert probe.tokens == counted + probe.estimated_tokens  # the first request counted, the second estimated
+
+            def header_shows_both() -> bool:
+                lines = _block_lines(app, "Token probe")
+                return bool(lines) and f"· light · 1 tool · ~{compact_tokens(probe.tokens)} tok" in lines[0]
+
+            await wait_for(pilot, header_shows_both)
+            await _cancel(app, pilot, probe)
+            # Finished: the spend is all counted (the cut-off stream too, as the runner records it), no `~`.
+            head = block_view(app, probe).header_content().plain
+            assert f" {compact_tokens(probe.tokens)} tok" in head and "~" not in head, head
+            assert not probe.streamed and probe.input_tokens >= 1500
     server.assert_done()

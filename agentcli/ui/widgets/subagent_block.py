@@ -61,7 +61,12 @@ class BlockBody(Protocol):
 
 def block_header(item: BlockItem, *, collapsed: bool, dense: bool = False) -> Content:
     """The header for the block's current state: one line, or two for a compact running block (its
-    header and its latest activity); a finished block's line shows its description and first result line."""
+    header and its latest activity); a finished block's line shows its description and first result line.
+
+    A running block's figures (tools, tokens, so far estimated from what streams, time, context) come before
+    its activity, which can be a quoted line of what it writes: the header never wraps, and the ellipsis
+    that ends a line too long for the terminal only ever cuts the activity, never the figures.
+    """
     icon, word, style = STATUS_LOOK.get(item.status, ("?", item.status, "$text-muted"))
     arrow = "▶" if collapsed else "▼"
     mark: tuple[str, str] = (spinner_frame(), "$accent") if item.status == "running" else (icon, style)
@@ -69,19 +74,19 @@ def block_header(item: BlockItem, *, collapsed: bool, dense: bool = False) -> Co
         (arrow, "$text-muted"), " ", mark, " ", (item.label, "bold"), "  ", item.description,
     ]
     if item.active:
-        now = [item.activity or (word if item.status == "queued" else "starting…")]
+        now = item.activity or (word if item.status == "queued" else "starting…")
         if item.current_text is not None and item.current_thinking is None:  # what it writes now, its last line
             tail = next((ln.strip() for ln in reversed(item.current_text.text[-400:].splitlines()) if ln.strip()), "")
-            now = [f"“{tail if len(tail) <= 100 else '…' + tail[-99:]}”"] if tail else now
-        facts = [*now, *counters(item)]
+            now = f"“{tail if len(tail) <= 100 else '…' + tail[-99:]}”" if tail else now
+        figures = counters(item)
         if item.context is not None:
             used, window = item.context
-            facts.append(f"context {100 * used / window:.0f}%")
-        line = " · ".join(f for f in facts if f)
+            figures.append(f"context {100 * used / window:.0f}%")
         if dense or not collapsed:
-            parts.append(("  · " + line, "$text-muted"))
+            parts.append(("  · " + " · ".join(f for f in (*figures, now) if f), "$text-muted"))
         else:
-            parts += [("  · " + item.model, "$text-muted"), "\n", ("  ⎿ ", "$text-muted"), (line, "$text-muted")]
+            head = " · ".join(f for f in (item.model, *figures) if f)
+            parts += [("  · " + head, "$text-muted"), "\n", ("  ⎿ ", "$text-muted"), (now, "$text-muted")]
         return Content.assemble(*parts)
     outcome = result_line(item.result) if item.status == "completed" else ""
     outcome = outcome or (item.short_result if item.status == "completed" else item.error or item.short_result)
