@@ -128,7 +128,8 @@ load_config(home, env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / "c")})
 marks.append(time.perf_counter())
 print(json.dumps([(b - a) * 1000 for a, b in zip(marks, marks[1:])]))
 """
-CONFIG_STEPS = ("import pydantic_settings", "import dynaconf", "import the schema", "load_config (defaults + a user file)")
+CONFIG_STEPS = ("import pydantic_settings", "import dynaconf", "import the schema",
+                "load_config (defaults + a user file)")
 
 
 def config_figures(runs: int) -> None:

@@ -280,7 +280,8 @@ def test_each_layer_arrives_through_dynaconf_with_its_origin(lay: Layout) -> Non
     loaded = lay.load(config_file=explicit, overrides={"models.main.model": "from-flag"},
                       override_origins={"models.main.model": "--model"})  # fmt: skip
     assert loaded.stack is not None
-    history = [(h["loader"], h["identifier"], h["value"]) for h in get_history(loaded.stack.settings, "models.main.model")]
+    records = get_history(loaded.stack.settings, "models.main.model")
+    history = [(h["loader"], h["identifier"], h["value"]) for h in records]
     assert history == [
         ("default", str(resources.default_config_path()), "claude-sonnet-5-5"),
         ("user", str(lay.user_file), "from-user"),
@@ -295,8 +296,8 @@ def test_each_layer_arrives_through_dynaconf_with_its_origin(lay: Layout) -> Non
     assert loaded.source_of("models.main.model") == ("cli", "--model")
     # a table a layer reaches merges with the one below: the other keys keep the origin they had
     assert loaded.source_of("models.main.provider").layer == "default"
-    assert [(h["loader"], h["value"]) for h in get_history(loaded.stack.settings, "models.main.provider")][0] == (
-        "default", "anthropic")
+    first = get_history(loaded.stack.settings, "models.main.provider")[0]
+    assert (first["loader"], first["value"]) == ("default", "anthropic")
 
 
 def test_empty_tables_merge_nothing_and_dotted_keys_merge_too(lay: Layout) -> None:
