@@ -6,6 +6,7 @@ The defaults here equal `default_config.toml`; a test keeps the two in step.
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 import typing
@@ -391,6 +392,7 @@ def expects_string(path: tuple[str, ...]) -> bool:
     return _is_string_type(_annotation_at(path))
 
 
+@functools.cache
 def table_keys(path: tuple[str, ...]) -> frozenset[str] | None:
     """The keys the table at `path` may hold when the schema names them (a section), else None (a free-form
     table such as `[models.aliases]`, a value, or no key of the schema)."""
