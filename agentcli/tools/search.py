@@ -5,7 +5,8 @@ Both skip `.git`, `node_modules`, `.venv`, `__pycache__` and whatever `.gitignor
 (newest first needs every match's mtime), else walks the tree in a worker thread (its matcher
 cannot backtrack); Grep runs in a child process (`tools.grep_engine`: ripgrep, else a Python
 fallback), killed when the call is cancelled or runs out of time, and skips binary files and files
-over 10 MiB. A thread reads either child's output in big batches (see `tools.grep_engine`).
+over 10 MiB. A thread reads either child's output in big batches (see `tools.search_child`); Glob's
+listing is `tools.rg_listing`.
 """
 
 from __future__ import annotations
@@ -112,9 +113,9 @@ class GlobTool(Tool[GlobArgs]):
         name = _name_glob(pattern)
         # `NAME` (this folder's files) and `**/NAME` are exactly what rg lists: no second match here.
         exact = name is not None and pattern in (name, "**/" + name)
-        from agentcli.tools import grep_engine  # with the first search, not at start-up
+        from agentcli.tools import rg_listing  # with the first search, not at start-up
 
-        listed = await grep_engine.list_files_dated(
+        listed = await rg_listing.list_files_dated(
             root, name, ctx.progress, top_only=exact and pattern == name, select=None if exact else regex.fullmatch
         )
         if listed is not None:

@@ -133,11 +133,11 @@ def test_repository_git_or_rg_program_is_never_run_through_an_empty_path_entry(
         proc = run_cli(["run", "hi"], env, cwd=repo)
     assert proc.returncode == 0, proc.stderr
     # In-process, without a bundled rg: the repository's `rg` in the current folder is not picked either.
-    from agentcli.tools import grep_engine
+    from agentcli.tools import search_child
 
     monkeypatch.chdir(repo)
     monkeypatch.setenv("PATH", ":" + os.environ.get("PATH", os.defpath))
-    monkeypatch.setattr(grep_engine.sysconfig, "get_path", lambda *args: str(tmp_path / "no-scripts"))
-    found = grep_engine.find_rg.__wrapped__()
+    monkeypatch.setattr(search_child.sysconfig, "get_path", lambda *args: str(tmp_path / "no-scripts"))
+    found = search_child.find_rg.__wrapped__()
     assert found is None or Path(found).parent != repo
     assert sorted(os.listdir(marks)) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.tools import grep_engine, search
+from agentcli.tools import grep_engine, grep_hits, rg_listing, search, search_child
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
 from agentcli.tools.registry import build_tools
 
@@ -28,14 +29,14 @@ async def grep(ctx: ToolContext, **raw: Any) -> ToolResult:
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Run the test on ripgrep, then on the fallback child (forced by AGENTCLI_GREP_ENGINE=python)."""
-    grep_engine.find_rg.cache_clear()
+    search_child.find_rg.cache_clear()
     if request.param == "python":
-        monkeypatch.setenv(grep_engine.ENGINE_ENV, "python")
-    elif grep_engine.find_rg() is None:
+        monkeypatch.setenv(search_child.ENGINE_ENV, "python")
+    elif search_child.find_rg() is None:
         pytest.skip("no rg binary on this platform")
-    assert grep_engine.engine_name() == request.param
+    assert search_child.engine_name() == request.param
     yield request.param
-    grep_engine.find_rg.cache_clear()
+    search_child.find_rg.cache_clear()
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -82,7 +83,7 @@ async def test_big_files_are_skipped_and_long_lines_cut(
     write(workspace, "wide.txt", "needle" + "é" * 3000 + "\n")
     result = await grep(ctx, pattern="needle", output_mode="content")
     (line,) = result.content.splitlines()
-    assert line == "wide.txt:1:needle" + "é" * (grep_engine.MAX_LINE_CHARS - 6) + "…"
+    assert line == "wide.txt:1:needle" + "é" * (grep_hits.MAX_LINE_CHARS - 6) + "…"
     with pytest.raises(ToolError, match=r"^big.txt is 8.8 KB; Grep skips files over 8.0 KB"):
         await grep(ctx, pattern="needle", path="big.txt")
 
@@ -155,8 +156,8 @@ def _workers(marker: str) -> list[str]:
 async def test_cancel_kills_the_fallback_child(
     ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(grep_engine.ENGINE_ENV, "python")
-    grep_engine.find_rg.cache_clear()
+    monkeypatch.setenv(search_child.ENGINE_ENV, "python")
+    search_child.find_rg.cache_clear()
     write(workspace, "evil.txt", ("a" * 5000 + "!\n") * 20)
     marker = "(a+)+$(?#cancel-marker-7f3)"
     started = asyncio.Event()
@@ -172,11 +173,11 @@ async def test_cancel_kills_the_fallback_child(
     async with asyncio.timeout(10):  # the thread reading the child's output ends with the child
         while any(thread.name == "agentcli-search-output" for thread in threading.enumerate()):
             await asyncio.sleep(0.01)
-    grep_engine.find_rg.cache_clear()
+    search_child.find_rg.cache_clear()
 
 
 async def test_rust_regex_errors_are_one_clear_line(ctx: ToolContext, workspace: Path) -> None:
-    if grep_engine.find_rg() is None:
+    if search_child.find_rg() is None:
         pytest.skip("no rg binary on this platform")
     write(workspace, "a.txt", "ab\n")
     for pattern, reason in [(r"(?<=a)b", "look-around"), (r"(a)\1", "backreferences")]:
@@ -210,11 +211,11 @@ def test_search_child_environment_has_no_provider_keys(monkeypatch: pytest.Monke
     monkeypatch.setenv("HARMLESS_SETTING", "kept")
     redact.register_secret("sk-registered-grep-0003")
     for python in (False, True):
-        env = grep_engine.child_env(python=python)
+        env = search_child.child_env(python=python)
         hidden = {"ANTHROPIC_API_KEY", "AGENTCLI_MODELS__MAIN__API_KEY", "COPY_OF_A_KEY", "RIPGREP_CONFIG_PATH"}
         assert not hidden & set(env)
         assert env["HARMLESS_SETTING"] == "kept"
-    assert "PYTHONPATH" in grep_engine.child_env(python=True)
+    assert "PYTHONPATH" in search_child.child_env(python=True)
 
 
 async def test_binary_files_are_left_out_on_both_engines(engine: str, ctx: ToolContext, workspace: Path) -> None:
@@ -265,7 +266,7 @@ async def test_results_come_in_path_order_folder_by_folder(engine: str, ctx: Too
 async def test_many_hits_keep_only_what_is_shown(
     engine: str, ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(grep_engine, "_KEEP_BYTES", 2048)  # prune early: the first files still show whole
+    monkeypatch.setattr(grep_hits, "_KEEP_BYTES", 2048)  # prune early: the first files still show whole
     for n in range(40):
         write(workspace, f"f{n:02d}.txt", "".join(f"needle {k}\n" for k in range(30)))
     result = await grep(ctx, pattern="needle", output_mode="content", head_limit=45)
@@ -310,14 +311,24 @@ async def test_output_read_in_tiny_batches_gives_the_same_text(
     whole = await _every_mode(ctx)
     assert "d/e\n\nf.txt:4" in whole[3] and whole[4].splitlines()[0] == "ü.txt"
     for size in (1, 2, 5, 13):
-        monkeypatch.setattr(grep_engine, "_READ_BYTES", size)
+        monkeypatch.setattr(search_child, "_READ_BYTES", size)
         monkeypatch.setattr(grep_engine, "_BATCH_BYTES", size)
-        monkeypatch.setattr(grep_engine, "_LIST_BATCH_BYTES", size)
-        monkeypatch.setattr(grep_engine, "_READ_PAUSE", 0)
+        monkeypatch.setattr(rg_listing, "_LIST_BATCH_BYTES", size)
+        monkeypatch.setattr(search_child, "_READ_PAUSE", 0)
         assert await _every_mode(ctx) == whole, size
 
 
 def test_path_key_orders_folder_by_folder() -> None:
     names = ["a", "a-b", "a.b", "a/b", "a/b/c", "a/b-c", "a b/c", "ab", "B", "ü", "a/ü", "a!/x", "a\t/x"]
     paths = [f"{x}/{y}" for x in names for y in names] + names
-    assert sorted(paths, key=grep_engine._path_key) == sorted(paths, key=lambda p: p.split("/"))
+    assert sorted(paths, key=grep_hits.path_key) == sorted(paths, key=lambda p: p.split("/"))
+
+
+def test_the_search_engine_loads_with_the_first_search_not_with_the_tools() -> None:
+    engine = ["grep_engine", "grep_hits", "grep_parse", "rg_listing", "search_child"]
+    probe = (
+        "import sys\nfrom agentcli.tools.registry import build_tools\nbuild_tools(['Grep', 'Glob'])\n"
+        f"print([m for m in {engine!r} if 'agentcli.tools.' + m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
