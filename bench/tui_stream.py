@@ -446,7 +446,7 @@ async def stream_run(home: Path, script: Script, encode: bool, type_period: floa
             with hooks(probe, encode), diagnosis.installed() if diagnosis else contextlib.nullcontext():
                 async with app.run_test(headless=True, size=(160, 50)) as pilot:
                     async with asyncio.timeout(30):
-                        while not app._sdk_ready.is_set():
+                        while not app.turns.sdk_ready.is_set():
                             await pilot.pause(0.02)
                     stall.start()
                     cpu0, wall0 = time.process_time(), time.perf_counter()

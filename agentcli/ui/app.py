@@ -2,9 +2,8 @@
 
 The app paints and takes input at once: the provider SDK is imported by `Conversation.prepare()`
 in a background worker, and a turn waits for it. While a turn runs, a new prompt is queued (shown above
-the prompt, Up takes it back to edit) and sent when the turn completes; a stopped or failed turn puts
-it back into the input instead. Slash commands and `!commands` run at once. A prompt's `@path` mentions
-are attached (`ui.mentions`) and the output of earlier `!commands` rides along (`ui.person_command`).
+the prompt, Up takes it back to edit) and sent when the turn completes (`ui.turns`). Slash commands and
+`!commands` run at once. Permission requests are asked one dialog at a time (`ui.approval_queue`).
 
 Keys and focus follow `ui/keys.py` (which `/help` prints): text keys always reach the prompt (`on_event`
 moves the focus back before Textual forwards the key), Esc returns to the prompt or stops the turn, PgUp /
@@ -15,7 +14,7 @@ before the keys queued behind them are routed, so those keys follow the new focu
 would run later, from that widget's queue, and a fast typist's Enter would reach the old focus). They apply
 on the main screen only (`check_action`): in a dialog the dialog's own keys work. A widget that wants one
 of them for itself says so with `check_consume_key` (the prompt, for Tab to complete), and Textual then
-leaves the key to it.
+leaves the key to it. The rules themselves are `ui.focus`.
 """
 
 from __future__ import annotations
@@ -31,23 +30,23 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
-from textual.worker import Worker
 
 from agentcli.config_write import SaveError, save_user_setting
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
-from agentcli.ui.commands import COMMANDS, run_command
+from agentcli.ui.approval_queue import ApprovalQueue
+from agentcli.ui.commands import COMMANDS, is_command, run_command
 from agentcli.ui.completion import PathIndex
-from agentcli.ui.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions, user_message
+from agentcli.ui.focus import FocusRules
 from agentcli.ui.notify import Notifier, with_terminal_writes
 from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
-from agentcli.ui.person_command import is_person_command, run_person_command
-from agentcli.ui.plan import PLAN_MODE_NOTE, PLAN_READY_NOTE
+from agentcli.ui.person_command import is_person_command
 from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter, first_line
+from agentcli.ui.turns import TurnRunner
 from agentcli.ui.widgets.activity import TurnActivity
 from agentcli.ui.widgets.agent_screen import AgentScreen
-from agentcli.ui.widgets.approval import Approvals, ApprovalScreen
+from agentcli.ui.widgets.approval import Approvals
 from agentcli.ui.widgets.message_list import MessageList, warm_up
 from agentcli.ui.widgets.prompt_input import PromptInput
 from agentcli.ui.widgets.status_bar import APPROVAL, LOADING, QUIT_ARMED, READY, WORKING, Status, StatusBar
@@ -58,7 +57,6 @@ if TYPE_CHECKING:
     from textual.driver import Driver
 
     from agentcli.conversation import Conversation, Resumed
-    from agentcli.llm.base import Message
     from agentcli.ui.model import Entry
 
 log = logging.getLogger(__name__)
@@ -68,13 +66,6 @@ WELCOME = (
     "/help lists commands and keys; Esc stops a running turn; Shift+Tab changes the permission mode."
 )
 QUIT_QUESTION = "Press Ctrl+Q again to quit: the running turn will be stopped."
-MAIN_SCREEN_ACTIONS = frozenset({"scroll_messages", "home_end", "cycle_mode", "move_focus"})
-
-
-def is_command(text: str) -> bool:
-    """`/help`, `/model light` — but not a path such as `/usr/lib is missing`."""
-    word = text.split(maxsplit=1)[0] if text.strip() else ""
-    return len(word) > 1 and word.startswith("/") and "/" not in word[1:] and word[1].isalpha()
 
 
 class AgentApp(App[int]):
@@ -128,19 +119,14 @@ class AgentApp(App[int]):
             commands={name: text for name, (_, text) in COMMANDS.items()},
             paths=PathIndex(conversation.workspace, hidden=conversation.permissions.read_denied),
         )
-        self._pending_context: list[str] = []  # framed output of the person's !commands, for the next prompt
         self.status_bar = StatusBar()
         self.activity = TurnActivity()
-        self._turn_started = 0.0
-        self._sdk_ready = asyncio.Event()
-        self._turn: Worker[None] | None = None
+        self.turns = TurnRunner(self, conversation, self.router, self.prompt, self.messages, self.notifier)
         self._bindings_for_turn = False
         self.quit_armed = False  # Ctrl+Q was pressed once during a turn: the next one quits
         self._saved_theme = ""
-        self.plan_ready = False  # the last turn completed in plan (read-only) mode: /go carries its plan out
-        self._approval_lock = asyncio.Lock()
-        self._approvals: set[asyncio.Future[Approval]] = set()
-        self._approvals_queued = 0  # requests waiting behind the open approval dialog
+        self.approvals = ApprovalQueue(self, conversation.permissions, self.notifier)
+        self.focus_rules = FocusRules(self, self.prompt, self.messages)
         self._unsubscribe = conversation.bus.subscribe(self.router)
         self.input_first = InputFirst()
         self.collector = CollectorPacer()
@@ -210,9 +196,7 @@ class AgentApp(App[int]):
         approver = self.conversation.permissions.approver
         if isinstance(approver, Approvals):
             approver.attach(None)
-        for answer in list(self._approvals):
-            if not answer.done():
-                answer.set_result("deny")
+        self.approvals.deny_all()
 
     @work(group="prepare", exit_on_error=False)
     async def _prepare(self) -> None:
@@ -226,7 +210,7 @@ class AgentApp(App[int]):
         except Exception as exc:
             self.say_error(f"error: {first_line(str(exc)) or type(exc).__name__}")
         finally:
-            self._sdk_ready.set()
+            self.turns.sdk_ready.set()
 
     # --- rendering --------------------------------------------------------------------------------
 
@@ -235,7 +219,7 @@ class AgentApp(App[int]):
             return
         self.router.flush(text=self.input_first.flush_due(), mounts=self.input_first.mount_budget())
         self.collector.tick(quiet=self.input_first.quiet(GC_QUIET_SECONDS))
-        self._show_queue()
+        self.approvals.show_waiting()
         if self.turn_running != self._bindings_for_turn:
             self._bindings_for_turn = self.turn_running
             self.refresh_bindings()
@@ -249,13 +233,14 @@ class AgentApp(App[int]):
 
     def _show_status(self) -> None:
         running, queued = self.router.counts()
-        busy = self.turn_running and self._sdk_ready.is_set() and not self._approvals
-        self.activity.show(self.router.activity() if busy else None, time.monotonic() - self._turn_started)
-        if not self._sdk_ready.is_set():
+        sdk_ready = self.turns.sdk_ready.is_set()
+        busy = self.turn_running and sdk_ready and not self.approvals.asking
+        self.activity.show(self.router.activity() if busy else None, time.monotonic() - self.turns.started)
+        if not sdk_ready:
             state = LOADING
         elif self.quit_armed:
             state = QUIT_ARMED
-        elif self._approvals:
+        elif self.approvals.asking:
             state = APPROVAL
         elif self.turn_running:
             state = WORKING
@@ -274,7 +259,12 @@ class AgentApp(App[int]):
     @property
     def turn_running(self) -> bool:
         """Whether a turn is running (or waiting for the SDK to start)."""
-        return self._turn is not None and not self._turn.is_finished
+        return self.turns.running
+
+    @property
+    def plan_ready(self) -> bool:
+        """Whether the last turn completed in plan (read-only) mode: /go carries its plan out."""
+        return self.turns.plan_ready
 
     def say(self, text: str) -> None:
         """A notice in the conversation."""
@@ -287,7 +277,7 @@ class AgentApp(App[int]):
     async def reset_view(self) -> None:
         """Empty the conversation view (a new or resumed session: earlier !command output is not carried over)."""
         self.router.reset()
-        self._pending_context.clear()
+        self.turns.pending_context.clear()
 
     @property
     def transcript(self) -> list[Entry]:
@@ -327,27 +317,6 @@ class AgentApp(App[int]):
 
     # --- keys and focus -----------------------------------------------------------------------------
 
-    @property
-    def on_main_screen(self) -> bool:
-        """Whether the conversation's screen is the active one (no dialog or picker over it)."""
-        return self.prompt.is_attached and self.prompt.screen is self.screen
-
-    def _text_entry_focused(self) -> bool:
-        """Whether the focused widget is one that takes typed text (the prompt, or another Input / TextArea)."""
-        focused = self.focused
-        return focused is not None and focused.check_consume_key("a", "a")
-
-    def _prompt_takes(self, event: events.Key | events.Paste) -> bool:
-        """Whether this key or paste belongs in the prompt although the focus is elsewhere on the main screen."""
-        focused = self.focused
-        if focused is self.prompt or not self.on_main_screen:
-            return False
-        if isinstance(event, events.Paste):  # a widget that takes typed text takes pasted text too
-            return not self._text_entry_focused()
-        if not event.is_printable:
-            return False
-        return focused is None or not focused.check_consume_key(event.key, event.character)
-
     async def on_event(self, event: events.Event) -> None:
         """Before Textual forwards a key or a paste to the focused widget: a text key (or paste) that the focused
         widget would not take moves the focus to the prompt first, so it is typed there (in order: every key
@@ -357,9 +326,15 @@ class AgentApp(App[int]):
                 self.call_after_refresh(self._flush_text)
             if isinstance(event, events.Key) and event.key != "ctrl+q":
                 self.quit_armed = False
-            if self._prompt_takes(event):
+            if self.focus_rules.prompt_takes(event):
                 self.screen.set_focus(self.prompt, scroll_visible=False)
         await super().on_event(event)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc is "Back to prompt" away from the prompt, else "Stop turn" (shown disabled while no turn runs);
+        the scrolling and mode keys work on the main screen only; Home / End only while the prompt is empty
+        or no text entry has the focus (else they move along its line)."""
+        return self.focus_rules.allows(action, lambda: self.turn_running or self.turns.person_command_running)
 
     def action_focus_prompt(self) -> None:
         """Esc away from the prompt: back to it."""
@@ -377,17 +352,7 @@ class AgentApp(App[int]):
 
     def action_scroll_messages(self, where: str) -> None:
         """PgUp / PgDn / Ctrl+Home / Ctrl+End: scroll the conversation (the end follows new output again)."""
-        view = self.messages
-        if where == "page_up":
-            view.scroll_page_up(animate=False)
-        elif where == "page_down":
-            view.scroll_page_down(animate=False)
-            if view.scroll_y >= view.max_scroll_y:  # at the end: follow new output again (Textual's page-down
-                view.follow()  # releases the anchor even when it cannot move, so a second press at the end unfollowed)
-        elif where == "home":
-            view.scroll_home(animate=False)
-        else:
-            view.follow()
+        self.focus_rules.scroll(where)
 
     def action_home_end(self, where: str) -> None:
         """Home / End while the prompt is empty (or not focused): top / bottom of the conversation."""
@@ -403,6 +368,19 @@ class AgentApp(App[int]):
         self.conversation.cancel_turn()
         self.exit(0)
 
+    def action_stop_turn(self) -> None:
+        """Esc: stop the running turn and every subagent under it, and any `!command` still running."""
+        self.turns.stop()
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: stop the running turn; otherwise copy the prompt's selection, or say how to quit."""
+        if self.turn_running:
+            self.action_stop_turn()
+        elif isinstance(self.focused, TextArea) and self.focused.selected_text:
+            self.focused.action_copy()
+        else:
+            self.notify("Press Ctrl+Q (or type /quit) to leave agentcli.")
+
     # --- input ------------------------------------------------------------------------------------
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
@@ -416,71 +394,17 @@ class AgentApp(App[int]):
             self.prompt.accept()
             self.messages.follow()
             self.router.add_note(text, "user")
-            self._person_command(text[1:].strip())
+            self.turns.run_person_command(text[1:].strip())
             return
         if self.turn_running:
             self.prompt.enqueue(text)
             return
         self.prompt.accept()
-        self._start_turn(text)
+        self.turns.start(text)
 
     def start_turn(self, text: str) -> None:
         """Send `text` as the person's next prompt (shown as theirs)."""
-        self._start_turn(text)
-
-    def _start_turn(self, text: str) -> None:
-        self.plan_ready = False
-        self.messages.follow()
-        self.router.add_note(text, "user")
-        self._turn_started = time.monotonic()
-        self._turn = self._run_turn(text)
-
-    async def _user_message(self, prompt: str) -> str | Message:
-        """The prompt with its `@path` attachments and the output of earlier `!commands` (📎 lines shown)."""
-        ctx = self.conversation.runner.tool_context(self.conversation.session)
-        attachments, left_out = await attach_mentions(prompt, ctx)
-        lines = [attachment.line for attachment in attachments]
-        if left_out:
-            lines.append(f"{ATTACHMENT_MARK} {left_out} more not attached: at most {MAX_MENTIONS} per prompt")
-        if lines:
-            self.router.add_note("\n".join(lines), "attachment")
-        extras, self._pending_context = self._pending_context, []
-        if self.conversation.permissions.mode == "readonly":
-            extras.append(PLAN_MODE_NOTE)
-        return user_message(prompt, extras + [a.frame() for a in attachments if a.error is None])
-
-    def _turn_over(self, outcome: str, started: float) -> None:
-        """Ring when a long turn ends; send the prompts queued meanwhile, or give them back when it did not complete."""
-        said = {"cancelled": "was stopped", "budget_exceeded": "stopped at the budget"}.get(outcome, outcome)
-        if said != "was stopped":  # the person stopped it: they are looking already
-            self.notifier.turn_ended(time.monotonic() - started, said)
-        queued = self.prompt.take_queued()
-        if not queued:
-            return
-        text = "\n\n".join(queued)
-        if outcome == "completed":
-            self._start_turn(text)
-            return
-        draft = self.prompt.text.strip()
-        self.prompt.load_text(f"{text}\n\n{draft}" if draft else text)
-        self.say(f"The turn {said}: your queued prompt is back in the input; Enter sends it.")
-
-    @property
-    def person_command_running(self) -> bool:
-        """Whether a `!command` runs (Esc stops it)."""
-        return any(worker.group == "shell" and not worker.is_finished for worker in self.workers)
-
-    @work(group="shell", exit_on_error=False)
-    async def _person_command(self, command: str) -> None:
-        ctx = self.conversation.runner.tool_context(self.conversation.session)
-        try:
-            run = await run_person_command(command, ctx)
-        except asyncio.CancelledError:
-            self.say(f"! {command}: stopped.")
-            raise
-        self.router.add_note(run.note(), "error" if run.error else "shell")
-        if run.error is None:
-            self._pending_context.append(run.frame())
+        self.turns.start(text)
 
     @work(group="command", exit_on_error=False)
     async def _command(self, line: str) -> None:
@@ -489,67 +413,6 @@ class AgentApp(App[int]):
         except Exception as exc:
             log.exception("command %s failed", line)
             self.say_error(f"{line.split()[0]}: {first_line(str(exc)) or type(exc).__name__}")
-
-    @work(group="turn", exit_on_error=False)
-    async def _run_turn(self, prompt: str) -> None:
-        started = time.monotonic()
-        try:
-            message = await self._user_message(prompt)
-            await self._sdk_ready.wait()
-            outcome = await self.conversation.send(message)
-        except asyncio.CancelledError:
-            self.say("Turn stopped.")
-            self._turn_over("was stopped", started)
-            raise
-        except Exception as exc:
-            log.exception("turn failed")
-            self.say_error(f"error: {first_line(str(exc)) or type(exc).__name__}")
-            self._turn_over("failed", started)
-            return
-        if outcome.status == "cancelled":
-            self.say("Turn stopped.")
-        elif outcome.status == "budget_exceeded":  # what was spent against which limit
-            self.say_error(f"Turn stopped: {outcome.error or outcome.status}")
-        elif outcome.status not in ("completed", "failed"):
-            self.say(f"Turn ended: {outcome.status}" + (f" ({outcome.error})" if outcome.error else ""))
-        elif outcome.status == "completed" and self.conversation.permissions.mode == "readonly":
-            self.plan_ready = True
-            self.say(PLAN_READY_NOTE)
-        self._turn_over(outcome.status, started)
-
-    def action_stop_turn(self) -> None:
-        """Esc: stop the running turn and every subagent under it, and any `!command` still running."""
-        self.workers.cancel_group(self, "shell")
-        if self.conversation.cancel_turn():
-            return
-        if self._turn is not None and not self._turn.is_finished:
-            self._turn.cancel()  # still waiting for the SDK import
-
-    def action_interrupt(self) -> None:
-        """Ctrl+C: stop the running turn; otherwise copy the prompt's selection, or say how to quit."""
-        if self.turn_running:
-            self.action_stop_turn()
-        elif isinstance(self.focused, TextArea) and self.focused.selected_text:
-            self.focused.action_copy()
-        else:
-            self.notify("Press Ctrl+Q (or type /quit) to leave agentcli.")
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Esc is "Back to prompt" away from the prompt, else "Stop turn" (shown disabled while no turn runs);
-        the scrolling and mode keys work on the main screen only; Home / End only while the prompt is empty
-        or no text entry has the focus (else they move along its line)."""
-        prompt_focused = self.focused is self.prompt
-        if action == "focus_prompt":
-            return self.on_main_screen and not prompt_focused
-        if action == "stop_turn":
-            if self.on_main_screen and not prompt_focused:
-                return False
-            return True if self.turn_running or self.person_command_running else None
-        if action in MAIN_SCREEN_ACTIONS and not self.on_main_screen:
-            return False
-        if action == "home_end":  # in a text (the prompt's, or a search box's) they move along its line
-            return not self._text_entry_focused() or (prompt_focused and not self.prompt.text)
-        return True
 
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
         """Ctrl+X on a running block: cancel that subagent only."""
@@ -567,47 +430,6 @@ class AgentApp(App[int]):
         if not await self.conversation.cancel_task(task_id):
             self.notify("That subagent has already finished.")
 
-    # --- approvals --------------------------------------------------------------------------------
-
     async def approve(self, request: PermissionRequest) -> Approval:
-        """The engine's Approver: one modal at a time, naming the agent that asks and how many wait behind it."""
-        self._approvals_queued += 1
-        self._show_queue()
-        try:
-            await self._approval_lock.acquire()
-        finally:
-            self._approvals_queued -= 1
-        try:
-            return await self._ask(request)
-        finally:
-            self._approval_lock.release()
-            self._show_queue()
-
-    def _show_queue(self) -> None:
-        """The open dialog says how many requests wait behind it (the policy queues them; so does the app)."""
-        if isinstance(self.screen, ApprovalScreen):
-            self.screen.set_waiting(self._approvals_queued + self.conversation.permissions.waiting)
-
-    async def _ask(self, request: PermissionRequest) -> Approval:
-        """Open one approval dialog and wait for its answer (the lock is held)."""
-        if not self.is_running:
-            return "deny"
-        answer: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
-        answered = False
-
-        def done(result: Approval | None) -> None:
-            nonlocal answered
-            answered = True
-            if not answer.done():
-                answer.set_result(result or "deny")
-
-        screen = ApprovalScreen(request, waiting=self._approvals_queued + self.conversation.permissions.waiting)
-        self._approvals.add(answer)
-        self.push_screen(screen, done)
-        self.notifier.approval_waiting(request.agent, f"{request.tool}: {request.summary}")
-        try:
-            return await answer
-        finally:
-            self._approvals.discard(answer)
-            if not answered and self.screen is screen:  # the turn was stopped meanwhile: close the dialog
-                screen.dismiss(None)
+        """The engine's Approver: one modal at a time (`ui.approval_queue`)."""
+        return await self.approvals.approve(request)

@@ -320,6 +320,12 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
 }
 
 
+def is_command(text: str) -> bool:
+    """`/help`, `/model light` — but not a path such as `/usr/lib is missing`."""
+    word = text.split(maxsplit=1)[0] if text.strip() else ""
+    return len(word) > 1 and word.startswith("/") and "/" not in word[1:] and word[1].isalpha()
+
+
 async def run_command(host: CommandHost, line: str) -> None:
     """Run one `/command args` line; an unknown command gets a one-line error."""
     name, _, arg = line.strip()[1:].partition(" ")

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
-from agentcli.ui.app import AgentApp, is_command
+from agentcli.ui.app import AgentApp
+from agentcli.ui.commands import is_command
 from agentcli.ui.model import NoteItem, TextItem
 from agentcli.ui.widgets.message_list import AssistantText, NoteLine
 from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, notes, screen_text, submit, wait_for
