@@ -11,6 +11,12 @@ the variables given, HOME and the XDG dirs under the test's temp dir. A small `s
 in the foreground and writes its exit status to a file (tmux 3.3 does not always reap a pane's process, so
 `#{pane_dead_status}` can stay empty). The pane stays after the app exits (`remain-on-exit`), so its last
 screen can be read; `close()` kills the server and removes its files.
+
+Getting ready takes what it takes: on a fresh machine (cold bytecode caches) under a busy test run, start-up
+and the model SDK's import in the background can take a minute or more. So a test waits for those states
+(`wait_started`: the status bar is painted; `wait_loaded`: it no longer says the SDK is loading), bounded only
+by `READY_BOUND` from the launch, a failure bound; `wait_for` bounds what follows, once the app is ready.
+Tests that use the harness carry `terminal_timeout`, pytest's limit sized for that bound.
 """
 
 from __future__ import annotations
@@ -21,16 +27,21 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer
+from agentcli.ui.widgets.status_bar import LOADING, STATE_FORMS
 from tests.e2e.helpers import cli_env
 
 requires_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 POLL_SECONDS = 0.05
+READY_BOUND = 300.0  # s from the launch until the app has painted and loaded its SDK: a failure bound, never a wait
+terminal_timeout = pytest.mark.timeout(READY_BOUND + 180)  # getting ready, then the test's own bounded waits
+_STATE_FORMS = sorted({form for forms in STATE_FORMS.values() for form in forms}, key=len, reverse=True)
 
 
 def terminal_env(home: Path, server: FakeLLMServer, api: str = "anthropic", **extra: str) -> dict[str, str]:
@@ -62,6 +73,7 @@ class AgentcliTerminal:
         columns, rows = size
         subprocess.run([*self.tmux, "-f", str(config), "new-session", "-d", "-s", self.name, "-x", str(columns),
                         "-y", str(rows), "-c", str(cwd), *wrapper], check=True)
+        self._ready_by = time.monotonic() + READY_BOUND
         self._socket = self.pane("#{socket_path}")
 
     def __enter__(self) -> AgentcliTerminal:
@@ -99,6 +111,43 @@ class AgentcliTerminal:
                 raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
             time.sleep(POLL_SECONDS)
 
+    def status(self) -> str | None:
+        """The app's state as its status bar shows it (the bar's last part: `loading the model SDK…`, `ready`,
+        `working…`, ...); None while no status bar is on screen (before the first paint, or another program's)."""
+        for line in reversed(self.screen().splitlines()):
+            text = line.rstrip()
+            state = next((form for form in _STATE_FORMS if text.endswith(form)), None)
+            if state is not None and "·" in text:  # the bar's parts are separated by `·`
+                return state
+        return None
+
+    def wait_started(self) -> str:
+        """Wait until the app has painted its status bar (its first full screen); the state it shows then."""
+        return self._wait_ready(lambda state: state is not None, "the app's status bar never appeared")
+
+    def wait_loaded(self) -> str:
+        """Wait until the status bar no longer says the model SDK is loading (imported, or failed to: either way
+        the app goes on); the state it shows then. A prompt sent before waits for this inside the app."""
+        return self._wait_ready(lambda state: state is not None and state not in STATE_FORMS[LOADING],
+                                "the model SDK was still loading")
+
+    def _wait_ready(self, ready: Callable[[str | None], bool], failure: str) -> str:
+        """Poll the status bar until `ready(state)`; fail at once when the app has exited, or at `READY_BOUND`."""
+        while True:
+            state = self.status()
+            if ready(state):
+                assert state is not None
+                return state
+            if self.exited():
+                raise AssertionError(f"the app exited ({failure}); the screen was:\n{self.screen()}")
+            if time.monotonic() > self._ready_by:
+                raise AssertionError(f"{failure} {READY_BOUND:g} s after the launch; the screen was:\n{self.screen()}")
+            time.sleep(POLL_SECONDS)
+
+    def exited(self) -> bool:
+        """Whether the app has exited (its exit status is written)."""
+        return self._status_file.exists() and bool(self._status_file.read_text().strip())
+
     def type(self, text: str) -> None:
         """Type `text` literally."""
         subprocess.run([*self.tmux, "send-keys", "-t", self.name, "-l", text], check=True)
@@ -118,7 +167,7 @@ class AgentcliTerminal:
     def wait_until_exited(self, timeout: float = 30) -> int:
         """Wait until the app has exited; its exit status (128+N when a signal N ended it)."""
         deadline = time.monotonic() + timeout
-        while not (self._status_file.exists() and self._status_file.read_text().strip()):
+        while not self.exited():
             if time.monotonic() > deadline:
                 raise AssertionError(f"the app did not exit; the screen was:\n{self.screen()}")
             time.sleep(POLL_SECONDS)

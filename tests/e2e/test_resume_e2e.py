@@ -15,7 +15,7 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db, last_json, run_cli
-from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
+from tests.terminal import READY_BOUND, AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -191,6 +191,7 @@ def test_a_live_process_holds_its_session_and_a_dead_ones_may_be_taken_over(tmp_
 
 
 @requires_tmux
+@terminal_timeout
 def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_open(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     script = Script(steps=[
@@ -208,6 +209,7 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
         env = terminal_env(tmp_path, server)
         session = _run(server, tmp_path, ws, "where is the config loaded?")["session_id"]
         with AgentcliTerminal(["--cwd", str(ws), "--resume", session], env, ws) as term:
+            term.wait_started()
             term.wait_for("Resumed session")
             block_line = "Find config loader  — src/config.py:1"  # a finished block: description, result's first line
             for shown in ("where is the config loaded?", "It is in src/config.py.", block_line):
@@ -218,6 +220,7 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
             assert f"session {session} is in use by agentcli (pid {term.pid})" in refused.stderr
             term.type("and the auth module?")
             term.press("Enter")
+            term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
             term.wait_for("RESUMED ANSWER: no auth module here.")
             term.press("C-q")
             assert term.wait_until_exited() == 0
@@ -232,6 +235,7 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
 
 
 @requires_tmux
+@terminal_timeout
 def test_run_resume_without_an_id_asks_on_a_terminal(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     script = Script(steps=[
@@ -245,11 +249,13 @@ def test_run_resume_without_an_id_asks_on_a_terminal(tmp_path: Path) -> None:
         alpha = _run(server, tmp_path, ws, "the alpha job")["session_id"]
         _run(server, tmp_path, ws, "the beta job")
         with AgentcliTerminal(["run", "--cwd", str(ws), "--resume", "pick up again"], env, ws) as term:
-            screen = term.wait_for("Resume which one (1-2")
+            screen = term.wait_for("Resume which one (1-2", timeout=READY_BOUND)  # start-up: its own time
             assert screen.index("the beta job") < screen.index("the alpha job")  # most recent first
             assert alpha in screen
+            sent = len(server.requests)
             term.type("2")
             term.press("Enter")
+            server.wait_for_requests(sent + 1, timeout=READY_BOUND)  # after the SDK's import, however long
             term.wait_for("PICKED ALPHA")
             assert term.wait_until_exited() == 0
     server.assert_done()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN
-from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 
-pytestmark = requires_tmux
+pytestmark = [requires_tmux, terminal_timeout]
 
 
 def _task(description: str, tool: ToolCall) -> list[Step]:
@@ -36,9 +36,10 @@ def test_tui_in_a_real_terminal(tmp_path: Path) -> None:
     ])
     with (FakeLLMServer(script) as server,
           AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws) as term):
-        term.wait_for("agentcli")
+        term.wait_started()
         term.type("look around")
         term.press("Enter")
+        term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
         screen = term.wait_for("FINAL ANSWER: one file, app.py.")
         screen = term.wait_for("Read the app  — Read the app: done")
         # A finished block's line: its description and the first line of its result.
@@ -73,9 +74,10 @@ def test_keys_in_a_real_terminal_tab_then_type_page_up_and_ctrl_q_during_a_turn(
     ])
     with (FakeLLMServer(script) as server,
           AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws) as term):
-        term.wait_for("agentcli")
+        term.wait_started()
         term.type("show rows")
         term.press("Enter")
+        term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
         term.wait_for("row 80")
         # Tab takes the focus away from the prompt (as if to complete); what is typed next still lands there.
         term.press("Tab")
@@ -121,9 +123,10 @@ def test_twenty_parallel_subagents_fit_a_140x45_terminal(tmp_path: Path) -> None
     with (FakeLLMServer(Script(steps=steps)) as server,
           AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server, AGENTCLI_TASK_TOOL__MAX_CONCURRENT="20"),
                            ws, size=(140, 45)) as term):
-        term.wait_for("agentcli")
+        term.wait_started()
         term.type("scan all twenty areas")
         term.press("Enter")
+        term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
         term.wait_for('Grep "TODO19" · 1 tool')  # the last agent's activity: every one has started
 
         def all_running(screen: str) -> bool:  # all twenty on the one screen, each on a line with its status

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN
-from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 
-pytestmark = requires_tmux
+pytestmark = [requires_tmux, terminal_timeout]
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
@@ -42,9 +42,10 @@ def test_an_approval_shows_the_diff_in_a_real_terminal(tmp_path: Path) -> None:
     ])
     with (FakeLLMServer(script) as server,
           AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws) as term):
-        term.wait_for("agentcli")
+        term.wait_started()
         term.type("change option 15")
         term.press("Enter")
+        term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
         screen = term.wait_for("wants to run: Edit settings.py")
         lines = screen.splitlines()
         assert any("settings.py  +1 \u22121" in line for line in lines), screen

@@ -15,7 +15,7 @@ import pytest
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db
 from tests.processes import alive
-from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -158,6 +158,7 @@ def test_sigterm_while_subagent_runs_bash_records_its_task_cancelled(tmp_path: P
 
 
 @requires_tmux
+@terminal_timeout
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_stop_signal_ends_the_tui_cleanly(sig: signal.Signals, code: int, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
@@ -165,9 +166,10 @@ def test_stop_signal_ends_the_tui_cleanly(sig: signal.Signals, code: int, tmp_pa
     with FakeLLMServer(_bash_script()) as server:
         env = terminal_env(tmp_path, server, AGENTCLI_PERMISSIONS__MODE="auto")
         with AgentcliTerminal(["--cwd", str(ws)], env, ws) as term:
-            term.wait_for("agentcli")
+            term.wait_started()
             term.type("run the slow thing")
             term.press("Enter")
+            term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
             deadline = time.monotonic() + 60
             while not (ws / "started.flag").exists():
                 assert time.monotonic() < deadline, term.screen()

@@ -21,7 +21,7 @@ from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step,
 from tests.e2e.helpers import MAIN, cli_env
 from tests.subagents.harness import MAIN as HARNESS_MAIN
 from tests.subagents.harness import build_harness, requests_for, sub, task_call
-from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 from tests.ui.conftest import make_app, workspace  # noqa: F401  (Pilot fixtures)
 
 # Everything a terminal acts on instead of showing: C0 controls but \n and \t (ESC, BEL, CR, BS...), DEL,
@@ -428,6 +428,7 @@ async def test_tui_approval_dialog_shows_a_hostile_command_literally(
 
 
 @requires_tmux
+@terminal_timeout
 def test_tui_in_a_real_terminal_cannot_retitle_it(tmp_path: Path) -> None:
     """The real TUI in tmux: a model's OSC 0/2 title sequences are shown, never obeyed (pane title unchanged)."""
     ws = tmp_path / "ws"
@@ -436,10 +437,11 @@ def test_tui_in_a_real_terminal_cannot_retitle_it(tmp_path: Path) -> None:
     script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text=answer))])
     with (FakeLLMServer(script) as server,
           AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws) as term):
-        term.wait_for("agentcli")
+        term.wait_started()
         title = term.pane("#{pane_title}")
         term.type("say it")
         term.press("Enter")
+        term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
         screen = term.wait_for("END")
         assert "TITLE TEST ␛]0;pwned␇" in screen
         after = term.pane("#{pane_title}")

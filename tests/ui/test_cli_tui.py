@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
-from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
+from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 from tests.ui.conftest import MAIN
 
 
@@ -46,6 +46,7 @@ def test_an_unknown_cwd_is_bad_usage(tmp_path: Path) -> None:
 
 
 @requires_tmux
+@terminal_timeout
 def test_the_tui_in_a_real_terminal(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -53,10 +54,12 @@ def test_the_tui_in_a_real_terminal(tmp_path: Path) -> None:
                                 reply=Reply(text="PONG-FROM-FAKE"))])
     with (FakeLLMServer(script) as server,
           AgentcliTerminal(["--cwd", str(ws)], terminal_env(tmp_path, server), ws, size=(100, 30)) as term):
+        term.wait_started()
         term.wait_for("Type a task")
         term.type("ping")
         term.wait_for("ping")
         term.press("Enter")  # at once: the turn waits for the SDK import if it is still running
+        term.wait_loaded()
         term.wait_for("PONG-FROM-FAKE")
         term.press("C-q")
         assert term.wait_until_exited() == 0

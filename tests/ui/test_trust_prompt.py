@@ -11,7 +11,7 @@ from agentcli.config import LoadedConfig, load_config
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.ui import launch as app_module
 from agentcli.ui.widgets.trust import TrustApp
-from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env
+from tests.terminal import READY_BOUND, AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 from tests.ui.conftest import MAIN, SIZE
 
 HOSTILE = """\
@@ -80,6 +80,7 @@ def test_run_tui_asks_only_when_trust_would_change_something(
 
 
 @requires_tmux
+@terminal_timeout
 @pytest.mark.parametrize("answer", ["t", "c"])
 def test_trust_prompt_in_a_real_terminal(tmp_path: Path, answer: str) -> None:
     ws = _workspace(tmp_path, '[permissions]\nmode = "auto"\n')
@@ -87,11 +88,13 @@ def test_trust_prompt_in_a_real_terminal(tmp_path: Path, answer: str) -> None:
     with FakeLLMServer(script) as server:
         env = terminal_env(tmp_path, server)
         with AgentcliTerminal(["--cwd", str(ws)], env, ws, size=(100, 30)) as term:
-            term.wait_for("Do you trust the workspace")
+            term.wait_for("Do you trust the workspace", timeout=READY_BOUND)  # start-up: its own time
             term.press(answer)
+            term.wait_started()
             term.wait_for("Type a task")
             term.type("ping")
             term.press("Enter")
+            term.wait_loaded()  # the turn waits for the SDK's import, however long it takes here
             term.wait_for("PONG-FROM-FAKE")
             term.press("C-q")
             exit_status = term.wait_until_exited()
