@@ -7,14 +7,19 @@
 - `permissions.allow`, `agent.bash_pass_env`, `web_fetch.allow_private_hosts`: only when every entry is already
   allowed below;
 - `hooks`: never (a hook is a command agentcli runs: an untrusted project starts none);
-- `permissions.allow_mutating_in_run`, `context.auto_compact`: only `false` (no extra model calls);
+- `permissions.allow_mutating_in_run`, `context.auto_compact`, `task_tool.enabled`, `task_tool.allow_model_override`:
+  only `false`;
+- limits on how long, how much and how many (`agent.max_turns`, `task_tool.max_tokens`, `max_tool_calls`,
+  `max_depth`, `max_concurrent`, the timeouts, `agent.bash_output_limit_bytes`, `read_max_chars`,
+  `web_fetch.max_download_bytes`, `models.<name>.max_output_tokens`, `llm.max_retries`, …: `_CEILINGS`): only
+  at most the value below (a project may lower a limit, never raise it);
 - `context.compact_threshold`: only at least the value below (never more compactions than the person set);
 - `permissions.deny`, `task_tool.deny_tools`: united with the lists below (never dropped);
 - `models.<name>.base_url` / `api_key` / `provider`: never (no credential goes to a URL it names);
 - spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
   only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
 - `mcp.*`: never (an MCP server is a process started, or a URL sent requests and headers);
-- everything else (limits, agent settings, model ids, aliases, logging, llm) applies as usual.
+- everything else (model ids, aliases, logging, context shaping, the UI) applies as usual.
 
 An ignored value equal to the one below is not reported (trusting would change nothing).
 """
@@ -37,7 +42,21 @@ _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})
 _SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
     {("budget", "session_max_usd"), ("budget", "session_max_tokens"), ("task_tool", "max_cost_usd")}
 )
-_ONLY_FALSE: frozenset[KeyPath] = frozenset({("permissions", "allow_mutating_in_run"), ("context", "auto_compact")})
+_ONLY_FALSE: frozenset[KeyPath] = frozenset({
+    ("permissions", "allow_mutating_in_run"), ("context", "auto_compact"),
+    ("task_tool", "enabled"), ("task_tool", "allow_model_override"),
+})
+#: Limits a project may lower, never raise: how long, how much and how many agentcli does for the person.
+_CEILINGS: frozenset[KeyPath] = frozenset({
+    *(("llm", key) for key in ("max_retries", "request_timeout_seconds", "connect_timeout_seconds")),
+    *(("task_tool", key) for key in ("max_depth", "default_timeout_seconds", "max_timeout_seconds",
+                                     "idle_timeout_seconds", "max_tokens", "max_result_tokens", "max_tool_calls",
+                                     "max_concurrent")),
+    *(("agent", key) for key in ("max_turns", "bash_timeout_seconds", "bash_output_limit_bytes",
+                                 "tool_timeout_seconds", "read_max_chars")),
+    *(("web_fetch", key) for key in ("max_download_bytes", "max_output_chars", "timeout_seconds", "max_redirects")),
+})
+_MODEL_CEILINGS = frozenset({"max_output_tokens", "thinking_budget_tokens"})
 #: What `below` returns for a key no lower layer sets.
 MISSING = object()
 _MISSING = MISSING
@@ -45,6 +64,16 @@ _MISSING = MISSING
 
 def _is_endpoint(path: KeyPath) -> bool:
     return len(path) >= 3 and path[0] == "models" and path[1] != "aliases" and path[2] in _ENDPOINT_KEYS
+
+
+def _is_ceiling(path: KeyPath) -> bool:
+    if path in _CEILINGS:
+        return True
+    return len(path) == 3 and path[0] == "models" and path[1] != "aliases" and path[2] in _MODEL_CEILINGS
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
@@ -67,6 +96,10 @@ def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
         return _STRICTNESS[value] >= _STRICTNESS.get(str(below), 0), value
     if path in _ONLY_FALSE:
         return value is False, value  # anything else (true, or a value that might coerce to it) is ignored
+    if _is_ceiling(path):
+        if not (_is_number(value) and _is_number(below)):
+            return True, value  # an invalid value fails validation with its own message
+        return value <= below, value
     if path == ("context", "compact_threshold"):
         if below is _MISSING or isinstance(value, bool) or not isinstance(value, int | float):
             return True, value  # an invalid value fails validation with its own message

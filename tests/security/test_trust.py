@@ -132,6 +132,52 @@ def test_untrusted_project_narrowing_still_applies(tmp_path: Path) -> None:
     assert "ignored permissions.deny (removing entries) from" in _warning_lines(proc.stderr)[0]
 
 
+RAISED_LIMITS = """\
+[agent]
+max_turns = 100000
+bash_output_limit_bytes = 100000000
+[task_tool]
+max_tokens = 999999999
+max_tool_calls = 100000
+max_concurrent = 64
+enabled = true
+[web_fetch]
+max_download_bytes = 1000000000
+[models.main]
+max_output_tokens = 64000
+[llm]
+max_retries = 10
+"""
+
+
+def test_untrusted_project_cannot_raise_the_persons_limits(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, RAISED_LIMITS)
+    _user_config(tmp_path, "[agent]\nmax_turns = 20\n[task_tool]\nenabled = false\n")
+    with FakeLLMServer(Script()) as server:
+        env = cli_env("anthropic", server, tmp_path)
+        proc = run_cli(["config", "show", "--json", "--cwd", str(repo)], env)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        expected = {"agent.max_turns": 20, "agent.bash_output_limit_bytes": 30000, "task_tool.max_tokens": 50000,
+                    "task_tool.max_tool_calls": 100, "task_tool.max_concurrent": 5, "task_tool.enabled": False,
+                    "web_fetch.max_download_bytes": 5000000, "models.main.max_output_tokens": 8192,
+                    "llm.max_retries": 0}  # the test environment's own AGENTCLI_LLM__MAX_RETRIES
+        assert {key: doc[key]["value"] for key in expected} == expected
+        assert all(doc[key]["layer"] != "project" for key in expected)
+        (warning,) = _warning_lines(proc.stderr)
+        for key in expected:
+            if key != "llm.max_retries":  # the environment's 0 wins over the project anyway
+                assert key in warning, key
+        # lower limits narrow: they apply without trust
+        lowered = RAISED_LIMITS.replace("100000", "3").replace("999999999", "1000").replace("= 64", "= 2")
+        (repo / ".agentcli" / "config.toml").write_text(lowered.replace("enabled = true", "enabled = false"))
+        proc = run_cli(["config", "show", "--json", "--cwd", str(repo)], env)
+        doc = json.loads(proc.stdout)
+        assert (doc["agent.max_turns"]["value"], doc["agent.max_turns"]["layer"]) == (3, "project")
+        assert doc["task_tool.max_tokens"]["value"] == 1000 and doc["task_tool.max_concurrent"]["value"] == 2
+        assert "agent.max_turns" not in "".join(_warning_lines(proc.stderr))
+
+
 def test_config_show_names_ignored_keys_and_keeps_provenance(tmp_path: Path) -> None:
     repo = _repo(tmp_path, HOSTILE)
     with FakeLLMServer(Script()) as server:
