@@ -373,9 +373,10 @@ class Store:
         """Tasks newest first, optionally of one parent session and/or one status."""
         return queries.list_tasks(self._reader(), parent_session_id, status, limit)
 
-    def get_task(self, ref: str) -> TaskRecord | None:
-        """A task by id or unique prefix (None: no match; AmbiguousIdError: several)."""
-        return queries.get_task(self._reader(), ref)
+    def get_task(self, ref: str, workspace: str | None = None) -> TaskRecord | None:
+        """A task by id or unique prefix, of `workspace`'s sessions only when given (None: no match;
+        AmbiguousIdError: several)."""
+        return queries.get_task(self._reader(), ref, workspace)
 
     def session_spend(self, session_id: str) -> TreeSpend | None:
         """A session's own usage and its delegated subtree's, split as the ledger splits them."""

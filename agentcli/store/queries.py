@@ -172,10 +172,23 @@ def tree_tasks(conn: sqlite3.Connection, session_id: str) -> list[TaskRecord]:
     return [task_from_row(r) for r in rows]
 
 
-def get_task(conn: sqlite3.Connection, ref: str) -> TaskRecord | None:
-    """A task by id or unique id prefix; None when nothing matches."""
-    row = _resolve(conn, "tasks", "task_id", ref, "task")
-    return task_from_row(row) if row is not None else None
+def get_task(conn: sqlite3.Connection, ref: str, workspace: str | None = None) -> TaskRecord | None:
+    """A task by id or unique id prefix; None when nothing matches. With `workspace`, only the tasks of that
+    workspace's sessions are looked at (and named when a prefix is ambiguous)."""
+    if workspace is None:
+        row = _resolve(conn, "tasks", "task_id", ref, "task")
+        return task_from_row(row) if row is not None else None
+    if not ref:
+        return None
+    scoped = "SELECT t.* FROM tasks t JOIN sessions s ON s.id = t.parent_session_id WHERE s.workspace = ? AND "
+    found = conn.execute(scoped + "t.task_id = ?", (workspace, ref)).fetchone()
+    if found is None:
+        rows = conn.execute(scoped + "substr(t.task_id, 1, ?) = ? ORDER BY t.task_id LIMIT 6",
+                            (workspace, len(ref), ref)).fetchall()
+        if len(rows) > 1:
+            raise AmbiguousIdError("task", ref, [r["task_id"] for r in rows])
+        found = rows[0] if rows else None
+    return task_from_row(found) if found is not None else None
 
 
 _SPEND_COLUMNS = (

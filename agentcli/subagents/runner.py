@@ -340,13 +340,14 @@ class SubagentRunner:
 
     async def task_output(self, task_id: str, offset: int, wait_seconds: float) -> ToolResult:
         """TaskOutput: status, and the full result from `offset` once finished."""
-        handle = self.handles.get(task_id)
+        record, problem = self._find(task_id)
+        if record is None:
+            return ToolResult(problem, is_error=True)
+        handle = self.handles.get(record.task_id)
         if handle is not None and handle.record.status not in FINISHED_TASK_STATUSES and wait_seconds > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(handle.done.wait(), wait_seconds)
-        record = handle.record if handle else self._stored_record(task_id)
-        if record is None:
-            return ToolResult(f"No task '{task_id}'.", is_error=True)
+            record = handle.record
         return results.task_output(record, offset, self.settings.task_tool.max_result_tokens)
 
     # --- building a task ----------------------------------------------------------------------------
@@ -360,15 +361,28 @@ class SubagentRunner:
             task_id = self.handles[task_id].parent.task_id
         return found
 
-    def _stored_record(self, task_id: str) -> TaskRecord | None:
-        """A task of an earlier run: one the resumed session had, else whatever the store has."""
-        if task_id in self._restored:
-            return self._restored[task_id]
-        return self.store.get_task(task_id) if self.store else None
+    def _find(self, ref: str) -> tuple[TaskRecord | None, str]:
+        """A task by id or unique id prefix, or None and why: this run's, a resumed session's earlier ones,
+        else an earlier session's of this workspace. A task id is never a way into another workspace's
+        results and transcripts, and an ambiguous prefix names only this workspace's tasks."""
+        from agentcli.store.db import AmbiguousIdError
+
+        known = {**self._restored, **{task_id: handle.record for task_id, handle in self.handles.items()}}
+        if ref in known:
+            return known[ref], ""
+        matches = sorted(task_id for task_id in known if ref and task_id.startswith(ref))
+        if len(matches) == 1:
+            return known[matches[0]], ""
+        try:
+            if len(matches) > 1:
+                raise AmbiguousIdError("task", ref, matches)
+            record = self.store.get_task(ref, workspace=str(self.workspace)) if self.store else None
+        except AmbiguousIdError as exc:
+            return None, f"{exc} (this workspace's tasks only)."
+        return record, "" if record is not None else f"No task '{ref}' in this workspace."
 
     def _finished_record(self, task_id: str) -> TaskRecord | None:
-        handle = self.handles.get(task_id)
-        record = handle.record if handle else self._stored_record(task_id)
+        record, _ = self._find(task_id)
         if record is None or record.status not in FINISHED_TASK_STATUSES or not record.child_session_id:
             return None
         return record
