@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.diffs import FileDiff, diff_text
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files_read import human_size
+from agentcli.tools.files_read import READ_MAX_LINE_CHARS, human_size
 from agentcli.tools.paths import display_path, normalize_rel, resolve_in_workspace
 from agentcli.tools.sniff import looks_binary
 
@@ -194,6 +194,10 @@ def apply_edit(content: str, edit: EditSpec, rel: str, *, creating: bool) -> tup
         )
     if count > 1 and not edit.replace_all:
         raise ToolError(f"old_string found {count} times in {rel}; add context to make it unique or set replace_all")
+    grown = len(content) + (count if edit.replace_all else 1) * (len(new) - len(old))
+    if grown > EDIT_MAX_BYTES:  # refused before it is built: doubling edits would take memory without bound
+        raise ToolError(f"the edit would make {rel} {grown:,} characters long; Edit and MultiEdit keep files up "
+                        f"to {human_size(EDIT_MAX_BYTES)}. Nothing was written")
     first = content.find(old)
     if edit.replace_all:
         return content.replace(old, new), count, first
@@ -207,7 +211,14 @@ def _snippet(content: str, offset: int, new_len: int) -> str:
     lines = content.split("\n")
     lo = max(0, start_line - _SNIPPET_CONTEXT)
     hi = min(len(lines), end_line + _SNIPPET_CONTEXT + 1, lo + _SNIPPET_MAX_LINES)
-    return "\n".join(f"{n + 1:>6}\t{lines[n].rstrip(chr(13))}" for n in range(lo, hi))
+    return "\n".join(f"{n + 1:>6}\t{_cut(lines[n].rstrip(chr(13)))}" for n in range(lo, hi))
+
+
+def _cut(line: str) -> str:
+    """A snippet line cut as Read cuts a long line, saying how much is left out."""
+    if len(line) <= READ_MAX_LINE_CHARS:
+        return line
+    return f"{line[:READ_MAX_LINE_CHARS]}… [{len(line) - READ_MAX_LINE_CHARS} more characters]"
 
 
 @dataclass(frozen=True, slots=True)
