@@ -38,7 +38,7 @@ from agentcli.llm.base import (
 from agentcli.llm.deprecation import silence_sdk_warning
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
-from agentcli.llm.sse import server_events
+from agentcli.llm.sse import byte_lines, server_events, stream_byte_limit
 from agentcli.llm.wire_terms import ANTHROPIC_STOP_REASONS
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -132,25 +132,10 @@ def _start_usage(usage: dict[str, Any]) -> Usage:
     )
 
 
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """The lines of a byte stream (`\n`, `\r\n` or `\r` ends one), each decoded whole: cheaper than the
-    HTTP layer's text decoding, which works out the encoding again for every chunk."""
-    pending = b""
-    async for chunk in chunks:
-        lines = (pending + chunk).splitlines(keepends=True)
-        pending = b""
-        if lines and (lines[-1].endswith(b"\r") or not lines[-1].endswith(b"\n")):
-            pending = lines.pop()  # unfinished, or a `\r` whose `\n` may be in the next chunk
-        for line in lines:
-            yield line.rstrip(b"\r\n").decode("utf-8", errors="replace")
-    if pending:
-        yield pending.rstrip(b"\r\n").decode("utf-8", errors="replace")
-
-
-async def _events(response: Any) -> AsyncIterator[dict[str, Any]]:
+async def _events(response: Any, limit: int) -> AsyncIterator[dict[str, Any]]:
     """The events of a Messages stream as the SDK's stream reads them: `ping` and unnamed events skipped,
     an `error` event raised as the SDK's status error (an error inside a 200 stream)."""
-    async for sse in server_events(_lines(response.iter_bytes())):
+    async for sse in server_events(byte_lines(response.iter_bytes(), limit, "anthropic")):
         if sse.event is None or sse.event == "ping":
             continue
         if sse.event == "error":
@@ -316,7 +301,7 @@ class AnthropicProvider:
             # typed model of every event, which cost a fan-out of subagents more than the rest of a turn.
             params = request_params(request, caching=self.caching)
             async with self.client.messages.with_streaming_response.create(**params, stream=True) as response:
-                async for raw in _events(response):
+                async for raw in _events(response, stream_byte_limit(request.max_tokens)):
                     event = builder.feed(raw)
                     if event is not None:
                         streamed = streamed or not isinstance(event, StreamUsage)  # usage alone: nothing shown yet

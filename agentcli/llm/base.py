@@ -398,6 +398,10 @@ class StreamInterruptedError(ProviderError):
     """The response stream ended before the model finished its turn."""
 
 
+class ReplyTooLargeError(ProviderError):
+    """A reply's event stream passed the size one reply may take (`llm.sse.stream_byte_limit`): it was cut."""
+
+
 # --- protocol ----------------------------------------------------------------------------------
 
 

@@ -36,7 +36,7 @@ from agentcli.llm.base import (
 )
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
-from agentcli.llm.sse import server_events
+from agentcli.llm.sse import byte_lines, server_events, stream_byte_limit
 from agentcli.llm.wire_terms import OPENAI_STOP_REASONS, field, openai_usage
 
 
@@ -326,7 +326,7 @@ class OpenAIProvider:
                 stream_options={"include_usage": True},
                 extra_body=raw,
             ) as response:
-                async for chunk in _chunks(response, seen_done):
+                async for chunk in _chunks(response, seen_done, stream_byte_limit(request.max_tokens), self.name):
                     for event in builder.feed(chunk):
                         streamed = True
                         yield event
@@ -350,7 +350,9 @@ class OpenAIProvider:
         yield ResponseDone(builder.response())
 
 
-async def _chunks(response: Any, seen_done: list[bool]) -> AsyncIterator[ChatCompletionChunk]:
+async def _chunks(
+    response: Any, seen_done: list[bool], limit: int, provider: str
+) -> AsyncIterator[ChatCompletionChunk]:
     """The chunks of a chat-completions event stream, as the SDK's own stream would give them.
 
     `data: [DONE]` ends the stream and is noted in `seen_done`; an event carrying `error` raises
@@ -360,7 +362,7 @@ async def _chunks(response: Any, seen_done: list[bool]) -> AsyncIterator[ChatCom
     """
     request = response.http_request
     try:
-        async for sse in server_events(response.iter_lines()):
+        async for sse in server_events(byte_lines(response.iter_bytes(), limit, provider)):
             if seen_done:
                 continue  # after [DONE]: read to the end, so an HTTP/1.1 connection can be reused
             if sse.data.startswith("[DONE]"):

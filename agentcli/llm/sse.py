@@ -9,6 +9,39 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import NamedTuple
 
+from agentcli.llm.base import ReplyTooLargeError
+
+_MIB = 1024 * 1024
+
+
+def stream_byte_limit(max_tokens: int) -> int:
+    """The most bytes one reply's event stream may take: 64 MiB, or 512 bytes for every output token the
+    request allows (an event carrying one token's delta takes 100-200 bytes). A server that streams without
+    end is cut there instead of filling memory."""
+    return max(64 * _MIB, 512 * max_tokens)
+
+
+async def byte_lines(chunks: AsyncIterator[bytes], limit: int, provider: str) -> AsyncIterator[str]:
+    """The lines of a byte stream (`\n`, `\r\n` or `\r` ends one), each decoded whole (cheaper than the HTTP
+    layer's text decoding, which works out the encoding again for every chunk); `ReplyTooLargeError` once the
+    stream passes `limit` bytes, a line without end included."""
+    pending = b""
+    total = 0
+    async for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise ReplyTooLargeError(
+                f"the reply passed {limit // _MIB} MiB without finishing; it was cut there", provider=provider
+            )
+        lines = (pending + chunk).splitlines(keepends=True)
+        pending = b""
+        if lines and (lines[-1].endswith(b"\r") or not lines[-1].endswith(b"\n")):
+            pending = lines.pop()  # unfinished, or a `\r` whose `\n` may be in the next chunk
+        for line in lines:
+            yield line.rstrip(b"\r\n").decode("utf-8", errors="replace")
+    if pending:
+        yield pending.rstrip(b"\r\n").decode("utf-8", errors="replace")
+
 
 class ServerEvent(NamedTuple):
     """One dispatched event: its `event:` name (None if unnamed) and its joined `data:` lines."""

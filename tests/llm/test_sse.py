@@ -1,8 +1,10 @@
-"""The SSE reader the OpenAI adapter uses to see `data: [DONE]`."""
+"""The SSE reader both adapters use: lines of bytes, bounded; events; `data: [DONE]` seen."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+
+import pytest
 
 from agentcli.llm.sse import ServerEvent, server_events
 
@@ -30,15 +32,16 @@ async def test_an_event_left_unterminated_at_the_end_is_dropped() -> None:
     assert await _events("data: one", "", "data: [DONE]") == [ServerEvent(None, "one")]
 
 
-async def test_anthropic_lines_split_bytes_at_any_chunk_boundary() -> None:
-    from agentcli.llm.anthropic import _lines
+async def _chunks(parts: list[bytes]) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
 
-    async def chunks(parts: list[bytes]) -> AsyncIterator[bytes]:
-        for part in parts:
-            yield part
+
+async def test_lines_split_bytes_at_any_chunk_boundary() -> None:
+    from agentcli.llm.sse import byte_lines
 
     async def lines(parts: list[bytes]) -> list[str]:
-        return [line async for line in _lines(chunks(parts))]
+        return [line async for line in byte_lines(_chunks(parts), 1 << 20, "test")]
 
     whole = b"event: a\r\ndata: \xc3\xa9\r\n\r\nevent: b\rdata: x\r\rdata: y\n\n"
     expected = ["event: a", "data: é", "", "event: b", "data: x", "", "data: y", ""]
@@ -46,3 +49,18 @@ async def test_anthropic_lines_split_bytes_at_any_chunk_boundary() -> None:
     for cut in range(1, len(whole)):  # a `\r\n`, or a character's two bytes, split between chunks
         assert await lines([whole[:cut], whole[cut:]]) == expected
     assert await lines([b"data: end"]) == ["data: end"]
+
+
+async def test_a_stream_past_its_limit_is_cut_with_one_error() -> None:
+    from agentcli.llm.base import ReplyTooLargeError
+    from agentcli.llm.sse import byte_lines, stream_byte_limit
+
+    assert stream_byte_limit(8192) == 64 * 1024 * 1024 and stream_byte_limit(1_000_000) == 512_000_000
+    seen: list[str] = []
+    with pytest.raises(ReplyTooLargeError, match="passed 1 MiB without finishing"):
+        async for line in byte_lines(_chunks([b"data: x\n\n"] * 200_000), 1 << 20, "anthropic"):
+            seen.append(line)
+    assert len(seen) <= 2 * ((1 << 20) // 9 + 1) < 400_000  # cut at the limit, not read to the end
+    with pytest.raises(ReplyTooLargeError):  # one line without end is no way around it
+        async for _ in byte_lines(_chunks([b"x" * 4096] * 1000), 1 << 20, "openai"):
+            pass

@@ -76,7 +76,7 @@ def test_a_budget_above_max_output_tokens_is_one_line(tmp_path: Path) -> None:
     (tmp_path / ".agentcli" / "config.toml").write_text(
         '[models.light]\nthinking = "on"\nthinking_budget_tokens = 9000\n')
     with pytest.raises(ConfigError) as caught:
-        load_config(workspace=tmp_path, env={})
+        load_config(workspace=tmp_path, env={}, trusted=True)  # untrusted, a raised budget would be ignored
     message = str(caught.value)
     assert "models.light.thinking_budget_tokens" in message and "max_output_tokens" in message
     assert "\n" not in message

@@ -40,7 +40,7 @@ def test_edit_of_a_huge_one_line_file_returns_a_cut_snippet(tmp_path: Path) -> N
     ws.mkdir()
     line = "MARK " + "y" * 12_000_000
     (ws / "one.txt").write_text(line + "\n")
-    result, answer = _run(tmp_path, ws, ToolCall(name="Edit", input={
+    _, answer = _run(tmp_path, ws, ToolCall(name="Edit", input={
         "file_path": "one.txt", "old_string": "MARK", "new_string": "DONE"}))
     assert (ws / "one.txt").read_text().startswith("DONE yyy")  # the edit itself is made
     assert len(answer) < 20_000  # not the 12 MB line
