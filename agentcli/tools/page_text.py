@@ -22,9 +22,9 @@ from agentcli.tools.html_worker import NESTED_TOO_DEEP
 from agentcli.tools.reaper import parent_death_hook
 from agentcli.tools.search_child import PACKAGE_ROOT, child_env, kill
 
-CONVERT_MAX_CHARS = 1_000_000  # of HTML: far more than `max_output_chars` of markdown needs (~2.5 s of work)
+CONVERT_MAX_CHARS = 1_000_000  # of HTML: far more than `max_output_chars` of markdown needs
 CONVERT_BASE_SECONDS = 4.0  # start-up (~0.15 s) and headroom on a busy machine
-CONVERT_SECONDS_PER_MILLION = 6.0  # ~2.5 s per million characters of an ordinary page, measured
+CONVERT_SECONDS_PER_MILLION = 12.0  # ordinary pages: 2.5-6.5 s per million characters, 11 s on a loaded machine
 _BLOCKS = ("p|div|br|li|ul|ol|tr|table|h[1-6]|pre|blockquote|section|article|header|footer|nav|main|hr|dt|dd|dl|"
            "form|figure|figcaption|aside|details|summary|body|html|title")
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)  # one left open runs to the end (consumed: never rescanned)
