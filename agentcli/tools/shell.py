@@ -2,9 +2,11 @@
 
 The command runs as `bash -c` in a new session (its own process group), stdin closed. When it
 finishes, times out or is cancelled, the whole group is stopped (SIGTERM, a short grace,
-SIGKILL), so background children (`sleep 30 &`) never outlive the call. Should agentcli itself
-die, even by SIGKILL, bash gets SIGKILL from the kernel (PR_SET_PDEATHSIG, Linux) and the reaper
-process (`agentcli.tools.reaper`) kills the whole group.
+SIGKILL), so background children (`sleep 30 &`) never outlive the call; then whatever left the
+group (a daemon: double fork, `setsid`) is found by the call's mark in its environment and killed
+(Linux). Should agentcli itself die, even by SIGKILL, bash gets SIGKILL from the kernel
+(PR_SET_PDEATHSIG, Linux) and the reaper process (`agentcli.tools.reaper`) kills the whole group
+and every process carrying one of this agentcli's marks.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.reaper import reaper
+from agentcli.tools.reaper import MARK_VARIABLE, kill_marked, mark_needle, reaper
 
 TERM_GRACE_SECONDS = 0.5  # after SIGTERM, before SIGKILL
 DRAIN_GRACE_SECONDS = 0.2  # after bash exits, how long background children may still write
@@ -179,6 +181,8 @@ class BashTool(Tool[BashArgs]):
         buffer = OutputBuffer(ctx.bash_output_limit_bytes)
         loop = asyncio.get_running_loop()
         guard = reaper()
+        mark = guard.new_mark()
+        needle = mark_needle(mark)
         spawn = asyncio.ensure_future(loop.subprocess_exec(
                 lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
                 "bash",
@@ -189,7 +193,7 @@ class BashTool(Tool[BashArgs]):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env={**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV},
+                env={**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV, MARK_VARIABLE: mark},
                 # Forked by the event loop's thread, which lives as long as we do; the child registers its
                 # group with the reaper before bash runs.
                 preexec_fn=guard.spawn_hook(),
@@ -208,10 +212,12 @@ class BashTool(Tool[BashArgs]):
                     await stop_process_group(transport.get_pid(), protocol.exited)
                 finally:
                     transport.close()
+                    kill_marked(needle, after=transport.get_pid())
                     guard.untrack(transport.get_pid())
             raise
         pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
         guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
+        swept = False
         try:
             await asyncio.wait({protocol.exited}, timeout=timeout)
             timed_out = not protocol.exited.done()
@@ -219,6 +225,8 @@ class BashTool(Tool[BashArgs]):
                 # Background children may still hold the pipe: give them a moment, then stop them.
                 await asyncio.wait({protocol.closed}, timeout=DRAIN_GRACE_SECONDS)
             await stop_process_group(pgid, protocol.exited)
+            kill_marked(needle, after=pgid)  # what left the group (a daemon) and still runs; it may hold the pipe
+            swept = True
             if not protocol.closed.done():  # the last bytes arrive once the group is gone
                 await asyncio.wait({protocol.closed}, timeout=TERM_GRACE_SECONDS)
         except BaseException:  # cancelled: still SIGTERM, grace, SIGKILL (the kill happens even if
@@ -226,6 +234,8 @@ class BashTool(Tool[BashArgs]):
             raise
         finally:
             transport.close()  # closes the pipes; kills bash if it somehow still runs
+            if not swept:  # cancelled or failed before the sweep above
+                kill_marked(needle, after=pgid)
             guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
         output = buffer.text()
         if timed_out:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
+from agentcli.tools.reaper import MARK_VARIABLE, reaper
 from agentcli.tools.shell import BashTool, OutputBuffer
-from tests.processes import alive
+from tests.processes import alive, wait_dead
 
 BASH = BashTool()
 
@@ -58,6 +60,22 @@ async def test_background_child_does_not_outlive_the_command(ctx: ToolContext) -
     assert time.monotonic() - started < 5
     assert not result.is_error
     assert not alive(int(result.content))
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists() or shutil.which("setsid") is None,
+                    reason="needs /proc and setsid")
+async def test_a_daemon_that_left_the_group_does_not_outlive_the_command(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "setsid sh -c 'sleep 30 & echo $!'")
+    assert time.monotonic() - started < 5  # the daemon held the pipe until it was killed
+    pid = int(result.content)
+    assert wait_dead(pid, 5)
+
+
+async def test_each_call_runs_with_its_own_mark(ctx: ToolContext) -> None:
+    first, second = await bash(ctx, f"echo ${MARK_VARIABLE}"), await bash(ctx, f"echo ${MARK_VARIABLE}")
+    assert first.content.startswith(reaper().mark + ".") and second.content.startswith(reaper().mark + ".")
+    assert first.content != second.content
 
 
 async def test_cancellation_kills_the_process_group(ctx: ToolContext, workspace: Path) -> None:
