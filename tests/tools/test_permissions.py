@@ -17,7 +17,6 @@ from agentcli.tools.permissions import (
     PermissionPolicy,
     PermissionRequest,
     PermissionRule,
-    parse_command,
 )
 from agentcli.tools.registry import build_tools
 
@@ -303,11 +302,3 @@ def test_rule_parsing() -> None:
     assert PermissionRule.parse("Edit").covers("Write") and not PermissionRule.parse("Write").covers("Edit")
     with pytest.raises(ValueError, match=r"bad permission rule"):
         PermissionRule.parse("Bash(")
-
-
-def test_parse_command() -> None:
-    parsed = parse_command("cd src && pytest -x 2>&1 | tail -5")
-    assert parsed.simple and parsed.segments == (("cd", "src"), ("pytest", "-x"), ("tail", "-5"))
-    assert not parse_command("echo hi > out.txt").simple
-    assert parse_command("ls > /dev/null").simple
-    assert not parse_command("echo 'unbalanced").simple
