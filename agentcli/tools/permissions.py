@@ -408,8 +408,10 @@ class PermissionPolicy:
     def _no_approver_reason(self, name: str, target: str) -> str:
         if name == "Bash":
             parsed = split_command(target)
-            stem = rule_stem(parsed.segments[0]) if parsed.segments else "..."
-            example = f"Bash({stem}*)"
+            if not parsed.certain:  # only a rule equal to the whole command would allow it
+                example = f"Bash({parsed.text})" if "\n" not in parsed.text else "Bash"
+            else:
+                example = f"Bash({rule_stem(parsed.segments[0])}*)"
         elif name in PATH_TOOLS:
             example = f"Edit({target})" if name in EDIT_TOOLS else f"{name}({target})"
         else:

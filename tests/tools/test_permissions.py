@@ -97,7 +97,8 @@ async def test_allow_rules_with_globs(ctx: ToolContext) -> None:
     assert (await check(policy, ctx, "Bash", command="git status && git status -s | cat")).allowed is False
     assert (await check(policy, ctx, "Bash", command="npm run test -- -u")).allowed
     assert not (await check(policy, ctx, "Bash", command="npm run testing")).allowed
-    for sneaky in ("git status; rm -rf /", "git status $(rm -rf /)", "git status > ~/.bashrc", "git status\nrm x"):
+    for sneaky in ("git status; rm -rf /", "git status $(rm -rf /)", "git status > ~/.bashrc", "git status\nrm x",
+                   "git status#; rm x", "git status;>/dev/null rm x", "git status|>/dev/null rm x"):
         assert not (await check(policy, ctx, "Bash", command=sneaky)).allowed, sneaky
 
 
@@ -149,6 +150,8 @@ async def test_one_shot_refusal_tells_the_model_what_to_do(ctx: ToolContext) -> 
     assert decision.reason.startswith("Permission denied: Bash needs approval, and this is a non-interactive run")
     assert "--yes" in decision.reason and '"Bash(pytest*)"' in decision.reason
     assert "Do not retry this call" in decision.reason and "\n" not in decision.reason
+    unsure = await check(policy, ctx, "Bash", command="pytest $(cat tests.txt)")
+    assert '"Bash(pytest $(cat tests.txt))"' in unsure.reason  # a prefix rule would not allow it
     edit = await check(policy, ctx, "Edit", **edit_args("./src/a.py"))
     assert '"Edit(src/a.py)"' in edit.reason
     assert (await check(policy, ctx, "Read", file_path="a.py")).allowed
