@@ -26,7 +26,7 @@ _PLAIN_BRACED = re.compile(r"\{(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])\}")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789")
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                 "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-MAX_NESTING = 16  # substitutions inside substitutions: deeper is a doubt, and reading stops
+_MAX_NESTING = 16  # substitutions inside substitutions: deeper is a doubt, and reading stops
 
 
 @dataclass
@@ -109,7 +109,7 @@ class Lexer:
 
     def _nested(self) -> None:
         """The command inside `$(…)` / `<(…)`, read up to its closing parenthesis."""
-        if self.depth >= MAX_NESTING:
+        if self.depth >= _MAX_NESTING:
             self.doubt("substitutions nested too deeply")
             self.i = len(self.text)
             return
@@ -271,7 +271,7 @@ class Lexer:
         if self.i >= len(text):
             self.doubt("an unclosed `")
         self.i += 1
-        if self.depth < MAX_NESTING:
+        if self.depth < _MAX_NESTING:
             sub = Lexer("".join(inner), depth=self.depth + 1)
             self.inner.append(sub.tokens())
             self.inner += sub.inner

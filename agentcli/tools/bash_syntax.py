@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from agentcli.tools.bash_lexer import Lexer, Operator, Token, Word
 
-REDIRECTIONS = frozenset({"<", ">", ">>", ">|", "<>", "<<", "<<-", "<<<", "<&", ">&", "&>", "&>>"})
+_REDIRECTIONS = frozenset({"<", ">", ">>", ">|", "<>", "<<", "<<-", "<<<", "<&", ">&", "&>", "&>>"})
 _WRITES = frozenset({">", ">>", ">|", "<>", "&>", "&>>"})
 _HARMLESS_TARGETS = frozenset({"/dev/null"})
 _NET_TARGET = re.compile(r"^/dev/(?:tcp|udp)/")
@@ -40,7 +40,7 @@ _GROUPING_WORDS = frozenset({"!", "{", "}", "if", "then", "elif", "else", "fi", 
 #: Reserved words whose syntax this module does not model (their words are not commands).
 _UNMODELLED_WORDS = frozenset({"case", "esac", "for", "select", "in", "function", "coproc", "[[", "]]"})
 #: Builtins that run text as shell code (now or later), or load code.
-EVALUATORS = frozenset({"eval", "source", ".", "trap", "alias", "let", "enable", "bind", "complete", "compgen",
+_EVALUATORS = frozenset({"eval", "source", ".", "trap", "alias", "let", "enable", "bind", "complete", "compgen",
                         "fc", "mapfile", "readarray"})
 #: Builtins that assign shell variables named by an argument: bash evaluates array subscripts in such
 #: names (and in an integer variable's value), which runs a `$(…)` hidden in a variable.
@@ -118,7 +118,7 @@ def _segments(tokens: list[Token], lexer: Lexer) -> tuple[list[tuple[str, ...]],
         k += 1
         if isinstance(token, Operator):
             after_time = False
-            if token.op in REDIRECTIONS:
+            if token.op in _REDIRECTIONS:
                 target = tokens[k] if k < len(tokens) else None
                 if isinstance(target, Word):
                     k += 1
@@ -195,7 +195,7 @@ def _checked(words: list[Word], lexer: Lexer) -> tuple[str, ...]:
         if k >= len(words):
             return values
     program, rest = values[k], values[k + 1 :]
-    if program in EVALUATORS:
+    if program in _EVALUATORS:
         lexer.doubt(f"`{program}` runs text as shell code")
     elif program in _NAME_TAKING or (program == "printf" and any(w.startswith("-v") for w in rest)) or (
         program in ("test", "[") and any(w in ("-v", "-R") for w in rest)
