@@ -16,12 +16,14 @@ Rules: `Tool` or `Tool(pattern)`; tool names are case-insensitive (`edit` = `Edi
 `Edit(...)` rule also covers Write and MultiEdit (every tool that edits files). Patterns of
 file tools are path globs on the workspace-relative, symlink-resolved path (`src/**`; `*.md`
 without a `/` matches at any depth). Bash patterns match the command with `*` as wildcard
-(`Bash(git status*)`; `Bash(npm run test:*)` = that command with any arguments). A compound
-command (`a && b | c`) is allowed only when every part is; a command with `$(…)`, backticks,
-output redirection to a file, or several lines is allowed only by a plain `Bash` rule or a
-rule equal to the whole command. Bash deny rules also match any part of a command and any
-word onward, a program named by its path also by its base name (`Bash(rm *)` blocks
-`sudo rm -rf x`, `/bin/rm x` and `find . -exec rm {} ;`): a guard rail, not a sandbox.
+(`Bash(git status*)`; `Bash(npm run test:*)` = that command with any arguments). The command is
+split as bash splits it (`tools/bash_syntax`): a compound command (`a && b | c`, `a;>/dev/null b`,
+several lines) is allowed only when every part is; a command the splitter is not sure of (`$(…)`,
+backticks, `${…}`, here-documents, output redirection to a file, `eval`, `sh -c`, …) is allowed only
+by a plain `Bash` rule or a rule equal to the whole command. Bash deny rules also match any part of
+a command and any word onward, a program named by its path also by its base name (`Bash(rm *)`
+blocks `sudo rm -rf x`, `/bin/rm x` and `find . -exec rm {} ;`): a guard rail, not a sandbox
+(`tools/bash_rules`).
 A deny rule wins over everything, whoever asks (the main agent or any subagent): mode auto,
 --yes, allow rules and remembered "allow always" answers never reopen a denied call.
 
@@ -36,9 +38,10 @@ a change applies to the next call any of them makes, and to requests still queue
 
 Remembered "allow always" answers (for this session, this policy object):
 - file edits: one answer for Write, Edit or MultiEdit allows all three from then on;
-- Bash: the command's prefix (its first word, plus the second when it is a sub-command word,
-  e.g. `git status`, `pytest`, `npm run`) for each of its parts; a command that is not
-  simple (see above) is remembered exactly;
+- Bash: the prefix of each of its parts (the program, plus the next word when it is a sub-command
+  word, e.g. `git status`, `pytest`, `npm run`); a part whose prefix would not say what runs
+  (assignments alone, `sudo`, `env`, `xargs`, a shell, …) exactly; a command the splitter is not
+  sure of, exactly (`tools/bash_rules.BashAnswers`);
 - any other mutating tool: by tool name (an MCP tool `mcp__server__tool` also by a rule `mcp__server`,
   which covers all of that server's tools).
 """
@@ -50,7 +53,6 @@ import contextlib
 import dataclasses
 import logging
 import re
-import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,6 +61,15 @@ from agentcli.diffs import FileDiff
 from agentcli.status import PermissionMode
 from agentcli.tools import mcp_names
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError
+from agentcli.tools.bash_rules import (
+    BashAnswers,
+    deny_candidates,
+    every_part_allowed,
+    normalize_ws,
+    rule_stem,
+    wild_match,
+)
+from agentcli.tools.bash_syntax import collapse_blanks, split_command
 from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
 from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
 
@@ -79,9 +90,6 @@ MODE_CYCLE: tuple[Mode, ...] = ("ask", "accept_edits", "readonly")
 #: "allow always" answers do not cover them. Mode auto (--yes) still does.
 GUARDED_PATHS = (".agentcli/**", ".claude/agents/**", ".opencode/**", ".git/**")
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9._:-]*$")
-_CONTROL = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "\n"})
-_LOOSE_SPLIT = re.compile(r"\$\(|`|<\(|>\(|&&|\|\||[;&|()\n]")
 
 
 @dataclass(frozen=True)
@@ -164,84 +172,6 @@ class PermissionRule:
         return self.covers(tool)
 
 
-@dataclass(frozen=True)
-class _Command:
-    """A Bash command taken apart for rule matching."""
-
-    text: str  # whitespace-normalized
-    segments: tuple[tuple[str, ...], ...]  # words of each simple command
-    simple: bool  # parsed cleanly: no substitution, file redirection or multiple lines
-
-
-def _normalize_ws(text: str) -> str:
-    return " ".join(text.split())
-
-
-def parse_command(command: str) -> _Command:
-    """Split a Bash command into its simple commands (conservatively: `simple=False` when unsure)."""
-    text = _normalize_ws(command)
-    raw = command.strip()
-    simple = not any(marker in raw for marker in ("$(", "`", "<(", ">(", "\n", "<<"))
-    try:
-        lexer = shlex.shlex(raw, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes
-        return _Command(text, (), False)
-    segments: list[tuple[str, ...]] = []
-    words: list[str] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token in _CONTROL:
-            if words:
-                segments.append(tuple(words))
-            words = []
-        elif token in ("(", ")", "{", "}"):
-            simple = False
-        elif set(token) <= set("<>&|;()"):  # a redirection operator
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-            harmless = token == "<" or (token in (">&", "<&") and nxt.isdigit()) or nxt == "/dev/null"
-            if not harmless:
-                simple = False
-            if words and words[-1].isdigit():
-                words.pop()  # the fd number of `2>`
-            i += 1  # skip the redirection target
-        else:
-            words.append(token)
-        i += 1
-    if words:
-        segments.append(tuple(words))
-    return _Command(text, tuple(segments), simple and bool(segments))
-
-
-def _wild(pattern: str, text: str) -> bool:
-    """`*` matches anything; everything else literally; whitespace-insensitive."""
-    pattern = _normalize_ws(pattern)
-    if pattern.endswith(":*"):  # Claude Code's prefix form: `npm run test:*`
-        stem = re.escape(pattern[:-2])
-        return re.fullmatch(stem + r"(?: .*)?", text, re.DOTALL) is not None
-    parts = [re.escape(part) for part in pattern.split("*")]  # fnmatch-style atomic groups: never backtracks
-    middle = "".join(f"(?>.*?{part})" for part in parts[1:-1] if part)
-    regex = parts[0] + (middle + ".*" + parts[-1] if len(parts) > 1 else "")
-    return re.fullmatch(regex, text, re.DOTALL) is not None
-
-
-def _deny_candidates(command: str, parsed: _Command) -> set[str]:
-    """Every string a Bash deny rule is tried against: the command, its parts, each word onward."""
-    out = {parsed.text}
-    word_lists = [list(seg) for seg in parsed.segments]
-    word_lists += [[w.strip("'\"") for w in frag.split()] for frag in _LOOSE_SPLIT.split(command)]
-    for words in word_lists:
-        for start in range(len(words)):
-            out.add(" ".join(words[start:]))
-            head = words[start]
-            if "/" in head.rstrip("/"):  # `/usr/bin/rm -rf x` is tried as `rm -rf x` too
-                out.add(" ".join([head.rstrip("/").rsplit("/", 1)[1], *words[start + 1 :]]))
-    out.discard("")
-    return out
-
-
 def _guarded(name: str, target: str) -> bool:
     """Whether this is an edit of a file in GUARDED_PATHS (workspace-relative, any letter case)."""
     return name in EDIT_TOOLS and any(match_glob(glob, target.lower()) for glob in GUARDED_PATHS)
@@ -250,13 +180,6 @@ def _guarded(name: str, target: str) -> bool:
 def _folded(rule: PermissionRule) -> PermissionRule:
     """`rule` with its pattern in lower case (for matching lower-cased paths)."""
     return PermissionRule(rule.tool, rule.pattern.lower() if rule.pattern else None, rule.text)
-
-
-def command_prefix(words: tuple[str, ...]) -> tuple[str, ...]:
-    """What "allow always" remembers of one simple command: `git status`, `pytest`, `npm run`."""
-    if len(words) >= 2 and _SUBCOMMAND.match(words[1]):
-        return words[:2]
-    return words[:1]
 
 
 class PermissionPolicy:
@@ -280,8 +203,7 @@ class PermissionPolicy:
         self._approval_lock = asyncio.Lock()
         self.waiting = 0  # requests queued behind the question being asked (the dialog says how many)
         self._always_tools: set[str] = set()  # tool names (file edits as "Edit")
-        self._always_prefixes: set[tuple[str, ...]] = set()  # Bash command prefixes
-        self._always_commands: set[str] = set()  # Bash commands remembered exactly
+        self._always_bash = BashAnswers()
 
     @classmethod
     def from_settings(
@@ -417,7 +339,7 @@ class PermissionPolicy:
             return True
         if name in PATH_TOOLS:
             return match_glob(rule.pattern, target, anchored=False)
-        return _wild(rule.pattern, _normalize_ws(target))
+        return wild_match(rule.pattern, normalize_ws(target))
 
     def _denying_rule(self, name: str, raw: str, target: str) -> PermissionRule | None:
         rules = [rule for rule in self.deny if rule.denies(name)]
@@ -425,7 +347,7 @@ class PermissionPolicy:
             return None
         # Paths also in lower case against lower-case patterns: on a case-insensitive file system
         # (macOS, Windows) `.ENV` is the file `.env` a rule names.
-        candidates = _deny_candidates(target, parse_command(target)) if name == "Bash" else {target, raw}
+        candidates = deny_candidates(target) if name == "Bash" else {target, raw}
         if name in PATH_TOOLS:
             rules += [_folded(rule) for rule in rules if rule.pattern]
             candidates |= {c.lower() for c in candidates}
@@ -451,20 +373,10 @@ class PermissionPolicy:
             return True
         if name != "Bash":
             return any(self._matches(rule, name, target) for rule in rules)
-        parsed = parse_command(target)
-        if any(_normalize_ws(rule.pattern or "") == parsed.text for rule in rules):
+        parsed = split_command(target)
+        if any(collapse_blanks(rule.pattern or "") == parsed.text for rule in rules):
             return True
-        return self._every_part_allowed(parsed)
-
-    def _every_part_allowed(self, parsed: _Command) -> bool:
-        """A simple Bash command whose every part matches an allow rule or a remembered prefix."""
-        if not parsed.simple:
-            return False
-        patterns = [rule.pattern for rule in self.allow if rule.covers("Bash") and rule.pattern]
-        return all(
-            self._prefix_remembered(seg) or any(_wild(pattern, " ".join(seg)) for pattern in patterns)
-            for seg in parsed.segments
-        )
+        return every_part_allowed(parsed, [rule.pattern for rule in rules if rule.pattern], self._always_bash)
 
     # ---- remembered answers -------------------------------------------------------------
 
@@ -472,24 +384,16 @@ class PermissionPolicy:
     def _family(name: str) -> str:
         return "Edit" if name in EDIT_TOOLS else name
 
-    def _prefix_remembered(self, words: tuple[str, ...]) -> bool:
-        return any(words[: len(prefix)] == prefix for prefix in self._always_prefixes)
-
     def _remembered(self, name: str, target: str) -> bool:
         if name != "Bash":
             return self._family(name) in self._always_tools
-        parsed = parse_command(target)
-        return parsed.text in self._always_commands or self._every_part_allowed(parsed)
+        return self._always_bash.covers(split_command(target))
 
     def _remember(self, name: str, target: str) -> None:
         if name != "Bash":
             self._always_tools.add(self._family(name))
             return
-        parsed = parse_command(target)
-        if parsed.simple:
-            self._always_prefixes.update(command_prefix(seg) for seg in parsed.segments)
-        else:
-            self._always_commands.add(parsed.text)
+        self._always_bash.remember(split_command(target))
 
     def _scope(self, name: str, target: str) -> str:
         """Words for the dialog: what "allow always" would allow."""
@@ -499,17 +403,15 @@ class PermissionPolicy:
             return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
         if name != "Bash":
             return f"every {name} call for the rest of this session"
-        parsed = parse_command(target)
-        if not parsed.simple:
-            return "this exact command for the rest of this session"
-        prefixes = sorted({" ".join(command_prefix(seg)) for seg in parsed.segments})
-        return "Bash commands starting with " + ", ".join(f"`{p}`" for p in prefixes) + " for the rest of this session"
+        return BashAnswers.scope(split_command(target))
 
     def _no_approver_reason(self, name: str, target: str) -> str:
         if name == "Bash":
-            parsed = parse_command(target)
-            stem = " ".join(command_prefix(parsed.segments[0])) if parsed.segments else "..."
-            example = f"Bash({stem}*)"
+            parsed = split_command(target)
+            if not parsed.certain:  # only a rule equal to the whole command would allow it
+                example = f"Bash({parsed.text})" if "\n" not in parsed.text else "Bash"
+            else:
+                example = f"Bash({rule_stem(parsed.segments[0])}*)"
         elif name in PATH_TOOLS:
             example = f"Edit({target})" if name in EDIT_TOOLS else f"{name}({target})"
         else:

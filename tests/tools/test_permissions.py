@@ -17,7 +17,6 @@ from agentcli.tools.permissions import (
     PermissionPolicy,
     PermissionRequest,
     PermissionRule,
-    parse_command,
 )
 from agentcli.tools.registry import build_tools
 
@@ -98,7 +97,8 @@ async def test_allow_rules_with_globs(ctx: ToolContext) -> None:
     assert (await check(policy, ctx, "Bash", command="git status && git status -s | cat")).allowed is False
     assert (await check(policy, ctx, "Bash", command="npm run test -- -u")).allowed
     assert not (await check(policy, ctx, "Bash", command="npm run testing")).allowed
-    for sneaky in ("git status; rm -rf /", "git status $(rm -rf /)", "git status > ~/.bashrc", "git status\nrm x"):
+    for sneaky in ("git status; rm -rf /", "git status $(rm -rf /)", "git status > ~/.bashrc", "git status\nrm x",
+                   "git status#; rm x", "git status;>/dev/null rm x", "git status|>/dev/null rm x"):
         assert not (await check(policy, ctx, "Bash", command=sneaky)).allowed, sneaky
 
 
@@ -150,6 +150,8 @@ async def test_one_shot_refusal_tells_the_model_what_to_do(ctx: ToolContext) -> 
     assert decision.reason.startswith("Permission denied: Bash needs approval, and this is a non-interactive run")
     assert "--yes" in decision.reason and '"Bash(pytest*)"' in decision.reason
     assert "Do not retry this call" in decision.reason and "\n" not in decision.reason
+    unsure = await check(policy, ctx, "Bash", command="pytest $(cat tests.txt)")
+    assert '"Bash(pytest $(cat tests.txt))"' in unsure.reason  # a prefix rule would not allow it
     edit = await check(policy, ctx, "Edit", **edit_args("./src/a.py"))
     assert '"Edit(src/a.py)"' in edit.reason
     assert (await check(policy, ctx, "Read", file_path="a.py")).allowed
@@ -303,11 +305,3 @@ def test_rule_parsing() -> None:
     assert PermissionRule.parse("Edit").covers("Write") and not PermissionRule.parse("Write").covers("Edit")
     with pytest.raises(ValueError, match=r"bad permission rule"):
         PermissionRule.parse("Bash(")
-
-
-def test_parse_command() -> None:
-    parsed = parse_command("cd src && pytest -x 2>&1 | tail -5")
-    assert parsed.simple and parsed.segments == (("cd", "src"), ("pytest", "-x"), ("tail", "-5"))
-    assert not parse_command("echo hi > out.txt").simple
-    assert parse_command("ls > /dev/null").simple
-    assert not parse_command("echo 'unbalanced").simple
