@@ -1,0 +1,35 @@
+"""Which files an edit is asked for every time (`tools.guarded`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.tools.guarded import guarded_reason
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "home" / "cfg"),
+            "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "home" / "state")}
+
+
+@pytest.mark.parametrize("rel", [
+    ".agentcli/config.toml", ".claude/settings.json", ".claude/settings.local.json", ".claude/commands/x.md",
+    ".claude/skills/s/SKILL.md", ".claude/hooks/h.sh", ".claude/agents/a.md", ".mcp.json", ".opencode/agent/a.md",
+    ".git/config", ".git/hooks/pre-commit", "sub/repo/.git/hooks/pre-commit", "sub/.git", "sub/.mcp.json",
+    "sub/.agentcli/config.toml", ".GIT/hooks/post-checkout", "Sub/.Claude/Settings.json", "a/./b/../.git/config",
+])
+def test_agentclis_peers_and_gits_files_in_the_workspace(tmp_path: Path, env: dict[str, str], rel: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert guarded_reason(rel, ws, env).endswith("which can make later runs start commands")
+
+
+@pytest.mark.parametrize("rel", ["notes.txt", "src/git.py", "AGENTS.md", "CLAUDE.md", ".github/workflows/ci.yml",
+                                 "docs/.gitignore", ".gitattributes", "mcp.json", ".envrc", "."])
+def test_ordinary_files_are_not_guarded(tmp_path: Path, env: dict[str, str], rel: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert guarded_reason(rel, ws, env) == ""
