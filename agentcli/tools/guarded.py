@@ -15,6 +15,16 @@ trusting a folder trusts every folder below it), by path component in any letter
 - any `.git` component: a repository's config (fsmonitor, filters, aliases) and hooks, nested repositories
   and `.git` files (gitdir pointers) included.
 
+Wherever they are (the workspace may be the home folder, or hold them), compared as resolved paths
+(symlinks and `..` followed) in lower case (a case-insensitive file system has one file for both):
+
+- agentcli's config, data and state folders (`paths.config_dir`, `data_dir`, `state_dir`): the person's
+  config, the trusted-workspaces list, the database, logs and history;
+- Claude Code's user folder: `~/.claude` and `$CLAUDE_CONFIG_DIR` (the person's hooks run in every workspace);
+- opencode's user config folder, `$XDG_CONFIG_HOME/opencode` (agent files agentcli reads);
+- git's user config: `~/.gitconfig`, `$XDG_CONFIG_HOME/git/`, `$GIT_CONFIG_GLOBAL` (agentcli's own
+  `git status` applies the person's git config).
+
 Left out on purpose (ordinary project files, which agentcli neither reads nor runs): `AGENTS.md` and
 `CLAUDE.md` (they shape prompts; editing them is everyday work), build and task files (`Makefile`,
 `package.json` scripts, `.vscode/tasks.json`, CI files, a `core.hooksPath` folder such as `.husky/`),
@@ -30,6 +40,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from agentcli import paths
+
 _RUNS_LATER = "which can make later runs start commands"
 #: Path components inside a workspace, in lower case, and what they are.
 _WORKSPACE_FOLDERS: dict[str, str] = {
@@ -40,6 +52,27 @@ _WORKSPACE_FOLDERS: dict[str, str] = {
     ".git": "git's config or hooks (a .git folder or file)",
 }
 _WORKSPACE_FILES: dict[str, str] = {".mcp.json": "the project's list of MCP servers"}
+
+
+def persons_files(env: Mapping[str, str] | None = None) -> list[tuple[Path, str]]:
+    """agentcli's, Claude Code's, opencode's and git's own folders and files of the person, each with what it is."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    xdg_config = paths.config_dir(env).parent
+    found = [
+        (paths.config_dir(env), "agentcli's own config folder (the person's config and agent files)"),
+        (paths.data_dir(env), "agentcli's own data folder (the trusted-workspaces list, sessions)"),
+        (paths.state_dir(env), "agentcli's own state folder (logs, prompt history)"),
+        (home / ".claude", "Claude Code's user folder (its hooks run in every workspace)"),
+        (xdg_config / "opencode", "opencode's user config folder (agent files)"),
+        (home / ".gitconfig", "git's user config"),
+        (xdg_config / "git", "git's user config"),
+    ]
+    if env.get("CLAUDE_CONFIG_DIR"):
+        found.append((Path(env["CLAUDE_CONFIG_DIR"]).expanduser(), "Claude Code's user folder ($CLAUDE_CONFIG_DIR)"))
+    if env.get("GIT_CONFIG_GLOBAL"):
+        found.append((Path(env["GIT_CONFIG_GLOBAL"]).expanduser(), "git's user config ($GIT_CONFIG_GLOBAL)"))
+    return found
 
 
 def _folded(path: Path) -> str:
@@ -63,6 +96,9 @@ def guarded_reason(target: str, workspace: Path, env: Mapping[str, str] | None =
     path = Path(target)
     absolute = path if path.is_absolute() else workspace / path
     real = _folded(absolute)
+    for place, what in persons_files(env):
+        if _within(real, _folded(place)):
+            return f"{what}, {_RUNS_LATER}"
     root = _folded(workspace)
     if not _within(real, root) or real == root:
         return ""

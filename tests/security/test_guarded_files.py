@@ -1,7 +1,7 @@
 """Edits of files that make later runs start commands, through the real CLI on fresh XDG dirs.
 
 The person trusts the workspace and accepts edits; the model then writes a hook, an MCP server list or
-a git hook, so that the next run starts a command nobody approved. Those
+agentcli's own config, so that the next run (here or anywhere) starts a command nobody approved. Those
 edits are asked every time (`tools/guarded.py`); a one-shot run has no one to ask, so they are refused
 with the reason, and ordinary edits still go through.
 """
@@ -9,6 +9,7 @@ with the reason, and ordinary edits still go through.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
@@ -71,3 +72,39 @@ def test_accept_edits_cannot_write_hooks_mcp_servers_or_nested_git_hooks_unasked
     assert not (repo / "sub" / "repo" / ".git" / "hooks" / "pre-commit").exists()
     assert not (repo / "sub" / ".Claude").exists()
     assert (repo / "notes.txt").read_text() == "ordinary edits still run"
+
+
+def test_agentclis_own_files_are_not_edited_unasked_from_a_home_workspace(tmp_path: Path) -> None:
+    home = tmp_path  # the workspace is the home folder: agentcli's XDG folders are inside it
+    config = _accept_edits(home)
+    claude_dir = home / "profiles" / "claude"  # $CLAUDE_CONFIG_DIR
+    claude_dir.mkdir(parents=True)
+    (home / "notes").mkdir()
+    os.symlink(home / "config" / "agentcli", home / "shortcut")
+    trust_list = home / "data" / "agentcli" / "trusted_workspaces.json"
+    script = _calls(
+        ToolCall(name="Edit", input={"file_path": "config/agentcli/config.toml", "old_string": "accept_edits",
+                                     "new_string": "auto"}),
+        ToolCall(name="Write", input={"file_path": "shortcut/config.toml", "content": 'allow = ["Bash"]\n'}),
+        ToolCall(name="Write", input={"file_path": "notes/../data/agentcli/trusted_workspaces.json",
+                                      "content": '{"version": 1, "workspaces": [{"path": "/"}]}'}),
+        ToolCall(name="Write", input={"file_path": str(home / ".claude" / "settings.json"), "content": HOOK}),
+        ToolCall(name="Write", input={"file_path": "profiles/claude/settings.json", "content": HOOK}),
+        ToolCall(name="Write", input={"file_path": "Config/AgentCLI/config.toml", "content": "[permissions]\n"}),
+        ToolCall(name="Write", input={"file_path": "notes/todo.txt", "content": "ordinary edits still run"}),
+    )
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, home, HOME=str(home), CLAUDE_CONFIG_DIR=str(claude_dir))
+        proc = run_cli(["run", "--trust", "--cwd", str(home), "tidy my home"], env)
+    assert proc.returncode == 0, proc.stderr
+    results = _tool_results(server)
+    assert len(results) == 7
+    assert all(EVERY_TIME in r for r in results[:6]), results
+    assert all("agentcli's own config folder" in results[n] for n in (0, 1, 5)), results
+    assert "agentcli's own data folder" in results[2]
+    assert "Claude Code's" in results[3] and "Claude Code's" in results[4]
+    assert config.read_text() == '[permissions]\nmode = "accept_edits"\n'
+    assert json.loads(trust_list.read_text())["workspaces"][0]["path"] == str(home.resolve())
+    assert not (home / ".claude").exists() and not (claude_dir / "settings.json").exists()
+    assert not (home / "Config").exists()
+    assert (home / "notes" / "todo.txt").read_text() == "ordinary edits still run"

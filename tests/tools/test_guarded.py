@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,27 @@ def test_ordinary_files_are_not_guarded(tmp_path: Path, env: dict[str, str], rel
     ws = tmp_path / "ws"
     ws.mkdir()
     assert guarded_reason(rel, ws, env) == ""
+
+
+def test_the_persons_own_files_wherever_the_workspace_is(tmp_path: Path, env: dict[str, str]) -> None:
+    home = Path(env["HOME"])
+    (home / "cfg" / "agentcli").mkdir(parents=True)
+    os.symlink(home / "cfg" / "agentcli", home / "link")
+    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "claude")
+    cases = {
+        "cfg/agentcli/config.toml": "agentcli's own config folder",
+        "link/config.toml": "agentcli's own config folder",  # through a symlink
+        "x/../CFG/AgentCLI/config.toml": "agentcli's own config folder",  # `..` and letter case
+        str(tmp_path / "data" / "agentcli" / "trusted_workspaces.json"): "agentcli's own data folder",
+        "state/agentcli/agentcli.log": "agentcli's own state folder",
+        ".claude/settings.json": "Claude Code's user folder",
+        str(tmp_path / "claude" / "settings.json"): "$CLAUDE_CONFIG_DIR",
+        ".gitconfig": "git's user config",
+        "cfg/git/config": "git's user config",
+        "cfg/opencode/agents/a.md": "opencode's user config folder",
+    }
+    for target, what in cases.items():
+        assert what in guarded_reason(target, home, env), target
+    # A workspace inside agentcli's config folder: everything in it is the person's config.
+    assert "agentcli's own config folder" in guarded_reason("agents/x.md", home / "cfg" / "agentcli", env)
+    assert guarded_reason("cfg/other/config.toml", home, env) == ""
