@@ -88,6 +88,12 @@ def expand(text: str, env: Mapping[str, str] | None = None) -> str:
     return _VAR.sub(one, text)
 
 
+def variables(spec: ServerSpec) -> tuple[str, ...]:
+    """The environment variables `expand` reads for `spec` (command, args, env, cwd, URL, headers), in order."""
+    texts = [spec.command, *spec.args, *(v for _, v in spec.env), spec.cwd, spec.url, *(v for _, v in spec.headers)]
+    return tuple(dict.fromkeys(m.group(1) for text in texts for m in _VAR.finditer(text)))
+
+
 def _strings(value: object, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
