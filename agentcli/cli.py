@@ -411,9 +411,12 @@ def trust_command(
     if report.settings:
         echo(f"it applies these settings of {report.project_file}:")
         echo("\n".join(f"  {line}" for line in report.settings))
-    if report.arms or report.problems:
+    if report.arms:
         echo("it runs these hooks and MCP servers (with the environment variables they are given):")
         echo("\n".join(f"  {line}" for line in report.lines()))
+    if report.problems:
+        echo("not read, so what it runs may be more than listed:")
+        echo("\n".join(f"  {line}" for line in report.problems))
     if report.changes:
         echo(f"('agentcli trust --revoke {shlex.quote(str(recorded))}' takes it back)")
 

@@ -112,7 +112,7 @@ class TrustReport:
     def lines(self) -> list[str]:
         """Every hook, server and variable, one line each (empty when trusting runs nothing)."""
         extra = [self.variables_line()] if self.variables else []
-        return [*self.hook_lines(), *self.server_lines(), *extra, *self.problems]
+        return [*self.hook_lines(), *self.server_lines(), *extra]
 
     def summary(self) -> str:
         """The hooks, servers and variables on one line (for the warning line)."""

@@ -148,9 +148,16 @@ def _names_hooks(path: Path) -> bool:
 
 
 def _read_json(path: Path, config: HookConfig) -> object:
+    """The JSON of a settings file, read like a config file: a named pipe, a device or a huge file of a
+    repository is a note, never a hang (`config_layers.read_config_text`)."""
+    from agentcli.config_layers import ConfigError, read_config_text
+
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_config_text(path)
     except FileNotFoundError:
+        return None
+    except ConfigError as exc:
+        config.notes.append(f"hooks not read: {exc}")
         return None
     except (OSError, UnicodeDecodeError) as exc:
         config.notes.append(f"hooks in {path} not read: {exc}")

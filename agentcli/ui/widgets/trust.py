@@ -70,10 +70,13 @@ class TrustApp(App[TrustChoice]):
                     yield Static(terminal_safe(f"{report.project_file} sets options an untrusted project may not:"),
                                  id="trust-settings-explain", markup=False)
                     yield Static(text(report.settings), id="trust-settings", markup=False)
-                if report.arms or report.problems:
+                if report.arms:
                     yield Static("It runs these hooks and MCP servers, with the environment variables they are "
                                  "given:", id="trust-armed-explain", markup=False)
                     yield Static(text(report.lines()), id="trust-armed", markup=False)
+                if report.problems:
+                    yield Static("Not read, so what it runs may be more than listed:", markup=False)
+                    yield Static(text(report.problems), id="trust-unread", markup=False)
             with Horizontal(id="trust-buttons"):
                 yield Button(Content("Trust [t]"), id="trust", variant="warning")
                 yield Button(Content("Continue without them [c]"), id="continue", variant="primary")
