@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from agentcli.hooks.settings import HookCommand, HookConfig
     from agentcli.mcp.specs import ServerSpec
 
+_AGENT_FILE_PEEK = 256 * 1024  # bytes of an agent file looked at for `mcpServers` (its front matter is smaller)
 #: The project's agent folders (`subagents.registry.agent_folders`; a test holds the two together).
 AGENT_FOLDERS = (".agentcli/agents", ".claude/agents", ".opencode/agents", ".opencode/agent")
 #: The workspace's files and folders that trusting could arm (what `may_arm` looks for).
@@ -147,9 +149,21 @@ def _project_config_parts(
             problems.append(str(exc))
 
 
+def _names_servers(path: Path) -> bool:
+    """Whether the agent file at `path` may define MCP servers: a look at its start, never a hang (a regular
+    file only, opened without blocking), so the registry is loaded only for files that do."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and b"mcpServers" in handle.read(_AGENT_FILE_PEEK)
+
+
 def _agent_file_servers(workspace: Path, env: Mapping[str, str]) -> list[ServerSpec]:
-    """The servers the project's agent files define (only read when a project agent folder exists)."""
-    if not any((workspace / name).is_dir() for name in AGENT_FOLDERS):
+    """The servers the project's agent files define (the registry is loaded only when a file names some)."""
+    folders = [workspace / name for name in AGENT_FOLDERS if (workspace / name).is_dir()]
+    if not any(_names_servers(path) for folder in folders for path in folder.glob("*.md")):
         return []
     from agentcli.subagents.registry import AgentRegistry
 
