@@ -90,17 +90,19 @@ def _within(path: str, folder: str) -> bool:
 
 def guarded_reason(target: str, workspace: Path, env: Mapping[str, str] | None = None) -> str:
     """What the file `target` (workspace-relative or absolute) is, when an edit of it is asked every time
-    (`"git's config or hooks (…), which can make later runs start commands"`); "" for an ordinary file."""
+    (`"git's config or hooks (…), which can make later runs start commands"`); "" for an ordinary file, and
+    for one outside the workspace (the file tools refuse it themselves)."""
     if not target:
         return ""
     path = Path(target)
-    absolute = path if path.is_absolute() else workspace / path
-    real = _folded(absolute)
+    real = _folded(path if path.is_absolute() else workspace / path)
+    root = _folded(workspace)
+    if not _within(real, root):
+        return ""
     for place, what in persons_files(env):
         if _within(real, _folded(place)):
             return f"{what}, {_RUNS_LATER}"
-    root = _folded(workspace)
-    if not _within(real, root) or real == root:
+    if real == root:
         return ""
     parts = real[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
     for part in parts:

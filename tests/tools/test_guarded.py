@@ -13,7 +13,7 @@ from agentcli.tools.guarded import guarded_reason
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "home" / "cfg"),
-            "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "home" / "state")}
+            "XDG_DATA_HOME": str(tmp_path / "home" / "data"), "XDG_STATE_HOME": str(tmp_path / "home" / "state")}
 
 
 @pytest.mark.parametrize("rel", [
@@ -40,15 +40,15 @@ def test_the_persons_own_files_wherever_the_workspace_is(tmp_path: Path, env: di
     home = Path(env["HOME"])
     (home / "cfg" / "agentcli").mkdir(parents=True)
     os.symlink(home / "cfg" / "agentcli", home / "link")
-    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "claude")
+    env["CLAUDE_CONFIG_DIR"] = str(home / "profiles" / "claude")
     cases = {
         "cfg/agentcli/config.toml": "agentcli's own config folder",
         "link/config.toml": "agentcli's own config folder",  # through a symlink
         "x/../CFG/AgentCLI/config.toml": "agentcli's own config folder",  # `..` and letter case
-        str(tmp_path / "data" / "agentcli" / "trusted_workspaces.json"): "agentcli's own data folder",
+        str(home / "data" / "agentcli" / "trusted_workspaces.json"): "agentcli's own data folder",
         "state/agentcli/agentcli.log": "agentcli's own state folder",
         ".claude/settings.json": "Claude Code's user folder",
-        str(tmp_path / "claude" / "settings.json"): "$CLAUDE_CONFIG_DIR",
+        str(home / "profiles" / "claude" / "settings.json"): "$CLAUDE_CONFIG_DIR",
         ".gitconfig": "git's user config",
         "cfg/git/config": "git's user config",
         "cfg/opencode/agents/a.md": "opencode's user config folder",
@@ -58,3 +58,5 @@ def test_the_persons_own_files_wherever_the_workspace_is(tmp_path: Path, env: di
     # A workspace inside agentcli's config folder: everything in it is the person's config.
     assert "agentcli's own config folder" in guarded_reason("agents/x.md", home / "cfg" / "agentcli", env)
     assert guarded_reason("cfg/other/config.toml", home, env) == ""
+    # Outside the workspace: the file tools refuse it themselves, nothing to ask.
+    assert guarded_reason(str(home / ".claude" / "settings.json"), tmp_path / "ws", env) == ""
