@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import shlex
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -17,6 +18,7 @@ from agentcli.cli_common import (
     ConfigOption,
     CwdOption,
     Failure,
+    echo,
     fail,
     load,
     workspace_dir,
@@ -25,6 +27,7 @@ from agentcli.cli_common import (
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
     from agentcli.oneshot import OneShotOptions
+    from agentcli.trust_report import TrustReport
 
 def optional_resume(args: list[str]) -> list[str]:
     """`--resume` takes an optional ID: a bare one (last, or before another option) becomes `--resume=`,
@@ -381,7 +384,8 @@ def trust_command(
     list_: Annotated[bool, typer.Option("--list", help="Show the trusted workspaces.")] = False,
     revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting DIR.")] = False,
 ) -> None:
-    """Trust a workspace: its .agentcli/config.toml may then widen permissions and set model endpoints."""
+    """Trust a workspace: its .agentcli/config.toml may then widen permissions and set model endpoints, and its
+    hooks and MCP servers run (each is named)."""
     from agentcli import trust
 
     if list_:
@@ -398,11 +402,35 @@ def trust_command(
         if ancestor is not None:
             fail(f"{workspace} is still trusted through {ancestor} (run 'agentcli trust --revoke {ancestor}')")
         return
+    report = _trust_report(workspace)
     try:
         recorded = trust.trust(workspace)
     except trust.TrustError as exc:
         fail(str(exc))
     print(f"trusted: {recorded} (recorded in {trust.store_path()})")
+    if report.settings:
+        echo(f"it applies these settings of {report.project_file}:")
+        echo("\n".join(f"  {line}" for line in report.settings))
+    if report.arms:
+        echo("it runs these hooks and MCP servers (with the environment variables they are given):")
+        echo("\n".join(f"  {line}" for line in report.lines()))
+    if report.problems:
+        echo("not read, so what it runs may be more than listed:")
+        echo("\n".join(f"  {line}" for line in report.problems))
+    if report.changes:
+        echo(f"('agentcli trust --revoke {shlex.quote(str(recorded))}' takes it back)")
+
+
+def _trust_report(workspace: Path) -> TrustReport:
+    """What trusting `workspace` applies, runs and reaches (its config's settings when the config loads)."""
+    from agentcli.config import ConfigError, load_config
+    from agentcli.trust_report import what_trust_arms
+
+    try:
+        loaded = load_config(workspace=workspace, trusted=False)
+    except ConfigError:
+        return what_trust_arms(workspace)  # the config's own error is said when it is used
+    return what_trust_arms(workspace, loaded)
 
 
 def entry() -> None:

@@ -83,10 +83,12 @@ def load(
     """Load the layered config or exit 2 with the config error.
 
     The project file applies in full only in a trusted workspace (`agentcli trust`); otherwise
-    what it could not set is named once in a warning line.
+    what it could not set, and the hooks and MCP servers that do not run until it is trusted
+    (`trust_report.untrusted_warning`: each command line, URL and variable), are named once in a warning line.
     """
     from agentcli.config import ConfigError, load_config
 
+    asked_trust = trusted is None
     if trusted is None:
         from agentcli import paths, trust
 
@@ -101,7 +103,13 @@ def load(
         )
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    warning = loaded.untrusted_warning()
+    if asked_trust or not trusted:  # `trusted=True`: the person has just trusted it, or it was said already
+        from agentcli.trust_report import untrusted_warning
+
+        warning = untrusted_warning(workspace, loaded)
+    else:
+        warning = loaded.untrusted_warning()
+    warning = terminal_safe(warning) if warning else None  # key names and commands come from the workspace
     if warning and warning not in _warned:
         _warned.add(warning)
         print(f"agentcli: warning: {warning}", file=sys.stderr)

@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"hooks", "stream_json"},
     {"store", "agent", "mcp"},
     {"subagents"},
-    {"conversation"},
+    {"conversation", "trust_report"},
     {"output", "ui", "cli_common"},
     {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp"},
     {"cli"},

@@ -123,15 +123,41 @@ def load_hooks(
     return config
 
 
+def project_hooks(workspace: Path, env: Mapping[str, str] | None = None) -> HookConfig:
+    """The hooks the workspace's own settings files name, trusted or not: what trusting it would run
+    (a file that is the person's own settings, as in a home-folder workspace, is left out: it runs anyway)."""
+    env = os.environ if env is None else env
+    config = HookConfig()
+    persons = _real(user_claude_settings(env))
+    for path in project_claude_settings(workspace):
+        if _real(path) != persons:
+            _read_claude_file(path, config)
+    return config
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
 def _names_hooks(path: Path) -> bool:
     doc = _read_json(path, HookConfig())
     return isinstance(doc, dict) and bool(doc.get("hooks"))
 
 
 def _read_json(path: Path, config: HookConfig) -> object:
+    """The JSON of a settings file, read like a config file: a named pipe, a device or a huge file of a
+    repository is a note, never a hang (`config_layers.read_config_text`)."""
+    from agentcli.config_layers import ConfigError, read_config_text
+
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_config_text(path)
     except FileNotFoundError:
+        return None
+    except ConfigError as exc:
+        config.notes.append(f"hooks not read: {exc}")
         return None
     except (OSError, UnicodeDecodeError) as exc:
         config.notes.append(f"hooks in {path} not read: {exc}")
@@ -148,7 +174,11 @@ def _read_claude_file(path: Path, config: HookConfig) -> None:
     doc = _read_json(path, config)
     if doc is None:
         return
-    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    add_hooks(config, doc.get("hooks") if isinstance(doc, dict) else None, path)
+
+
+def add_hooks(config: HookConfig, hooks: object, path: Path) -> None:
+    """Add a `hooks` object (Claude Code's, or the `[hooks]` table of an agentcli config file at `path`)."""
     if hooks is None:
         return
     if not isinstance(hooks, dict):

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcli.config_layers import ConfigError, read_config_text
 from agentcli.text import one_line
 
 Transport = Literal["stdio", "http"]
 MCP_JSON = ".mcp.json"
-MAX_MCP_JSON_BYTES = 1_000_000
 #: A server's name becomes part of tool names (`mcp__NAME__tool`, at most 64 characters for the providers).
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -88,6 +88,12 @@ def expand(text: str, env: Mapping[str, str] | None = None) -> str:
     return _VAR.sub(one, text)
 
 
+def variables(spec: ServerSpec) -> tuple[str, ...]:
+    """The environment variables `expand` reads for `spec` (command, args, env, cwd, URL, headers), in order."""
+    texts = [spec.command, *spec.args, *(v for _, v in spec.env), spec.cwd, spec.url, *(v for _, v in spec.headers)]
+    return tuple(dict.fromkeys(m.group(1) for text in texts for m in _VAR.finditer(text)))
+
+
 def _strings(value: object, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -143,17 +149,18 @@ def parse_server(name: str, raw: object, *, origin: str, project: bool) -> Serve
 def read_mcp_json(workspace: Path) -> tuple[list[ServerSpec], list[str]]:
     """The servers of `<workspace>/.mcp.json` and the one-line problems of those that cannot be used."""
     path = workspace / MCP_JSON
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_MCP_JSON_BYTES + 1)
+    try:  # like a config file: a named pipe, a device or a huge file is one line, never a hang
+        text = read_config_text(path)
     except FileNotFoundError:
         return [], []
+    except ConfigError as exc:
+        return [], [f"{MCP_JSON} ignored: {exc}"]
     except OSError as exc:
         return [], [f"{path}: cannot read: {exc.strerror or exc}"]
-    if len(data) > MAX_MCP_JSON_BYTES:
-        return [], [f"{path}: larger than {MAX_MCP_JSON_BYTES} bytes, ignored"]
+    except UnicodeDecodeError as exc:
+        return [], [f"{path}: not valid JSON ({one_line(exc, 120)})"]
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = json.loads(text)
     except (UnicodeDecodeError, ValueError) as exc:
         return [], [f"{path}: not valid JSON ({one_line(exc, 120)})"]
     servers = doc.get("mcpServers") if isinstance(doc, dict) else None

@@ -27,9 +27,10 @@ blocks `sudo rm -rf x`, `/bin/rm x` and `find . -exec rm {} ;`): a guard rail, n
 A deny rule wins over everything, whoever asks (the main agent or any subagent): mode auto,
 --yes, allow rules and remembered "allow always" answers never reopen a denied call.
 
-Edits of GUARDED_PATHS (`.agentcli/`, `.claude/agents/`, `.opencode/`, `.git/`: they change what runs
-later) are never allowed by allow rules, remembered answers or mode accept_edits; only mode auto or the
-person's answer.
+Edits of guarded files (`tools/guarded.py`: `.agentcli/`, `.claude/`, `.opencode/`, `.mcp.json` and any `.git`
+at any depth, and agentcli's, Claude Code's and git's own files of the person wherever they are: they change
+what runs later) are never allowed by allow rules, remembered answers or mode accept_edits; only mode auto or
+the person's answer.
 
 Modes, loosest first: `auto` < `accept_edits` < `ask` < `readonly` (`status.PERMISSION_MODE_STRICTNESS`;
 an untrusted project file may only move the mode to the right). The person moves through `mode_cycle()` with
@@ -55,6 +56,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.diffs import FileDiff
@@ -70,6 +72,7 @@ from agentcli.tools.bash_rules import (
     wild_match,
 )
 from agentcli.tools.bash_syntax import collapse_blanks, split_command
+from agentcli.tools.guarded import guarded_reason
 from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
 from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
 
@@ -85,10 +88,6 @@ Mode = PermissionMode
 #: readonly.
 MODE_CYCLE: tuple[Mode, ...] = ("ask", "accept_edits", "readonly")
 
-#: Files whose change widens what runs later (the project config, agent files, git's config and hooks):
-#: an edit of them is asked every time (or refused in a one-shot without --yes); allow rules and
-#: "allow always" answers do not cover them. Mode auto (--yes) still does.
-GUARDED_PATHS = (".agentcli/**", ".claude/agents/**", ".opencode/**", ".git/**")
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
@@ -172,9 +171,9 @@ class PermissionRule:
         return self.covers(tool)
 
 
-def _guarded(name: str, target: str) -> bool:
-    """Whether this is an edit of a file in GUARDED_PATHS (workspace-relative, any letter case)."""
-    return name in EDIT_TOOLS and any(match_glob(glob, target.lower()) for glob in GUARDED_PATHS)
+def _guarded(name: str, target: str, workspace: Path) -> str:
+    """What the file is when this is an edit of a guarded file (`tools.guarded`: asked every time), else ""."""
+    return guarded_reason(target, workspace) if name in EDIT_TOOLS else ""
 
 
 def _folded(rule: PermissionRule) -> PermissionRule:
@@ -275,19 +274,20 @@ class PermissionPolicy:
             )
         if not tool.mutating:
             return _ALLOWED
-        guarded = _guarded(name, target)
+        guard = _guarded(name, target, ctx.workspace)
+        guarded = bool(guard)
         if (by_mode := self._by_mode(tool, guarded)) is not None:
             return by_mode
         if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
             return _ALLOWED
         if self.approver is None:
-            return PermissionDecision(False, self._no_approver_reason(name, target))
+            return PermissionDecision(False, self._no_approver_reason(name, target, guard))
         request = PermissionRequest(
             agent=ctx.agent,
             tool=name,
             summary=tool.summary(args),
             target=target,
-            always_scope=self._scope(name, target),
+            always_scope=self._scope(name, target, guard),
         )
         async with self._one_question():  # one question at a time, across parallel subagents
             if (by_mode := self._by_mode(tool, guarded)) is not None:  # the mode changed while this one queued
@@ -395,17 +395,25 @@ class PermissionPolicy:
             return
         self._always_bash.remember(split_command(target))
 
-    def _scope(self, name: str, target: str) -> str:
-        """Words for the dialog: what "allow always" would allow."""
-        if _guarded(name, target):
-            return "this edit only (agentcli's and git's own files are asked every time)"
+    def _scope(self, name: str, target: str, guard: str = "") -> str:
+        """Words for the dialog: what "allow always" would allow (`guard`: what a guarded file is)."""
+        if guard:
+            return f"this edit only: {target} is asked every time ({guard})"
         if name in EDIT_TOOLS:
             return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
         if name != "Bash":
             return f"every {name} call for the rest of this session"
         return BashAnswers.scope(split_command(target))
 
-    def _no_approver_reason(self, name: str, target: str) -> str:
+    def _no_approver_reason(self, name: str, target: str, guard: str = "") -> str:
+        if guard:
+            who = "this is a non-interactive run (agentcli run)" if self.non_interactive else "there is no one to ask"
+            return (
+                f"Permission denied: {name} of {target} needs approval every time: it is {guard}. Allow rules, "
+                f'"allow always" and accept_edits mode do not cover it, and {who}. The person can make this change '
+                "themselves, or re-run with --yes. Do not retry this call; continue without it or explain what "
+                "you would have done."
+            )
         if name == "Bash":
             parsed = split_command(target)
             if not parsed.certain:  # only a rule equal to the whole command would allow it

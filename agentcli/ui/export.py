@@ -7,7 +7,7 @@ and the app's own notices are left out. The whole session, every tool result inc
 (`agentcli sessions show ID`).
 
 It is written to a file in the workspace: confined like the file tools (`tools.paths.resolve_in_workspace`,
-symlinks followed), never into agentcli's or git's own folders (`GUARDED_PATHS`: an export holds text from
+symlinks followed), never into agentcli's or git's own files (`tools.guarded`: an export holds text from
 models and files, which must not land where it changes what runs later), and an existing file is only
 replaced when the person says so (`/export FILE --force`).
 """
@@ -20,8 +20,8 @@ from datetime import datetime
 
 from agentcli.figures import compact_tokens
 from agentcli.tools.base import ToolContext, ToolError
-from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
-from agentcli.tools.permissions import GUARDED_PATHS
+from agentcli.tools.guarded import guarded_reason
+from agentcli.tools.paths import display_path, resolve_in_workspace
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, format_seconds
 
 BLOCK_RESULT_CHARS = 4000
@@ -156,8 +156,8 @@ def write_export(raw: str, text: str, ctx: ToolContext, *, force: bool = False) 
     except ToolError as exc:
         raise ExportError(str(exc)) from None
     rel = display_path(ctx, path)
-    if any(match_glob(glob, rel.lower()) for glob in GUARDED_PATHS):
-        raise ExportError(f"{rel} is inside agentcli's or git's own files; export elsewhere")
+    if guard := guarded_reason(rel, ctx.workspace):
+        raise ExportError(f"{rel} is {guard}; export elsewhere")
     if path.is_dir():
         raise ExportError(f"{rel} is a folder; give a file name")
     if path.exists() and not force:

@@ -19,8 +19,24 @@ from agentcli.ui.widgets.approval import Approvals
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
     from agentcli.conversation import Conversation, Resumed
+    from agentcli.trust_report import TrustReport
 
 log = logging.getLogger(__name__)
+
+
+def _trust_question(loaded: LoadedConfig, workspace: Path) -> TrustReport | None:
+    """What trusting the workspace would apply, run and reach, when it is untrusted and that is anything."""
+    from agentcli.trust_report import may_arm, what_trust_arms
+
+    if not loaded.ignored:  # the config needs no trust: is there a hook or server that does?
+        if not may_arm(workspace):
+            return None
+        from agentcli import trust
+
+        if trust.is_trusted(workspace):
+            return None
+    report = what_trust_arms(workspace, loaded)
+    return report if report.changes else None
 
 
 def run_tui(
@@ -36,16 +52,18 @@ def run_tui(
 ) -> int:
     """Open the conversation (`Conversation.open`: store, logging) like `agentcli run` does, run the TUI; the exit code.
 
-    In an untrusted workspace whose project config sets what only trust applies, the trust prompt
-    comes first; "trust" calls `trust_reload` (records trust, returns the full config). `continue_latest`
+    In an untrusted workspace where trusting would change something (a project config setting only trust
+    applies, a hook or MCP server of the workspace: `_trust_question`), the trust prompt comes first and names
+    it all; "trust" calls `trust_reload` (records trust, returns the full config). `continue_latest`
     or `resume` (an id) resume a stored session before the app starts (one that cannot be is one line
     and exit 1); `resume=""` opens the picker in the app. On the way out the session's id is printed
     (standard error), so it can be resumed.
     """
-    if loaded.ignored and loaded.project_file is not None and trust_reload is not None:
+    question = _trust_question(loaded, workspace) if trust_reload is not None else None
+    if question is not None and trust_reload is not None:
         from agentcli.ui.widgets.trust import ask_trust
 
-        choice = ask_trust(workspace, loaded.project_file, loaded.ignored_settings())
+        choice = ask_trust(workspace, question)
         if choice == "quit":
             return 0
         if choice == "trust":

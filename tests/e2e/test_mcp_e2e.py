@@ -110,8 +110,10 @@ def test_an_untrusted_workspace_cannot_start_its_mcp_json_server(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     server.assert_done()
     assert not pid_file.exists()  # no process was started
-    lines = [line for line in proc.stderr.splitlines() if "MCP server 'time'" in line]
+    lines = [line for line in proc.stderr.splitlines() if "MCP server 'time' (" in line]  # the refusal
     assert len(lines) == 1 and "untrusted workspace" in lines[0] and "agentcli trust" in lines[0], proc.stderr
+    # and the untrusted workspace's warning line at start names what trusting would start
+    assert "not run until trusted: MCP server 'time' starts: sh -c" in proc.stderr
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

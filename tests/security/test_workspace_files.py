@@ -116,6 +116,23 @@ def test_project_config_that_would_hang_or_fill_memory_is_one_line(tmp_path: Pat
     assert server.requests == []
 
 
+@pytest.mark.parametrize("name", [".mcp.json", ".claude/settings.json", ".claude/settings.local.json"])
+@pytest.mark.parametrize("kind", ["named pipe", "symlink to /dev/zero"])
+def test_hook_or_mcp_file_that_would_hang_or_fill_memory_is_one_line(tmp_path: Path, name: str, kind: str) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".claude").mkdir(parents=True)
+    if kind == "named pipe":
+        os.mkfifo(repo / name)
+    else:
+        os.symlink("/dev/zero", repo / name)
+    with FakeLLMServer(_hello()) as server:
+        env = cli_env("anthropic", server, tmp_path)
+        proc = run_cli(["run", "--cwd", str(repo), "hi"], env, timeout=60)
+        trusted = run_cli(["trust", str(repo)], env, timeout=60)
+    assert proc.returncode == 0 and trusted.returncode == 0, proc.stderr + trusted.stderr  # neither hung
+    assert f"cannot read {repo / name}: not a regular file" in trusted.stdout  # what trust arms may be incomplete
+
+
 def test_repository_git_or_rg_program_is_never_run_through_an_empty_path_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -84,8 +84,8 @@ def test_an_export_is_written_in_the_workspace_only(tmp_path: Path) -> None:
         write_export("notes/out.md", "again", ctx)
     assert write_export("notes/out.md", "again", ctx, force=True) == "notes/out.md"
     assert (ws / "notes" / "out.md").read_text() == "again"
-    for bad, why in [("../out.md", "outside the workspace"), (".git/hooks/pre-commit", "agentcli's or git's own"),
-                     (".agentcli/config.toml", "agentcli's or git's own"), ("notes", "is a folder")]:
+    for bad, why in [("../out.md", "outside the workspace"), (".git/hooks/pre-commit", "git's config or hooks"),
+                     (".agentcli/config.toml", "agentcli's project config"), ("notes", "is a folder")]:
         with pytest.raises(ExportError, match=why):
             write_export(bad, "x", ctx, force=True)
     os.symlink(tmp_path, ws / "link")

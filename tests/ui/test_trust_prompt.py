@@ -9,6 +9,7 @@ import pytest
 from agentcli import trust
 from agentcli.config import LoadedConfig, load_config
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from agentcli.trust_report import TrustReport, what_trust_arms
 from agentcli.ui import launch as app_module
 from agentcli.ui.widgets.trust import TrustApp
 from tests.terminal import READY_BOUND, AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
@@ -35,7 +36,7 @@ async def test_prompt_keys(tmp_path: Path, key: str, choice: str) -> None:
     ws = _workspace(tmp_path)
     loaded = load_config(ws, env={"XDG_CONFIG_HOME": str(tmp_path / "cfg")})
     assert loaded.project_file is not None
-    app = TrustApp(ws, loaded.project_file, loaded.ignored_settings())
+    app = TrustApp(ws, what_trust_arms(ws, loaded))
     async with app.run_test(size=SIZE) as pilot:
         text = "\n".join(str(w.render()) for w in app.query("Static"))
         assert str(ws) in text and "permissions.mode = 'auto'" in text
@@ -47,7 +48,8 @@ async def test_prompt_keys(tmp_path: Path, key: str, choice: str) -> None:
 
 async def test_continue_button_has_the_focus(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
-    app = TrustApp(ws, ws / ".agentcli" / "config.toml", ["permissions.mode = 'auto'"])
+    report = TrustReport(ws, ws / ".agentcli" / "config.toml", ("permissions.mode = 'auto'",))
+    app = TrustApp(ws, report)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
     assert app.return_value == "continue"
@@ -62,8 +64,9 @@ def test_run_tui_asks_only_when_trust_would_change_something(
 ) -> None:
     from agentcli.store import db
 
-    asked: list[list[str]] = []
-    monkeypatch.setattr("agentcli.ui.widgets.trust.ask_trust", lambda ws, f, s: asked.append(s) or "quit")
+    asked: list[tuple[str, ...]] = []
+    monkeypatch.setattr("agentcli.ui.widgets.trust.ask_trust",
+                        lambda ws, report: asked.append(report.settings) or "quit")
 
     def no_store(path: Path | None = None) -> db.Store:
         raise db.StoreError("stop here")
