@@ -169,7 +169,7 @@ class BashTool(Tool[BashArgs]):
 
     def summary(self, args: BashArgs) -> str:
         lines = args.command.strip().splitlines() or [""]
-        return lines[0][:200] + (" …" if len(lines) > 1 else "")
+        return lines[0][:200] + (" …" if len(lines) > 1 or len(lines[0]) > 200 else "")
 
     def permission_target(self, args: BashArgs) -> str:
         return args.command.strip()

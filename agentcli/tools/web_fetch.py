@@ -107,7 +107,8 @@ class WebFetchTool(Tool[WebFetchArgs]):
     network_only: ClassVar[bool] = True  # but writes nothing here: an agent type with it may be read-only
 
     def summary(self, args: WebFetchArgs) -> str:
-        return args.url[:200]
+        url = args.url.strip()
+        return url if len(url) <= 200 else url[:200] + " …"
 
     def permission_target(self, args: WebFetchArgs) -> str:
         return args.url.strip()

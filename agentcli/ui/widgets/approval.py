@@ -1,7 +1,9 @@
 """Approval of mutating tool calls: a modal naming the agent that asks, and the Approver the engine calls.
 
 For Edit, MultiEdit and Write the modal shows the coloured diff of what the call will change (scrollable,
-PageUp/PageDown), or why there is none (the call would fail: the reason the tool will give).
+PageUp/PageDown), or why there is none (the call would fail: the reason the tool will give). A Bash command,
+a URL or another target longer than its one-line summary is shown whole in a box of its own that
+PageUp/PageDown scroll too; what the dialog cannot show (diff lines past the preview's cap) it names.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.widgets.diff_view import diff_content, diff_title
 
+_PATH_SUMMARY_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "Read", "LS", "Glob", "Grep"})  # summary: the path
 SCROLL_HINT_LINES = 20  # a diff longer than this says how to scroll it
+COMMAND_HINT_LINES = 8  # a command box taller than this says how to scroll it
 
 
 def request_line(request: PermissionRequest) -> str:
@@ -52,8 +56,14 @@ class ApprovalScreen(ModalScreen[Approval]):
         request = self.request
         with Vertical(id="approval-dialog", classes="-with-diff" if request.diff is not None else ""):
             yield Static(request_line(request), id="approval-question", markup=False)
-            if request.tool == "Bash" and request.target and request.target.strip() != request.summary.strip():
-                yield Static(terminal_safe(request.target), id="approval-target", markup=False)
+            if _shows_target(request):
+                target = terminal_safe(request.target.strip())
+                if target.count("\n") + 1 > COMMAND_HINT_LINES:
+                    lines = target.count("\n") + 1
+                    yield Static(f"the whole {_target_noun(request)} ({lines} lines): PageUp/PageDown scroll",
+                                 id="approval-target-hint", markup=False)
+                with VerticalScroll(id="approval-target-box"):
+                    yield Static(target, id="approval-target", markup=False)
             if request.diff is not None:
                 title = diff_title(request.diff)
                 if sum(len(hunk.lines) + 1 for hunk in request.diff.hunks) > SCROLL_HINT_LINES:
@@ -61,6 +71,10 @@ class ApprovalScreen(ModalScreen[Approval]):
                 yield Static(title, id="approval-diff-title", markup=False)
                 with VerticalScroll(id="approval-diff"):
                     yield Static(diff_content(request.diff), id="approval-diff-lines", markup=False)
+                if request.diff.omitted:
+                    hidden = (f"{request.diff.omitted} more diff lines are not shown: the call makes those changes too "
+                              f"({request.diff.added} lines added, {request.diff.removed} removed in all)")
+                    yield Static(hidden, id="approval-diff-omitted", markup=False)
             elif request.preview_note:
                 note = terminal_safe(f"No diff to show: {request.preview_note}")
                 yield Static(note, id="approval-preview-note", markup=False)
@@ -86,8 +100,8 @@ class ApprovalScreen(ModalScreen[Approval]):
         self.set_waiting(self.waiting)
 
     def action_scroll_diff(self, pages: int) -> None:
-        """PageUp / PageDown scroll a long diff (the buttons keep the focus)."""
-        for scroll in self.query("#approval-diff").results(VerticalScroll):
+        """PageUp / PageDown scroll a long diff and a long command (the buttons keep the focus)."""
+        for scroll in self.query("#approval-diff, #approval-target-box").results(VerticalScroll):
             if pages < 0:
                 scroll.scroll_page_up()
             else:
@@ -102,6 +116,17 @@ class ApprovalScreen(ModalScreen[Approval]):
         """Close the dialog with the answer."""
         result: Approval = answer if answer in ("allow_once", "allow_always") else "deny"  # type: ignore[assignment]
         self.dismiss(result)
+
+
+def _shows_target(request: PermissionRequest) -> bool:
+    """Whether the call's target (a Bash command, a URL, an MCP call's arguments) says more than its summary."""
+    if request.diff is not None or not request.target:
+        return False
+    return request.target.strip() != request.summary.strip() and request.tool not in _PATH_SUMMARY_TOOLS
+
+
+def _target_noun(request: PermissionRequest) -> str:
+    return {"Bash": "command", "WebFetch": "URL"}.get(request.tool, "request")
 
 
 def waiting_text(count: int) -> str:
