@@ -161,6 +161,9 @@ class Step(_Strict):
     fault: Fault | None = None
     latency_ms: int | None = Field(default=None, ge=0)
     chunk_delay_ms: int | None = Field(default=None, ge=0)
+    hold: str | None = None
+    """Answer only once the test has called `FakeLLMServer.release(hold)` (then `latency_ms` applies): a reply that
+    waits for the test's state instead of a guessed latency. In process only (a script file cannot release it)."""
     times: int | None = Field(default=1, ge=1)
     """How many requests this step answers; None = unlimited."""
     optional: bool = False

@@ -38,6 +38,7 @@ class ServePlan:
     not_found: bool
     latency_ms: int
     chunk_delay_ms: int
+    hold: asyncio.Event | None = None  # set when the test releases the step's hold
 
     def request_headers(self) -> dict[str, str]:
         """Request-id headers as each API sends them."""
@@ -67,6 +68,8 @@ def _abort(request: web.Request, response: web.StreamResponse) -> None:
 
 async def serve(request: web.Request, plan: ServePlan) -> Served:
     """Write the response `plan` calls for."""
+    if plan.hold is not None:
+        await plan.hold.wait()
     if plan.latency_ms:
         await asyncio.sleep(plan.latency_ms / 1000)
     if plan.step is None or plan.view is None:

@@ -12,8 +12,10 @@ Requests are routed by content (first step in script order with uses left whose 
 never by arrival order. A request no step matches is answered with HTTP 500 and listed by
 `assert_done()`, as is every step not used up. A streamed response's `outcome` and
 `finished_at` are recorded just after its last byte, so a client may finish first: call
-`wait_for_finished(n)` before asserting on them. Import it from `agentcli.testing.fake_llm`,
-which also runs it for another process (`python -m agentcli.testing.fake_llm --script FILE`).
+`wait_for_finished(n)` before asserting on them. A step with a `hold` answers only once the test
+calls `release(hold)`, so a test can keep a reply back until it has seen what it waits for.
+Import it from `agentcli.testing.fake_llm`, which also runs it for another process
+(`python -m agentcli.testing.fake_llm --script FILE`).
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ class FakeLLMServer:
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._bound_port: int | None = None
+        self._released: set[str] = set()  # holds the test has released (under the lock)
+        self._holds: dict[str, asyncio.Event] = {}  # the server loop's events for them (touched there only)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -246,6 +250,21 @@ class FakeLLMServer:
             self._table.add(steps)
             self._version += 1
             self._changed.notify_all()
+
+    def release(self, hold: str) -> None:
+        """Let every step with this `hold` answer: the requests it holds now, and those still to come."""
+        with self._lock:
+            self._released.add(hold)
+        if self._loop is not None and self._thread is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._hold_event, hold)
+
+    def _hold_event(self, hold: str) -> asyncio.Event:
+        """The server loop's event for `hold`, set once the test has released it (called on the loop only)."""
+        event = self._holds.setdefault(hold, asyncio.Event())
+        with self._lock:
+            if hold in self._released:
+                event.set()
+        return event
 
     def wait_until(self, predicate: Callable[[FakeLLMServer], bool], timeout: float = 5.0) -> None:
         """Block until `predicate(self)` holds (re-checked whenever a request starts or ends)."""
@@ -399,5 +418,6 @@ class FakeLLMServer:
             not_found=api is None,
             latency_ms=self.latency_ms if latency is None else latency,
             chunk_delay_ms=self.chunk_delay_ms if chunk_delay is None else chunk_delay,
+            hold=self._hold_event(step.hold) if step is not None and step.hold is not None else None,
         )
         return record, plan

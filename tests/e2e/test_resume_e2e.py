@@ -3,6 +3,7 @@ is picked, tasks a session's end cut off, and the lock a live process holds on i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -15,7 +16,14 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, db, last_json, run_cli
-from tests.terminal import READY_BOUND, AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
+from tests.terminal import (
+    POLL_SECONDS,
+    READY_BOUND,
+    AgentcliTerminal,
+    requires_tmux,
+    terminal_env,
+    terminal_timeout,
+)
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -163,6 +171,22 @@ def test_a_background_task_cut_off_by_the_sessions_end_resumes_after_the_session
     assert "please finish the survey" in rows[-2][1] and "load_config" in rows[-1][1]
 
 
+def _wait_for_request(server: FakeLLMServer, proc: subprocess.Popen[str], n: int) -> None:
+    """Wait until `server` has received `n` requests, the last from `proc`: after its start-up and the SDK's import,
+    however long those take here. Fails at once if `proc` exits first (with what it said), or at `READY_BOUND`, a
+    failure bound."""
+    deadline = time.monotonic() + READY_BOUND
+    while len(server.requests) < n:
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"the process exited ({proc.returncode}) before its request:\n{out}{err}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no request from the process {READY_BOUND:g} s after its launch")
+        with contextlib.suppress(TimeoutError):  # wakes at the request; checks on the process between slices
+            server.wait_for_requests(n, timeout=POLL_SECONDS)
+
+
+@terminal_timeout  # not a terminal, but the same start-up bound (READY_BOUND) for the holder
 def test_a_live_process_holds_its_session_and_a_dead_ones_may_be_taken_over(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     script = Script(steps=[
@@ -173,12 +197,13 @@ def test_a_live_process_holds_its_session_and_a_dead_ones_may_be_taken_over(tmp_
     with FakeLLMServer(script) as server:
         env = cli_env("anthropic", server, tmp_path)
         session = _run(server, tmp_path, ws, "first job")["session_id"]
+        sent = len(server.requests)
         holder = subprocess.Popen(
             [sys.executable, "-m", "agentcli", "run", "--cwd", str(ws), "--resume", session, "slow job"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         try:
-            server.wait_for_requests(2, timeout=60)  # the holder has claimed the session and is waiting on its answer
+            _wait_for_request(server, holder, sent + 1)  # the holder claimed the session and waits on its answer
             refused = run_cli(["run", "--cwd", str(ws), "--continue", "another job"], env)
         finally:
             holder.send_signal(signal.SIGTERM)

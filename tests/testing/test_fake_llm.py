@@ -457,6 +457,26 @@ async def test_add_steps_and_wait_helpers(make_server: MakeServer, clients: Any)
     server.assert_done()
 
 
+async def test_a_held_step_answers_once_the_test_releases_it(make_server: MakeServer, clients: Any) -> None:
+    server = make_server(Step(match=Match(last_user_contains="first"), reply=Reply(text="held"), hold="gate"),
+                         Step(match=Match(last_user_contains="second"), reply=Reply(text="held too"), hold="gate"),
+                         Step(reply=Reply(text="free")))
+    client = clients(server, "anthropic")
+
+    async def ask(text: str) -> str:
+        message = await client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": text}])
+        return str(message.content[0].text)
+
+    held = asyncio.create_task(ask("first"))
+    await server.wait_for_requests_async(1)
+    assert await ask("other") == "free"  # the server goes on serving meanwhile
+    assert not held.done() and server.requests[0].finished_at is None
+    server.release("gate")
+    assert await held == "held"
+    assert await ask("second") == "held too"  # released: a later request of the same hold is not held
+    server.assert_done()
+
+
 def _anthropic_view(**body: Any) -> RequestView:
     return RequestView.of("anthropic", {"model": "m", "messages": USER_HI, **body})
 

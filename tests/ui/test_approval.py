@@ -6,11 +6,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.widgets import Static
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from agentcli.tools.permissions import PermissionRequest
-from agentcli.ui.widgets.approval import Approvals, ApprovalScreen, request_line
+from agentcli.ui.widgets.approval import Approvals, ApprovalScreen, request_line, waiting_text
 from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, sub, submit, task, wait_for
 
 COMMAND = "echo approved-output > out.txt && cat out.txt"
@@ -142,3 +143,17 @@ async def test_the_dialog_says_how_many_requests_wait_behind_it(make_app: MakeAp
             await pilot.press("n")
             decisions = await asyncio.gather(*asks)
             assert [d.allowed for d in decisions] == [False, False, False]
+
+
+@pytest.mark.parametrize(("built", "before_mount"), [(2, 0), (0, 2), (1, 1), (0, 0)])
+async def test_a_count_given_before_the_dialog_is_mounted_is_the_one_it_shows(built: int, before_mount: int) -> None:
+    # The app's frame timer re-counts the open dialog every frame, so it can call set_waiting between the push and
+    # the mount; that count must not be taken as already shown (the line then kept its text and stayed visible).
+    app: App[None] = App()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = ApprovalScreen(PermissionRequest("general#3", "Bash", "echo 3", "echo 3"), waiting=built)
+        screen.set_waiting(before_mount)
+        await app.push_screen(screen)
+        await pilot.pause()
+        line = screen.query_one("#approval-waiting", Static)
+        assert (str(line.render()), line.display) == (waiting_text(before_mount), before_mount > 0)

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rich.markdown import Markdown
 from textual import events
@@ -25,7 +28,7 @@ from agentcli.ui.widgets.message_list import (
     split_segments,
     top_level_blocks,
 )
-from tests.ui.conftest import MAIN, MakeApp, idle, submit, wait_for
+from tests.ui.conftest import MAIN, MakeApp, idle, wait_for
 
 HOSTILE = "[bold red]not markup[/bold red] [@click=app.quit]quit[/] [x](file:///etc/passwd)"
 
@@ -119,6 +122,26 @@ def test_segments_cut_only_between_complete_blocks_and_the_same_way_as_the_text_
         assert early == segments[: len(early)]
 
 
+async def _until(predicate: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+    """Wait until `predicate()` holds, checking every 5 ms. Not `wait_for` (Pilot's pause): that also waits for the
+    process to be idle, which it never is while an answer streams, so each pause lasts its full second and a
+    whole answer could stream past before the test has looked."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
+        await asyncio.sleep(0.005)
+
+
+def _grew(item: TextItem, past: int) -> bool:
+    """Whether the answer ended or has more than `past` characters."""
+    return item.done or len(item.text) > past
+
+
+def _press(app: App[Any], key: str, char: str) -> None:
+    """Post a key as the terminal driver does: the app is not waited for (Pilot's `press` waits for it to idle)."""
+    app.post_message(events.Key(key, char))
+
+
 async def test_keys_typed_while_a_long_answer_streams_all_land_in_the_prompt_in_order(
     make_app: MakeApp, workspace: Path
 ) -> None:
@@ -128,21 +151,20 @@ async def test_keys_typed_while_a_long_answer_streams_all_land_in_the_prompt_in_
     with FakeLLMServer(Script(steps=[step])) as server:
         app = make_app(server)
         async with app.run_test(size=(120, 40)) as pilot:
-            await submit(pilot, "write a long answer")
-            await wait_for(pilot, lambda: app.router.main.current_text is not None, what="the answer to start")
+            # Sent and watched without Pilot's waits: they wait for the process to be idle, up to a second each,
+            # and the ~2 s answer streams past in them unless the provider SDK is still being imported (which
+            # holds the request back, but only in the first app of a test process).
+            app.prompt.load_text("write a long answer")
+            _press(app, "enter", "\r")
+            await _until(lambda: app.router.main.current_text is not None, "the answer to start")
             item = app.router.main.current_text
             assert item is not None
             words_while_streaming = 0
             for word in re.findall(r"\S+ ", typed):
-                # Posted as the terminal driver posts keys: the app is not waited for between them.
                 for char in word:
-                    app.post_message(events.Key("space" if char == " " else char, char))
+                    _press(app, "space" if char == " " else char, char)
                 words_while_streaming += not item.done
-                seen = len(item.text)
-                deadline = time.monotonic() + 20
-                while not (item.done or len(item.text) > seen + 40):  # not pilot.pause: it waits for the screen
-                    assert time.monotonic() < deadline, "timed out waiting for more of the answer"
-                    await asyncio.sleep(0.005)
+                await _until(partial(_grew, item, len(item.text) + 40), "more of the answer")
             await idle(pilot)
             await wait_for(pilot, lambda: app.prompt.text == typed, what="every typed key in the prompt")
             (view,) = app.query(AssistantText)

@@ -167,7 +167,8 @@ async def test_cancelling_one_block_leaves_its_siblings_running(make_app: MakeAp
         Step(match=Match(system_contains=MAIN, turn=0),
              reply=Reply(tool_calls=[task("Hanging search job", "a"), task("Quick search job", "b")])),
         Step(match=Match(system_contains=sub("Hanging search job")), reply=Reply(text="never"), latency_ms=20_000),
-        Step(match=Match(system_contains=sub("Quick search job")), reply=Reply(text="quick result"), latency_ms=1500),
+        # Held until the test has seen its sibling cancelled (a latency would be a guess at how long that takes).
+        Step(match=Match(system_contains=sub("Quick search job")), reply=Reply(text="quick result"), hold="quick"),
         Step(match=Match(system_contains=MAIN, turn=1, last_user_contains="quick result"),
              reply=Reply(text="went on without it")),
     ])
@@ -185,6 +186,7 @@ async def test_cancelling_one_block_leaves_its_siblings_running(make_app: MakeAp
             await wait_for(pilot, lambda: hanging.status == "cancelled")
             assert quick.status == "running"  # the sibling goes on
             assert app.turn_running  # and so does the parent
+            server.release("quick")
             await idle(pilot)
             assert quick.status == "completed"
             assert hanging.short_result == "Task failed: cancelled"

@@ -87,13 +87,16 @@ class ApprovalScreen(ModalScreen[Approval]):
                 yield Button(Content("Deny [n]"), id="deny", variant="error")
 
     def set_waiting(self, count: int) -> None:
-        """How many requests wait behind this one (they arrive and leave while it is open)."""
+        """How many requests wait behind this one (they arrive and leave while it is open). The app's frame timer
+        calls it whenever it likes, also between the push and the mount: a count is noted as shown only once its
+        line has taken it, so a call before then cannot make the mount (or the next call) skip the line."""
+        self.waiting = count
         if count == self._shown_waiting:
             return
-        self.waiting = self._shown_waiting = count
         for line in self.query("#approval-waiting").results(Static):
             line.update(waiting_text(count))
             line.display = count > 0
+            self._shown_waiting = count
 
     def on_mount(self) -> None:
         """The queue line shows only while something waits."""
