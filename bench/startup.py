@@ -175,8 +175,9 @@ def main() -> None:
                         help="the fake model's time to answer (default 300, as in issue 14's comparison)")
     parser.add_argument("--fresh-home", action="store_true",
                         help="a new home for every run: agentcli creates its database each time (a first run ever)")
-    parser.add_argument("--baseline-python", metavar="PYTHON",
-                        help="also run `PYTHON -m agentcli run` (e.g. another checkout's venv) in the same rounds")
+    parser.add_argument("--baseline-python", metavar="PYTHON", action="append", default=[],
+                        help="also run `PYTHON -m agentcli run` (e.g. another checkout's venv) in the same rounds; "
+                             "repeatable, each named after its checkout's folder")
     args = parser.parse_args()
     if not args.skip_help:
         help_figures(args.runs)
@@ -186,8 +187,10 @@ def main() -> None:
         "floor": [py, "-c", BARE],
         "agentcli": [py, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"],
     }
-    if args.baseline_python:
-        commands["baseline"] = [args.baseline_python, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"]
+    for python in args.baseline_python:
+        name = Path(python).absolute().parents[2].name  # CHECKOUT/.venv/bin/python
+        commands[name if name not in commands else f"{name}-{len(commands)}"] = [
+            python, "-m", "agentcli", "run", "--yes", "--output-format", "json", "hi"]
     script = Script(steps=[Step(match=Match(), reply=Reply(text="ok"), times=None, optional=True,
                                 latency_ms=args.latency_ms)])
     with tempfile.TemporaryDirectory() as tmp:
