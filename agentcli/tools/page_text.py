@@ -15,6 +15,7 @@ import contextlib
 import html as html_lib
 import math
 import re
+import signal
 import sys
 from dataclasses import dataclass, field
 
@@ -74,6 +75,10 @@ async def html_to_text(html: str, max_chars: int) -> PageText:
     return PageText(text, total, notes)
 
 
+#: How a child that reached its own CPU-time limit ends: SIGXCPU, or SIGKILL at the hard limit a second later.
+_OUT_OF_CPU = frozenset({-getattr(signal, "SIGXCPU", 24), -signal.SIGKILL})
+
+
 class _ConversionFailed(Exception):
     """Why the child gave no markdown (the rest of a sentence: `converting it to markdown …`)."""
 
@@ -102,6 +107,8 @@ async def _convert(html: str, max_chars: int, seconds: float) -> tuple[int, str]
             await asyncio.shield(proc.wait())
     if proc.returncode == NESTED_TOO_DEEP:
         raise _ConversionFailed("failed: its markup nests too deep")
+    if proc.returncode in _OUT_OF_CPU:  # its own CPU limit (html_worker) struck before our clock did
+        raise _ConversionFailed(f"took longer than {seconds:.0f}s (its markup is too costly to parse)")
     head, newline, text = out.partition(b"\n")
     if proc.returncode != 0 or not newline or not head.isdigit():
         raise _ConversionFailed(f"failed (exit status {proc.returncode})")
