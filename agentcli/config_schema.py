@@ -193,6 +193,7 @@ class TaskToolSettings(_Section):
     enable_verbose_logging: bool = False
     deny_tools: list[ToolName] = Field(default_factory=list)
     max_cost_usd: UsdLimit = None  # dollar budget of one Task call's subtree; None: no limit
+    cache_results: bool = True  # an identical read-only task whose inputs are unchanged reuses its result
 
     @model_validator(mode="after")
     def _timeouts_ordered(self) -> TaskToolSettings:

@@ -7,8 +7,8 @@
 - `permissions.allow`, `agent.bash_pass_env`, `web_fetch.allow_private_hosts`: only when every entry is already
   allowed below;
 - `hooks`: never (a hook is a command agentcli runs: an untrusted project starts none);
-- `permissions.allow_mutating_in_run`, `context.auto_compact`, `task_tool.enabled`, `task_tool.allow_model_override`:
-  only `false`;
+- `permissions.allow_mutating_in_run`, `context.auto_compact`, `task_tool.enabled`, `task_tool.allow_model_override`,
+  `task_tool.cache_results`: only `false`;
 - limits on how long, how much and how many (`agent.max_turns`, `task_tool.max_tokens`, `max_tool_calls`,
   `max_depth`, `max_concurrent`, the timeouts, `agent.bash_output_limit_bytes`, `read_max_chars`,
   `web_fetch.max_download_bytes`, `models.<name>.max_output_tokens`, `llm.max_retries`, …: `_CEILINGS`): only
@@ -44,7 +44,7 @@ _SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
 )
 _ONLY_FALSE: frozenset[KeyPath] = frozenset({
     ("permissions", "allow_mutating_in_run"), ("context", "auto_compact"),
-    ("task_tool", "enabled"), ("task_tool", "allow_model_override"),
+    ("task_tool", "enabled"), ("task_tool", "allow_model_override"), ("task_tool", "cache_results"),
 })
 #: Limits a project may lower, never raise: how long, how much and how many agentcli does for the person.
 _CEILINGS: frozenset[KeyPath] = frozenset({

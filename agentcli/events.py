@@ -260,6 +260,7 @@ class SubagentBlockFinishedEvent(_Event):
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    cached_from: str | None = None  # answered from the stored result of this earlier task (no model request)
 
 
 class SubagentEvent(_Event):

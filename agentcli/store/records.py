@@ -52,6 +52,7 @@ class TaskRecord(BaseModel):
     cost_usd: float | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    cached_from: str | None = None  # answered from this earlier task's result, without a model request
 
 
 class SessionRecord(BaseModel):

@@ -205,9 +205,14 @@ def _v6(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0")
 
 
+def _v7(conn: sqlite3.Connection) -> None:
+    """A task answered from an earlier task's stored result (`subagents.result_cache`): that task's id."""
+    conn.execute("ALTER TABLE tasks ADD COLUMN cached_from TEXT")
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]
 
 
 def schema_version() -> int:

@@ -74,6 +74,9 @@ class TaskArgs(ToolArgs):
     max_cost_usd: float | None = Field(
         None, description="Dollar budget of this task (where prices are known); at most the configured one"
     )
+    no_cache: bool = Field(
+        False, description="Run even when an identical finished task's result could be reused (nothing it read changed)"
+    )
 
     @field_validator("description")
     @classmethod
