@@ -134,6 +134,7 @@ class Conversation:
         self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
         self.mcp.on_tools = self.toolbox.add
         self.mcp.notice = self._notice
+        self._drop_cache: Callable[[], None] = lambda: None
         self.runner = self._new_runner()
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
@@ -184,7 +185,8 @@ class Conversation:
     # --- set-up -----------------------------------------------------------------------------------
 
     def _new_runner(self) -> SubagentRunner:
-        return SubagentRunner(
+        """A new session's task table; its result cache watches the bus (all agents' tool calls), the old one stops."""
+        runner = SubagentRunner(
             settings=self.settings,
             registry=self.registry,
             pool=self.pool,
@@ -198,6 +200,9 @@ class Conversation:
             hooks=self.hooks,
             before_task=self._task_servers,
         )
+        self._drop_cache()
+        self._drop_cache = runner.cache.attach(self.bus)
+        return runner
 
     def _load_hooks(self) -> HookEngine:
         """The person's hooks, and a trusted project's (an untrusted workspace's never run: `hooks.settings`)."""

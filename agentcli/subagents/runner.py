@@ -34,6 +34,7 @@ from agentcli.subagents import results
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
+from agentcli.subagents.result_cache import ResultCache
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
@@ -119,6 +120,7 @@ class SubagentRunner:
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
         self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported
+        self.cache = ResultCache(workspace, cfg)  # reused results; sees the tree's tool calls once attached to its bus
 
     # --- what agents of this tree get ---------------------------------------------------------------
 
@@ -275,6 +277,12 @@ class SubagentRunner:
             return plan.result()
         handle = self._new_handle(args, plan, parent, tool_call_id, previous)
         task_id = handle.record.task_id
+        found = await self.cache.lookup(args, plan, handle.session.depth)
+        if found.entry is not None:  # answered from an identical finished task's result: no subagent runs
+            self.handles[task_id] = handle
+            answer = self.cache.serve(handle.record, parent, found, plan.model.display)
+            await self._store_record(handle)
+            return results.with_note(plan.note, answer)
         if args.write_paths:
             conflicts = self.leases.acquire(task_id, args.write_paths, ignore=self._ancestors(parent))
             if conflicts:
@@ -290,6 +298,7 @@ class SubagentRunner:
                 self.leases.release(task_id)
                 return Refusal("Maximum concurrent tasks limit reached", "LIMIT").result()
             self.handles[task_id] = handle
+            self.cache.watch(task_id, parent.task_id, found)
             self._save(handle)
             self._emit_parent(
                 handle,
@@ -383,6 +392,8 @@ class SubagentRunner:
 
     def _finished_record(self, task_id: str) -> TaskRecord | None:
         record, _ = self._find(task_id)
+        if record is not None and record.cached_from:  # a reused result: go on with the task that produced it
+            record, _ = self._find(record.cached_from)
         if record is None or record.status not in FINISHED_TASK_STATUSES or not record.child_session_id:
             return None
         return record
@@ -500,6 +511,7 @@ class SubagentRunner:
         finally:
             self.limiter.release(handle.slot)
             self.leases.release(record.task_id)
+            self.cache.finished(record)
         await self._store_record(handle)  # the full result is stored before the parent sees anything
         said = await self._subagent_hook(handle, "SubagentStop")
         self._announce(handle)

@@ -129,9 +129,11 @@ class TurnRunner:
         self._say(f"The turn {said}: your queued prompt is back in the input; Enter sends it.")
 
     async def _person_command(self, command: str) -> None:
-        ctx = self._conversation.runner.tool_context(self._conversation.session)
+        runner = self._conversation.runner
+        ctx = runner.tool_context(self._conversation.session)
         try:
-            run = await run_person_command(command, ctx)
+            with runner.cache.writing(f"the person's !{command}"):  # a command may write anywhere
+                run = await run_person_command(command, ctx)
         except asyncio.CancelledError:
             self._say(f"! {command}: stopped.")
             raise

@@ -172,6 +172,7 @@ def build_harness(
     bus = EventBus()
     bus.subscribe(events.append)
     bus.subscribe(StoreRecorder(store))
+    runner.cache.attach(bus)  # as the conversation does: reused results see every agent's tool calls
     context = ToolContext(
         workspace=workspace,
         agent="main",
