@@ -63,7 +63,7 @@ def tasks_list(
         [
             t.task_id,
             format_when(t.started_at),
-            t.status,
+            "cached" if t.cached_from else t.status,
             t.subagent_type,
             t.model_used or "-",
             _duration(t.time_ms),
@@ -120,7 +120,7 @@ def _header(t: TaskRecord) -> str:
     fields: list[tuple[str, str]] = [
         ("type", t.subagent_type),
         ("description", t.description or "-"),
-        ("status", t.status),
+        ("status", t.status + (f" (cached: the result of {t.cached_from}, no model request)" if t.cached_from else "")),
         ("model", t.model_used or "-"),
         ("parent", parent),
         ("session", t.child_session_id or "-"),

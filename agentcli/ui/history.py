@@ -145,6 +145,7 @@ class _Builder:
             code=terminal_safe(call.code) if call is not None and call.code and call.is_error else None,
             collapsed=True,
             result=terminal_safe(record.result or ""),
+            cached_from=terminal_safe(record.cached_from) if record.cached_from else None,
         )
         self.history.blocks[record.task_id] = block
         child = record.child_session_id

@@ -149,6 +149,7 @@ class BlockItem(Transcript):
     collapsed: bool = True  # only the header shows (a running block: its header and latest activity)
     context: tuple[int, int] | None = None  # the subagent's own context: (tokens used, window)
     result: str = ""  # the subagent's final answer (terminal-safe), once it finished
+    cached_from: str | None = None  # answered from this earlier task's result (no subagent ran)
     streamed: dict[str, int] = field(default_factory=dict)  # characters streamed by requests not yet counted
 
     @property

@@ -406,6 +406,7 @@ class UIRouter(MessageManager):
         block.status = event.status
         block.short_result = terminal_safe(event.short_result)
         block.error = terminal_safe(event.error) if event.error else event.error
+        block.cached_from = terminal_safe(event.cached_from) if event.cached_from else None
         block.elapsed_ms = event.elapsed_ms
         block.streamed.clear()
         block.activity = ""

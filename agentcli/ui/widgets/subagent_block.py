@@ -89,6 +89,9 @@ def block_header(item: BlockItem, *, collapsed: bool, dense: bool = False) -> Co
             parts += [("  · " + head, "$text-muted"), "\n", ("  ⎿ ", "$text-muted"), (now, "$text-muted")]
         return Content.assemble(*parts)
     outcome = result_line(item.result) if item.status == "completed" else ""
+    if item.cached_from:  # no subagent ran: no tools, tokens or time to show, only whose result it reused
+        parts += [("  — ", "$text-muted"), outcome or "reused an earlier result"]
+        return Content.assemble(*parts, (f"  · cached from {item.cached_from}", "$text-muted"))
     outcome = outcome or (item.short_result if item.status == "completed" else item.error or item.short_result)
     parts += [("  — ", "$text-muted"), (outcome or word, style if item.status != "completed" else "")]
     if item.code and item.status != "completed":
