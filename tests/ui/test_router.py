@@ -321,3 +321,18 @@ async def test_streamed_tokens_reach_the_header_at_the_tick_without_a_relayout()
         r.flush()  # counted: the update marks the header dirty, the flush renders it
         assert renders == [False, False, False]
         assert "job A  · light · 0 tools · 3.0k tok · " in view.header_content().plain.splitlines()[0]
+
+
+async def test_a_block_answered_from_an_earlier_result_says_whose() -> None:
+    app = RouterApp()
+    async with app.run_test() as pilot:
+        r = app.router
+        r(task_started("c1"))
+        r(added("B", "c1"))
+        r(SubagentBlockFinishedEvent(session_id="s", task_id="B", status="completed", tool_calls=0, input_tokens=0,
+                                     output_tokens=0, short_result="Task completed by explore (cached from tsk_a)",
+                                     cached_from="tsk_a"))
+        await settle(pilot, r)
+        header = str(r.views.block_view(r.blocks["B"]).header.render())  # type: ignore[union-attr]
+        assert r.blocks["B"].cached_from == "tsk_a"
+        assert "reused an earlier result" in header and "cached from tsk_a" in header and "tok" not in header
