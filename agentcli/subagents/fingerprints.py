@@ -120,10 +120,14 @@ class _Digest:
         except OSError as exc:
             self.add(label, f"unreadable {exc.errno}")
             return None
+        self.seen(label, st)
+        return st
+
+    def seen(self, label: str, st: os.stat_result) -> None:
+        """Digest (and with `since`, prove) one entry's status."""
         self.prove(label, st)
         kind = stat.S_IFMT(st.st_mode)
         self.add(label, f"{kind}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}")
-        return st
 
     def prove_absent(self, label: str, path: Path) -> None:
         """A missing entry was missing at the call too: its nearest existing folder had no entry added or removed."""
@@ -226,24 +230,21 @@ def _tree(digest: _Digest, root: Path) -> None:
         for entry in reversed(entries):  # popped in name order
             digest.count()
             rel = prefix + entry.name
-            path = Path(entry.path)
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                is_link = not is_dir and entry.is_symlink()
-            except OSError:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:  # gone since the listing: its folder's ctime tells
                 digest.add(rel, "unreadable")
                 continue
-            if is_dir and entry.name in SKIP_DIRS:
+            if stat.S_ISDIR(st.st_mode) and entry.name in SKIP_DIRS:
                 digest.add(rel, "skipped")  # never searched
-            elif is_dir:
-                digest.stat(rel, path, follow=False)
-                stack.append((path, rel + "/"))
-            elif is_link:
-                digest.stat(rel, path, follow=False)
+                continue
+            digest.seen(rel, st)
+            if stat.S_ISDIR(st.st_mode):
+                stack.append((Path(entry.path), rel + "/"))
+            elif stat.S_ISLNK(st.st_mode):
+                path = Path(entry.path)
                 try:
                     digest.add(rel, "-> " + os.readlink(path))
                 except OSError:
                     digest.add(rel, "-> ?")
                 digest.stat(rel + " (target)", path)
-            else:
-                digest.stat(rel, path, follow=False)
