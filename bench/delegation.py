@@ -10,6 +10,12 @@ Run: python bench/delegation.py [--calls 30] [--latency-ms 500] [--sizes 1,5,16,
 2. Parallel efficiency: N subagents started by one parent turn, each one model call of
    --latency-ms. Ideal wall = one model call; efficiency = ideal / measured wall between the
    parent's Task dispatch and its next request.
+3. Cache-hit cost: one explore task repeated once per parent turn (--calls times) at zero model latency;
+   every repeat after the first is answered from the first's result (`subagents/result_cache.py`). A hit's
+   wall time = end of the parent's response holding the Task call -> the parent's next request (server
+   clock), beside the plain Read turn's gap; the runner's own time of a hit (lookup, re-checking what the
+   first run looked at, serving) is the hit's `time_ms`. Twice: a first run that read one file, and one
+   that grepped a tree of --tree-files files (a hit re-walks that tree). The subagent requests are counted.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from agentcli.llm.models import ProviderPool, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
+from agentcli.store.records import TaskRecord
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink
@@ -52,6 +59,7 @@ def _task(i: int) -> ToolCall:
 
 
 CPU: dict[str, float] = {}  # of the last _run: "loop" (the event loop's thread) and "process" seconds
+RECORDS: list[TaskRecord] = []  # the task records of the last _run
 
 
 async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[RecordedRequest]:
@@ -72,6 +80,7 @@ async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[Rec
                                 workspace=workspace, permissions=permissions, store=store, price=cost_usd)
         bus = EventBus()  # as a Conversation has it: every event is recorded in the store
         bus.subscribe(StoreRecorder(store))
+        runner.cache.attach(bus)  # reused results see every agent's tool calls, as in a Conversation
         ctx = ToolContext(workspace=workspace, agent="main", session_id=session.id, permissions=permissions,
                           file_locks=FileLocks())
         loop = AgentLoop(session, pool.get(model), main_agent_tools(runner, ParentLink(session, bus)), ctx,
@@ -80,6 +89,7 @@ async def _run(workspace: Path, script: Script, max_concurrent: int) -> list[Rec
         outcome = await loop.run("bench")
         CPU.update(loop=time.thread_time() - thread0, process=time.process_time() - process0)
         assert outcome.status == "completed", outcome
+        RECORDS[:] = runner.records()
         await runner.aclose()
         await pool.aclose()
         await store.flush()
@@ -145,6 +155,31 @@ async def efficiency(workspace: Path, n: int, latency_ms: int) -> tuple[float, f
     return wall, (latency_ms / 1000) / wall, figures
 
 
+async def cache_hit(workspace: Path, calls: int, look: ToolCall) -> dict[str, float]:
+    """One explore task (its run does `look`, then answers) repeated once per parent turn; medians (ms) of the
+    hits' gaps and own times, the plain Read gap of the same run, and the subagent requests."""
+    task = ToolCall(name="Task", input={"description": "Bench cached task", "prompt": "what is in the workspace?",
+                                        "subagent_type": "explore"})
+    steps = [Step(match=Match(system_contains="# Task\nBench cached task", turn=0), reply=Reply(tool_calls=[look])),
+             Step(match=Match(system_contains="# Task\nBench cached task", turn=1), reply=Reply(text="an answer"))]
+    for i in range(calls):
+        steps.append(Step(match=Match(system_contains=MAIN, turn=2 * i), reply=Reply(tool_calls=[task])))
+        steps.append(Step(match=Match(system_contains=MAIN, turn=2 * i + 1),
+                          reply=Reply(tool_calls=[ToolCall(name="Read", input={"file_path": "small.txt"})])))
+    steps.append(Step(match=Match(system_contains=MAIN, turn=2 * calls), reply=Reply(text="done")))
+    reqs = sorted(await _run(workspace, Script(steps=steps), max_concurrent=5), key=lambda r: r.received_at)
+    mains = [r for r in reqs if _is_main(r)]
+    gaps = [(b.received_at - (a.finished_at or 0)) * 1000 for a, b in itertools.pairwise(mains)]
+    hits = [r for r in RECORDS if r.cached_from]
+    assert len(hits) == calls - 1, [(r.status, r.cached_from) for r in RECORDS]
+    return {
+        "hit": statistics.median(gaps[2::2]),  # turn 0's gap is the first (real) run; even gaps follow Task calls
+        "plain": statistics.median(gaps[1::2]),
+        "own": statistics.median(r.time_ms or 0.0 for r in hits),
+        "sub_requests": float(len(reqs) - len(mains)),
+    }
+
+
 def _category(where: str, name: str) -> str:
     """Which part of the client a profiled function belongs to."""
     for marker, label in [
@@ -205,6 +240,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,5,16,50")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, help="only profile one fan-out of this many subagents")
+    parser.add_argument("--tree-files", type=int, default=2000, help="files of the tree the cache-hit run greps")
+    parser.add_argument("--only-cache", action="store_true", help="only the cache-hit figures")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp).resolve()
@@ -213,6 +250,24 @@ def main() -> None:
         asyncio.run(overhead(workspace, 3))  # warm imports and caches
         if args.profile:
             profile(workspace, args.profile, args.latency_ms)
+            return
+        for i in range(args.tree_files):
+            folder = workspace / "tree" / f"d{i // 100:03d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"f{i:05d}.py").write_text(f"value_{i} = {i}\n")
+        time.sleep(2.1)  # older than any timestamp granularity: a run that reads them can be reused
+        print(f"Cache-hit cost ({args.calls} identical explore tasks, one per parent turn, zero model latency;"
+              " medians)")
+        for label, look in (
+            ("first run read one file", ToolCall(name="Read", input={"file_path": "small.txt"})),
+            (f"first run grepped a {args.tree_files}-file tree",
+             ToolCall(name="Grep", input={"pattern": "value_7", "path": "tree"})),
+        ):
+            hit = asyncio.run(cache_hit(workspace, args.calls, look))
+            print(f"  {label}: hit wall (Task call -> parent next request) {hit['hit']:6.2f} ms, runner's own"
+                  f" {hit['own']:6.2f} ms; plain Read turn {hit['plain']:5.2f} ms; subagent requests"
+                  f" {hit['sub_requests']:.0f} (the first run's 2 only)")
+        if args.only_cache:
             return
         figures = asyncio.run(overhead(workspace, args.calls))
         print(f"Task call overhead at zero model latency ({args.calls} sequential calls, medians)")
