@@ -348,3 +348,14 @@ def test_an_untrusted_project_cannot_make_compaction_call_a_model_more(
     assert (loaded.settings.context.auto_compact, loaded.settings.context.compact_threshold) == effective
     assert all((key in loaded.ignored) is ignored for key in ("context.auto_compact", "context.compact_threshold"))
     assert lay.load(trusted=True).settings.context.auto_compact is ("true" in project)
+
+
+@pytest.mark.parametrize(("user", "project", "effective"), [("", "false", False), ("false", "true", False)])
+def test_an_untrusted_project_may_turn_reused_results_off_never_on(
+    lay: Layers, user: str, project: str, effective: bool
+) -> None:
+    lay.write(f"[task_tool]\ncache_results = {user}\n" if user else "", f"[task_tool]\ncache_results = {project}\n")
+    loaded = lay.load()
+    assert loaded.settings.task_tool.cache_results is effective
+    assert ("task_tool.cache_results" in loaded.ignored) is (project == "true")
+    assert lay.load(trusted=True).settings.task_tool.cache_results is (project == "true")
