@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
-from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
+from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session, answer_open_calls, new_id
+from agentcli.agent.tool_calls import CANCELLED_RESULT
 from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
 from agentcli.hooks.engine import HookEngine
 from agentcli.llm.base import Message, Usage
