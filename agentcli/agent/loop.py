@@ -74,6 +74,7 @@ class RunOutcome:
     turns: int
     error: str | None = None
     stop_reason: StopReason | None = None
+    empty: bool = False  # the last turn produced neither text nor tool calls
 
     def marked_result(self) -> str:
         """The result with a visible marker when the last turn was cut at the token limit or refused."""
@@ -225,7 +226,8 @@ class AgentLoop:
                 self._append(Message.user(again))
                 continue
             if not calls:
-                return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason)
+                return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason,
+                                  empty=response.empty)
             if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
                 cut = "the call was cut at the output token limit"
                 calls = [
