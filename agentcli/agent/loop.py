@@ -101,6 +101,7 @@ class AgentLoop:
         unavailable: dict[str, str] | None = None,
         compactor: Compactor | None = None,
         hooks: HookEngine | None = None,
+        inbox: Callable[[], list[str]] | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -112,6 +113,7 @@ class AgentLoop:
         self.notices = notices  # e.g. background tasks that finished: told to the model at its next turn
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
+        self.inbox = inbox  # messages sent to this agent while it runs (SendMessage, the person), framed
         self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
@@ -221,6 +223,9 @@ class AgentLoop:
             calls = response.tool_uses()
             if not calls and response.stop_reason == "pause_turn":
                 continue  # Anthropic paused a long turn: sending the history back lets the model go on
+            if not calls and (letters := self._letters()):  # a message came while it answered: it reads it
+                self._append(Message(role="user", content=[TextBlock(text=text) for text in letters]))
+                continue
             if not calls and (again := await self._stop_hook(stop_hook_turns)):
                 stop_hook_turns += 1
                 self._append(Message.user(again))
@@ -409,11 +414,16 @@ class AgentLoop:
         )
 
     def _with_notices(self, message: Message) -> Message:
+        """`message` with what arrived since the last turn: notices (background tasks that finished) and letters."""
         notes = self.notices() if self.notices is not None else []
-        if not notes:
-            return message
         extra = [TextBlock(text=f"<system-notice>{defang_tags(note)}</system-notice>") for note in notes]
+        extra += [TextBlock(text=text) for text in self._letters()]
+        if not extra:
+            return message
         return Message(role=message.role, content=[*message.content, *extra])
+
+    def _letters(self) -> list[str]:
+        return self.inbox() if self.inbox is not None else []
 
     def add_tools(self, tools: Iterable[Tool[Any]]) -> None:
         """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept."""

@@ -32,6 +32,9 @@ from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
+from agentcli.subagents.mailbox import PostOffice
+from agentcli.subagents.message_tools import message_tools
+from agentcli.subagents.messaging import Switchboard
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
 from agentcli.subagents.result_cache import ResultCache
 from agentcli.subagents.supervisor import Supervisor
@@ -91,6 +94,8 @@ class SubagentRunner:
         self.leases = WriteLeases()
         self.table = TaskTable(store, workspace)
         self.handles = self.table.handles
+        self.post = PostOffice()  # messages to running agents, by session
+        self.switchboard = Switchboard(self.table, self.post, self.run_task, self.argument_limits)
         self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines)
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
@@ -318,8 +323,11 @@ class SubagentRunner:
         """The subagent's AgentLoop: its planned tools (Task tools bound to it), context, model and hooks."""
         plan, session, sup = handle.plan, handle.session, handle.supervisor
         tools: list[Tool[Any]] = self.toolbox.build(plan.tool_names)
+        link = ParentLink(session, sup.relay, handle.record.task_id)
         if "Task" in plan.tool_names and self.can_delegate(session.depth):
-            tools += task_tools(self, ParentLink(session, sup.relay, handle.record.task_id))
+            tools += task_tools(self, link)
+        denied = set(self.settings.task_tool.deny_tools)
+        tools += [t for t in message_tools(self.switchboard, link) if t.name not in denied]  # it has a parent
         context = self.tool_context(
             session, write_paths=plan.write_paths, write_scopes=plan.write_scopes, progress=sup.touch
         )
@@ -332,6 +340,7 @@ class SubagentRunner:
             max_turns=plan.max_turns,
             price=self.price,
             notices=self.notices_for(session.id),
+            inbox=self.post.inbox(session.id),
             unavailable=self.withheld(session.depth),
             compactor=self.compactor(session, context),
             hooks=self.hooks,

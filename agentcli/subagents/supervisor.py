@@ -63,6 +63,7 @@ class Supervisor:
         self.started = 0.0
         self.last_progress = 0.0
         self.in_flight_tools = 0
+        self.activity = ""  # the subagent's latest tool call, one line (ListAgents)
         self.loop: AgentLoop | None = None
         self.loop_task: asyncio.Task[RunOutcome] | None = None
         self.stopped: tuple[StopStatus, str] | None = None  # (status, reason) when a limit or a person stopped it
@@ -115,6 +116,7 @@ class Supervisor:
         if isinstance(event, ToolCallStartedEvent):
             self.in_flight_tools += 1
             self.tool_counts[event.name] += 1
+            self.activity = f"{event.name} {event.summary}".strip()
             record.tool_calls += 1
             log.debug("subagent %s (%s) tool call %s: %s", record.task_id, event.agent, event.name, event.summary)
         elif isinstance(event, ToolCallFinishedEvent):
@@ -189,6 +191,8 @@ class Supervisor:
         """Run the subagent to an end, with one repair turn when its answer misses `output_schema`."""
         self.loop = loop
         status, result, error = await self._run_once(message)
+        while status == "completed" and loop.inbox is not None and (letters := loop.inbox()):
+            status, result, error = await self._run_once("\n\n".join(letters))  # sent as it finished: it reads them
         if status != "completed" or output_schema is None:
             return status, result, error
         try:

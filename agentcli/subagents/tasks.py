@@ -102,14 +102,17 @@ class TaskTable:
         return found
 
     def find(self, ref: str) -> tuple[TaskRecord | None, str]:
-        """A task by id or unique id prefix, or None and why: this run's, a resumed session's earlier ones,
-        else an earlier session's of this workspace. A task id is never a way into another workspace's
-        results and transcripts, and an ambiguous prefix names only this workspace's tasks."""
+        """A task by id, unique id prefix or agent label (`explore#2`), or None and why: this run's, a resumed
+        session's earlier ones, else an earlier session's of this workspace. A task id is never a way into another
+        workspace's results and transcripts, and an ambiguous prefix names only this workspace's tasks."""
         from agentcli.store.db import AmbiguousIdError
 
         known = {**self.restored, **{task_id: handle.record for task_id, handle in self.handles.items()}}
         if ref in known:
             return known[ref], ""
+        labelled = [h.record for h in self.handles.values() if h.session.agent == ref]
+        if labelled:  # an agent's label (explore#2): its latest task in this process
+            return labelled[-1], ""
         matches = sorted(task_id for task_id in known if ref and task_id.startswith(ref))
         if len(matches) == 1:
             return known[matches[0]], ""
