@@ -9,8 +9,10 @@ When a hit is allowed (README "Reused results" says the same to the person):
   thinking and effort settings), description, prompt, expected_response, output_schema, and what the
   planner made of them (system prompt with its date and project instructions, user message, tool
   names, depth) — and finished `completed` with an answer;
-- that run (its subagents included) used only Read, LS, Glob, Grep, TodoWrite and the Task tools:
-  a WebFetch (the web changes), an MCP tool or any other tool makes it never reused;
+- that run (its subagents included) used only Read, LS, Glob, Grep, TodoWrite and the Task tools, and
+  received no message: a WebFetch (the web changes), SendMessage or ListAgents (its answer may rest on
+  other agents), a message queued for it or a task below it, an MCP tool or any other tool makes it
+  never reused;
 - everything it looked at is provably unchanged (`fingerprints`): each file it read, each folder it
   listed, each tree it searched with Glob or Grep (the workspace when the call named no path) was,
   when the run finished, what it was when the call started (ctimes older than the call), and is the
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.events import (
+    AgentMessageEvent,
     Event,
     EventBus,
     HookRunEvent,
@@ -73,8 +76,10 @@ LOOKS: dict[str, tuple[Kind, str]] = {
 NEUTRAL = frozenset({"TodoWrite", "Task", "TaskOutput", "TaskCancel"})
 #: Tools that write one file, named by `file_path`.
 FILE_WRITERS = frozenset({"Write", "Edit", "MultiEdit"})
+#: Tools that talk with the other agents of the tree: they write no file, but an answer may rest on them.
+MESSAGING = frozenset({"SendMessage", "ListAgents"})
 #: Tools that write nothing. Any tool in none of these sets may write anywhere (Bash, MCP tools, new tools).
-NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, "WebFetch"})
+NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, *MESSAGING, "WebFetch"})
 #: Task arguments that make a call's answer depend on more than its key.
 UNCACHEABLE_ARGS = ("resume", "fork_context", "isolation")
 
@@ -186,6 +191,11 @@ class ResultCache:
         elif isinstance(inner, HookRunEvent):  # a command ran: it may have written anywhere
             self._clock += 1
             self._writes.append(_Write(None, self._clock, self._clock, f"a {inner.hook_event} hook"))
+        elif isinstance(inner, AgentMessageEvent) and inner.delivery == "queued":  # it travels in the recipient's
+            for task_id in [w.task_id for w in wrappers]:  # wrappers: it and the tasks above it read it, in effect
+                watch = self._watches.get(task_id)
+                if watch is not None and not watch.tainted:
+                    watch.tainted = f"it received a message from {inner.sender} while it ran"
 
     @contextlib.contextmanager
     def writing(self, what: str) -> Iterator[None]:
@@ -235,6 +245,8 @@ class ResultCache:
             return None, ""
         if name == "WebFetch":
             return None, "it fetched a web page (which can change at any time)"
+        if name in MESSAGING:
+            return None, f"it called {name} (its answer may rest on other agents)"
         return None, f"it called {name} (agentcli cannot tell what that depends on)"
 
     # --- the runner's hooks ---------------------------------------------------------------------------

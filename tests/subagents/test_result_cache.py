@@ -218,3 +218,23 @@ async def test_a_task_whose_first_run_failed_is_not_reused(server: ScriptedLLM, 
     await h.run()
     server.assert_done()
     assert [(r.status, r.cached_from) for r in h.runner.records()] == [("failed", None), ("completed", None)]
+
+
+async def test_a_task_that_was_sent_a_message_while_it_ran_is_never_reused(server: ScriptedLLM, make: Make) -> None:
+    steps = explore_run(2)
+    steps[0] = steps[0].model_copy(update={"latency_ms": 300})  # the message is sent while it waits for its model
+    server.add_steps(
+        main_step(0, Reply(tool_calls=[task(run_in_background=True)])),
+        *steps,
+        main_step(1, Reply(tool_calls=[ToolCall(name="SendMessage", input={"to": "explore#1",
+                                                                             "message": "look at docs too"})])),
+        main_step(2, Reply(tool_calls=[ToolCall(name="TaskOutput", input={"task_id": "explore#1",
+                                                                            "wait_seconds": 30})])),
+        main_step(3, Reply(tool_calls=[task()])),
+        main_step(4, Reply(text="done")),
+    )
+    h = make()
+    await h.run()
+    server.assert_done()
+    assert subagent_requests(server) == 4
+    assert [(r.status, r.cached_from) for r in h.runner.records()] == [("completed", None), ("completed", None)]
