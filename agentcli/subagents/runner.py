@@ -343,7 +343,8 @@ class SubagentRunner:
         """Wait for a slot, run the child under its limits, store the record, build the parent's result."""
         record, sup = handle.record, handle.supervisor
         try:
-            if not (handle.slot.held or self.limiter.try_acquire(handle.slot) or await self._admit(handle)):
+            slot = handle.slot
+            if not (slot.held or await self.limiter.acquire_unless(slot, sup.cancel_requested)):
                 self._finish(handle, "cancelled", None, sup.stopped[1] if sup.stopped else "cancelled")
             else:
                 record.status = "running"
@@ -392,23 +393,6 @@ class SubagentRunner:
         said = [f"A {event} hook says: {verdict.reason}"] if verdict.blocked and event == "SubagentStop" else []
         said += verdict.context
         return "".join(f"\n\n<system-notice>{defang_tags(text)}</system-notice>" for text in said)
-
-    async def _admit(self, handle: TaskHandle) -> bool:
-        """Wait in the queue; False when the task was cancelled while queued."""
-        acquire = asyncio.ensure_future(self.limiter.acquire(handle.slot))
-        cancelled = asyncio.ensure_future(handle.supervisor.cancel_requested.wait())
-        try:
-            await asyncio.wait({acquire, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancelled.cancel()
-            if not acquire.done():
-                acquire.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await acquire
-        if acquire.cancelled():
-            return False
-        acquire.result()  # re-raise LimitReachedError
-        return True
 
     # --- finishing ----------------------------------------------------------------------------------
 
