@@ -98,7 +98,8 @@ def fork_message(agent_type: str, role: str, tools: tuple[str, ...], task: str) 
     return (
         f"You are now a fork of the conversation above: a subagent of type {agent_type} that knows what your "
         "parent knew when it called Task. Your parent goes on without you and reads only your final answer. "
-        f"Of the tools above you may call {', '.join(tools)}; a call to any other is refused.\n\n"
+        f"Of the tools above you may call {', '.join(tools)}; a call to any other is refused. Where your role "
+        "below says you do not see your caller's conversation: as a fork, you do.\n\n"
         f"{role}\n\n# Prompt\n{task}"
     )
 
