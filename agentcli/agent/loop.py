@@ -115,8 +115,7 @@ class AgentLoop:
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
         self.inbox = inbox  # messages sent to this agent while it runs (SendMessage, the person), framed
-        # What the model is offered: its tools' specs, or `specs` (a fork's: its parent's list, byte-identical;
-        # a listed tool that is not in `tools` is refused when called, with its `unavailable` reason).
+        # Offered: its tools' specs, or `specs` (a fork's: its parent's; a listed tool not in `tools` is `unavailable`)
         own = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools] if specs is None else specs
         self._specs = list(own)
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
