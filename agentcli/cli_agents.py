@@ -138,6 +138,8 @@ def agents_show(
         ("max turns", str(agent.max_turns) if agent.max_turns else "-"),
         ("timeout", f"{agent.timeout_seconds} s" if agent.timeout_seconds else "-"),
     ]
+    if agent.fork_context:
+        fields.append(("fork", "yes: every task starts from its parent's conversation"))
     fields += [("warning", w) for w in agent.warnings]
     width = max(len(k) for k, _ in fields) + 1
     pad = " " * (width + 3)

@@ -114,7 +114,9 @@ def tasks_show(
             echo(f"  {format_when(m.created_at)}  {one_line(m.sender)} → {to}: {one_line(m.text)} [{how}]")
     if task.child_session_id:
         echo(f"\nTranscript (session {task.child_session_id}):\n")
-        echo(transcript(messages, calls) if child else "(the session was not stored)")
+        if child and task.forked:
+            echo(f"(its first {task.inherited_messages} messages, its parent's conversation, are not shown)\n")
+        echo(transcript(messages[task.inherited_messages:], calls) if child else "(the session was not stored)")
 
 
 def _header(t: TaskRecord) -> str:
@@ -134,6 +136,7 @@ def _header(t: TaskRecord) -> str:
         ("session", t.child_session_id or "-"),
         ("depth", str(t.depth)),
         ("chain", " → ".join(t.chain) or "-"),
+        ("fork", f"yes: it started from its parent's {t.inherited_messages} messages" if t.forked else "no"),
         ("started", format_when(t.started_at)),
         ("finished", format_when(t.finished_at)),
         ("time", _duration(t.time_ms)),

@@ -288,7 +288,8 @@ class Conversation:
             provider = self.pool.get(self.model)
             self._after_send = on_sent or (lambda: None)
         context = self.runner.tool_context(self.session)
-        tools = main_agent_tools(self.runner, ParentLink(self.session, self.bus))
+        link = ParentLink(self.session, self.bus)
+        tools = main_agent_tools(self.runner, link)
         tools = [t for t in tools if not is_mcp_name(t.name)]  # the session's MCP tools join in `_start_servers`
         self._loop = AgentLoop(
             self.session,
@@ -303,6 +304,7 @@ class Conversation:
             compactor=self.runner.compactor(self.session, context),
             hooks=self.hooks,
         )
+        link.specs = self._loop.tool_specs  # what a fork of the main agent is offered (MCP tools join it later)
         runner = self.runner
         self.budget = SessionBudget(
             self.settings.budget,

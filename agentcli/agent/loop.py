@@ -102,6 +102,7 @@ class AgentLoop:
         compactor: Compactor | None = None,
         hooks: HookEngine | None = None,
         inbox: Callable[[], list[str]] | None = None,
+        specs: Sequence[ToolSpec] | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -114,7 +115,9 @@ class AgentLoop:
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
         self.inbox = inbox  # messages sent to this agent while it runs (SendMessage, the person), framed
-        self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
+        # Offered: its tools' specs, or `specs` (a fork's: its parent's; a listed tool not in `tools` is `unavailable`)
+        own = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools] if specs is None else specs
+        self._specs = list(own)
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
             self.use_compactor(compactor)
@@ -433,6 +436,10 @@ class AgentLoop:
                 self._specs.append(ToolSpec(tool.name, tool.description(), tool.input_schema()))
         if self.compactor is not None:
             self.compactor.gauge.fixed_tokens = self._fixed_tokens()
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tools the next request offers, as sent (what a fork of this agent is offered too)."""
+        return list(self._specs)
 
     def last_text(self) -> str:
         """The latest assistant text of the session (what a stopped run produced so far)."""

@@ -52,7 +52,17 @@ class TaskRecord(BaseModel):
     cost_usd: float | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    inherited_messages: int = 0  # a fork (`fork_context`): how many of its parent's messages it started from
     cached_from: str | None = None  # answered from this earlier task's result, without a model request
+
+    @property
+    def forked(self) -> bool:
+        """Whether the task started from its parent's conversation (a fork)."""
+        return self.inherited_messages > 0
+
+    def shown_description(self) -> str:
+        """The description as a block or a progress line shows it: a fork says so."""
+        return f"{self.description} (fork)" if self.forked else self.description
 
 
 class SessionRecord(BaseModel):

@@ -228,13 +228,18 @@ def _v7(conn: sqlite3.Connection) -> None:
 
 
 def _v8(conn: sqlite3.Connection) -> None:
+    """A fork (`fork_context`): how many of its parent's messages the task started from (0: not a fork)."""
+    conn.execute("ALTER TABLE tasks ADD COLUMN inherited_messages INTEGER NOT NULL DEFAULT 0")
+
+
+def _v9(conn: sqlite3.Connection) -> None:
     """A task answered from an earlier task's stored result (`subagents.result_cache`): that task's id."""
     conn.execute("ALTER TABLE tasks ADD COLUMN cached_from TEXT")
 
 
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]
 
 
 def schema_version() -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -151,15 +151,34 @@ def create_session(
     return job
 
 
-def add_message(session_id: str, seq: int, message: Message) -> WriteJob[None]:
-    """Store message `seq` of a session; a user prompt titles the session and reopens a finished one."""
-    now = now_iso()
+def _message_json(message: Message) -> str:
     try:
-        content = message.model_dump_json()
+        return message.model_dump_json()
     except ValueError:  # text that is not valid Unicode (a lone surrogate from the model): stored as U+FFFD
         from agentcli.safe_text import scrub_deep
 
-        content = json.dumps(scrub_deep(message.model_dump(mode="json")), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(scrub_deep(message.model_dump(mode="json")), ensure_ascii=False, separators=(",", ":"))
+
+
+def add_inherited_messages(session_id: str, messages: Sequence[Message]) -> WriteJob[None]:
+    """Store the messages a fork's session starts with (its parent's, from seq 0), so the stored context
+    resumes as it ran; they neither title the session nor count as its turns."""
+    now = now_iso()
+    rows = [(session_id, seq, m.role, _message_json(m), now) for seq, m in enumerate(messages)]
+
+    def job(conn: sqlite3.Connection) -> None:
+        _ensure_session(conn, session_id, now)
+        conn.executemany(
+            "INSERT OR IGNORE INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)", rows
+        )
+
+    return job
+
+
+def add_message(session_id: str, seq: int, message: Message) -> WriteJob[None]:
+    """Store message `seq` of a session; a user prompt titles the session and reopens a finished one."""
+    now = now_iso()
+    content = _message_json(message)
     role = message.role
     title = title_of(message.text()) if role == "user" else None
 

@@ -5,6 +5,7 @@
     description: Reviews a change for bugs and style.
     tools: Read, Grep, Glob          # or a YAML list; opencode: a mapping {write: false}
     model: sonnet                    # main | light | inherit | an alias | provider:model
+    fork_context: true               # optional: every task starts from its parent's conversation
     ---
     You are a careful code reviewer ...   (the body is the role prompt)
 
@@ -89,6 +90,7 @@ class AgentType:
     max_turns: int | None = None
     timeout_seconds: int | None = None
     effort: str | None = None  # low | medium | high (Claude Code's `effort:`); None = the model's own setting
+    fork_context: bool = False  # every task of this type starts from its parent's conversation (`fork_context:`)
     source: str = "built-in"  # "built-in" or the file path
     scope: Scope = "built-in"
     file_format: FileFormat = "built-in"
@@ -130,6 +132,7 @@ class AgentType:
             "max_turns": self.max_turns,
             "timeout_seconds": self.timeout_seconds,
             "effort": self.effort,
+            "fork_context": self.fork_context,
             "warnings": list(self.warnings),
         }
         if prompt:
@@ -299,6 +302,16 @@ def _effort(data: Mapping[str, Any], warnings: list[str]) -> str | None:
     return None
 
 
+def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
+    value = data.get(key)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
+    return False
+
+
 def parse_agent_file(
     path: Path,
     *,
@@ -405,6 +418,7 @@ def agent_from_front_matter(
         max_turns=_positive_int(data, _MAX_TURNS_KEYS, warnings),
         timeout_seconds=_positive_int(data, _TIMEOUT_KEYS, warnings),
         effort=_effort(data, warnings),
+        fork_context=_flag(data, "fork_context", warnings),
         source=source,
         scope=scope,
         file_format=file_format,

@@ -20,7 +20,7 @@ _YAML_SYNTAX = frozenset("[{\"'|>&*%@`")
 KNOWN_KEYS = frozenset(
     {
         "name", "description", "tools", "disallowed_tools", "disallowedTools", "disallowed-tools", "model",
-        "max_turns", "maxTurns", "maxSteps", "steps", "timeout_seconds", "timeoutSeconds",
+        "max_turns", "maxTurns", "maxSteps", "steps", "timeout_seconds", "timeoutSeconds", "fork_context",
         # Claude Code
         "color", "permissionMode", "skills", "hooks", "memory", "mcpServers", "effort", "isolation",
         "background", "initialPrompt", "argument-hint", "version", "author", "tags",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import re
@@ -62,6 +63,26 @@ class ConcurrencyLimiter:
     async def acquire(self, slot: Slot) -> None:
         """Take a slot, waiting in the queue when `on_limit` is queue; raise `LimitReachedError` otherwise."""
         await self._acquire(slot, wait=self.on_limit != "error")
+
+    async def acquire_unless(self, slot: Slot, cancelled: asyncio.Event) -> bool:
+        """Take a slot (`acquire`: it may wait in the queue); False when `cancelled` is set first (a task
+        cancelled while it was queued)."""
+        if self.try_acquire(slot):
+            return True
+        acquire = asyncio.ensure_future(self.acquire(slot))
+        cancel = asyncio.ensure_future(cancelled.wait())
+        try:
+            await asyncio.wait({acquire, cancel}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel.cancel()
+            if not acquire.done():
+                acquire.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await acquire
+        if acquire.cancelled():
+            return False
+        acquire.result()  # re-raise LimitReachedError
+        return True
 
     async def _acquire(self, slot: Slot, *, wait: bool) -> None:
         if self.try_acquire(slot):

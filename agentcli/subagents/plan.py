@@ -66,6 +66,7 @@ class TaskPlan:
     max_turns: int
     budgets: Budgets  # the call's max_tokens / max_cost_usd, else task_tool's
     note: str = ""  # told to the parent with the result: what of its call was not followed, and why
+    fork: bool = False  # starts from the parent's conversation, with its system prompt (fork.py)
 
 
 def inherited_scopes(scopes: Scopes, write_paths: list[str] | None, read_only: bool) -> Scopes:
@@ -89,6 +90,18 @@ def user_message(args: TaskArgs) -> str:
             f"satisfies this JSON schema:\n{json.dumps(args.output_schema, indent=2)}"
         )
     return text
+
+
+def fork_message(agent_type: str, role: str, tools: tuple[str, ...], task: str) -> str:
+    """A fork's first user message. A fork keeps its parent's system prompt (byte-identical, for the prompt
+    cache), so what a subagent's system prompt would say (its role, its task, its confinement) comes here."""
+    return (
+        f"You are now a fork of the conversation above: a subagent of type {agent_type} that knows what your "
+        "parent knew when it called Task. Your parent goes on without you and reads only your final answer. "
+        f"Of the tools above you may call {', '.join(tools)}; a call to any other is refused. Where your role "
+        "below says you do not see your caller's conversation: as a fork, you do.\n\n"
+        f"{role}\n\n# Prompt\n{task}"
+    )
 
 
 class Planner:
@@ -163,6 +176,7 @@ class Planner:
         if agent_type is None:
             wanted = previous.subagent_type if previous else args.subagent_type
             return Refusal(f"Subagent '{wanted}' not found. Available: {', '.join(self.registry.names())}", "NOT_FOUND")
+        fork = previous is None and (args.fork_context or agent_type.fork_context)
         problem = depth_error(parent.depth, self.settings.task_tool.max_depth) or cycle_error(
             parent.chain, parent.lineage, agent_type.name, args.prompt
         )
@@ -170,8 +184,10 @@ class Planner:
             return Refusal(problem, "CIRCULAR")
         try:
             # A Task call's effort overrides the agent file's, which overrides the model's own thinking setting.
-            model = self.model(args.model, agent_type, parent.model, previous)
-            model = with_effort(model, args.effort or agent_type.effort)
+            # A fork runs on its parent's model and thinking unless the call names them: the history is that
+            # model's, and the provider's prompt cache is per model and thinking setting.
+            model = self.model(args.model or ("inherit" if fork else None), agent_type, parent.model, previous)
+            model = with_effort(model, args.effort or (None if fork else agent_type.effort))
         except Exception as exc:  # a model that does not resolve: a missing key, an unknown provider
             return Refusal(f"Failed to initialize subagent: {exc}", "INTERNAL_ERROR")
         note = self.ignored_model(args.model, agent_type, parent.model, previous)
@@ -180,18 +196,22 @@ class Planner:
             return names
         cfg = self.settings.task_tool
         timeout = args.timeout_seconds or agent_type.timeout_seconds or cfg.default_timeout_seconds
+        # A fork's own instructions go into its first message; the project's are in its parent's system prompt.
+        role = self.system_prompt(agent_type, args.description, args.write_paths, scopes, today, instructions=not fork)
         return TaskPlan(
             agent_type=agent_type,
             model=model,
             tool_names=tuple(names),
             write_paths=args.write_paths,
             write_scopes=scopes,
-            system_prompt=self.system_prompt(agent_type, args.description, args.write_paths, scopes, today),
-            user_message=user_message(args),
+            system_prompt=parent.system_prompt if fork else role,
+            user_message=fork_message(agent_type.name, role, tuple(names), user_message(args)) if fork
+            else user_message(args),
             timeout=float(min(timeout, cfg.max_timeout_seconds)),
             max_turns=agent_type.max_turns or self.settings.agent.max_turns,
             budgets=self.budgets(args),
             note=note,
+            fork=fork,
         )
 
     def budgets(self, args: TaskArgs) -> Budgets:
@@ -288,7 +308,8 @@ class Planner:
         return self._trait(name, "mutating") and not self._trait(name, "edits_files")
 
     def system_prompt(
-        self, agent_type: AgentType, description: str, write_paths: list[str] | None, scopes: Scopes, today: date
+        self, agent_type: AgentType, description: str, write_paths: list[str] | None, scopes: Scopes, today: date,
+        *, instructions: bool = True,
     ) -> str:
         """Role prompt + `# Task` + description, the confinement said in words, project instructions."""
         role = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
@@ -302,6 +323,6 @@ class Planner:
             text += "\n\nYou may write only to files matching all of: " + " and ".join(
                 "(" + ", ".join(scope) + ")" for scope in every
             )
-        if self.instructions:
+        if self.instructions and instructions:
             text += f"\n\n{self.instructions}"
         return text

@@ -31,6 +31,7 @@ from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
+from agentcli.subagents.fork import ForkPoint, fork_point
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
 from agentcli.subagents.mailbox import PostOffice
 from agentcli.subagents.message_tools import message_tools
@@ -186,7 +187,10 @@ class SubagentRunner:
         plan = self.planner.plan(args, parent.session, self.confinement(parent), previous, _now().date())
         if isinstance(plan, Refusal):
             return plan.result()
-        handle = self._new_handle(args, plan, parent, tool_call_id, previous)
+        point = fork_point(parent, tool_call_id) if plan.fork else None  # taken now: the parent goes on
+        if isinstance(point, Refusal):
+            return point.result()
+        handle = self._new_handle(args, plan, parent, tool_call_id, previous, point)
         task_id = handle.record.task_id
         found = await self.cache.lookup(args, plan, handle.session.depth)
         if found.entry is not None:  # answered from an identical finished task's result: no subagent runs
@@ -219,7 +223,7 @@ class SubagentRunner:
                     task_id=task_id,
                     parent_tool_call_id=tool_call_id,
                     subagent_type=plan.agent_type.name,
-                    description=handle.record.description,
+                    description=handle.record.shown_description(),
                     model=plan.model.display,
                     depth=handle.session.depth,
                 ),
@@ -273,7 +277,8 @@ class SubagentRunner:
     # --- building a task ----------------------------------------------------------------------------
 
     def _new_handle(
-        self, args: TaskArgs, plan: TaskPlan, parent: ParentLink, tool_call_id: str, previous: TaskRecord | None
+        self, args: TaskArgs, plan: TaskPlan, parent: ParentLink, tool_call_id: str, previous: TaskRecord | None,
+        fork: ForkPoint | None = None,
     ) -> TaskHandle:
         agent_type = plan.agent_type
         task_id = new_id("tsk")
@@ -308,6 +313,7 @@ class SubagentRunner:
             prompt=args.prompt,
             model_used=plan.model.display,
             status="queued",
+            inherited_messages=len(fork.messages) if fork else 0,
         )
         return TaskHandle(
             record=record,
@@ -317,6 +323,7 @@ class SubagentRunner:
             supervisor=Supervisor(record, child, psession, parent.emit, plan.budgets, plan.timeout, self.prices),
             slot=Slot(priority=child.depth),
             output_schema=args.output_schema,
+            fork=fork,
         )
 
     def _child_loop(self, handle: TaskHandle) -> AgentLoop:
@@ -331,7 +338,10 @@ class SubagentRunner:
         context = self.tool_context(
             session, write_paths=plan.write_paths, write_scopes=plan.write_scopes, progress=sup.touch
         )
-        return AgentLoop(
+        unavailable, fork = self.withheld(session.depth), handle.fork
+        if fork is not None:  # offered its parent's tools, byte-identical; what its plan withholds is refused
+            tools, unavailable = fork.tools(tools, plan, self.planner, session.depth)
+        loop = AgentLoop(
             session,
             self.pool.get(plan.model),
             tools,
@@ -341,10 +351,13 @@ class SubagentRunner:
             price=self.price,
             notices=self.notices_for(session.id),
             inbox=self.post.inbox(session.id),
-            unavailable=self.withheld(session.depth),
+            unavailable=unavailable,
             compactor=self.compactor(session, context),
             hooks=self.hooks,
+            specs=fork.specs if fork is not None else None,
         )
+        link.specs = loop.tool_specs  # what a fork of this subagent is offered
+        return loop
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -352,7 +365,8 @@ class SubagentRunner:
         """Wait for a slot, run the child under its limits, store the record, build the parent's result."""
         record, sup = handle.record, handle.supervisor
         try:
-            if not (handle.slot.held or self.limiter.try_acquire(handle.slot) or await self._admit(handle)):
+            slot = handle.slot
+            if not (slot.held or await self.limiter.acquire_unless(slot, sup.cancel_requested)):
                 self._finish(handle, "cancelled", None, sup.stopped[1] if sup.stopped else "cancelled")
             else:
                 record.status = "running"
@@ -361,7 +375,9 @@ class SubagentRunner:
                 self._save(handle)
                 sup.report()
                 message = handle.plan.user_message + await self._subagent_hook(handle, "SubagentStart")
-                status, result, error = await sup.run(self._child_loop(handle), message, handle.output_schema)
+                loop, fork = self._child_loop(handle), handle.fork
+                opening = fork.start(handle.session, message, self.store) if fork is not None else message
+                status, result, error = await sup.run(loop, opening, handle.output_schema)
                 self._finish(handle, status, result, error)
         except LimitReachedError:
             self._finish(handle, "failed", None, "Maximum concurrent tasks limit reached")
@@ -402,23 +418,6 @@ class SubagentRunner:
         said = [f"A {event} hook says: {verdict.reason}"] if verdict.blocked and event == "SubagentStop" else []
         said += verdict.context
         return "".join(f"\n\n<system-notice>{defang_tags(text)}</system-notice>" for text in said)
-
-    async def _admit(self, handle: TaskHandle) -> bool:
-        """Wait in the queue; False when the task was cancelled while queued."""
-        acquire = asyncio.ensure_future(self.limiter.acquire(handle.slot))
-        cancelled = asyncio.ensure_future(handle.supervisor.cancel_requested.wait())
-        try:
-            await asyncio.wait({acquire, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancelled.cancel()
-            if not acquire.done():
-                acquire.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await acquire
-        if acquire.cancelled():
-            return False
-        acquire.result()  # re-raise LimitReachedError
-        return True
 
     # --- finishing ----------------------------------------------------------------------------------
 

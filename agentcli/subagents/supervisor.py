@@ -30,6 +30,7 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
+from agentcli.llm.base import Message
 from agentcli.llm.models import ResolvedModel
 from agentcli.status import TASK_STATUS_OF_RUN, StopStatus, TaskStatus
 from agentcli.store.records import TaskRecord
@@ -187,7 +188,7 @@ class Supervisor:
 
     # --- running ------------------------------------------------------------------------------------
 
-    async def run(self, loop: AgentLoop, message: str, output_schema: dict[str, Any] | None) -> Outcome:
+    async def run(self, loop: AgentLoop, message: str | Message, output_schema: dict[str, Any] | None) -> Outcome:
         """Run the subagent to an end, with one repair turn when its answer misses `output_schema`."""
         self.loop = loop
         status, result, error = await self._run_once(message)
@@ -212,7 +213,7 @@ class Supervisor:
             return "failed", result, f"output_schema could not be checked: {_one_line(exc)[:300]}"
         return status, result, error
 
-    async def _run_once(self, message: str) -> Outcome:
+    async def _run_once(self, message: str | Message) -> Outcome:
         loop = self.loop
         assert loop is not None
         if self.stopped is not None:  # stopped before it could start

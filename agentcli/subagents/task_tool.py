@@ -6,7 +6,7 @@ implements it), so this module imports nothing else of the subagent layer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -14,16 +14,19 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
 from agentcli.agent.session import Session
 from agentcli.events import EventSink
+from agentcli.llm.base import ToolSpec
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 @dataclass(slots=True)
 class ParentLink:
-    """The agent that makes Task calls: its session, its event sink, and its own task (None for main)."""
+    """The agent that makes Task calls: its session, its event sink, its own task (None for main), and the
+    tools its requests offer now (`AgentLoop.tool_specs`, set once its loop is built: what a fork of it is offered)."""
 
     session: Session
     emit: EventSink
     task_id: str | None = None
+    specs: Callable[[], Sequence[ToolSpec]] | None = None
 
 
 class Delegator(Protocol):
@@ -54,9 +57,13 @@ class TaskArgs(ToolArgs):
     """The Task tool's input (SPEC §4). Limits that depend on config come through the validation context."""
 
     description: str = Field(description="A short (3-5 word) summary of the task")
-    prompt: str = Field(description="Full instructions for the subagent: it sees nothing else of this conversation")
+    prompt: str = Field(
+        description="Full instructions for the subagent: it sees nothing else of this conversation, unless fork_context"
+    )
     subagent_type: str = Field(description="Which agent type runs the task (see the list in the description)")
-    model: str | None = Field(None, description="main, light or provider:model; default: the type's model")
+    model: str | None = Field(
+        None, description="main, light or provider:model; default: the type's model (a fork's: yours)"
+    )
     expected_response: str | None = Field(None, description="Format the answer must follow")
     run_in_background: bool = Field(False, description="Return a task_id at once; read the result with TaskOutput")
     write_paths: list[str] | None = Field(None, description="Globs the subagent may write to (e.g. src/api/**)")
@@ -64,6 +71,9 @@ class TaskArgs(ToolArgs):
     output_schema: dict[str, Any] | None = Field(None, description="JSON schema the final answer must satisfy")
     resume: str | None = Field(
         None, description="task_id of a finished subagent to continue with this prompt (it keeps its type and model)"
+    )
+    fork_context: bool = Field(
+        False, description="Start the subagent from this conversation so far (it knows what you know); not with resume"
     )
     effort: Literal["low", "medium", "high"] | None = Field(
         None, description="How hard the subagent thinks: low, medium or high; default: the type's or the model's"
@@ -77,6 +87,13 @@ class TaskArgs(ToolArgs):
     no_cache: bool = Field(
         False, description="Run even when an identical finished task's result could be reused (nothing it read changed)"
     )
+
+    @field_validator("fork_context")
+    @classmethod
+    def _fork_context(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("resume"):
+            raise ValueError("a resumed task goes on from its own conversation: use fork_context without resume")
+        return value
 
     @field_validator("description")
     @classmethod

@@ -13,6 +13,7 @@ from agentcli.llm.base import Message
 from agentcli.status import FINISHED_TASK_STATUSES, short_result
 from agentcli.store.records import TaskRecord
 from agentcli.store.writes import INTERRUPTED
+from agentcli.subagents.fork import ForkPoint
 from agentcli.subagents.limits import Slot
 from agentcli.subagents.plan import TaskPlan
 from agentcli.subagents.supervisor import Supervisor
@@ -38,6 +39,7 @@ class TaskHandle:
     supervisor: Supervisor
     slot: Slot
     output_schema: dict[str, Any] | None = None
+    fork: ForkPoint | None = None  # a fork: the parent's conversation and tool list at its Task call
     background: bool = False
     done: asyncio.Event = field(default_factory=asyncio.Event)
 

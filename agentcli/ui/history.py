@@ -131,7 +131,7 @@ class _Builder:
             task_id=record.task_id,
             parent_tool_call_id=record.parent_tool_call_id or "",
             subagent_type=terminal_safe(record.subagent_type),
-            description=terminal_safe(record.description),
+            description=terminal_safe(record.shown_description()),
             model=terminal_safe(record.model_used or ""),
             depth=record.depth,
             parent=owner,
@@ -156,8 +156,9 @@ class _Builder:
         return block
 
     def _child_part(self, child: str, record: TaskRecord, block: BlockItem, runs: list[TaskRecord]) -> list[Entry]:
-        """The part of the child session's history this task ran (a resumed task's session holds several)."""
-        parts = _segments(self.store.get_messages(child), len(runs))
+        """The part of the child session's history this task ran (a resumed task's session holds several); a
+        fork's starts after its parent's messages."""
+        parts = _segments(self.store.get_messages(child)[runs[0].inherited_messages:], len(runs))
         index = next((i for i, r in enumerate(runs) if r.task_id == record.task_id), len(runs) - 1)
         return self.messages(child, parts[min(index, len(parts) - 1)], block)
 
