@@ -258,8 +258,8 @@ class ResultCache:
             return Lookup(None, why="result caching is off")
         if not plan.agent_type.read_only:
             return Lookup(None, why=f"{plan.agent_type.name} is not a read-only type")
-        if any(getattr(args, name, None) for name in UNCACHEABLE_ARGS):
-            return Lookup(None, why="resume, fork_context and isolation are never cached")
+        if plan.fork or any(getattr(args, name, None) for name in UNCACHEABLE_ARGS):  # a fork: its type's file too
+            return Lookup(None, why="resumes, forks and isolated tasks are never cached")
         key = task_key(args, plan, depth)
         if args.no_cache:
             return Lookup(key, why="no_cache")
