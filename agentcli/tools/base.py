@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentcli.diffs import FileDiff
+from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.netguard import WebFetchLimits
 
 
@@ -146,11 +147,7 @@ class Tool(ABC, Generic[A]):
         """JSON schema of the arguments, as sent to the model (built once per argument model; do not mutate)."""
         cached = _SCHEMAS.get(self.args_model)
         if cached is None:
-            cached = self.args_model.model_json_schema()
-            cached.pop("title", None)
-            for prop in cached.get("properties", {}).values():
-                prop.pop("title", None)
-            _SCHEMAS[self.args_model] = cached
+            cached = _SCHEMAS[self.args_model] = model_schema(self.args_model)  # no titles, docstrings, null noise
         return cached
 
     def parse(self, raw: dict[str, Any]) -> A:
