@@ -61,7 +61,7 @@ from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult, tool_specs
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ class AgentLoop:
         self.notices = notices  # e.g. background tasks that finished: told to the model at its next turn
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
-        self._specs = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools]
+        self._specs = tool_specs(tools)  # in the one listing order every agent shares (prompt caching)
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
             self.use_compactor(compactor)
@@ -253,6 +253,7 @@ class AgentLoop:
         request = ModelRequest(
             model=session.model.model,
             system=session.system_prompt,
+            system_stable=session.system_stable,
             messages=tuple(session.messages),
             tools=self._specs,
             max_tokens=session.model.max_output_tokens,
@@ -672,7 +673,7 @@ class AgentLoop:
         for tool in tools:
             if tool.name not in self.tools:
                 self.tools[tool.name] = tool
-                self._specs.append(ToolSpec(tool.name, tool.description(), tool.input_schema()))
+        self._specs = tool_specs(self.tools.values())
         if self.compactor is not None:
             self.compactor.gauge.fixed_tokens = self._fixed_tokens()
 

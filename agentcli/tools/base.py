@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentcli.diffs import FileDiff
+from agentcli.llm.base import ToolSpec
 from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.netguard import WebFetchLimits
 
@@ -136,6 +137,7 @@ class Tool(ABC, Generic[A]):
     shows_file: ClassVar[bool] = False  # its result shows the file's text (a Read deny rule stops it too)
     network_only: ClassVar[bool] = False  # mutating only as it reaches the network (WebFetch): writes no file, runs
     # no command, so a type that has it can still be read-only (its subagents get read-only tools all the same)
+    external: ClassVar[bool] = False  # offered by an outside server (MCP): listed after agentcli's own tools
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""
@@ -180,3 +182,36 @@ class Tool(ABC, Generic[A]):
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work. Raise `ToolError` for failures the model should see."""
+
+
+T = TypeVar("T", bound="Tool[Any] | type[Tool[Any]]")
+
+
+def listing_rank(tool: Tool[Any] | type[Tool[Any]]) -> int:
+    """Where a tool is listed to the model, from its traits: 0 the read-only tools, 1 the mutating ones, 2 the
+    rest of agentcli's own (Task and the other tools of the delegation tree), 3 an outside server's (MCP)."""
+    if tool.external:
+        return 3
+    if tool.read_only:
+        return 0
+    return 1 if tool.mutating else 2
+
+
+def in_listing_order(tools: Iterable[T]) -> list[T]:
+    """`tools` in the one order every agent lists them in (`listing_rank`; each group as given).
+
+    Every agent's list is then a prefix of the main agent's as far as they have the same tools: a read-only
+    subagent's (the read-only group) and a subagent with every tool (all of it), so the provider's prompt
+    cache serves what the main agent's requests already wrote.
+    """
+    return sorted(tools, key=listing_rank)
+
+
+def tool_specs(tools: Iterable[Tool[Any]]) -> list[ToolSpec]:
+    """The tools as offered to the model, in listing order, the last read-only one marked `cache_break`."""
+    ordered = in_listing_order(tools)
+    shared = sum(1 for tool in ordered if listing_rank(tool) == 0)
+    return [
+        ToolSpec(tool.name, tool.description(), tool.input_schema(), cache_break=i == shared - 1)
+        for i, tool in enumerate(ordered)
+    ]
