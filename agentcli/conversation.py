@@ -32,6 +32,7 @@ from agentcli.llm.prices import context_window, cost_usd
 from agentcli.mcp.manager import McpManager, session_manager
 from agentcli.prompts import project_instructions, render_system_prompt
 from agentcli.subagents.budget import SessionBudget
+from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
@@ -90,10 +91,12 @@ def holder_line(session_id: str, pid: int) -> str:
 
 
 def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[Any]]:
-    """The main agent's tools: every tool of the runner's toolbox, and the Task tools while delegation is on."""
+    """The main agent's tools: the runner's toolbox, and the Task and message tools while delegation is on."""
     tools = runner.toolbox.build()
     if runner.can_delegate(parent.session.depth):
         tools += task_tools(runner, parent)
+        tools += message_tools(runner.switchboard, parent)
+        runner.switchboard.main_link = parent  # where a subagent's message to its parent goes
     return tools
 
 
@@ -292,6 +295,7 @@ class Conversation:
             max_turns=self.settings.agent.max_turns,
             price=cost_usd,
             notices=self.runner.notices_for(self.session.id),
+            inbox=self.runner.post.inbox(self.session.id),
             compactor=self.runner.compactor(self.session, context),
             hooks=self.hooks,
         )

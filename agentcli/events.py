@@ -186,6 +186,24 @@ class HookRunEvent(_Event):
     duration_ms: float = 0.0
 
 
+class AgentMessageEvent(_Event):
+    """A message sent to an agent of the tree (SendMessage, or the person in the TUI) and how it went.
+
+    `session_id` / `agent` are the recipient's, so the event travels in the recipient's wrappers (its block
+    shows it); `sender` is `main`, a subagent's label (`explore#2`) or `the person`. `delivery`: `queued`
+    (read at the recipient's next turn boundary) or `continued` (the recipient had finished: it runs again
+    as `continued_as`).
+    """
+
+    kind: Literal["agent_message"] = "agent_message"
+    sender: str
+    sender_task_id: str | None = None
+    recipient_task_id: str | None = None  # None: the main agent
+    text: str
+    delivery: Literal["queued", "continued"] = "queued"
+    continued_as: str | None = None
+
+
 class CompactionEvent(_Event):
     """A session's context was made smaller before its next request (the stored history keeps everything).
 
@@ -288,6 +306,7 @@ Event = Annotated[
     | ErrorEvent
     | NoticeEvent
     | HookRunEvent
+    | AgentMessageEvent
     | CompactionEvent
     | RunFinishedEvent
     | SubagentBlockAddedEvent

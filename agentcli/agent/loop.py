@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 import time
@@ -11,11 +10,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.agent.compaction import Compaction, Compactor, SummaryReply, estimate_tokens
+from agentcli.agent.compaction import Compaction, Compactor
 from agentcli.agent.session import Session
-from agentcli.diffs import FileDiff
+from agentcli.agent.spending import PriceFn, Spending, Unfinished
+from agentcli.agent.tool_calls import CANCELLED_RESULT, ToolCalls, fire_hook, report
 from agentcli.events import (
-    STREAMING_STEP_CHARS,
     CompactionEvent,
     ErrorEvent,
     Event,
@@ -27,13 +26,8 @@ from agentcli.events import (
     SessionStartedEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
-    ToolCallFinishedEvent,
-    ToolCallStartedEvent,
-    ToolCallStreamingEvent,
-    ToolOutputEvent,
-    UsageEvent,
 )
-from agentcli.hooks.engine import HookEngine, HookVerdict
+from agentcli.hooks.engine import HookEngine
 from agentcli.llm.base import (
     CHARS_PER_TOKEN,
     ContextOverflowError,
@@ -45,29 +39,22 @@ from agentcli.llm.base import (
     ResponseDone,
     StopReason,
     StreamRetry,
-    StreamUsage,
     TextBlock,
     TextDelta,
     ThinkingDelta,
-    ToolCallArgsDelta,
-    ToolCallStart,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
-    Usage,
-    tokens_for_chars,
 )
 from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult, tool_specs
+from agentcli.tools.base import Tool, ToolContext, tool_specs
 
 log = logging.getLogger(__name__)
 
-CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
 MAX_STOP_HOOK_TURNS = 3  # a Stop hook may send the main agent back to work this many times per run
-PriceFn = Callable[[str, str, Usage], float | None]
 
 
 # Told to whoever reads a result (a parent agent, a script) when the last turn did not end normally.
@@ -87,6 +74,7 @@ class RunOutcome:
     turns: int
     error: str | None = None
     stop_reason: StopReason | None = None
+    empty: bool = False  # the last turn produced neither text nor tool calls
 
     def marked_result(self) -> str:
         """The result with a visible marker when the last turn was cut at the token limit or refused."""
@@ -113,6 +101,7 @@ class AgentLoop:
         unavailable: dict[str, str] | None = None,
         compactor: Compactor | None = None,
         hooks: HookEngine | None = None,
+        inbox: Callable[[], list[str]] | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -124,6 +113,7 @@ class AgentLoop:
         self.notices = notices  # e.g. background tasks that finished: told to the model at its next turn
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
+        self.inbox = inbox  # messages sent to this agent while it runs (SendMessage, the person), framed
         self._specs = tool_specs(tools)  # in the one listing order every agent shares (prompt caching)
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
@@ -132,6 +122,8 @@ class AgentLoop:
         self._task: asyncio.Task[Any] | None = None  # the task running `run`, while it runs
         self.stopped: tuple[RunStatus, str] | None = None  # why `stop` ended the current run
         self._stop_cancelled = False  # `stop` cancelled the run's task (it was asked from another task)
+        self._calls = ToolCalls(self)
+        self._spending = Spending(self)
 
     def stop(self, status: RunStatus, reason: str) -> bool:
         """End the running turn with `status` (a limit was reached, someone cancelled it), keeping its partial result.
@@ -231,12 +223,16 @@ class AgentLoop:
             calls = response.tool_uses()
             if not calls and response.stop_reason == "pause_turn":
                 continue  # Anthropic paused a long turn: sending the history back lets the model go on
+            if not calls and (letters := self._letters()):  # a message came while it answered: it reads it
+                self._append(Message(role="user", content=[TextBlock(text=text) for text in letters]))
+                continue
             if not calls and (again := await self._stop_hook(stop_hook_turns)):
                 stop_hook_turns += 1
                 self._append(Message.user(again))
                 continue
             if not calls:
-                return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason)
+                return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason,
+                                  empty=response.empty)
             if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
                 cut = "the call was cut at the output token limit"
                 calls = [
@@ -263,7 +259,7 @@ class AgentLoop:
             effort=session.model.effort,
         )
         partial: list[str] = []
-        spent = _Unfinished()  # what this request streamed, counted if it never finishes
+        spent = Unfinished()  # what this request streamed, counted if it never finishes
         started = time.monotonic()
         try:
             async for event in self.provider.stream(request):
@@ -278,11 +274,11 @@ class AgentLoop:
                     self._event(ThinkingDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
                     self.context.progress()
                 elif isinstance(event, ResponseDone):
-                    self._account(event.response, (time.monotonic() - started) * 1000)
+                    self._spending.response(event.response, (time.monotonic() - started) * 1000)
                     return event.response
                 elif isinstance(event, StreamRetry):
                     partial.clear()
-                    spent = _Unfinished()  # a retried attempt is not counted (as before: its usage is unknown)
+                    spent = Unfinished()  # a retried attempt is not counted (as before: its usage is unknown)
                     self._event(
                         RetryEvent(
                             session_id=session.id,
@@ -293,10 +289,10 @@ class AgentLoop:
                         )
                     )
                 else:
-                    self._stream_progress(event, spent)
+                    self._spending.progress(event, spent)
                     self.context.progress()
         except (asyncio.CancelledError, ProviderError):
-            self._account_unfinished(spent)
+            self._spending.unfinished(spent)
             text = "".join(partial)
             if text.strip():  # keep what the person already saw; the transcript stays valid
                 self._append(Message(role="assistant", content=[TextBlock(text=text)]))
@@ -337,7 +333,7 @@ class AgentLoop:
         done = await compactor.fit(session.messages, session.next_seq, force=force, focus=focus, overflow=overflow)
         for step in done:
             if step.reply is not None:
-                self._account_summary(step.reply)
+                self._spending.summary(step.reply)
             if step.fallback:
                 self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=step.fallback))
             self._event(
@@ -354,13 +350,6 @@ class AgentLoop:
                 )
             )
         return done
-
-    def _account_summary(self, reply: SummaryReply) -> None:
-        """The summariser's request is this agent's spending (the ledger and budgets see it)."""
-        session = self.session
-        cost = self.price(reply.provider, reply.model, reply.usage) if self.price else None
-        session.ledger.add_own(reply.usage, cost)
-        self._event(self._usage_event(reply.provider, reply.model, reply.usage, cost))
 
     def _stop_notice(self, response: ModelResponse) -> None:
         """Say so when a turn did not end normally: cut at the token limit, refused, or empty."""
@@ -379,108 +368,13 @@ class AgentLoop:
             return
         self._event(NoticeEvent(session_id=self.session.id, agent=self.session.agent, message=line))
 
-    def _account(self, response: ModelResponse, duration_ms: float = 0.0) -> None:
-        session = self.session
-        usage = response.usage
-        cost = self.price(session.model.provider, response.model, usage) if self.price else None
-        session.ledger.add_own(usage, cost)
-        if self.compactor is not None:
-            self.compactor.gauge.record(usage, len(session.messages) + 1)  # the reply is appended next
-        self._event(self._usage_event(session.model.provider, response.model, usage, cost, duration_ms))
-
-    def _usage_event(
-        self, provider: str, model: str, usage: Usage, cost: float | None, duration_ms: float = 0.0
-    ) -> UsageEvent:
-        session, compactor = self.session, self.compactor
-        use = None
-        if compactor is not None:  # after a response: its measured size; after a summary: the estimate
-            use = (compactor.gauge.measured or compactor.used(session.messages), compactor.window)
-        return UsageEvent(
-            session_id=session.id,
-            agent=session.agent,
-            provider=provider,
-            model=model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-            cost_usd=cost,
-            context_tokens=use[0] if use is not None else 0,
-            context_window=use[1] if use is not None else 0,
-            duration_ms=duration_ms,
-        )
-
-    def _stream_progress(self, event: object, spent: _Unfinished) -> None:
-        """Usage reported mid-stream, and tool calls being written (the UI shows them before they run)."""
-        session = self.session
-        if isinstance(event, StreamUsage):
-            spent.usage = event.usage
-        elif isinstance(event, ToolCallStart):
-            spent.calls[event.index] = [event.id, event.name, 0]
-            self._event(ToolCallStreamingEvent(session_id=session.id, agent=session.agent, index=event.index,
-                                               tool_call_id=event.id, name=event.name))
-        elif isinstance(event, ToolCallArgsDelta):
-            spent.chars += len(event.partial_json)
-            call = spent.calls.get(event.index)
-            if call is None:
-                return
-            before = int(call[2])
-            call[2] = before + len(event.partial_json)
-            if before // STREAMING_STEP_CHARS != int(call[2]) // STREAMING_STEP_CHARS:
-                self._event(ToolCallStreamingEvent(session_id=session.id, agent=session.agent, index=event.index,
-                                                   tool_call_id=str(call[0]), name=str(call[1]), chars=int(call[2])))
-
-    def _account_unfinished(self, spent: _Unfinished) -> None:
-        """A request that streamed but never finished (stopped, or failed for good) was billed: count it, estimated.
-
-        Input: what the provider reported at the stream's start, else an estimate of the request; output: the
-        larger of the reported count and the streamed characters / 4. A request that streamed nothing is not
-        counted (whether the provider processed it is unknown).
-        """
-        if not spent.started or spent.accounted:
-            return
-        spent.accounted = True
-        usage = spent.usage
-        if usage is None:
-            usage = Usage(input_tokens=self._request_estimate())
-        usage = dataclasses.replace(usage, output_tokens=max(usage.output_tokens, tokens_for_chars(spent.chars)))
-        if usage.total_tokens == 0:
-            return
-        session = self.session
-        cost = self.price(session.model.provider, session.model.model, usage) if self.price else None
-        session.ledger.add_own(usage, cost)
-        event = self._usage_event(session.model.provider, session.model.model, usage, cost)
-        self._event(event.model_copy(update={"estimated": True}))
-
-    def _request_estimate(self) -> int:
-        """Tokens of the request now being sent, estimated (about four characters a token)."""
-        if self.compactor is not None:
-            return self.compactor.used(self.session.messages)
-        return len(self.session.system_prompt) // CHARS_PER_TOKEN + estimate_tokens(self.session.messages)
-
     # --- tools ----------------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
-        """Run one turn's calls: consecutive concurrency-safe calls together, others alone; results in order."""
+        """Run one turn's calls (`ToolCalls`); their results go back in call order, a cancelled one's too."""
         results: list[ToolResultBlock | None] = [None] * len(calls)
-
-        async def one(index: int) -> None:
-            results[index] = await self._run_one(calls[index])
-
         try:
-            await asyncio.sleep(0)  # cancellation checkpoint (see `_turns`): a stop during the answer runs no tool
-            if self.stopped is not None:
-                return  # `stop` asked from inside: every call gets the cancelled result
-            for group in self._groups(calls):
-                if self.stopped is not None:
-                    break  # stopped from inside by an earlier call (a tool-call limit): the rest never start
-                if len(group) == 1:
-                    await one(group[0])
-                else:
-                    async with asyncio.TaskGroup() as tg:
-                        for index in group:
-                            tg.create_task(one(index))
+            await self._calls.run(calls, results)
         finally:
             blocks = [
                 r if r is not None else ToolResultBlock(tool_use_id=c.id, content=CANCELLED_RESULT, is_error=True)
@@ -488,108 +382,7 @@ class AgentLoop:
             ]
             self._append(self._with_notices(Message(role="user", content=list(blocks))))
 
-    def _groups(self, calls: list[ToolUseBlock]) -> list[list[int]]:
-        groups: list[list[int]] = []
-        previous_safe = False
-        for index, call in enumerate(calls):
-            safe = self._safe(call)
-            if safe and previous_safe:
-                groups[-1].append(index)
-            else:
-                groups.append([index])
-            previous_safe = safe
-        return groups
-
-    def _safe(self, call: ToolUseBlock) -> bool:
-        tool = self.tools.get(call.name)
-        return tool is not None and tool.concurrency_safe and call.input_error is None
-
-    async def _run_one(self, call: ToolUseBlock) -> ToolResultBlock:
-        session = self.session
-        tool = self.tools.get(call.name)
-        timing = _Timing(time.perf_counter())
-        args: Any = None
-        summary = _raw_summary(call.input)
-        error: str | None = None
-        if tool is None:
-            error = self.unavailable.get(call.name) or (
-                f"Unknown tool '{call.name}'. Available tools: {', '.join(self.tools)}."
-            )
-        elif call.input_error is not None:
-            error = f"Invalid arguments for {call.name}: {call.input_error}"
-        else:
-            try:
-                args = tool.parse(call.input)
-                summary = tool.summary(args)
-            except ToolError as exc:
-                error = str(exc)
-        self._event(
-            ToolCallStartedEvent(
-                session_id=session.id,
-                agent=session.agent,
-                tool_call_id=call.id,
-                name=call.name,
-                args=call.input,
-                summary=summary,
-            )
-        )
-        result = ToolResult(error, is_error=True) if error is not None else None
-        if result is None and self.stopped is not None:
-            result = ToolResult(CANCELLED_RESULT, is_error=True)  # its own start went over a limit: it never runs
-        try:
-            if result is None:
-                assert tool is not None
-                result = await self._execute(tool, args, call, timing)
-        except asyncio.CancelledError:
-            self._tool_finished(call, ToolResult(CANCELLED_RESULT, is_error=True), timing)
-            raise
-        self._tool_finished(call, result, timing)
-        return ToolResultBlock(tool_use_id=call.id, content=result.content, is_error=result.is_error)
-
-    async def _execute(self, tool: Tool[Any], args: Any, call: ToolUseBlock, timing: _Timing) -> ToolResult:
-        tail = OutputTail(lambda text, total: self._event(ToolOutputEvent(
-            session_id=self.session.id, agent=self.session.agent, tool_call_id=call.id, name=tool.name,
-            tail=text, total_bytes=total)))
-        ctx = dataclasses.replace(self.context, tool_call_id=call.id, output=tail.feed)
-        try:
-            if self.hooks is not None and (refused := await self._tool_hook("PreToolUse", call)) is not None:
-                return refused
-            result = await self._execute_in(tool, args, ctx, timing)
-            if self.hooks is not None and not result.is_error:
-                response = {"content": result.content, "is_error": False, "files_modified": result.files_modified}
-                if (feedback := await self._tool_hook("PostToolUse", call, response)) is not None:
-                    result = dataclasses.replace(result, content=f"{result.content}\n\n{feedback.content}")
-            return result
-        finally:
-            tail.close()
-
     # --- hooks ----------------------------------------------------------------------------------
-
-    async def _fire(self, event: str, data: dict[str, Any], target: str | None = None,
-                    call_id: str | None = None) -> HookVerdict:
-        assert self.hooks is not None
-        verdict = await self.hooks.fire(event, data, session_id=self.session.id, agent=self.session.agent,
-                                        emit=self._event, target=target, tool_call_id=call_id)
-        if verdict.stop:  # `continue: false`: the run ends at its next checkpoint
-            self.stop("cancelled", f"stopped by a {event} hook: {verdict.stop_reason or verdict.reason}")
-        return verdict
-
-    async def _tool_hook(self, event: str, call: ToolUseBlock, response: dict[str, Any] | None = None
-                         ) -> ToolResult | None:
-        """PreToolUse: the refusal the model reads when a hook blocks the call (it never runs); PostToolUse: what
-        a hook that blocks says about the finished call (added to its result). None: nothing to say."""
-        data: dict[str, Any] = {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id}
-        if response is not None:
-            data["tool_response"] = response
-        verdict = await self._fire(event, data, call.name, call.id)
-        notes = [defang_tags(c) for c in verdict.context]
-        if verdict.blocked or verdict.stop:
-            said = defang_tags(verdict.reason if verdict.blocked else verdict.stop_reason or verdict.reason)
-            head = f"Blocked by a {event} hook: {said}" if event == "PreToolUse" else f"A {event} hook says: {said}"
-            return ToolResult("\n".join([head, *notes]), is_error=True)
-        if notes and event == "PostToolUse":
-            return ToolResult("\n".join(f"[{event} hook] {n}" for n in notes))
-        return None
 
     async def _stop_hook(self, turns: int) -> str | None:
         """The main agent is about to end its turn: a Stop hook that blocks sends it back with its reason."""
@@ -597,50 +390,10 @@ class AgentLoop:
             return None
         if turns >= MAX_STOP_HOOK_TURNS:  # bounded: a hook that always blocks cannot keep the agent going forever
             return None
-        verdict = await self._fire("Stop", {"stop_hook_active": turns > 0})
+        verdict = await fire_hook(self, "Stop", {"stop_hook_active": turns > 0})
         if not verdict.blocked or verdict.stop:
             return None
         return f"<system-notice>{defang_tags(f'A Stop hook asked you to go on: {verdict.reason}')}</system-notice>"
-
-    async def _execute_in(self, tool: Tool[Any], args: Any, ctx: ToolContext, timing: _Timing) -> ToolResult:
-        asked = time.perf_counter()
-        try:
-            decision = await ctx.permissions.check(tool, args, ctx)
-        finally:
-            timing.waited += time.perf_counter() - asked  # the person's time, not the tool's
-        if not decision.allowed:
-            return ToolResult(decision.reason, is_error=True)
-        deadline = None if tool.own_time_limit else ctx.tool_timeout_seconds  # starts after approval
-        try:
-            async with asyncio.timeout(deadline) as timer:
-                return await tool.run(args, ctx)
-        except ToolError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except Exception as exc:  # a tool bug must not end the run: the model reads it and goes on
-            if isinstance(exc, TimeoutError) and timer.expired():
-                return ToolResult(f"{tool.name} timed out after {ctx.tool_timeout_seconds:g}s", is_error=True)
-            log.exception("tool %s failed", tool.name)
-            return ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-
-    def _tool_finished(self, call: ToolUseBlock, result: ToolResult, timing: _Timing) -> None:
-        elapsed = time.perf_counter() - timing.start
-        self._event(
-            ToolCallFinishedEvent(
-                session_id=self.session.id,
-                agent=self.session.agent,
-                tool_call_id=call.id,
-                name=call.name,
-                is_error=result.is_error,
-                output=result.content,
-                duration_ms=(elapsed - timing.waited) * 1000,
-                approval_ms=timing.waited * 1000,
-                files_modified=result.files_modified,
-                code=_text(result.metadata.get("code")),
-                short_result=_text(result.metadata.get("short_result")),
-                diff=_diff(result),
-                todos=_todos(result.metadata.get("todos")),
-            )
-        )
 
     # --- bookkeeping ----------------------------------------------------------------------------
 
@@ -662,11 +415,16 @@ class AgentLoop:
         )
 
     def _with_notices(self, message: Message) -> Message:
+        """`message` with what arrived since the last turn: notices (background tasks that finished) and letters."""
         notes = self.notices() if self.notices is not None else []
-        if not notes:
-            return message
         extra = [TextBlock(text=f"<system-notice>{defang_tags(note)}</system-notice>") for note in notes]
+        extra += [TextBlock(text=text) for text in self._letters()]
+        if not extra:
+            return message
         return Message(role=message.role, content=[*message.content, *extra])
+
+    def _letters(self) -> list[str]:
+        return self.inbox() if self.inbox is not None else []
 
     def add_tools(self, tools: Iterable[Tool[Any]]) -> None:
         """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept."""
@@ -688,87 +446,7 @@ class AgentLoop:
         return ""
 
     def _event(self, event: Event) -> None:
-        try:
-            self.emit(event)
-        except Exception:  # a broken consumer must not break the agent
-            log.exception("event consumer failed on %s", event.kind)
-
-
-@dataclass(slots=True)
-class _Timing:
-    """When a tool call started, and how long of that it waited for the person's approval."""
-
-    start: float
-    waited: float = 0.0
-
-
-@dataclass(slots=True)
-class _Unfinished:
-    """What one model request streamed so far: counted as spent if it never finishes."""
-
-    started: bool = False
-    chars: int = 0  # text, reasoning and tool arguments
-    usage: Usage | None = None  # what the provider reported mid-stream
-    calls: dict[int, list[Any]] = dataclasses.field(default_factory=dict)  # index -> [id, name, argument chars]
-    accounted: bool = False
-
-
-OUTPUT_TAIL_CHARS = 600  # the most of a running tool's output one ToolOutputEvent carries
-OUTPUT_EVERY_SECONDS = 0.25  # at most this often
-
-
-class OutputTail:
-    """Keeps the end of a running tool's output and reports it at most every `OUTPUT_EVERY_SECONDS`."""
-
-    def __init__(self, report: Callable[[str, int], None]) -> None:
-        self.report = report
-        self.buffer = bytearray()
-        self.total = 0
-        self.last = 0.0
-        self.timer: asyncio.TimerHandle | None = None
-
-    def feed(self, data: bytes) -> None:
-        """Output arrived: keep its end; report now, or soon when a report went out moments ago."""
-        self.total += len(data)
-        self.buffer += data
-        if len(self.buffer) > OUTPUT_TAIL_CHARS * 4:
-            del self.buffer[: len(self.buffer) - OUTPUT_TAIL_CHARS * 4]
-        wait = self.last + OUTPUT_EVERY_SECONDS - time.monotonic()
-        if wait <= 0:
-            self.flush()
-        elif self.timer is None:
-            self.timer = asyncio.get_running_loop().call_later(wait, self.flush)
-
-    def flush(self) -> None:
-        """Report the output's end now."""
-        self.timer = None
-        self.last = time.monotonic()
-        text = self.buffer.decode("utf-8", errors="replace")[-OUTPUT_TAIL_CHARS:]
-        self.report(text, self.total)
-
-    def close(self) -> None:
-        """The tool finished: no report after this."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
-
-def _todos(value: object) -> list[dict[str, str]] | None:
-    """A TodoWrite result's list, as plain strings, or None."""
-    if not isinstance(value, list):
-        return None
-    return [{k: str(v) for k, v in entry.items()} for entry in value if isinstance(entry, dict)]
-
-
-def _text(value: object) -> str | None:
-    """A metadata entry that must be text (an error code, a short result), or None."""
-    return value if isinstance(value, str) else None
-
-
-def _diff(result: ToolResult) -> FileDiff | None:
-    """The diff a successful write reports in its metadata, or None."""
-    diff = result.metadata.get("diff")
-    return diff if isinstance(diff, FileDiff) and not result.is_error else None
+        report(self.emit, event)
 
 
 _SPEC_CHARS: dict[tuple[str, str, int], tuple[object, int]] = {}  # (name, description, id(schema)) -> (schema, len)
@@ -789,7 +467,3 @@ def _specs_chars(specs: Sequence[ToolSpec]) -> int:
         total += entry[1]
     return total
 
-
-def _raw_summary(raw: dict[str, Any]) -> str:
-    text = json.dumps(raw, ensure_ascii=False)
-    return text if len(text) <= 120 else text[:119] + "…"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from agentcli.events import (
+    AgentMessageEvent,
     CompactionEvent,
     HookRunEvent,
     MessageAddedEvent,
@@ -21,6 +22,7 @@ from agentcli.llm.base import PROVIDERS
 from agentcli.store.db import Store, StoreClosedError
 from agentcli.store.writes import (
     WriteJob,
+    add_agent_message,
     add_compaction,
     add_hook_run,
     add_message,
@@ -126,6 +128,10 @@ class StoreRecorder(MessageManager):
     def on_hook_run(self, event: HookRunEvent) -> None:
         """A hook command ran: one row, whatever it decided."""
         self._submit(add_hook_run(event))
+
+    def on_agent_message(self, event: AgentMessageEvent) -> None:
+        """A message to an agent of the tree: one row with sender, recipient and delivery."""
+        self._submit(add_agent_message(event))
 
     def on_run_finished(self, event: RunFinishedEvent) -> None:
         """A run ended."""

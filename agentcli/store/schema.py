@@ -205,9 +205,31 @@ def _v6(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0")
 
 
+_V7 = """
+CREATE TABLE agent_messages (
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id         TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    recipient_task_id  TEXT,
+    sender             TEXT NOT NULL,
+    sender_task_id     TEXT,
+    text               TEXT NOT NULL,
+    delivery           TEXT NOT NULL CHECK (delivery IN ('queued', 'continued')),
+    continued_as       TEXT,
+    created_at         TEXT NOT NULL
+);
+CREATE INDEX agent_messages_by_recipient ON agent_messages (recipient_task_id, id);
+CREATE INDEX agent_messages_by_sender ON agent_messages (sender_task_id, id)
+"""
+
+
+def _v7(conn: sqlite3.Connection) -> None:
+    """Messages between the agents of a tree (SendMessage, the person's /msg): who sent what to whom."""
+    _execute_all(conn, _V7)
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7]
 
 
 def schema_version() -> int:

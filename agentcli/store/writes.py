@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentcli.events import HookRunEvent
+from agentcli.events import AgentMessageEvent, HookRunEvent
 from agentcli.llm.base import Message, Usage
 from agentcli.store.records import TaskRecord
 
@@ -271,6 +271,25 @@ def add_hook_run(event: HookRunEvent) -> WriteJob[None]:
             """INSERT INTO hook_runs (session_id, event, command, source, matcher, tool_name, tool_call_id, outcome,
                                       exit_code, reason, stdout, stderr, duration_ms, created_at)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            row,
+        )
+
+    return job
+
+
+def add_agent_message(event: AgentMessageEvent) -> WriteJob[None]:
+    """A message to an agent of the tree (`AgentMessageEvent`): one `agent_messages` row of the recipient's session
+    (the sender's, when the message continued a finished task)."""
+    now = now_iso()
+    row = (event.session_id, event.recipient_task_id, event.sender, event.sender_task_id, event.text, event.delivery,
+           event.continued_as, now)
+
+    def job(conn: sqlite3.Connection) -> None:
+        _ensure_session(conn, event.session_id, now)
+        conn.execute(
+            """INSERT INTO agent_messages (session_id, recipient_task_id, sender, sender_task_id, text, delivery,
+                                           continued_as, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
             row,
         )
 

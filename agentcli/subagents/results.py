@@ -57,7 +57,8 @@ def parent_result(record: TaskRecord, model: str, max_tokens: int) -> ToolResult
     if record.status == "completed":
         text = f"Subagent ({label}) completed.\n\n{body}"
     elif record.result:
-        text = f"{error}\n\nSubagent ({label}) stopped ({record.status}); what it produced so far:\n\n{body}"
+        text = (f"{error}\n\nSubagent ({label}) stopped ({record.status}) without a final answer; what it produced "
+                f"so far:\n\n{body}")
     else:
         text = f"{error}\n\nSubagent ({label}) stopped ({record.status}) before producing an answer."
     if record.files_modified:

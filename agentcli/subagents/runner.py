@@ -13,34 +13,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
-from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
+from agentcli.agent.compaction import Compactor
+from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session, answer_open_calls, new_id
+from agentcli.agent.tool_calls import CANCELLED_RESULT
 from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
 from agentcli.hooks.engine import HookEngine
-from agentcli.llm.base import Message, Usage
+from agentcli.llm.base import Usage
 from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus, short_result
 from agentcli.store.records import TaskRecord, ToolCount
-from agentcli.store.writes import INTERRUPTED
 from agentcli.subagents import results
+from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
+from agentcli.subagents.mailbox import PostOffice
+from agentcli.subagents.message_tools import message_tools
+from agentcli.subagents.messaging import Switchboard
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
+from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
 from agentcli.subagents.toolbox import Toolbox
-from agentcli.text import defang_tags, one_line
+from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
-from agentcli.tools.netguard import WebFetchLimits
-from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -50,25 +51,7 @@ if TYPE_CHECKING:
     from agentcli.tools.permissions import PermissionPolicy
 
 log = logging.getLogger(__name__)
-SESSION_ENDED = "the session ended"  # the error of background tasks cancelled when their session closed
-#: A task cancelled with one of these never answered its parent: the session ended (or its process died) first.
-ENDED_ERRORS = frozenset({SESSION_ENDED, INTERRUPTED})
 PriceFn = Callable[[str, str, Usage], float | None]
-
-
-@dataclass(slots=True)
-class TaskHandle:
-    """A Task call in flight (or finished) in this process."""
-
-    record: TaskRecord
-    plan: TaskPlan
-    session: Session
-    parent: ParentLink
-    supervisor: Supervisor
-    slot: Slot
-    output_schema: dict[str, Any] | None = None
-    background: bool = False
-    done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _now() -> datetime:
@@ -98,7 +81,6 @@ class SubagentRunner:
         self.registry = registry
         self.pool = pool
         self.workspace = workspace
-        self.permissions = permissions
         self.store = store
         self.file_locks = file_locks or FileLocks()
         self.price = price
@@ -106,93 +88,43 @@ class SubagentRunner:
         self.hooks = hooks  # the person's hooks: every agent's tool calls, SubagentStart / SubagentStop here
         self.before_task = before_task  # readies what a task's type needs first (its MCP servers) before planning
         self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions)
-        self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
-        fetch = settings.web_fetch
-        self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
-                                        fetch.max_output_chars, fetch.timeout_seconds, fetch.max_redirects)
         cfg = settings.task_tool
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
         self.leases = WriteLeases()
-        self.handles: dict[str, TaskHandle] = {}
-        self._restored: dict[str, TaskRecord] = {}  # a resumed session's earlier tasks, as stored
-        self._numbers: dict[str, itertools.count[int]] = {}
+        self.table = TaskTable(store, workspace)
+        self.handles = self.table.handles
+        self.post = PostOffice()  # messages to running agents, by session
+        self.switchboard = Switchboard(self.table, self.post, self.run_task, self.argument_limits)
+        self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines)
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
         self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported
 
     # --- what agents of this tree get ---------------------------------------------------------------
 
-    def tool_context(
-        self,
-        session: Session,
-        *,
-        write_paths: list[str] | None = None,
-        write_scopes: Scopes = (),
-        progress: Callable[[], None] | None = None,
-    ) -> ToolContext:
-        """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos)."""
-        agent = self.settings.agent
-        return ToolContext(
-            workspace=self.workspace,
-            agent=session.agent,
-            session_id=session.id,
-            permissions=self.permissions,
-            file_locks=self.file_locks,
-            bash_timeout_seconds=agent.bash_timeout_seconds,
-            bash_output_limit_bytes=agent.bash_output_limit_bytes,
-            read_max_chars=agent.read_max_chars,
-            tool_timeout_seconds=agent.tool_timeout_seconds,
-            write_paths=write_paths,
-            write_scopes=write_scopes,
-            progress=progress or (lambda: None),
-            bash_env=self.bash_env,
-            web_fetch=self.web_fetch,
-        )
+    def tool_context(self, session: Session, **kwargs: Any) -> ToolContext:
+        """The ToolContext of one agent of this tree (`AgentKit.tool_context`)."""
+        return self.kit.tool_context(session, **kwargs)
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:
-        """What keeps one agent's context inside its model's window (`[context]`): its tasks and todos survive."""
-        cfg = self.settings.context
-        policy = ContextPolicy(
-            window=cfg.default_window,  # until the Compactor looks the model's up, on first use
-            threshold=cfg.compact_threshold,
-            auto_summary=cfg.auto_compact,
-            prune_chars=cfg.prune_tool_results_chars,
-            keep_ratio=cfg.keep_recent_ratio,
-            max_messages=cfg.max_messages,
-        )
-
-        def facts() -> Facts:
-            todos = [
-                f"- [{'~' if t.status == 'in_progress' else ' '}] {t.content}"
-                for t in context.todos
-                if t.status != "completed"
-            ]
-            return Facts(tasks=self.task_lines(session.id), todos=todos)
-
-        return Compactor(
-            policy, summarize=self._summarize, facts=facts, window=lambda: window_of(session.model, cfg.default_window)
-        )
-
-    async def _summarize(self, transcript: str, focus: str) -> SummaryReply:
-        """Summaries are the light model's work (resolved at the first compaction, not before)."""
-        from agentcli.llm.models import resolve_model
-
-        light = resolve_model("light", self.settings)
-        return await model_summarizer(self.pool.get(light), light)(transcript, focus)
+        """What keeps one agent's context inside its model's window (`AgentKit.compactor`)."""
+        return self.kit.compactor(session, context)
 
     def task_lines(self, session_id: str) -> list[str]:
-        """One line per task `session_id` delegated: id, type, status, description and its one-line result."""
-        lines = []
-        for record in self.records():
-            if record.parent_session_id != session_id:
-                continue
-            if record.status == "completed" and record.result:
-                outcome = one_line(record.result, 200)
-            else:
-                outcome = one_line(short_result(record.status, record.subagent_type, record.error), 200)
-            head = f"- {record.task_id} [{record.subagent_type}] {record.status}"
-            lines.append(f"{head}: {record.description} — {outcome}")
-        return lines
+        """One line per task `session_id` delegated (what a compaction keeps)."""
+        return self.table.task_lines(session_id)
+
+    def records(self) -> list[TaskRecord]:
+        """Every task of this runner (a resumed session's earlier ones first), in creation order."""
+        return self.table.records()
+
+    def restore(self, records: list[TaskRecord], session_id: str) -> list[TaskRecord]:
+        """Take on a resumed session's earlier tasks, so `/tasks`, `Task(resume=...)` and `TaskOutput` know them.
+        Returns the main agent's tasks the session's end cut off; the main agent is told of them once."""
+        cut, lines = self.table.restore(records, session_id)
+        if lines:
+            self._notices.setdefault(session_id, []).extend(lines)
+        return cut
 
     def can_delegate(self, depth: int) -> bool:
         """Whether an agent at `depth` is offered the Task tool."""
@@ -213,27 +145,6 @@ class SubagentRunner:
             return ()
         plan = handle.plan
         return inherited_scopes(plan.write_scopes, plan.write_paths, plan.agent_type.read_only)
-
-    def restore(self, records: list[TaskRecord], session_id: str) -> list[TaskRecord]:
-        """Take on a resumed session's earlier tasks (`records`: its whole tree's, as stored), so `/tasks`,
-        `Task(resume=...)` and `TaskOutput` know them. Returns the main agent's tasks that the session's end
-        cut off (cancelled, never answered); the main agent is told of them once, with how to resume them."""
-        self._restored = {r.task_id: r for r in records}
-        for name in {r.subagent_type for r in records}:  # new labels go on from the stored ones: explore#3 ...
-            taken = sum(1 for r in records if r.subagent_type == name)
-            self._numbers[name] = itertools.count(taken + 1)
-        cut = [
-            r for r in records
-            if r.parent_session_id == session_id and r.status == "cancelled" and r.error in ENDED_ERRORS
-        ]
-        if cut:
-            lines = [
-                f"Task {r.task_id} ({defang_tags(r.subagent_type)}: {defang_tags(r.description)}) was cancelled when "
-                f'the earlier session ended; Task(resume="{r.task_id}", prompt=...) continues it.'
-                for r in cut
-            ]
-            self._notices.setdefault(session_id, []).extend(lines)
-        return cut
 
     def settle_history(self, session: Session) -> None:
         """A resumed session's stored history whose process died between a tool call and its result gets
@@ -267,7 +178,7 @@ class SubagentRunner:
 
     async def run_task(self, args: TaskArgs, parent: ParentLink, tool_call_id: str) -> ToolResult:
         """Plan and run one Task call; every failure becomes a tool error, never an exception."""
-        previous = self._finished_record(args.resume) if args.resume else None
+        previous = self.table.finished_record(args.resume) if args.resume else None
         if self.before_task is not None:
             await self.before_task(args)
         plan = self.planner.plan(args, parent.session, self.confinement(parent), previous, _now().date())
@@ -276,7 +187,7 @@ class SubagentRunner:
         handle = self._new_handle(args, plan, parent, tool_call_id, previous)
         task_id = handle.record.task_id
         if args.write_paths:
-            conflicts = self.leases.acquire(task_id, args.write_paths, ignore=self._ancestors(parent))
+            conflicts = self.leases.acquire(task_id, args.write_paths, ignore=set(self.table.ancestors(parent.task_id)))
             if conflicts:
                 return Refusal(f"Cannot acquire file locks. Conflicts: {'; '.join(conflicts)}", "CONFLICT").result()
         # A parent that waits on its (foreground) child gives its slot back meanwhile, before the child
@@ -340,7 +251,7 @@ class SubagentRunner:
 
     async def task_output(self, task_id: str, offset: int, wait_seconds: float) -> ToolResult:
         """TaskOutput: status, and the full result from `offset` once finished."""
-        record, problem = self._find(task_id)
+        record, problem = self.table.find(task_id)
         if record is None:
             return ToolResult(problem, is_error=True)
         handle = self.handles.get(record.task_id)
@@ -352,47 +263,12 @@ class SubagentRunner:
 
     # --- building a task ----------------------------------------------------------------------------
 
-    def _ancestors(self, parent: ParentLink) -> set[str]:
-        """The task ids of `parent` and the subagents above it (their write leases contain the child's)."""
-        found: set[str] = set()
-        task_id = parent.task_id
-        while task_id is not None and task_id not in found and task_id in self.handles:
-            found.add(task_id)
-            task_id = self.handles[task_id].parent.task_id
-        return found
-
-    def _find(self, ref: str) -> tuple[TaskRecord | None, str]:
-        """A task by id or unique id prefix, or None and why: this run's, a resumed session's earlier ones,
-        else an earlier session's of this workspace. A task id is never a way into another workspace's
-        results and transcripts, and an ambiguous prefix names only this workspace's tasks."""
-        from agentcli.store.db import AmbiguousIdError
-
-        known = {**self._restored, **{task_id: handle.record for task_id, handle in self.handles.items()}}
-        if ref in known:
-            return known[ref], ""
-        matches = sorted(task_id for task_id in known if ref and task_id.startswith(ref))
-        if len(matches) == 1:
-            return known[matches[0]], ""
-        try:
-            if len(matches) > 1:
-                raise AmbiguousIdError("task", ref, matches)
-            record = self.store.get_task(ref, workspace=str(self.workspace)) if self.store else None
-        except AmbiguousIdError as exc:
-            return None, f"{exc} (this workspace's tasks only)."
-        return record, "" if record is not None else f"No task '{ref}' in this workspace."
-
-    def _finished_record(self, task_id: str) -> TaskRecord | None:
-        record, _ = self._find(task_id)
-        if record is None or record.status not in FINISHED_TASK_STATUSES or not record.child_session_id:
-            return None
-        return record
-
     def _new_handle(
         self, args: TaskArgs, plan: TaskPlan, parent: ParentLink, tool_call_id: str, previous: TaskRecord | None
     ) -> TaskHandle:
         agent_type = plan.agent_type
         task_id = new_id("tsk")
-        number = next(self._numbers.setdefault(agent_type.name, itertools.count(1)))
+        number = self.table.number(agent_type.name)
         psession = parent.session
         child = Session(
             system_prompt=plan.system_prompt,
@@ -409,7 +285,7 @@ class SubagentRunner:
         )
         if previous is not None and previous.child_session_id:
             child.id = previous.child_session_id
-            child.messages, child.next_seq = self._context(previous)
+            child.messages, child.next_seq = self.table.context(previous)
             self.settle_history(child)
         record = TaskRecord(
             task_id=task_id,
@@ -435,23 +311,15 @@ class SubagentRunner:
             output_schema=args.output_schema,
         )
 
-    def _context(self, record: TaskRecord) -> tuple[list[Message], int]:
-        """What a resumed task's child session sends next, and the stored number of its next message: from
-        this process's handle, else from the store (the latest compaction's summary and what it kept)."""
-        for handle in self.handles.values():
-            if handle.session.id == record.child_session_id:
-                return list(handle.session.messages), handle.session.next_seq
-        if self.store is not None and record.child_session_id:
-            context = self.store.get_context(record.child_session_id)
-            return context.messages, context.next_seq
-        return [], 0
-
     def _child_loop(self, handle: TaskHandle) -> AgentLoop:
         """The subagent's AgentLoop: its planned tools (Task tools bound to it), context, model and hooks."""
         plan, session, sup = handle.plan, handle.session, handle.supervisor
         tools: list[Tool[Any]] = self.toolbox.build(plan.tool_names)
+        link = ParentLink(session, sup.relay, handle.record.task_id)
         if "Task" in plan.tool_names and self.can_delegate(session.depth):
-            tools += task_tools(self, ParentLink(session, sup.relay, handle.record.task_id))
+            tools += task_tools(self, link)
+        denied = set(self.settings.task_tool.deny_tools)
+        tools += [t for t in message_tools(self.switchboard, link) if t.name not in denied]  # it has a parent
         context = self.tool_context(
             session, write_paths=plan.write_paths, write_scopes=plan.write_scopes, progress=sup.touch
         )
@@ -464,6 +332,7 @@ class SubagentRunner:
             max_turns=plan.max_turns,
             price=self.price,
             notices=self.notices_for(session.id),
+            inbox=self.post.inbox(session.id),
             unavailable=self.withheld(session.depth),
             compactor=self.compactor(session, context),
             hooks=self.hooks,
@@ -623,7 +492,3 @@ class SubagentRunner:
             except Exception as exc:
                 log.warning("task %s: record not stored: %s", handle.record.task_id, exc)
 
-    def records(self) -> list[TaskRecord]:
-        """Every task of this runner (a resumed session's earlier ones first), in creation order."""
-        earlier = [r for task_id, r in self._restored.items() if task_id not in self.handles]
-        return [*earlier, *(h.record for h in self.handles.values())]

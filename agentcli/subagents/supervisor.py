@@ -30,6 +30,7 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
+from agentcli.llm.models import ResolvedModel
 from agentcli.status import TASK_STATUS_OF_RUN, StopStatus, TaskStatus
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.budget import Budgets, PriceNotices
@@ -62,6 +63,7 @@ class Supervisor:
         self.started = 0.0
         self.last_progress = 0.0
         self.in_flight_tools = 0
+        self.activity = ""  # the subagent's latest tool call, one line (ListAgents)
         self.loop: AgentLoop | None = None
         self.loop_task: asyncio.Task[RunOutcome] | None = None
         self.stopped: tuple[StopStatus, str] | None = None  # (status, reason) when a limit or a person stopped it
@@ -114,6 +116,7 @@ class Supervisor:
         if isinstance(event, ToolCallStartedEvent):
             self.in_flight_tools += 1
             self.tool_counts[event.name] += 1
+            self.activity = f"{event.name} {event.summary}".strip()
             record.tool_calls += 1
             log.debug("subagent %s (%s) tool call %s: %s", record.task_id, event.agent, event.name, event.summary)
         elif isinstance(event, ToolCallFinishedEvent):
@@ -188,6 +191,8 @@ class Supervisor:
         """Run the subagent to an end, with one repair turn when its answer misses `output_schema`."""
         self.loop = loop
         status, result, error = await self._run_once(message)
+        while status == "completed" and loop.inbox is not None and (letters := loop.inbox()):
+            status, result, error = await self._run_once("\n\n".join(letters))  # sent as it finished: it reads them
         if status != "completed" or output_schema is None:
             return status, result, error
         try:
@@ -227,7 +232,16 @@ class Supervisor:
             watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watchdog
-        return TASK_STATUS_OF_RUN[outcome.status], outcome.marked_result(), outcome.error
+        return self._judged(outcome)
+
+    def _judged(self, outcome: RunOutcome) -> Outcome:
+        """The task's status, result and error for how its run ended: a run that ended without a final answer
+        (an empty reply, a reply cut by a limit or refused) is never `completed`; its error says what is missing."""
+        status = TASK_STATUS_OF_RUN[outcome.status]
+        if outcome.status == "completed" and (missing := _missing_answer(outcome, self.session.model)) is not None:
+            status, error = missing
+            return status, outcome.marked_result(), error
+        return status, outcome.marked_result(), outcome.error
 
     async def _watch(self, task: asyncio.Task[RunOutcome]) -> None:
         """Stop the run at its wall-clock deadline, or when its model stream makes no progress for too long.
@@ -252,6 +266,20 @@ class Supervisor:
                 )
                 return
             await asyncio.sleep(max(0.005, min(wall_deadline, idle_deadline) - now))
+
+
+def _missing_answer(outcome: RunOutcome, model: ResolvedModel) -> tuple[TaskStatus, str] | None:
+    """Why a run the loop calls completed gave no final answer (status and error), or None when it did."""
+    if outcome.stop_reason == "max_tokens":
+        limit = f"max_output_tokens = {model.max_output_tokens}"
+        return "budget_exceeded", f"its last reply was cut at the output token limit ({limit})"
+    if outcome.stop_reason == "model_context_window_exceeded":
+        return "budget_exceeded", "its last reply was cut: the conversation filled the model's context window"
+    if outcome.stop_reason == "refusal":
+        return "failed", "the model refused to answer"
+    if outcome.empty or not outcome.result.strip():
+        return "failed", "the model's last reply was empty"
+    return None
 
 
 def _one_line(text: object) -> str:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
+from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
+from agentcli.agent.tool_calls import CANCELLED_RESULT
 from agentcli.events import Event, MessageAddedEvent, RunFinishedEvent, ToolCallFinishedEvent, ToolCallStartedEvent
 from agentcli.llm.base import RetryPolicy, ToolResultBlock
 from agentcli.llm.models import ResolvedModel

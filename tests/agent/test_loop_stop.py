@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.loop import CANCELLED_RESULT, AgentLoop
+from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
+from agentcli.agent.tool_calls import CANCELLED_RESULT
 from agentcli.events import Event, RunFinishedEvent, ToolCallFinishedEvent, ToolCallStartedEvent, UsageEvent
 from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ResolvedModel

@@ -57,7 +57,7 @@ async def test_deny_rule_wins_over_allow_always_for_main_and_subagents(
     h = make()
     approver = AlwaysApprover()
     policy = PermissionPolicy("ask", deny=["Bash(touch *marker*)"], approver=approver)
-    h.runner.permissions = policy
+    h.runner.kit.permissions = policy
     h.loop.context.permissions = policy
     await h.run()
     assert (ws / "first").exists() and (ws / "second").exists()

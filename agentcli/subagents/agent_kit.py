@@ -1,0 +1,101 @@
+"""What every agent of one session tree is given: its tool context and what keeps its context in its window."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
+from agentcli.agent.session import Session
+from agentcli.subagents.plan import Scopes
+from agentcli.tools.base import FileLocks, ToolContext
+from agentcli.tools.netguard import WebFetchLimits
+from agentcli.tools.shell_env import session_bash_env
+
+if TYPE_CHECKING:
+    from agentcli.config import Settings
+    from agentcli.llm.models import ProviderPool
+    from agentcli.tools.permissions import PermissionPolicy
+
+
+class AgentKit:
+    """The shared parts (permissions, file locks, Bash's environment, WebFetch's limits) and each agent's own."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        workspace: Path,
+        permissions: PermissionPolicy,
+        file_locks: FileLocks,
+        pool: ProviderPool,
+        task_lines: Callable[[str], list[str]],
+    ) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.permissions = permissions
+        self.file_locks = file_locks
+        self.pool = pool
+        self.task_lines = task_lines  # a session's delegated tasks, one line each: a compaction keeps them
+        self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
+        fetch = settings.web_fetch
+        self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
+                                        fetch.max_output_chars, fetch.timeout_seconds, fetch.max_redirects)
+
+    def tool_context(
+        self,
+        session: Session,
+        *,
+        write_paths: list[str] | None = None,
+        write_scopes: Scopes = (),
+        progress: Callable[[], None] | None = None,
+    ) -> ToolContext:
+        """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos)."""
+        agent = self.settings.agent
+        return ToolContext(
+            workspace=self.workspace,
+            agent=session.agent,
+            session_id=session.id,
+            permissions=self.permissions,
+            file_locks=self.file_locks,
+            bash_timeout_seconds=agent.bash_timeout_seconds,
+            bash_output_limit_bytes=agent.bash_output_limit_bytes,
+            read_max_chars=agent.read_max_chars,
+            tool_timeout_seconds=agent.tool_timeout_seconds,
+            write_paths=write_paths,
+            write_scopes=write_scopes,
+            progress=progress or (lambda: None),
+            bash_env=self.bash_env,
+            web_fetch=self.web_fetch,
+        )
+
+    def compactor(self, session: Session, context: ToolContext) -> Compactor:
+        """What keeps one agent's context inside its model's window (`[context]`): its tasks and todos survive."""
+        cfg = self.settings.context
+        policy = ContextPolicy(
+            window=cfg.default_window,  # until the Compactor looks the model's up, on first use
+            threshold=cfg.compact_threshold,
+            auto_summary=cfg.auto_compact,
+            prune_chars=cfg.prune_tool_results_chars,
+            keep_ratio=cfg.keep_recent_ratio,
+            max_messages=cfg.max_messages,
+        )
+
+        def facts() -> Facts:
+            todos = [
+                f"- [{'~' if t.status == 'in_progress' else ' '}] {t.content}"
+                for t in context.todos
+                if t.status != "completed"
+            ]
+            return Facts(tasks=self.task_lines(session.id), todos=todos)
+
+        return Compactor(
+            policy, summarize=self._summarize, facts=facts, window=lambda: window_of(session.model, cfg.default_window)
+        )
+
+    async def _summarize(self, transcript: str, focus: str) -> SummaryReply:
+        """Summaries are the light model's work (resolved at the first compaction, not before)."""
+        from agentcli.llm.models import resolve_model
+
+        light = resolve_model("light", self.settings)
+        return await model_summarizer(self.pool.get(light), light)(transcript, focus)
