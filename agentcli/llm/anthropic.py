@@ -93,9 +93,10 @@ def _system_params(system: str, stable: int, caching: bool) -> list[dict[str, An
 def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, Any]:
     """The keyword arguments for `messages.create` (without `stream`).
 
-    With `caching`, at most four cache breakpoints (the API's limit): after the read-only tools that begin
-    every agent's list (`ToolSpec.cache_break`), after the last tool, after the stable part of the system
-    prompt, and on the last message. Anthropic caches tools, then system, then messages, as one prefix.
+    With `caching`, at most four cache breakpoints (the API's limit): after the head of the tool list that
+    every agent shares (`ToolSpec.cache_break`: the read-only tools and those every agent has), after the
+    last tool, after the stable part of the system prompt, and on the last message. Anthropic caches tools,
+    then system, then messages, as one prefix.
     """
     params: dict[str, Any] = {
         "model": request.model,

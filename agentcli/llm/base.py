@@ -154,8 +154,8 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
-    # A provider may end a cached prefix after this tool: the last of the read-only tools, which begin the
-    # list of every agent of a session tree that has them (`tools.base.tool_specs`).
+    # A provider may end a cached prefix after this tool: the end of the head a read-only subagent's list
+    # shares with every other agent's (the read-only tools and those every agent has: `tools.base.tool_specs`).
     cache_break: bool = False
 
 

@@ -8,9 +8,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentcli.subagents.message_tools import ListAgentsTool, SendMessageTool
+from agentcli.subagents.task_tool import TASK_TOOL_CLASSES
 from agentcli.testing.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, Script, Step, ToolCall
-from agentcli.tools.registry import READ_ONLY_TOOLS
+from agentcli.tools.base import listing_rank
+from agentcli.tools.registry import ALL_TOOLS, READ_ONLY_TOOLS
 from tests.e2e.helpers import MAIN, cli_env, run_cli
+
+#: Every tool class the main agent is given here, by name (their traits decide the order and the break).
+CLASSES = {cls.name: cls for cls in (*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), SendMessageTool,
+                                     ListAgentsTool)}
 
 
 def _task(description: str, subagent_type: str) -> ToolCall:
@@ -70,16 +77,18 @@ def test_subagent_tool_lists_are_prefixes_of_the_main_agents(tmp_path: Path) -> 
     for body in (general, worker):
         assert _wire(body["tools"]) == _wire(tools)
     assert _wire(explore["tools"]) == _wire(tools[: len(explore["tools"])])
-    assert {t["name"] for t in explore["tools"]} == set(READ_ONLY_TOOLS)
+    assert set(READ_ONLY_TOOLS) <= {t["name"] for t in explore["tools"]}
+    assert not any(CLASSES[t["name"]].mutating for t in explore["tools"])
 
     # One Task description at every depth (what a caller may not use is refused when it calls).
     assert _task_description(main) == _task_description(general) == _task_description(worker)
     assert "- general (inherit, can edit and run commands)" in _task_description(worker)
 
-    # The breakpoints: after the last read-only tool, after the last tool, after the stable part of the
-    # system prompt (the date and git status come after it), on the last message: four, the API's limit.
-    head = len(READ_ONLY_TOOLS)
-    assert {t["name"] for t in tools[:head]} == set(READ_ONLY_TOOLS)
+    # The breakpoints: after the read-only head (the read-only tools and those every agent has, what the
+    # explore subagent was given), after the last tool, after the stable part of the system prompt (the date
+    # and git status come after it), on the last message: four, the API's limit.
+    head = sum(1 for t in tools if listing_rank(CLASSES[t["name"]]) <= 1)
+    assert head == len(explore["tools"]) and set(READ_ONLY_TOOLS) <= {t["name"] for t in tools[:head]}
     assert [i for i, t in enumerate(tools) if "cache_control" in t] == [head - 1, len(tools) - 1]
     stable, current = main["system"]
     assert "cache_control" in stable and "cache_control" not in current

@@ -17,7 +17,7 @@ class _Args(ToolArgs):
 
 
 class _Future(Tool[_Args]):
-    """A tool of the delegation tree that is neither read-only nor mutating (as SendMessage will be)."""
+    """A tool of the delegation tree that only some agents have, like Task."""
 
     name: ClassVar[str] = "Future"
     args_model: ClassVar[type[ToolArgs]] = _Args
@@ -27,6 +27,13 @@ class _Future(Tool[_Args]):
 
     async def run(self, args: _Args, ctx: ToolContext) -> ToolResult:
         return ToolResult("")
+
+
+class _Everywhere(_Future):
+    """A tool every agent of the tree has, a read-only one too (as SendMessage and ListAgents)."""
+
+    name: ClassVar[str] = "Everywhere"
+    every_agent: ClassVar[bool] = True
 
 
 class _Outside(_Future):
@@ -39,7 +46,7 @@ class _Outside(_Future):
 
 
 def _every() -> list[type[Tool[Any]]]:
-    return [*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), _Future, _Outside]
+    return [*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), _Future, _Everywhere, _Outside]
 
 
 def test_groups_come_from_the_traits_in_a_fixed_order() -> None:
@@ -47,9 +54,10 @@ def test_groups_come_from_the_traits_in_a_fixed_order() -> None:
     ranks = [listing_rank(cls) for cls in ordered]
     assert ranks == sorted(ranks)
     names = [cls.name for cls in ordered]
-    assert set(names[: len(READ_ONLY_TOOLS)]) == set(READ_ONLY_TOOLS)
+    head = len(READ_ONLY_TOOLS)
+    assert set(names[:head]) == set(READ_ONLY_TOOLS) and names[head] == "Everywhere"
     mutating = [cls.name for cls in ALL_TOOLS.values() if cls.mutating]
-    assert names[len(READ_ONLY_TOOLS): len(READ_ONLY_TOOLS) + len(mutating)] == mutating
+    assert names[head + 1: head + 1 + len(mutating)] == mutating
     assert names[-1] == "mcp__srv__look" and names.index("Task") < names.index("Future")
 
 
@@ -57,15 +65,14 @@ def test_each_group_keeps_the_order_it_was_given_in() -> None:
     shuffled = _every()
     random.Random(7).shuffle(shuffled)
     ordered = in_listing_order(shuffled)
-    for rank in range(4):
+    for rank in range(5):
         assert [c for c in ordered if listing_rank(c) == rank] == [c for c in shuffled if listing_rank(c) == rank]
 
 
 def test_a_read_only_subset_is_a_prefix_and_the_break_ends_it() -> None:
     box = Toolbox.builtin()  # the main agent and every subagent build their tools from one toolbox, in its order
-    main = tool_specs(box.build())
-    read_only = tool_specs(box.build(reversed(READ_ONLY_TOOLS)))
+    main = tool_specs([*box.build(), _Future(), _Everywhere()])
+    read_only = tool_specs([*box.build(reversed(READ_ONLY_TOOLS)), _Everywhere()])
     assert main[: len(read_only)] == read_only  # equal specs: names, descriptions, schemas and the break
-    assert [spec.name for spec in main if spec.cache_break] == [read_only[-1].name]
-    assert read_only[-1].cache_break
+    assert [spec.name for spec in main if spec.cache_break] == [read_only[-1].name] == ["Everywhere"]
     assert not any(spec.cache_break for spec in tool_specs([ALL_TOOLS["Bash"]()]))  # no read-only tool: no break
