@@ -89,6 +89,7 @@ def tasks_show(
         child = store.get_session(task.child_session_id) if task.child_session_id else None
         messages = store.get_messages(child.id) if child else []
         calls = store.get_tool_calls(child.id) if child else []
+        letters = store.task_messages(task.task_id)
     finally:
         store.close()
     if as_json:
@@ -97,6 +98,7 @@ def tasks_show(
             "child_session": child.model_dump(mode="json") if child else None,
             "messages": [m.model_dump(mode="json") for m in messages],
             "tool_calls": [c.model_dump(mode="json") for c in calls],
+            "agent_messages": [m.model_dump(mode="json") for m in letters],
         }
         print_json(record)
         return
@@ -104,6 +106,12 @@ def tasks_show(
     for title, text in (("Prompt", task.prompt), ("Result", task.result), ("Error", task.error)):
         if text:
             echo(f"\n{title}:\n{text.rstrip()}")
+    if letters:
+        echo("\nMessages:")
+        for m in letters:
+            to = m.recipient_task_id or "main"
+            how = f"continued as {m.continued_as}" if m.delivery == "continued" else m.delivery
+            echo(f"  {format_when(m.created_at)}  {one_line(m.sender)} → {to}: {one_line(m.text)} [{how}]")
     if task.child_session_id:
         echo(f"\nTranscript (session {task.child_session_id}):\n")
         echo(transcript(messages, calls) if child else "(the session was not stored)")

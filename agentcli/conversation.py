@@ -400,6 +400,11 @@ class Conversation:
         """Stop one subagent; its siblings and the parent go on (the parent gets a tool error)."""
         return await self.runner.cancel(task_id, reason="cancelled by the person")
 
+    def message_subagent(self, ref: str, text: str) -> str:
+        """The person's message to a queued or running subagent (`/msg`, Ctrl+T): what happened, one line.
+        ValueError: why it cannot be sent."""
+        return self.runner.switchboard.from_person(ref, text)
+
     def set_model(self, spec: str) -> ResolvedModel:
         """Switch the main agent's model for the next turns (`/model`)."""
         model = resolve_model(spec, self.settings)

@@ -10,6 +10,10 @@ Run: python bench/delegation.py [--calls 30] [--latency-ms 500] [--sizes 1,5,16,
 2. Parallel efficiency: N subagents started by one parent turn, each one model call of
    --latency-ms. Ideal wall = one model call; efficiency = ideal / measured wall between the
    parent's Task dispatch and its next request.
+3. Message delivery: the parent sends a running background subagent a message (SendMessage) while
+   the subagent waits for its model; delivery = message sent -> the subagent's next request holding
+   it, minus the model's latency (the wait for the reply it was in); beside it, the same turn's gap
+   without a message, measured in the same run.
 """
 
 from __future__ import annotations
@@ -145,6 +149,37 @@ async def efficiency(workspace: Path, n: int, latency_ms: int) -> tuple[float, f
     return wall, (latency_ms / 1000) / wall, figures
 
 
+async def delivery(workspace: Path, latency_ms: int, message: bool) -> dict[str, float]:
+    """One background subagent, one model call of `latency_ms` then an LS and a second call; with `message`, the
+    parent sends it a message while the first call runs. Figures (ms, server clock): `sent` -> `next` request."""
+    survey = "# Task\nBench steer"
+    steer = "Bench message: look at src first"
+    start = ToolCall(name="Task", input={"description": "Bench steer", "prompt": "survey",
+                                         "subagent_type": "explore", "run_in_background": True})
+    wait = ToolCall(name="TaskOutput", input={"task_id": "explore#1", "wait_seconds": 60})
+    first_main = [ToolCall(name="SendMessage", input={"to": "explore#1", "message": steer})] if message else [wait]
+    steps = [
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[start])),
+        Step(match=Match(system_contains=survey, turn=0), reply=Reply(tool_calls=[ToolCall(name="LS", input={})]),
+             latency_ms=latency_ms),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(tool_calls=first_main)),
+        Step(match=Match(system_contains=survey, turn=1), reply=Reply(text="surveyed")),
+        Step(match=Match(system_contains=MAIN, last_user_contains="surveyed"), reply=Reply(text="done")),
+    ]
+    if message:
+        steps.insert(3, Step(match=Match(system_contains=MAIN, turn=2), reply=Reply(tool_calls=[wait])))
+    requests = await _run(workspace, Script(steps=steps), max_concurrent=5)
+    mains = sorted((r for r in requests if _is_main(r)), key=lambda r: r.received_at)
+    subs = sorted((r for r in requests if not _is_main(r)), key=lambda r: r.received_at)
+    sent = mains[1].finished_at or 0.0  # the reply holding SendMessage (or TaskOutput) is complete
+    first_done = subs[0].finished_at or 0.0
+    if message:
+        assert steer in str(subs[1].body), "the message did not reach the subagent's next request"
+        assert first_done > sent, "the message was not sent while the subagent waited for its model"
+    return {"next_after_reply": (subs[1].received_at - first_done) * 1000,
+            "model_wait": (first_done - sent) * 1000, "sent_to_next": (subs[1].received_at - sent) * 1000}
+
+
 def _category(where: str, name: str) -> str:
     """Which part of the client a profiled function belongs to."""
     for marker, label in [
@@ -221,6 +256,19 @@ def main() -> None:
         print(f"  plain tool turn (Read) gap, same run               {figures['plain']:5.2f} ms")
         extra = figures["dispatch"] + figures["return"] - figures["plain"]
         print(f"  runtime overhead per Task call (dispatch + return - plain gap) {extra:6.2f} ms")
+        print(f"Message delivery to a running subagent ({args.repeat} runs each, medians; "
+              f"model call {args.latency_ms} ms)")
+        with_msg = [asyncio.run(delivery(workspace, args.latency_ms, True)) for _ in range(args.repeat)]
+        without = [asyncio.run(delivery(workspace, args.latency_ms, False)) for _ in range(args.repeat)]
+        sent_next = statistics.median(r["sent_to_next"] for r in with_msg)
+        wait = statistics.median(r["model_wait"] for r in with_msg)
+        gap_msg = statistics.median(r["next_after_reply"] for r in with_msg)
+        gap_plain = statistics.median(r["next_after_reply"] for r in without)
+        print(f"  message sent -> in the subagent's next request      {sent_next:7.2f} ms")
+        print(f"    of which the model's reply it was waiting for   {wait:7.2f} ms")
+        print(f"  delivery latency (the above minus the model wait)  {gap_msg:7.2f} ms")
+        print(f"  the same turn boundary without a message           {gap_plain:7.2f} ms"
+              f"  (ratio {gap_msg / gap_plain if gap_plain else float('nan'):.2f})")
         print(f"Parallel efficiency, {args.latency_ms} ms per subagent model call (ideal wall {args.latency_ms} ms),"
               f" medians of {args.repeat}")
         print("  (dispatch first/last = parent response end -> first/last subagent request; back = last subagent"

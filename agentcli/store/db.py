@@ -40,6 +40,7 @@ from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.store import queries
 from agentcli.store.queries import AmbiguousIdError
 from agentcli.store.records import (
+    AgentMessageRecord,
     SessionRecord,
     StoredContext,
     TaskRecord,
@@ -377,6 +378,10 @@ class Store:
         """A task by id or unique prefix, of `workspace`'s sessions only when given (None: no match;
         AmbiguousIdError: several)."""
         return queries.get_task(self._reader(), ref, workspace)
+
+    def task_messages(self, task_id: str) -> list[AgentMessageRecord]:
+        """The messages a task received, sent, or was continued by, oldest first."""
+        return queries.task_messages(self._reader(), task_id)
 
     def session_spend(self, session_id: str) -> TreeSpend | None:
         """A session's own usage and its delegated subtree's, split as the ledger splits them."""

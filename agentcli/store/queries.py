@@ -9,6 +9,7 @@ from typing import Any
 
 from agentcli.llm.base import Message
 from agentcli.store.records import (
+    AgentMessageRecord,
     SessionRecord,
     SpendSums,
     StoredContext,
@@ -137,6 +138,16 @@ def get_tool_calls(conn: sqlite3.Connection, session_id: str) -> list[ToolCallRe
     """A session's tool calls in the order they started."""
     rows = conn.execute("SELECT * FROM tool_calls WHERE session_id = ? ORDER BY rowid", (session_id,))
     return [_tool_call(r) for r in rows]
+
+
+def task_messages(conn: sqlite3.Connection, task_id: str) -> list[AgentMessageRecord]:
+    """The messages a task received, sent, or was started by (a message that continued a finished task)."""
+    rows = conn.execute(
+        "SELECT * FROM agent_messages WHERE recipient_task_id = ? OR sender_task_id = ? OR continued_as = ? "
+        "ORDER BY id",
+        (task_id, task_id, task_id),
+    )
+    return [AgentMessageRecord.model_validate(dict(r)) for r in rows]
 
 
 def list_tasks(

@@ -100,6 +100,20 @@ class ToolCallRecord(BaseModel):
     finished_at: datetime | None = None
 
 
+class AgentMessageRecord(BaseModel):
+    """A message sent to an agent of a tree (`agent_messages`): sender, recipient and how it was delivered."""
+
+    id: int
+    session_id: str  # the recipient's session (the sender's when it continued a finished task)
+    recipient_task_id: str | None = None  # None: the main agent
+    sender: str
+    sender_task_id: str | None = None
+    text: str
+    delivery: str
+    continued_as: str | None = None
+    created_at: datetime
+
+
 class SpendSums(BaseModel):
     """Tokens, cost and number of a set of stored requests: the ledger's `Spend` as the store sums it.
 

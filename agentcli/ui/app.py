@@ -418,6 +418,12 @@ class AgentApp(App[int]):
         """Ctrl+X on a running block: cancel that subagent only."""
         self._cancel_task(message.task_id)
 
+    def on_subagent_block_message_requested(self, message: SubagentBlock.MessageRequested) -> None:
+        """Ctrl+T on a running block: `/msg ID ` in the prompt, for the person to finish and send."""
+        self.prompt.text = f"/msg {message.task_id} "
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
+
     def on_subagent_block_open_requested(self, message: SubagentBlock.OpenRequested) -> None:
         """Ctrl+E (or Right) on a block: that subagent's own transcript on its own screen, live (Esc: back)."""
         view = self.router.views.block_view(message.block)

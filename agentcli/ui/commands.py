@@ -114,6 +114,17 @@ async def _tasks(host: CommandHost, arg: str) -> None:
     host.say("\n".join(lines))
 
 
+async def _msg(host: CommandHost, arg: str) -> None:
+    ref, _, text = arg.partition(" ")
+    if not ref or not text.strip():
+        host.say_error("/msg: usage: /msg TASK_ID text (a task id, a unique prefix or a label such as explore#2)")
+        return
+    try:
+        host.say(host.conversation.message_subagent(ref, text.strip()))
+    except ValueError as exc:
+        host.say_error(f"/msg: {exc}")
+
+
 async def _model(host: CommandHost, arg: str) -> None:
     conversation = host.conversation
     if not arg:
@@ -305,6 +316,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "help": (_help, "this help"),
     "agents": (_agents, "list the subagent types with their descriptions"),
     "tasks": (_tasks, "this session's subagent tasks and their status"),
+    "msg": (_msg, "message a running subagent: /msg ID text (also Ctrl+T on its block); it reads it at its next turn"),
     "model": (_model, "show or set the model: /model main | light | provider:model"),
     "new": (_new, "start a new session (empty history and view); the last one can be resumed"),
     "clear": (_new, "the same as /new"),

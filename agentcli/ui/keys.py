@@ -38,6 +38,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Enter, Ctrl+O on a block or tool line", "expand / collapse it"),
     ("Ctrl+E, Right on a block", "open that agent's own transcript, live (Esc or Left goes back)"),
     ("Ctrl+X on a running block", "cancel that subagent only (its siblings and the parent go on)"),
+    ("Ctrl+T on a running block", "message that subagent: /msg ID in the prompt (it reads it at its next turn)"),
     ("y / a / n, Esc in an approval", "allow once / allow always / deny"),
     ("Ctrl+Q", "quit (while a turn runs: twice, and the turn is stopped)"),
 )

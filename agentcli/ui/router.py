@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from agentcli.events import (
+    AgentMessageEvent,
     CompactionEvent,
     ErrorEvent,
     HookRunEvent,
@@ -53,6 +54,7 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.figures import compaction_text
+from agentcli.subagents.mailbox import PERSON
 from agentcli.text import terminal_safe
 from agentcli.ui.model import (
     BlockItem,
@@ -352,6 +354,18 @@ class UIRouter(MessageManager):
         if owner is not None and event.context_window:
             owner.context = (event.context_tokens, event.context_window)
             self._dirty_blocks[owner] = None
+
+    def on_agent_message(self, event: AgentMessageEvent, owner: BlockItem | None = None) -> None:
+        """A message to an agent: `you: …` / `main: …` in the recipient's block (or the main transcript); a message
+        that continued a finished task is a line where its sender works."""
+        text = first_line(event.text, 300)
+        if event.delivery == "continued":
+            line, kind = f"→ {event.recipient_task_id} (it had finished: continued): {text}", "info"
+        elif event.sender == PERSON:
+            line, kind = f"you: {text}", "user"
+        else:
+            line, kind = f"{event.sender}: {text}", "info"
+        self._add(owner, NoteItem(terminal_safe(line), kind))  # type: ignore[arg-type]
 
     def on_compaction(self, event: CompactionEvent, owner: BlockItem | None = None) -> None:
         """A context was compacted (the main agent's or a subagent's): one line, where it happened."""

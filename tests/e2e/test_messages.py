@@ -31,17 +31,17 @@ def _said(request: Any, text: str) -> bool:
     return json.dumps(text)[1:-1] in json.dumps(request.body)
 
 
-def _start(server: FakeLLMServer, home: Path) -> subprocess.Popen[str]:
+def _start(server: FakeLLMServer, home: Path, output: str = "json") -> subprocess.Popen[str]:
     env = cli_env("anthropic", server, home)
-    args = [sys.executable, "-m", "agentcli", "run", "--output-format", "json", "--cwd", str(home), "go"]
+    args = [sys.executable, "-m", "agentcli", "run", "--output-format", output, "--cwd", str(home), "go"]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _finish(proc: subprocess.Popen[str], server: FakeLLMServer) -> dict[str, Any]:
+def _finish(proc: subprocess.Popen[str], server: FakeLLMServer) -> list[dict[str, Any]]:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     server.assert_done()
-    return last_json(out)
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 def test_a_parent_steers_a_running_background_subagent(tmp_path: Path) -> None:
@@ -61,19 +61,25 @@ def test_a_parent_steers_a_running_background_subagent(tmp_path: Path) -> None:
              reply=Reply(text="Done.")),
     ])
     with FakeLLMServer(script) as server:
-        proc = _start(server, tmp_path)
+        proc = _start(server, tmp_path, "stream-json")
         server.wait_until(lambda s: any(_said(r, "Message queued for explore#1") for r in s.requests), timeout=60)
         server.release("sub")  # the subagent's first answer comes only after the message was queued
-        result = _finish(proc, server)
+        lines = _finish(proc, server)
         steered = next(r for r in server.requests if _said(r, "Focus on the parser") and _said(r, _sub(survey)))
-    assert result["result"] == "Done."
+    assert lines[-1]["result"] == "Done."
     letter = steered.body["messages"][-1]["content"]
     texts = [block.get("text", "") for block in letter if block.get("type") == "text"]
     assert any(t.startswith("[message from main]") and "Focus on the parser" in t for t in texts)
     assert not any(DATA in t for t in texts)  # from its parent: an instruction, not data
+    # stream-json: the delivered message is a user line of the subagent, under its Task call
+    started = next(line for line in lines if line.get("subtype") == "task_started")
+    users = [line for line in lines if line["type"] == "user" and "Focus on the parser" in json.dumps(line)]
+    assert [u["parent_tool_use_id"] for u in users] == [started["tool_use_id"]]
     rows = db(tmp_path).execute("SELECT sender, recipient_task_id, text, delivery FROM agent_messages").fetchall()
-    assert [(r[0], r[2], r[3]) for r in rows] == [("main", "Focus on the parser", "queued")]
-    assert rows[0][1] == result["tasks"][0]["task_id"]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("main", started["task_id"], "Focus on the parser", "queued")]
+    shown = run_cli(["tasks", "show", started["task_id"]], cli_env("anthropic", server, tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    assert f"main → {started['task_id']}: Focus on the parser [queued]" in shown.stdout
 
 
 def test_a_sibling_finds_another_with_list_agents_and_messages_it(tmp_path: Path) -> None:

@@ -192,6 +192,7 @@ class SubagentBlock(Widget):
         Binding("ctrl+o", "toggle_block", "Expand/collapse", show=False),
         Binding("ctrl+e,right", "open_agent", "Open agent view"),
         Binding("ctrl+x", "cancel_subagent", "Cancel subagent"),  # never a text key: those go to the prompt
+        Binding("ctrl+t", "message_subagent", "Message subagent"),
     ]
 
     collapsed: reactive[bool] = reactive(False, init=False)
@@ -224,6 +225,13 @@ class SubagentBlock(Widget):
 
     class CancelRequested(Message):
         """The person asked to cancel this subagent."""
+
+        def __init__(self, task_id: str) -> None:
+            super().__init__()
+            self.task_id = task_id
+
+    class MessageRequested(Message):
+        """The person wants to send this running subagent a message (`/msg ID text`)."""
 
         def __init__(self, task_id: str) -> None:
             super().__init__()
@@ -309,13 +317,18 @@ class SubagentBlock(Widget):
         if self.item.active:
             self.post_message(self.CancelRequested(self.item.task_id))
 
+    def action_message_subagent(self) -> None:
+        """Start a message to this subagent in the prompt (it reads it at its next turn boundary)."""
+        if self.item.active:
+            self.post_message(self.MessageRequested(self.item.task_id))
+
     def action_open_agent(self) -> None:
         """Show this subagent's own transcript on a screen of its own (Esc comes back)."""
         self.post_message(self.OpenRequested(self.item))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancel is offered only while the subagent runs (or waits for a slot)."""
-        if action == "cancel_subagent":
+        """Cancel and message are offered only while the subagent runs (or waits for a slot)."""
+        if action in ("cancel_subagent", "message_subagent"):
             return self.item.active
         return True
 
