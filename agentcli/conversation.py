@@ -246,7 +246,8 @@ class Conversation:
 
     def _new_session(self) -> Session:
         system = render_system_prompt(self.workspace, instructions=self._instructions)  # read once, in __init__
-        return Session(system_prompt=system, model=self.model, workspace=self.workspace)
+        return Session(system_prompt=system.text, system_stable=len(system.stable), model=self.model,
+                       workspace=self.workspace)
 
     def _load_provider(self) -> Provider:
         """Import the SDK and build its client; warm the price table and the event schemas too."""

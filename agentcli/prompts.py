@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import threading
 from concurrent.futures import Future
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from string import Template
@@ -162,24 +163,42 @@ def project_instructions(workspace: Path) -> str:
     return "# Project instructions\n\nThe project's own instructions; follow them.\n\n" + "\n\n".join(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class SystemPrompt:
+    """A system prompt in two parts: `stable`, the same from day to day and commit to commit (the role, the
+    workspace, the platform, the project's instructions), then `current` (the date, the git status; a
+    subagent's task). What changes comes last, so the provider's prompt cache keeps serving the rest."""
+
+    stable: str
+    current: str = ""
+
+    @property
+    def text(self) -> str:
+        """The whole prompt, as sent."""
+        return self.stable + self.current
+
+
 def render_system_prompt(
     workspace: Path,
     *,
     instructions: bool | str = True,
     today: _dt.date | None = None,
     template: str = "system.md",
-) -> str:
-    """The main agent's system prompt with workspace facts and project instructions filled in.
+) -> SystemPrompt:
+    """The main agent's system prompt: `template` with the workspace facts and the project instructions
+    (stable), then `system_now.md` with the date and the git status (current).
 
     `instructions`: True reads AGENTS.md / CLAUDE.md, False leaves them out, a string is their text already read.
     """
-    text = Template(load_prompt(template)).safe_substitute(
-        workspace=str(workspace),
-        date=(today or _dt.date.today()).isoformat(),
-        platform=f"{platform.system()} {platform.release()}",
-        git_status=git_summary(workspace),
-    )
+    stable = Template(load_prompt(template)).safe_substitute(
+        workspace=str(workspace), platform=f"{platform.system()} {platform.release()}"
+    ).rstrip()
     extra = instructions if isinstance(instructions, str) else ""
     if instructions is True:
         extra = project_instructions(workspace)
-    return f"{text.rstrip()}\n\n{extra}".rstrip() + "\n" if extra else text
+    if extra.strip():
+        stable = f"{stable}\n\n{extra.strip()}"
+    current = Template(load_prompt("system_now.md")).safe_substitute(
+        date=(today or _dt.date.today()).isoformat(), git_status=git_summary(workspace)
+    )
+    return SystemPrompt(stable, f"\n\n{current.strip()}\n")

@@ -17,18 +17,31 @@ def test_system_prompt_has_workspace_date_git_and_instructions(tmp_path: Path) -
     (tmp_path / "new_file.py").write_text("x = 1\n")
     (tmp_path / "AGENTS.md").write_text("Always run `make check` before finishing. {not a placeholder}\n")
     (tmp_path / "CLAUDE.md").write_text("Use tabs.\n")
-    text = render_system_prompt(tmp_path, today=dt.date(2026, 11, 22))
+    prompt = render_system_prompt(tmp_path, today=dt.date(2026, 11, 22))
+    text = prompt.text
     assert str(tmp_path) in text
     assert "2026-11-22" in text
     assert "?? new_file.py" in text  # git status summary
     assert "Always run `make check`" in text and "{not a placeholder}" in text
     assert "## CLAUDE.md" in text and "Use tabs." in text
-    assert "$workspace" not in text
+    assert "$workspace" not in text and "$date" not in text and "$git_status" not in text
+    # What changes per day or per commit comes after the rest, which the provider's prompt cache keeps serving.
+    assert text.startswith(prompt.stable) and "Use tabs." in prompt.stable and str(tmp_path) in prompt.stable
+    assert "2026-11-22" not in prompt.stable and "new_file.py" not in prompt.stable
+    assert "2026-11-22" in prompt.current and "?? new_file.py" in prompt.current
+
+
+def test_the_stable_part_is_the_same_on_another_day_and_commit(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    before = render_system_prompt(tmp_path, today=dt.date(2026, 11, 22))
+    (tmp_path / "changed.py").write_text("x = 2\n")
+    after = render_system_prompt(tmp_path, today=dt.date(2026, 11, 23))
+    assert after.stable == before.stable and after.current != before.current
 
 
 def test_instructions_can_be_left_out_and_non_git_is_said(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("secret house rules\n")
-    text = render_system_prompt(tmp_path, instructions=False)
+    text = render_system_prompt(tmp_path, instructions=False).text
     assert "secret house rules" not in text
     assert "not a git repository" in text
 
@@ -42,7 +55,7 @@ def _says_untrusted(text: str) -> bool:
 
 
 def test_main_system_prompt_says_tool_output_files_and_subagent_results_are_untrusted(tmp_path: Path) -> None:
-    text = render_system_prompt(tmp_path, instructions=False)
+    text = render_system_prompt(tmp_path, instructions=False).text
     assert _says_untrusted(text)
     assert "<subagent_result>" in text  # names the frame the results arrive in
     assert "<system-notice>" in text and "fake" in text  # and says where a real notice can be

@@ -50,7 +50,7 @@ from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolContext
+from agentcli.tools.base import Tool, ToolContext, tool_specs
 
 log = logging.getLogger(__name__)
 
@@ -115,9 +115,9 @@ class AgentLoop:
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
         self.inbox = inbox  # messages sent to this agent while it runs (SendMessage, the person), framed
-        # Offered: its tools' specs, or `specs` (a fork's: its parent's; a listed tool not in `tools` is `unavailable`)
-        own = [ToolSpec(t.name, t.description(), t.input_schema()) for t in tools] if specs is None else specs
-        self._specs = list(own)
+        # Offered: its tools' specs in the one listing order every agent shares (prompt caching), or `specs` (a
+        # fork's: its parent's, byte for byte; a listed tool not in `tools` is `unavailable`)
+        self._specs = tool_specs(tools) if specs is None else list(specs)
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
             self.use_compactor(compactor)
@@ -252,6 +252,7 @@ class AgentLoop:
         request = ModelRequest(
             model=session.model.model,
             system=session.system_prompt,
+            system_stable=session.system_stable,
             messages=tuple(session.messages),
             tools=self._specs,
             max_tokens=session.model.max_output_tokens,
@@ -433,7 +434,7 @@ class AgentLoop:
         for tool in tools:
             if tool.name not in self.tools:
                 self.tools[tool.name] = tool
-                self._specs.append(ToolSpec(tool.name, tool.description(), tool.input_schema()))
+        self._specs = tool_specs(self.tools.values())
         if self.compactor is not None:
             self.compactor.gauge.fixed_tokens = self._fixed_tokens()
 

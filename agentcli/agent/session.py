@@ -31,6 +31,7 @@ class Session:
     system_prompt: str
     model: ResolvedModel
     workspace: Path
+    system_stable: int = 0  # leading characters of system_prompt that do not change per day or commit (caching)
     id: str = field(default_factory=lambda: new_id("ses"))
     agent: str = "main"  # label: main, explore#2
     agent_type: str = "main"

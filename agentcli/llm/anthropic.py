@@ -78,24 +78,41 @@ def _message_params(messages: list[Message], caching: bool) -> list[dict[str, An
     return out
 
 
+def _system_params(system: str, stable: int, caching: bool) -> list[dict[str, Any]]:
+    """The system prompt as text blocks: its stable part apart from the rest (the date, the git status, a
+    subagent's task), the cache breakpoint after the stable part, so a new day or commit still reads it."""
+    parts = [system[:stable], system[stable:]] if 0 < stable < len(system) and system[:stable].strip() else [system]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": part} for part in parts if part.strip()] or [
+        {"type": "text", "text": system}
+    ]
+    if caching:
+        blocks[0]["cache_control"] = _EPHEMERAL
+    return blocks
+
+
 def request_params(request: ModelRequest, *, caching: bool = True) -> dict[str, Any]:
-    """The keyword arguments for `messages.create` (without `stream`)."""
+    """The keyword arguments for `messages.create` (without `stream`).
+
+    With `caching`, at most four cache breakpoints (the API's limit): after the head of the tool list that
+    every agent shares (`ToolSpec.cache_break`: the read-only tools and those every agent has), after the
+    last tool, after the stable part of the system prompt, and on the last message. Anthropic caches tools,
+    then system, then messages, as one prefix.
+    """
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
         "messages": _message_params(sendable(request.messages), caching),
     }
     if request.system:
-        system: dict[str, Any] = {"type": "text", "text": request.system}
-        if caching:
-            system["cache_control"] = _EPHEMERAL
-        params["system"] = [system]
+        params["system"] = _system_params(request.system, request.system_stable, caching)
     if request.tools:
         tools = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
         if caching:
+            for i in [i for i, t in enumerate(request.tools) if t.cache_break][-1:]:
+                tools[i]["cache_control"] = _EPHEMERAL
             tools[-1]["cache_control"] = _EPHEMERAL
         params["tools"] = tools
     thinking = _thinking_param(request)

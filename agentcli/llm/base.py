@@ -154,6 +154,9 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+    # A provider may end a cached prefix after this tool: the end of the head a read-only subagent's list
+    # shares with every other agent's (the read-only tools and those every agent has: `tools.base.tool_specs`).
+    cache_break: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +173,9 @@ class ModelRequest:
     thinking_budget_tokens: int = 0
     reasoning_effort: str = ""  # OpenAI's `reasoning_effort` ("" = not sent)
     effort: str = ""  # Anthropic's `output_config.effort`, sent with adaptive thinking only ("" = not sent)
+    # How many leading characters of `system` stay the same from day to day and commit to commit (the rest:
+    # the date, the git status, a subagent's task); a provider may cache them apart. 0: no such split.
+    system_stable: int = 0
 
 
 CHARS_PER_TOKEN = 4  # the estimate where no count is known (no tokenizer is available offline)

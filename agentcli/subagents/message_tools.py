@@ -28,6 +28,7 @@ class SendMessageTool(Tool[SendMessageArgs]):
     args_model: ClassVar[type[ToolArgs]] = SendMessageArgs
     own_time_limit: ClassVar[bool] = True  # a finished recipient runs again under its own limits
     concurrency_safe: ClassVar[bool] = True
+    every_agent: ClassVar[bool] = True  # listed with the read-only tools: a read-only subagent has it too
 
     def __init__(self, board: Switchboard, sender: ParentLink) -> None:
         self.board = board
@@ -50,6 +51,7 @@ class ListAgentsTool(Tool[ListAgentsArgs]):
     name: ClassVar[str] = "ListAgents"
     args_model: ClassVar[type[ToolArgs]] = ListAgentsArgs
     concurrency_safe: ClassVar[bool] = True
+    every_agent: ClassVar[bool] = True
 
     def __init__(self, board: Switchboard, sender: ParentLink) -> None:
         self.board = board

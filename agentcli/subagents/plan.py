@@ -22,6 +22,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from agentcli.llm.models import ResolvedModel, resolve_model, with_effort
+from agentcli.prompts import SystemPrompt
 from agentcli.status import DELEGATION_FAILED
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.budget import Budgets
@@ -61,6 +62,7 @@ class TaskPlan:
     write_paths: list[str] | None  # the call's own confinement
     write_scopes: Scopes  # the ancestors' confinement (see the module docstring)
     system_prompt: str
+    system_stable: int  # leading characters of system_prompt that every task of its type shares (caching)
     user_message: str
     timeout: float  # wall-clock seconds
     max_turns: int
@@ -135,18 +137,17 @@ class Planner:
         message = depth_error(depth, self.settings.task_tool.max_depth) or ""
         return dict.fromkeys(TASK_TOOL_NAMES, message)
 
-    def describe_types(self, header: str, chain: tuple[str, ...], scopes: Scopes) -> str:
-        """The Task tool's description for an agent: `header`, then the types it may delegate to."""
+    def task_description(self, header: str) -> str:
+        """The Task tool's description: `header`, then every agent type with its model and what it may do.
+
+        The same text for every agent of the tree, at every depth, so every agent's tool list stays a prefix
+        of the main agent's (the provider's prompt cache serves it). What depends on the caller is decided
+        when it calls: a type already in its chain is refused (CIRCULAR), so is a call past max_depth, and
+        below a read-only or confined agent a child gets only what the confinement allows (`tool_names`).
+        """
         lines = [header.strip(), "", "Available agent types:"]
         for agent in self.registry.types.values():
-            if agent.name in chain[1:]:
-                continue  # delegating to an ancestor's type would be refused as circular
-            if agent.read_only or () in scopes:
-                access = "read-only"
-            elif scopes:
-                access = "can edit inside your write_paths, no commands"
-            else:
-                access = "can edit and run commands"
+            access = "read-only" if agent.read_only else "can edit and run commands"
             model = agent.model or "inherit"
             lines.append(defang_tags(f"- {agent.name} ({model}, {access}): {agent.description.strip()}"))
         return "\n".join(lines)
@@ -197,15 +198,17 @@ class Planner:
         cfg = self.settings.task_tool
         timeout = args.timeout_seconds or agent_type.timeout_seconds or cfg.default_timeout_seconds
         # A fork's own instructions go into its first message; the project's are in its parent's system prompt.
-        role = self.system_prompt(agent_type, args.description, args.write_paths, scopes, today, instructions=not fork)
+        system = self.system_prompt(agent_type, args.description, args.write_paths, scopes, today,
+                                    instructions=not fork)
         return TaskPlan(
             agent_type=agent_type,
             model=model,
             tool_names=tuple(names),
             write_paths=args.write_paths,
             write_scopes=scopes,
-            system_prompt=parent.system_prompt if fork else role,
-            user_message=fork_message(agent_type.name, role, tuple(names), user_message(args)) if fork
+            system_prompt=parent.system_prompt if fork else system.text,
+            system_stable=parent.system_stable if fork else len(system.stable),
+            user_message=fork_message(agent_type.name, system.text, tuple(names), user_message(args)) if fork
             else user_message(args),
             timeout=float(min(timeout, cfg.max_timeout_seconds)),
             max_turns=agent_type.max_turns or self.settings.agent.max_turns,
@@ -310,10 +313,11 @@ class Planner:
     def system_prompt(
         self, agent_type: AgentType, description: str, write_paths: list[str] | None, scopes: Scopes, today: date,
         *, instructions: bool = True,
-    ) -> str:
-        """Role prompt + `# Task` + description, the confinement said in words, project instructions."""
-        role = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
-        text = f"{role}\n\n# Task\n{description}"
+    ) -> SystemPrompt:
+        """Role prompt (stable: every task of the type shares it), then `# Task` and the description, the
+        confinement said in words, project instructions (SPEC §4's order; a fork's leave them out)."""
+        stable = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
+        text = f"\n\n# Task\n{description}"
         every = [*scopes, *([tuple(write_paths)] if write_paths else [])]
         if () in every:
             text += "\n\nYou may not write files or run commands: you work below a read-only agent."
@@ -325,4 +329,4 @@ class Planner:
             )
         if self.instructions and instructions:
             text += f"\n\n{self.instructions}"
-        return text
+        return SystemPrompt(stable, text)

@@ -163,11 +163,11 @@ class SubagentRunner:
 
     # --- the Task tools' Delegator ------------------------------------------------------------------
 
-    def task_tool_description(self, parent: ParentLink) -> str:
-        """The Task tool's description: the bundled text plus the types this agent may delegate to."""
+    def task_tool_description(self) -> str:
+        """The Task tool's description: the bundled text plus every type, the same at every depth."""
         from agentcli.prompts import load_prompt
 
-        return self.planner.describe_types(load_prompt("tools/task.md"), parent.session.chain, self.confinement(parent))
+        return self.planner.task_description(load_prompt("tools/task.md"))
 
     def argument_limits(self) -> Mapping[str, Any]:
         """The validation context of `TaskArgs`."""
@@ -286,6 +286,7 @@ class SubagentRunner:
         psession = parent.session
         child = Session(
             system_prompt=plan.system_prompt,
+            system_stable=plan.system_stable,
             model=plan.model,
             workspace=self.workspace,
             agent=f"{agent_type.name}#{number}",

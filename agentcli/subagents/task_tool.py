@@ -32,8 +32,8 @@ class ParentLink:
 class Delegator(Protocol):
     """What the Task tools need of the subagent runtime."""
 
-    def task_tool_description(self, parent: ParentLink) -> str:
-        """The Task tool's description for an agent (the available types)."""
+    def task_tool_description(self) -> str:
+        """The Task tool's description (the agent types): the same for every agent of the tree."""
         ...
 
     def argument_limits(self) -> Mapping[str, Any]:
@@ -207,7 +207,7 @@ class TaskTool(Tool[TaskArgs]):
         self.parent = parent
 
     def description(self) -> str:
-        return self.runner.task_tool_description(self.parent)
+        return self.runner.task_tool_description()
 
     def parse(self, raw: dict[str, Any]) -> TaskArgs:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -12,6 +12,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentcli.diffs import FileDiff
+from agentcli.llm.base import ToolSpec
+from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.netguard import WebFetchLimits
 
 
@@ -135,6 +137,8 @@ class Tool(ABC, Generic[A]):
     shows_file: ClassVar[bool] = False  # its result shows the file's text (a Read deny rule stops it too)
     network_only: ClassVar[bool] = False  # mutating only as it reaches the network (WebFetch): writes no file, runs
     # no command, so a type that has it can still be read-only (its subagents get read-only tools all the same)
+    external: ClassVar[bool] = False  # offered by an outside server (MCP): listed after agentcli's own tools
+    every_agent: ClassVar[bool] = False  # every agent of a delegation tree has it, whatever its type (SendMessage)
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""
@@ -146,11 +150,7 @@ class Tool(ABC, Generic[A]):
         """JSON schema of the arguments, as sent to the model (built once per argument model; do not mutate)."""
         cached = _SCHEMAS.get(self.args_model)
         if cached is None:
-            cached = self.args_model.model_json_schema()
-            cached.pop("title", None)
-            for prop in cached.get("properties", {}).values():
-                prop.pop("title", None)
-            _SCHEMAS[self.args_model] = cached
+            cached = _SCHEMAS[self.args_model] = model_schema(self.args_model)  # no titles, docstrings, null noise
         return cached
 
     def parse(self, raw: dict[str, Any]) -> A:
@@ -183,3 +183,41 @@ class Tool(ABC, Generic[A]):
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work. Raise `ToolError` for failures the model should see."""
+
+
+T = TypeVar("T", bound="Tool[Any] | type[Tool[Any]]")
+
+
+def listing_rank(tool: Tool[Any] | type[Tool[Any]]) -> int:
+    """Where a tool is listed to the model, from its traits: 0 the read-only tools, 1 the tools every agent of
+    the tree has (`every_agent`), 2 the mutating ones, 3 the rest of agentcli's own (Task and its kin: only
+    agents that may delegate have them), 4 an outside server's (MCP). Groups 0 and 1 are the head that a
+    read-only subagent's list consists of."""
+    if tool.external:
+        return 4
+    if tool.read_only:
+        return 0
+    if tool.every_agent:
+        return 1
+    return 2 if tool.mutating else 3
+
+
+def in_listing_order(tools: Iterable[T]) -> list[T]:
+    """`tools` in the one order every agent lists them in (`listing_rank`; each group as given).
+
+    Every agent's list is then a prefix of the main agent's as far as they have the same tools: a read-only
+    subagent's (the read-only tools and the ones every agent has) and a subagent with every tool (all of it),
+    so the provider's prompt cache serves what the main agent's requests already wrote.
+    """
+    return sorted(tools, key=listing_rank)
+
+
+def tool_specs(tools: Iterable[Tool[Any]]) -> list[ToolSpec]:
+    """The tools as offered to the model, in listing order; `cache_break` marks the end of the head a read-only
+    subagent's list shares (the read-only tools and those every agent has)."""
+    ordered = in_listing_order(tools)
+    shared = sum(1 for tool in ordered if listing_rank(tool) <= 1)
+    return [
+        ToolSpec(tool.name, tool.description(), tool.input_schema(), cache_break=i == shared - 1)
+        for i, tool in enumerate(ordered)
+    ]

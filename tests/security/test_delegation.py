@@ -96,8 +96,12 @@ def test_child_of_a_confined_subagent_cannot_write_outside_the_parent_globs(tmp_
         result, _ = _run(server, tmp_path, ws, "--yes")
         offered = _offered(server, "Sneak a write")
         labels = _task_description(server, "Edit the sources")
+        worker = next(r for r in server.requests if _sub("Edit the sources") in _system(r.body))
+        first = next(r for r in server.requests if MAIN in _system(r.body))
+        main = next(str(t["description"]) for t in first.body["tools"] if t["name"] == "Task")
     server.assert_done()
-    assert "- general (inherit, can edit inside your write_paths, no commands)" in labels
+    assert labels == main  # one Task description at every depth: the confinement holds when a child runs
+    assert "You may write only to files matching: src/**" in _system(worker.body)  # and the worker is told
     assert not (ws / "escape.txt").exists()
     assert (ws / "src" / "inside.py").exists()
     assert "Bash" not in offered and "Write" in offered  # a confined subagent's child gets no shell either
@@ -143,8 +147,11 @@ def test_read_only_type_cannot_escalate_by_delegating_to_a_writer(tmp_path: Path
         _run(server, tmp_path, ws, "--yes")
         offered = _offered(server, "Fix it for me")
         labels = _task_description(server, "Review the code")
+        fixer = next(r for r in server.requests if _sub("Fix it for me") in _system(r.body))
+        first = next(r for r in server.requests if MAIN in _system(r.body))
     server.assert_done()
-    assert "- general (inherit, read-only)" in labels
+    assert labels == next(str(t["description"]) for t in first.body["tools"] if t["name"] == "Task")  # one text
+    assert "you work below a read-only agent" in _system(fixer.body)  # the child is told, and held to it:
     assert not (ws / "marker-bash").exists() and not (ws / "marker-write.txt").exists()
     assert not offered & {"Write", "Edit", "MultiEdit", "Bash"}
     shown = run_cli(["agents", "show", "lead", "--json", "--cwd", str(ws)], cli_env("anthropic", server, tmp_path))

@@ -139,10 +139,28 @@ def test_user_message_with_output_schema() -> None:
     assert text.endswith('{\n  "type": "object"\n}')
 
 
-def test_type_list_hides_ancestors_and_says_access(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_task_description_is_one_text_whoever_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = planner(tmp_path, monkeypatch)
-    text = p.describe_types("Header.", ("main", "general"), (("src/**",),))
+    text = p.task_description("Header.")
     assert text.startswith("Header.\n\nAvailable agent types:\n")
-    assert "- general" not in text  # an ancestor's type would be circular
+    assert "- general (inherit, can edit and run commands)" in text
     assert "- explore (light, read-only)" in text
-    assert "can edit inside your write_paths, no commands" not in p.describe_types("H", ("main",), ())
+    # The text names every type to every caller (its tools then stay a prefix of the main agent's, for the
+    # prompt cache); what the caller may not use is refused when it calls, with SPEC §4's text.
+    child = Session(system_prompt="c", model=MODEL, workspace=tmp_path, depth=1, chain=("main", "general"))
+    refused = p.plan(args("general"), child, (), None, TODAY)
+    assert refused == Refusal("Circular delegation prevented: main → general → general", "CIRCULAR")
+    deep = Session(system_prompt="d", model=MODEL, workspace=tmp_path, depth=2, chain=("main", "general", "plan"))
+    assert p.plan(args("explore"), deep, (), None, TODAY) == Refusal(
+        "Maximum sub-agent depth exceeded (max_depth=2)", "CIRCULAR")
+    below = planned(p.plan(args("general"), main_session(tmp_path), ((),), None, TODAY))  # below read-only: reads
+    assert below.tool_names and not set(below.tool_names) & {"Write", "Edit", "MultiEdit", "Bash", "WebFetch"}
+
+
+def test_system_prompt_keeps_the_task_after_the_role(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_agent(tmp_path, "reviewer", "Reviews code.", body="You review code.")
+    p = planner(tmp_path, monkeypatch)
+    plan = planned(p.plan(args("reviewer"), main_session(tmp_path), (), None, TODAY))
+    stable = plan.system_prompt[:plan.system_stable]
+    assert stable == "You review code."  # what every task of the type shares: the provider caches it apart
+    assert plan.system_prompt[plan.system_stable:] == "\n\n# Task\nDo the work"
