@@ -3,8 +3,8 @@
 When a hit is allowed (README "Reused results" says the same to the person):
 
 - `[task_tool] cache_results` is on (an untrusted project may only turn it off), the call has no
-  `no_cache`, `resume`, `fork_context` or `isolation`, and its type is read-only (no tool that writes
-  files or runs commands);
+  `no_cache`, `resume` or `fork_context` (nor does its type's agent file), and its type is read-only
+  (no tool that writes files or runs commands);
 - an earlier task of this session tree, in this process, had the same key: type, model (with its
   thinking and effort settings), description, prompt, expected_response, output_schema, and what the
   planner made of them (system prompt with its date and project instructions, user message, tool
@@ -80,7 +80,8 @@ FILE_WRITERS = frozenset({"Write", "Edit", "MultiEdit"})
 MESSAGING = frozenset({"SendMessage", "ListAgents"})
 #: Tools that write nothing. Any tool in none of these sets may write anywhere (Bash, MCP tools, new tools).
 NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, *MESSAGING, "WebFetch"})
-#: Task arguments that make a call's answer depend on more than its key.
+#: Task arguments that make a call's answer depend on more than its key (`isolation`: SPEC's worktrees, once
+#: the Task tool has them; read with getattr, so an argument that does not exist yet is simply false).
 UNCACHEABLE_ARGS = ("resume", "fork_context", "isolation")
 
 
