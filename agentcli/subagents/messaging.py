@@ -131,8 +131,10 @@ class Switchboard:
         if sender.task_id is not None:
             parent_id = self._parent_task_id(sender)
             lines.append(f'- parent: {parent_id or MAIN} (to="parent")')
-        for record in self.table.records():
-            relation = self._relation(sender, record) if record.task_id != sender.task_id else None
+        records = self.table.records()
+        known = {r.task_id: r for r in records}
+        for record in records:
+            relation = self._relation(sender, record, known) if record.task_id != sender.task_id else None
             if relation is not None:
                 lines.append(self._line(record, relation))
         if not lines:
@@ -159,13 +161,15 @@ class Switchboard:
         handle = self.table.handles.get(sender.task_id) if sender.task_id else None
         return handle.record.parent_task_id if handle is not None else None
 
-    def _relation(self, sender: ParentLink, record: TaskRecord) -> str | None:
+    def _relation(self, sender: ParentLink, record: TaskRecord,
+                  known: dict[str, TaskRecord] | None = None) -> str | None:
         """How `record`'s agent stands to `sender`: below it, a sibling, its parent, or None (out of reach)."""
         if sender.task_id is None:
             return "below"  # every task of the tree is below the main agent
         above: list[str] = []
         task_id = record.parent_task_id
-        known = {r.task_id: r for r in self.table.records()}
+        if known is None:  # ListAgents builds it once for all its lines
+            known = {r.task_id: r for r in self.table.records()}
         while task_id is not None and task_id not in above and task_id in known:
             above.append(task_id)
             task_id = known[task_id].parent_task_id
