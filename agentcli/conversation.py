@@ -133,6 +133,9 @@ class Conversation:
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self.hooks = self._load_hooks()
+        self._transcript: Callable[[str], str] | None = None
+        if any(self.hooks.config.by_event.values()):
+            self.keep_transcript()  # hooks read it (their input's transcript_path)
         self._hook_source: str | None = "startup"  # SessionStart's source, until it fired for this session
         self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
         self.mcp.on_tools = self.toolbox.add
@@ -219,6 +222,18 @@ class Conversation:
         self.hook_notes = config.notes  # told once, with the first turn
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
+
+    def keep_transcript(self) -> None:
+        """Write the session's messages to a JSONL transcript in Claude Code's format (`store.transcript`), whose
+        path the hooks are given."""
+        if self._transcript is not None:
+            return
+        from agentcli import __version__
+        from agentcli.store.transcript import TranscriptWriter
+
+        writer = TranscriptWriter(self.workspace, __version__)
+        self.bus.subscribe(writer)
+        self._transcript = self.hooks.transcript_path = writer.path
 
     def _notice(self, line: str) -> None:
         """A one-line warning for the person (an MCP server that failed or was refused)."""

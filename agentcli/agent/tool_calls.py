@@ -182,7 +182,8 @@ class ToolCalls:
         if verdict.blocked or verdict.stop:
             said = defang_tags(verdict.reason if verdict.blocked else verdict.stop_reason or verdict.reason)
             head = f"Blocked by a {event} hook: {said}" if event == "PreToolUse" else f"A {event} hook says: {said}"
-            return ToolResult("\n".join([head, *notes]), is_error=True)
+            code = {"code": PERMISSION_DENIED} if event == "PreToolUse" else {}  # a refusal, like the policy's
+            return ToolResult("\n".join([head, *notes]), is_error=True, metadata=code)
         if notes and event == "PostToolUse":
             return ToolResult("\n".join(f"[{event} hook] {n}" for n in notes))
         return None

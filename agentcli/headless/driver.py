@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -151,14 +152,14 @@ async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: Headl
         error_result(args.output_format, str(exc), out)
         return EXIT_FAILURE
     try:
-        _shape(conversation, mapped, approver)
+        _shape(conversation, mapped, approver, channel if streamed else None)
+        conversation.keep_transcript()  # the program's hooks (registered at initialize) read it
         if args.continue_ or args.resume:
             for note in (await conversation.resume(args.resume, keep_model=mapped.model is not None)).notes:
                 err.write(f"agentcli: note: {note}\n")
         elif args.session_id is not None:
             conversation.session.id = args.session_id
         conversation.bus.subscribe(printer)
-        await conversation.prepare(in_thread=False, on_sent=settle_gc)
         if streamed:
             assert isinstance(printer, HeadlessPrinter)
             outcome = await Driver(conversation, printer, channel, args, err).run()
@@ -178,7 +179,18 @@ async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: Headl
     return EXIT_OK if outcome is None or outcome.status == "completed" else EXIT_FAILURE
 
 
-def _shape(conversation: Conversation, mapped: Mapped, approver: Any) -> None:
+def program_forward(channel: ControlChannel) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]:
+    """How the session's MCP client reaches a server in the program: `mcp_message` control requests."""
+
+    async def forward(server: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        answer = await channel.request({"subtype": "mcp_message", "server_name": server, "message": message})
+        response = answer.get("mcp_response")
+        return response if isinstance(response, dict) else None
+
+    return forward
+
+
+def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: ControlChannel | None) -> None:
     """The flags' system prompt, tools, rules and MCP servers, before the first turn. ValueError: a bad rule or
     server definition (one line)."""
     from agentcli.mcp.specs import SpecError, parse_server
@@ -189,13 +201,24 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any) -> None:
     policy.allow += [PermissionRule.parse(rule) for rule in mapped.allow]
     policy.deny += [PermissionRule.parse(rule) for rule in mapped.deny]
     for name, raw in mapped.mcp_servers.items():
-        if isinstance(raw, dict) and raw.get("type") == "sdk":
-            raise ValueError(f"--mcp-config: server '{name}' is an in-process SDK server, not supported yet")
         try:
             spec = parse_server(name, raw, origin="--mcp-config", project=False)
         except SpecError as exc:
             raise ValueError(str(exc)) from None
-        conversation.mcp.add(spec)
+        if clash := conversation.mcp.add(spec):
+            raise ValueError(clash)
+    flagged = tuple(mapped.mcp_servers)  # the main agent's servers: these, and unless strict the configured ones too
+    mcp = conversation.mcp
+    mcp.configured = flagged if mapped.strict_mcp else (*mcp.configured, *flagged)
+    if mapped.agents:
+        from agentcli.headless.agents import define_agents
+
+        notes = define_agents(conversation.registry, mapped.agents, source="--agents",
+                              aliases=conversation.settings.models.aliases)
+        if notes:
+            raise ValueError(notes[0])
+    if channel is not None:
+        conversation.mcp.program = program_forward(channel)
     if approver is not None:
         approver.policy = policy
         approver.interrupt = conversation.cancel_turn
@@ -205,6 +228,7 @@ async def _one_turn(conversation: Conversation, printer: Printer, args: Headless
     from agentcli.oneshot import summarize
 
     assert args.prompt is not None
+    await conversation.prepare(in_thread=False, on_sent=settle_gc)
     outcome = await conversation.send(args.prompt)
     summarize(conversation, outcome, printer)
     return outcome
@@ -223,7 +247,8 @@ class Driver:
         self.channel = channel
         self.args = args
         self.err = err
-        self.requests = Requests(conversation, channel, printer)
+        self.requests = Requests(conversation, channel, printer,
+                                 lambda line: err.write(f"agentcli: warning: {terminal_safe(line)}\n"))
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.outcome: RunOutcome | None = None  # the last turn's, or a bad line's after it
 
@@ -279,6 +304,8 @@ class Driver:
     async def _turns(self) -> None:
         conversation, printer = self.conversation, self.printer
         while (item := await self.queue.get()) is not None:
+            # Built at the first turn, after `initialize` (its agents join the Task tool's description).
+            await conversation.prepare(in_thread=False, on_sent=settle_gc)
             printer.start_turn(
                 session_id=conversation.session.id, cwd=str(conversation.workspace),
                 model=conversation.model.model, tools=await conversation.offered_tools(),

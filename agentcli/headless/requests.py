@@ -6,6 +6,7 @@ the SDKs read). The requests agentcli sends the other way are in `approver`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
@@ -20,9 +21,12 @@ if TYPE_CHECKING:
 class Requests:
     """The handlers of one session's control requests."""
 
-    def __init__(self, conversation: Conversation, channel: ControlChannel, printer: HeadlessPrinter) -> None:
+    def __init__(self, conversation: Conversation, channel: ControlChannel, printer: HeadlessPrinter,
+                 warn: Callable[[str], object]) -> None:
         self.conversation = conversation
         self.printer = printer
+        self.channel = channel
+        self.warn = warn  # what the program asked for and agentcli does not do: one line each on stderr
         self.initialized = False
         channel.handlers.update({
             "initialize": self.initialize,
@@ -39,6 +43,13 @@ class Requests:
             raise RequestError("Already initialized")
         self.initialized = True
         conversation = self.conversation
+        self._hooks(request.get("hooks"))
+        if request.get("agents"):
+            from agentcli.headless.agents import define_agents
+
+            for note in define_agents(conversation.registry, request["agents"], source="the program (initialize)",
+                                      aliases=conversation.settings.models.aliases):
+                self.warn(note)
         settings = conversation.settings
         return {
             "commands": [],
@@ -60,6 +71,32 @@ class Requests:
             "capabilities": [],
             "agentcli_version": __version__,
         }
+
+    def _hooks(self, hooks: object) -> None:
+        """`initialize`'s hooks: each matcher's callback ids become hooks of the session, asked over `hook_callback`."""
+        from agentcli.hooks.settings import HOOK_EVENTS, HookCommand
+
+        if not isinstance(hooks, dict):
+            return
+        engine = self.conversation.hooks
+        for event, matchers in hooks.items():
+            if event not in HOOK_EVENTS:
+                self.warn(f"hook callbacks for {event} are not run: agentcli fires {', '.join(HOOK_EVENTS)}")
+                continue
+            for matcher in matchers if isinstance(matchers, list) else ():
+                if not isinstance(matcher, dict):
+                    continue
+                timeout = matcher.get("timeout")
+                seconds = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else 60.0
+                for callback_id in matcher.get("hookCallbackIds") or []:
+                    engine.config.add(HookCommand(
+                        event, f"SDK hook callback {callback_id}", str(matcher.get("matcher") or ""), seconds,
+                        "the program (initialize)", callback_id=str(callback_id)))
+        engine.callback = self._ask_hook
+
+    async def _ask_hook(self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        return await self.channel.request({"subtype": "hook_callback", "callback_id": callback_id, "input": payload,
+                                           "tool_use_id": tool_use_id})
 
     async def interrupt(self, request: Line) -> Line:
         """Stop the running turn (its subagents too); its result says `error_during_execution`, the session takes
@@ -104,7 +141,9 @@ class Requests:
         servers: list[dict[str, Any]] = []
         for name, state in self.conversation.mcp.servers.items():
             entry: dict[str, Any] = {"name": name, "status": states.get(state.status, "pending"),
-                                     "tools": [{"name": t.name} for t in state.tools]}
+                                     "tools": [{"name": t.remote_name} for t in state.tools]}
+            if state.spec.transport == "program":
+                entry["source"] = "sdk"
             if state.error:
                 entry["error"] = state.error
             servers.append(entry)

@@ -32,6 +32,8 @@ class Mapped:
     withheld: set[str] = field(default_factory=set)  # bare --disallowedTools names: never offered
     mcp_servers: dict[str, Any] = field(default_factory=dict)  # --mcp-config's servers, Claude Code's shape
     model: str | None = None
+    agents: dict[str, Any] = field(default_factory=dict)  # --agents: agent types defined on the command line
+    strict_mcp: bool = False  # --strict-mcp-config: only --mcp-config's servers
 
     def set(self, key: str, value: object, flag: str) -> None:
         self.overrides[key] = value
@@ -79,7 +81,10 @@ def map_flags(args: HeadlessArgs) -> Mapped:
     mapped.append = "\n\n".join(a for a in appended if a.strip())
     for value in args.mcp_config:
         mapped.mcp_servers.update(_mcp_servers(value))
+    mapped.strict_mcp = args.strict_mcp_config
     mapped.model = args.model
+    if args.agents is not None:
+        mapped.agents = _json_or_file(args.agents, "--agents")
     if args.settings is not None:
         _claude_settings(mapped, _json_or_file(args.settings, "--settings"))
     return mapped

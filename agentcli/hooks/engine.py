@@ -9,13 +9,17 @@ reason; anything else is an error that does not stop the run. JSON on stdout (ex
 
 What a decision may do is the callers' business; the engine only narrows: a hook's `allow` is
 reported (`HookVerdict.permission`) and never lets a call past agentcli's own rules or approval.
+
+A hook may also be a program's callback (`HookCommand.callback_id`, the Claude Agent SDK's hooks): the engine's
+`callback` is given the id and the same input, and its JSON answer is read like a command's JSON stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +33,8 @@ _CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "SubagentStart"
 _KEPT_OUTPUT_CHARS = 4000  # of stdout / stderr on the event (what --verbose and the store show)
 # agentcli's permission modes under Claude Code's names (the `permission_mode` field of the input).
 CLAUDE_MODE = {"ask": "default", "accept_edits": "acceptEdits", "auto": "bypassPermissions", "readonly": "plan"}
+#: Asks a program's hook callback: (callback id, the hook input, the tool call id) -> its JSON answer.
+Callback = Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]]
 
 
 @dataclass(slots=True)
@@ -77,6 +83,8 @@ class HookEngine:
         self.workspace = workspace
         self.env = hook_environment(env, workspace)
         self.mode = mode  # the permission mode now (Shift+Tab changes it)
+        self.callback: Callback | None = None  # answers the hooks that are a program's callbacks
+        self.transcript_path: Callable[[str], str] = lambda session_id: ""  # a session's JSONL transcript, if kept
 
     def has(self, event: str) -> bool:
         """Whether any hook is configured for `event` (callers skip building input otherwise)."""
@@ -100,14 +108,14 @@ class HookEngine:
             return verdict
         payload = {
             "session_id": session_id,
-            "transcript_path": "",  # agentcli keeps transcripts in its database, not in a file
+            "transcript_path": self.transcript_path(session_id),
             "cwd": str(self.workspace),
             "hook_event_name": event,
             "permission_mode": CLAUDE_MODE.get(self.mode(), self.mode()),
             **data,
         }
         stdin = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8", errors="replace")
-        done = await asyncio.gather(*(self._run(hook, stdin) for hook in hooks))
+        done = await asyncio.gather(*(self._run(hook, stdin, payload, tool_call_id) for hook in hooks))
         for hook, finished in zip(hooks, done, strict=True):
             read = _interpret(event, finished)
             _merge(verdict, read)
@@ -129,8 +137,22 @@ class HookEngine:
             ))
         return verdict
 
-    async def _run(self, hook: HookCommand, stdin: bytes) -> Finished:
-        return await run_command(hook.command, stdin, cwd=self.workspace, env=self.env, timeout=hook.timeout)
+    async def _run(self, hook: HookCommand, stdin: bytes, payload: dict[str, Any], tool_call_id: str | None
+                   ) -> Finished:
+        if not hook.callback_id:
+            return await run_command(hook.command, stdin, cwd=self.workspace, env=self.env, timeout=hook.timeout)
+        started = time.perf_counter()
+        if self.callback is None:
+            return Finished(None, "", "", False, 0.0, error="no program is connected to answer this hook callback")
+        try:
+            async with asyncio.timeout(hook.timeout):
+                answer = await self.callback(hook.callback_id, payload, tool_call_id)
+        except TimeoutError:
+            return Finished(None, "", "", True, (time.perf_counter() - started) * 1000)
+        except Exception as exc:  # the program answered with an error, or went away
+            return Finished(None, "", "", False, (time.perf_counter() - started) * 1000, error=str(exc) or repr(exc))
+        stdout = json.dumps(answer, ensure_ascii=False)
+        return Finished(0, stdout, "", False, (time.perf_counter() - started) * 1000)
 
 
 def _merge(verdict: HookVerdict, read: _Read) -> None:

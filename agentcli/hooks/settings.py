@@ -40,6 +40,7 @@ class HookCommand:
     matcher: str
     timeout: float
     source: str
+    callback_id: str = ""  # not a command: a program's callback (the Claude Agent SDK's hooks), asked by id
 
 
 @dataclass(slots=True)
@@ -52,7 +53,7 @@ class HookConfig:
     def add(self, hook: HookCommand) -> None:
         """Add one hook (the same command for the same event and matcher is kept once)."""
         hooks = self.by_event.setdefault(hook.event, [])
-        if all((h.command, h.matcher) != (hook.command, hook.matcher) for h in hooks):
+        if all((h.command, h.matcher, h.callback_id) != (hook.command, hook.matcher, hook.callback_id) for h in hooks):
             hooks.append(hook)
 
     def has(self, event: str) -> bool:

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -45,6 +45,10 @@ _LIST_PAGES = 20
 
 class McpUnavailable(Exception):
     """The `mcp` SDK (a dependency of agentcli) cannot be imported: a broken install."""
+
+
+#: Sends one JSON-RPC message to the driving program's server of that name; its answer (None: nothing back).
+ProgramForward = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
 
 def _sdk() -> Any:
@@ -104,6 +108,7 @@ class McpManager:
         self._logs: list[TextIO] = []
         self._told = False  # the problems were said
         self._sdk_import: asyncio.Future[Any] | None = None
+        self.program: ProgramForward | None = None  # reaches the driving program's servers (`transport = "program"`)
         for spec in specs:
             self.add(spec)
         self.configured = tuple(self.servers)
@@ -247,6 +252,7 @@ class McpManager:
                 client = mcp.Client(
                     await self._target(state.spec, stack), read_timeout_seconds=self.call_timeout,
                     client_info=Implementation(name="agentcli", version=__version__),
+                    mode="legacy" if state.spec.transport == "program" else "auto",  # the initialize handshake
                 )
                 await stack.enter_async_context(client)
                 if not ready.done():
@@ -260,7 +266,16 @@ class McpManager:
             log.debug("MCP server %s ended: %s", state.spec.name, _describe(exc))
 
     async def _target(self, spec: ServerSpec, stack: contextlib.AsyncExitStack) -> Any:
-        """What `mcp.Client` connects to: stdio parameters' transport, or streamable HTTP with the headers."""
+        """What `mcp.Client` connects to: stdio parameters' transport, streamable HTTP with the headers, or the
+        driving program's server over the control protocol."""
+        if spec.transport == "program":
+            from agentcli.mcp.program_transport import program_transport
+
+            forward = self.program
+            if forward is None:
+                raise SpecError("an in-process SDK server needs the program that defines it (agentcli driven by "
+                                "the Claude Agent SDK)")
+            return program_transport(lambda message: forward(spec.name, message))
         if spec.transport == "http":
             import httpx2
             from mcp.client.streamable_http import streamable_http_client

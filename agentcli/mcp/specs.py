@@ -26,7 +26,7 @@ from typing import Any, Literal
 from agentcli.config_layers import ConfigError, read_config_text
 from agentcli.text import one_line
 
-Transport = Literal["stdio", "http"]
+Transport = Literal["stdio", "http", "program"]  # program: a server in the program driving agentcli
 MCP_JSON = ".mcp.json"
 #: A server's name becomes part of tool names (`mcp__NAME__tool`, at most 64 characters for the providers).
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
@@ -57,6 +57,8 @@ class ServerSpec:
         """What it runs or reaches, for listings: the command line or the URL (unexpanded, so no secret shows)."""
         if self.transport == "http":
             return self.url
+        if self.transport == "program":
+            return "(in the program driving agentcli)"
         return " ".join([self.command, *self.args])
 
 
@@ -127,6 +129,8 @@ def parse_server(name: str, raw: object, *, origin: str, project: bool) -> Serve
                 raise SpecError("an http server needs a 'url'")
             headers = _pairs(raw.get("headers"), "headers")
             return ServerSpec(name, "http", origin, project, url=url.strip(), headers=headers)
+        if kind == "sdk":  # the Claude Agent SDK's in-process server, reached through the program that runs it
+            return ServerSpec(name, "program", origin, project)
         if kind == "sse":
             raise SpecError("the SSE transport is not supported (use streamable HTTP: type \"http\")")
         if kind != "stdio":

@@ -6,6 +6,7 @@ console script, so that binary never runs here.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import time
@@ -201,3 +202,111 @@ def test_set_permission_mode_changes_the_next_calls_and_init_says_so(
     assert isinstance(init, SystemMessage) and init.data["permissionMode"] == "acceptEdits"
     assert (workspace / "b.txt").read_text() == "accepted\n"
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Written."
+
+
+def test_a_hook_callback_blocks_a_call_and_reads_a_real_transcript(
+    run_sdk: Callable[..., Any], workspace: Path
+) -> None:
+    from claude_agent_sdk import HookMatcher
+
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(text="Trying.", tool_calls=[
+            ToolCall(name="Bash", id="toolu_hooked", input={"command": "touch hooked.txt"})])),
+        Step(match=Match(turn=1, last_user_contains="Blocked by the program"), reply=Reply(text="Blocked, then.")),
+    ])
+    seen: list[dict[str, Any]] = []
+
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        transcript = Path(data["transcript_path"])
+        seen.append({**data, "lines": [json.loads(line) for line in transcript.read_text().splitlines()]})
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "Blocked by the program"}}
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> list[Any]:
+        async with ClaudeSDKClient(options=opts) as client:
+            await client.query("touch a file")
+            return [m async for m in client.receive_response()]
+
+    messages = run_sdk(script, body, hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]},
+                       permission_mode="bypassPermissions")
+    assert not (workspace / "hooked.txt").exists()
+    (data,) = seen
+    assert (data["hook_event_name"], data["tool_name"], data["tool_use_id"]) == ("PreToolUse", "Bash", "toolu_hooked")
+    assert data["tool_input"] == {"command": "touch hooked.txt"} and data["permission_mode"] == "bypassPermissions"
+    user, assistant = data["lines"][:2]  # the transcript so far, in Claude Code's line format
+    assert (user["type"], user["message"]["content"][0]["text"]) == ("user", "touch a file")
+    assert assistant["parentUuid"] == user["uuid"] and assistant["message"]["content"][1]["name"] == "Bash"
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.result == "Blocked, then."
+    assert [d["tool_use_id"] for d in result.permission_denials or []] == ["toolu_hooked"]
+
+
+def test_an_sdk_defined_agent_runs_a_task_and_its_messages_stream_with_the_call_id(
+    run_sdk: Callable[..., Any]
+) -> None:
+    from claude_agent_sdk import AgentDefinition, TaskNotificationMessage, TaskStartedMessage
+
+    task = ToolCall(name="Task", id="toolu_task", input={
+        "subagent_type": "reviewer", "description": "Review the notes", "prompt": "Review notes.txt"})
+    script = Script(steps=[
+        Step(match=Match(system_contains=SDK_ROLE, turn=0, tools_include=["Task"]),
+             reply=Reply(text="Asking the reviewer.", tool_calls=[task])),
+        Step(match=Match(system_contains="REVIEWER-SYS", turn=0, tools_exclude=["Bash", "Write"]),
+             reply=Reply(tool_calls=[ToolCall(name="Read", id="toolu_read", input={"file_path": "notes.txt"})])),
+        Step(match=Match(system_contains="REVIEWER-SYS", turn=1, last_user_contains="first line"),
+             reply=Reply(text="The notes look fine.")),
+        Step(match=Match(system_contains=SDK_ROLE, turn=1, last_user_contains="The notes look fine."),
+             reply=Reply(text="Reviewed: fine.")),
+    ])
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> list[Any]:
+        return [m async for m in query(prompt="Have the reviewer look at the notes", options=opts)]
+
+    reviewer = AgentDefinition(description="Reviews notes", prompt="REVIEWER-SYS You review.", tools=["Read"],
+                               model="inherit")
+    messages = run_sdk(script, body, agents={"reviewer": reviewer})
+    init = messages[0]
+    assert isinstance(init, SystemMessage) and "reviewer" in init.data["agents"]
+    started = next(m for m in messages if isinstance(m, TaskStartedMessage))
+    assert (started.tool_use_id, started.task_type, started.data["subagent_type"]) == (
+        "toolu_task", "local_agent", "reviewer")
+    inside = [m for m in messages if getattr(m, "parent_tool_use_id", None) == "toolu_task"]
+    assert any(isinstance(m, AssistantMessage) and m.content[0].id == "toolu_read" for m in inside)  # type: ignore[union-attr]
+    done = next(m for m in messages if isinstance(m, TaskNotificationMessage))
+    assert (done.task_id, done.status) == (started.task_id, "completed")
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.result == "Reviewed: fine."
+
+
+def test_an_in_process_sdk_mcp_server_tool_is_called_through_the_program(run_sdk: Callable[..., Any]) -> None:
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
+    calls: list[dict[str, Any]] = []
+
+    @tool("add", "Add two integers", {"a": int, "b": int})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
+
+    script = Script(steps=[
+        Step(match=Match(turn=0, tools_include=["mcp__calc__add"]),
+             reply=Reply(tool_calls=[ToolCall(name="mcp__calc__add", id="toolu_add", input={"a": 2, "b": 3})])),
+        Step(match=Match(turn=1, last_user_contains="sum=5"), reply=Reply(text="2 + 3 = 5.")),
+    ])
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> list[Any]:
+        async with ClaudeSDKClient(options=opts) as client:
+            await client.query("add 2 and 3")
+            messages = [m async for m in client.receive_response()]
+            status = await client.get_mcp_status()
+        return [*messages, status]
+
+    calc = create_sdk_mcp_server("calc", "1.2.3", [add])
+    *messages, status = run_sdk(script, body, mcp_servers={"calc": calc}, permission_mode="bypassPermissions")
+    assert calls == [{"a": 2, "b": 3}]
+    init = messages[0]
+    assert "mcp__calc__add" in init.data["tools"] and init.data["mcp_servers"][0]["name"] == "calc"
+    assert messages[-1].result == "2 + 3 = 5."
+    (calc_status,) = status["mcpServers"]
+    assert (calc_status["name"], calc_status["status"]) == ("calc", "connected")
+    assert (calc_status["source"], calc_status["tools"]) == ("sdk", [{"name": "add"}])
