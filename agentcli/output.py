@@ -29,7 +29,7 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.figures import compaction_text, format_cost, tokens_text
-from agentcli.llm.base import ToolResultBlock, Usage
+from agentcli.llm.base import Message, ToolResultBlock, ToolUseBlock, Usage
 from agentcli.stream_json import (
     TASK_NOTIFICATION_STATUS,
     TASK_TYPE,
@@ -450,7 +450,7 @@ class StreamJsonPrinter(JsonPrinter):
         agent = self._agent(event.session_id)
         if message.role == "assistant":
             if self.partial and agent.block >= 0:
-                self._close_message(agent, parent)
+                self._close_message(agent, parent, message)
             self.emit(assistant_line(message, session_id=self.session_id, parent_tool_use_id=parent,
                                       model=agent.model, usage=agent.usage))
             agent.usage = None
@@ -477,9 +477,12 @@ class StreamJsonPrinter(JsonPrinter):
             "type": "text_delta", "text": event.text}
         self._stream(parent, {"type": "content_block_delta", "index": agent.block, "delta": delta})
 
-    def _close_message(self, agent: _Agent, parent: str | None) -> None:
+    def _close_message(self, agent: _Agent, parent: str | None, message: Message) -> None:
         if agent.block_kind:
             self._stream(parent, {"type": "content_block_stop", "index": agent.block})
+        stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in message.content) else "end_turn"
+        self._stream(parent, {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                              "usage": usage_dict(agent.usage or Usage())})
         self._stream(parent, {"type": "message_stop"})
         agent.block, agent.block_kind = -1, ""
 

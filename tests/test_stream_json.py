@@ -118,6 +118,7 @@ def test_nested_subagents_carry_their_own_task_calls_id() -> None:
         ("stream_event", "content_block_start", "toolu_inner"),
         ("stream_event", "content_block_delta", "toolu_inner"),
         ("stream_event", "content_block_stop", "toolu_inner"),
+        ("stream_event", "message_delta", "toolu_inner"),  # the stop reason and the request's usage
         ("stream_event", "message_stop", "toolu_inner"),
         ("assistant", None, "toolu_inner"),
         ("system", "api_retry", "toolu_inner"),
@@ -126,12 +127,13 @@ def test_nested_subagents_carry_their_own_task_calls_id() -> None:
         ("user", None, None),
         ("result", "success", None),
     ]
-    deep = lines[10]["message"]
+    assert lines[9]["event"]["delta"]["stop_reason"] == "end_turn"
+    deep = lines[11]["message"]
     assert (deep["model"], deep["usage"]["input_tokens"]) == ("claude-l", 3)  # its own request's
-    notification = lines[13]
+    notification = lines[14]
     assert (notification["tool_use_id"], notification["status"], notification["task_status"]) == (
         "toolu_inner", "failed", "timed_out")
-    assert lines[12]["compact_metadata"] == {"trigger": "auto", "pre_tokens": 900}
+    assert lines[13]["compact_metadata"] == {"trigger": "auto", "pre_tokens": 900}
     result = lines[-1]
     assert result["duration_api_ms"] == 50 and result["total_cost_usd"] == 0.0 and result["cost_usd"] is None
     assert result["usage"]["cache_read_input_tokens"] == 0 and result["num_turns"] == 1

@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
     from agentcli.conversation import Conversation
     from agentcli.headless.printer import HeadlessPrinter
+    from agentcli.headless.structured import Structured
+    from agentcli.llm.base import Message
     from agentcli.output import Printer
 
 log = logging.getLogger(__name__)
@@ -162,9 +165,9 @@ async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: Headl
         conversation.bus.subscribe(printer)
         if streamed:
             assert isinstance(printer, HeadlessPrinter)
-            outcome = await Driver(conversation, printer, channel, args, err).run()
+            outcome = await Driver(conversation, printer, channel, args, err, mapped.schema).run()
         else:
-            outcome = await _one_turn(conversation, printer, args)
+            outcome = await _one_turn(conversation, printer, args, mapped.schema)
     except (ValueError, ResumeError) as exc:
         err.write(f"agentcli: {terminal_safe(str(exc))}\n")
         error_result(args.output_format, str(exc), out, session_id=conversation.session.id)
@@ -224,12 +227,25 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
         approver.interrupt = conversation.cancel_turn
 
 
-async def _one_turn(conversation: Conversation, printer: Printer, args: HeadlessArgs) -> RunOutcome:
+async def _turn(conversation: Conversation, prompt: str | Message, schema: dict[str, Any] | None) -> Structured:
+    """One turn; with `--json-schema` its answer checked (and repaired once) against the schema."""
+    from agentcli.headless.structured import Structured, structured_turn
+
+    if schema is None:
+        return Structured(await conversation.send(prompt))
+    return await structured_turn(conversation, prompt, schema)
+
+
+async def _one_turn(conversation: Conversation, printer: Printer, args: HeadlessArgs,
+                    schema: dict[str, Any] | None) -> RunOutcome:
     from agentcli.oneshot import summarize
 
     assert args.prompt is not None
     await conversation.prepare(in_thread=False, on_sent=settle_gc)
-    outcome = await conversation.send(args.prompt)
+    turn = await _turn(conversation, args.prompt, schema)
+    outcome = turn.outcome
+    if turn.document is not None:  # text and json print the document as the answer
+        outcome = replace(outcome, result=json.dumps(turn.document, ensure_ascii=False, separators=(",", ":")))
     summarize(conversation, outcome, printer)
     return outcome
 
@@ -239,7 +255,7 @@ class Driver:
     served as they come; standard input's end finishes the running turn and ends the session."""
 
     def __init__(self, conversation: Conversation, printer: HeadlessPrinter, channel: ControlChannel,
-                 args: HeadlessArgs, err: TextIO) -> None:
+                 args: HeadlessArgs, err: TextIO, schema: dict[str, Any] | None = None) -> None:
         from agentcli.headless.requests import Requests
 
         self.conversation = conversation
@@ -251,6 +267,7 @@ class Driver:
                                  lambda line: err.write(f"agentcli: warning: {terminal_safe(line)}\n"))
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.outcome: RunOutcome | None = None  # the last turn's, or a bad line's after it
+        self.schema = schema
 
     async def run(self) -> RunOutcome | None:
         worker = asyncio.create_task(self._turns(), name="headless-turns")
@@ -313,10 +330,11 @@ class Driver:
                 mcp=[{"name": n, "status": "connected" if s.status == "running" else s.status}
                      for n, s in conversation.mcp.servers.items()],
             )
-            outcome = await conversation.send(item.prompt)
-            self.outcome = outcome
+            turn = await _turn(conversation, item.prompt, self.schema)
+            self.outcome = outcome = turn.outcome
             printer.end_turn(status=outcome.status, result=outcome.marked_result(), error=outcome.error,
-                             stop_reason=outcome.stop_reason, idle=self.queue.empty())
+                             stop_reason=outcome.stop_reason, structured=turn.document, subtype=turn.subtype,
+                             idle=self.queue.empty())
 
 
 def _uuid() -> str:

@@ -7,6 +7,7 @@ for subagents, `session_state_changed` (running / requires_action / idle) when t
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -161,13 +162,17 @@ class HeadlessPrinter(StreamJsonPrinter):
         })
 
     def end_turn(self, *, status: str, result: str, error: str | None, stop_reason: str | None,
-                 structured: Any = None, idle: bool = True) -> None:
+                 structured: Any = None, subtype: str | None = None, idle: bool = True) -> None:
         """The turn's `result` line (Claude Code's fields), then `idle` when no message waits."""
         turn = self.turn
         completed = status == "completed"
+        if status == "cancelled":  # Claude Code's marker of an interrupted turn, as it writes it before the result
+            marker = "[Request interrupted by user for tool use]" if turn.running else "[Request interrupted by user]"
+            self.emit({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": marker}]},
+                       "parent_tool_use_id": None, "session_id": self.session_id, "uuid": new_uuid()})
         line: dict[str, Any] = {
             "type": "result",
-            "subtype": result_subtype(status) if status != "cancelled" else ERROR_SUBTYPE,
+            "subtype": subtype or (result_subtype(status) if status != "cancelled" else ERROR_SUBTYPE),
             "is_error": not completed,
             "duration_ms": round((time.monotonic() - turn.started) * 1000),
             "duration_api_ms": round(self.api_ms),
@@ -188,8 +193,9 @@ class HeadlessPrinter(StreamJsonPrinter):
             line["result"] = result
         else:  # Claude Code's error results carry `errors`, not `result`
             line["errors"] = [error or status]
-        if structured is not None:
+        if structured is not None:  # Claude Code's `result` is then the document as compact JSON
             line["structured_output"] = structured
+            line["result"] = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
         self.emit(line)
         if idle:
             self.set_state("idle")

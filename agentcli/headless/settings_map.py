@@ -34,6 +34,7 @@ class Mapped:
     model: str | None = None
     agents: dict[str, Any] = field(default_factory=dict)  # --agents: agent types defined on the command line
     strict_mcp: bool = False  # --strict-mcp-config: only --mcp-config's servers
+    schema: dict[str, Any] | None = None  # --json-schema: every answer is a JSON document it validates
 
     def set(self, key: str, value: object, flag: str) -> None:
         self.overrides[key] = value
@@ -83,6 +84,10 @@ def map_flags(args: HeadlessArgs) -> Mapped:
         mapped.mcp_servers.update(_mcp_servers(value))
     mapped.strict_mcp = args.strict_mcp_config
     mapped.model = args.model
+    if args.json_schema is not None:
+        from agentcli.headless.structured import read_schema
+
+        mapped.schema = read_schema(args.json_schema)
     if args.agents is not None:
         mapped.agents = _json_or_file(args.agents, "--agents")
     if args.settings is not None:

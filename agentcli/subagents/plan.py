@@ -13,7 +13,6 @@ write matches). Which tool is which comes from the tool classes' traits.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -87,10 +86,9 @@ def user_message(args: TaskArgs) -> str:
     if args.expected_response:
         text += f"\n\n# Expected response\n{args.expected_response}"
     if args.output_schema is not None:
-        text += (
-            "\n\n# Output format\nReply with only a JSON document (no prose, no code fence) that "
-            f"satisfies this JSON schema:\n{json.dumps(args.output_schema, indent=2)}"
-        )
+        from agentcli.subagents.schema import answer_format
+
+        text += answer_format(args.output_schema)
     return text
 
 

@@ -13,6 +13,7 @@ The schema comes from a model and is applied to another model's answer, so:
 from __future__ import annotations
 
 import contextvars
+import json
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
@@ -203,3 +204,17 @@ def errors(validator: Validator, document: Any) -> list[Any]:
         return sorted(validator.iter_errors(document), key=lambda e: [str(p) for p in e.path])
     finally:
         _deadline.reset(token)
+
+
+def answer_format(schema: dict[str, Any]) -> str:
+    """The instruction added to a prompt whose answer must be a JSON document satisfying `schema`."""
+    return ("\n\n# Output format\nReply with only a JSON document (no prose, no code fence) that "
+            f"satisfies this JSON schema:\n{json.dumps(schema, indent=2)}")
+
+
+def document_text(text: str) -> str:
+    """An answer's JSON document: its text without a code fence around it."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    return body

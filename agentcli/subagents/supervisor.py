@@ -292,13 +292,10 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
 
     Raises when the check itself fails (a pattern out of time, a schema that turned out unusable).
     """
-    from agentcli.subagents.schema import compile_schema, errors
+    from agentcli.subagents.schema import compile_schema, document_text, errors
 
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
     try:
-        document = json.loads(body)
+        document = json.loads(document_text(text))
     except json.JSONDecodeError as exc:
         return f"not valid JSON ({exc.msg} at line {exc.lineno})"
     found = errors(compile_schema(schema), document)  # SchemaCheckError when a pattern runs out of time

@@ -310,3 +310,21 @@ def test_an_in_process_sdk_mcp_server_tool_is_called_through_the_program(run_sdk
     (calc_status,) = status["mcpServers"]
     assert (calc_status["name"], calc_status["status"]) == ("calc", "connected")
     assert (calc_status["source"], calc_status["tools"]) == ("sdk", [{"name": "add"}])
+
+
+def test_json_schema_gives_structured_output_after_one_repair_turn(run_sdk: Callable[..., Any]) -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}, "score": {"type": "integer"}},
+              "required": ["answer", "score"]}
+    script = Script(steps=[
+        Step(match=Match(turn=0, last_user_contains="# Output format"), reply=Reply(text="It is forty-two.")),
+        Step(match=Match(turn=1, last_user_contains="does not satisfy the required JSON schema"),
+             reply=Reply(text='{"answer": "forty-two", "score": 42}')),
+    ])
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> list[Any]:
+        return [m async for m in query(prompt="What is the answer?", options=opts)]
+
+    result = run_sdk(script, body, output_format={"type": "json_schema", "schema": schema})[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success"
+    assert result.structured_output == {"answer": "forty-two", "score": 42}
+    assert result.result == '{"answer":"forty-two","score":42}' and result.num_turns == 2

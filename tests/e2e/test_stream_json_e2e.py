@@ -338,7 +338,8 @@ def test_partial_messages_stream_the_text_only_when_asked(tmp_path: Path) -> Non
     lines = read_transcript(proc.stdout)
     events = [m.event for m in lines if isinstance(m, StreamEvent)]
     assert [e["type"] for e in events][:2] == ["message_start", "content_block_start"]
-    assert [e["type"] for e in events][-2:] == ["content_block_stop", "message_stop"]
+    assert [e["type"] for e in events][-3:] == ["content_block_stop", "message_delta", "message_stop"]
+    assert events[-2]["delta"]["stop_reason"] == "end_turn"
     streamed = "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta")
     assert streamed == "Hello there, friend."
     # the complete assistant message follows its partial events
