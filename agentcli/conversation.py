@@ -132,6 +132,7 @@ class Conversation:
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
+        self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
         self.hooks = self._load_hooks()
         self._transcript: Callable[[str], str] | None = None
         if any(self.hooks.config.by_event.values()):
@@ -216,7 +217,8 @@ class Conversation:
         """The person's hooks, and a trusted project's (an untrusted workspace's never run: `hooks.settings`)."""
         from agentcli import trust
 
-        config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace))
+        config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace),
+                            sources=self._sources)
         for note in config.notes:
             log.warning("%s", note)
         self.hook_notes = config.notes  # told once, with the first turn
@@ -227,6 +229,7 @@ class Conversation:
         """Write the session's messages to a JSONL transcript in Claude Code's format (`store.transcript`), whose
         path the hooks are given."""
         if self._transcript is not None:
+            self.hooks.transcript_path = self._transcript  # the hooks may have been read again
             return
         from agentcli import __version__
         from agentcli.store.transcript import TranscriptWriter
@@ -268,6 +271,18 @@ class Conversation:
         stable = f"{system.stable}\n\n{appended}" if appended else system.stable
         return Session(system_prompt=stable + system.current, system_stable=len(stable), model=self.model,
                        workspace=self.workspace)
+
+    def use_setting_sources(self, sources: frozenset[str]) -> None:
+        """Before the first turn: read only these of Claude Code's settings (`--setting-sources`): `user`,
+        `project` and `local` settings files for hooks; without `project`, no AGENTS.md / CLAUDE.md either."""
+        if self._loop is not None:
+            raise RuntimeError("choose the setting sources before the first turn")
+        self._sources = sources
+        self.hooks = self._load_hooks()
+        if "project" not in sources:
+            self._instructions = ""
+        if not self.session.messages:
+            self.session = self._new_session()
 
     def shape_main_agent(self, *, system_prompt: str | None = None, append: str = "",
                          offers: Callable[[str], bool] | None = None) -> None:
@@ -571,6 +586,20 @@ class Conversation:
         cut = self.runner.restore(store.tree_tasks(record.id), record.id)
         log.info("session %s resumed: %d messages, compacted %s", record.id, len(session.messages), context.compacted)
         return Resumed(record, len(session.messages), context.compacted, cut, notes)
+
+    async def fork(self, session_id: str | None = None) -> str:
+        """Go on with the resumed session under a new id (`--fork-session`; `session_id`, else a fresh one): its
+        stored history is copied, the original is left as it was and released."""
+        from agentcli.agent.session import new_id
+        from agentcli.store.session_copy import copy_session
+        from agentcli.store.writes import release_session
+
+        store, original = self._store(), self.session.id
+        fresh = session_id or new_id("ses")
+        await store.write(copy_session(original, fresh))
+        await store.write(release_session(original))
+        self.session.id = fresh
+        return fresh
 
     def _stored_model(self, record: SessionRecord) -> str:
         """The spec of a stored session's model: `main` or `light` when that is what they resolve to now."""

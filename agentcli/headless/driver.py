@@ -103,6 +103,10 @@ def _check(args: HeadlessArgs) -> None:
                         "(the program answers can_use_tool requests)")
     if args.permission_prompt_tool == "stdio" and not streamed:
         raise FlagError("--permission-prompt-tool stdio needs --input-format stream-json")
+    if args.fork_session and not (args.continue_ or args.resume):
+        raise FlagError("--fork-session needs --resume or --continue")
+    if args.session_id is not None and (args.continue_ or args.resume) and not args.fork_session:
+        raise FlagError("--session-id names a new session: with --resume or --continue it needs --fork-session")
     if args.session_id is not None:
         import uuid
 
@@ -160,8 +164,15 @@ async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: Headl
         if args.continue_ or args.resume:
             for note in (await conversation.resume(args.resume, keep_model=mapped.model is not None)).notes:
                 err.write(f"agentcli: note: {note}\n")
+            if args.fork_session:
+                await conversation.fork(args.session_id)
         elif args.session_id is not None:
-            conversation.session.id = args.session_id
+            try:
+                conversation.find_session(args.session_id)
+            except ResumeError:
+                conversation.session.id = args.session_id  # Claude Code's UUIDs are agentcli session ids too
+            else:
+                raise ResumeError(f"--session-id {args.session_id} is already in use")
         conversation.bus.subscribe(printer)
         if streamed:
             assert isinstance(printer, HeadlessPrinter)
@@ -199,6 +210,8 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     from agentcli.mcp.specs import SpecError, parse_server
     from agentcli.tools.permissions import PermissionRule
 
+    if mapped.sources is not None:
+        conversation.use_setting_sources(mapped.sources)
     conversation.shape_main_agent(system_prompt=mapped.system_prompt, append=mapped.append, offers=mapped.offers())
     policy = conversation.permissions
     policy.allow += [PermissionRule.parse(rule) for rule in mapped.allow]

@@ -35,6 +35,7 @@ class Mapped:
     agents: dict[str, Any] = field(default_factory=dict)  # --agents: agent types defined on the command line
     strict_mcp: bool = False  # --strict-mcp-config: only --mcp-config's servers
     schema: dict[str, Any] | None = None  # --json-schema: every answer is a JSON document it validates
+    sources: frozenset[str] | None = None  # --setting-sources: Claude Code settings read (None: all)
 
     def set(self, key: str, value: object, flag: str) -> None:
         self.overrides[key] = value
@@ -84,6 +85,11 @@ def map_flags(args: HeadlessArgs) -> Mapped:
         mapped.mcp_servers.update(_mcp_servers(value))
     mapped.strict_mcp = args.strict_mcp_config
     mapped.model = args.model
+    if args.setting_sources is not None:
+        sources = frozenset(s.strip() for s in args.setting_sources.split(",") if s.strip())
+        if unknown := sorted(sources - {"user", "project", "local"}):
+            raise FlagError(f"--setting-sources: {', '.join(unknown)} is not one of user, project, local")
+        mapped.sources = sources
     if args.json_schema is not None:
         from agentcli.headless.structured import read_schema
 

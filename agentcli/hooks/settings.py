@@ -104,8 +104,11 @@ def load_hooks(
     *,
     trusted: bool,
     env: Mapping[str, str] | None = None,
+    sources: frozenset[str] | None = None,
 ) -> HookConfig:
-    """Every hook that may run in `workspace` (the project's only when `trusted`)."""
+    """Every hook that may run in `workspace` (the project's only when `trusted`). `sources` (Claude Code's
+    `--setting-sources`): which of its settings files are read, `user`, `project` (settings.json) and `local`
+    (settings.local.json); None reads them all."""
     env = os.environ if env is None else env
     config = HookConfig()
     for event, groups in configured.items():
@@ -113,8 +116,11 @@ def load_hooks(
             for hook in group.hooks:
                 timeout = hook.timeout or DEFAULT_TIMEOUT_SECONDS
                 config.add(HookCommand(event, hook.command, group.matcher, timeout, AGENTCLI_CONFIG))
-    _read_claude_file(user_claude_settings(env), config)
-    for path in project_claude_settings(workspace):
+    if sources is None or "user" in sources:
+        _read_claude_file(user_claude_settings(env), config)
+    for source, path in zip(("project", "local"), project_claude_settings(workspace), strict=True):
+        if sources is not None and source not in sources:
+            continue
         if trusted:
             _read_claude_file(path, config)
         elif _names_hooks(path):

@@ -6,6 +6,7 @@ console script, so that binary never runs here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -18,7 +19,7 @@ import anyio
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from tests.e2e.helpers import cli_env
+from tests.e2e.helpers import cli_env, db
 
 sdk = pytest.importorskip("claude_agent_sdk")
 from claude_agent_sdk import (  # noqa: E402
@@ -328,3 +329,29 @@ def test_json_schema_gives_structured_output_after_one_repair_turn(run_sdk: Call
     assert isinstance(result, ResultMessage) and result.subtype == "success"
     assert result.structured_output == {"answer": "forty-two", "score": 42}
     assert result.result == '{"answer":"forty-two","score":42}' and result.num_turns == 2
+
+
+def test_resume_forks_a_session_and_session_id_names_a_new_one(run_sdk: Callable[..., Any], tmp_path: Path) -> None:
+    chosen = "0b6f7f0e-2d0c-4c8e-9a59-5f3f1f0d8a11"
+    script = Script(steps=[
+        Step(match=Match(turn=0, last_user_contains="remember the word"), reply=Reply(text="Remembered: teal.")),
+        Step(match=Match(turn=1, last_user_contains="which word", any_message_contains="Remembered: teal."),
+             reply=Reply(text="It was teal.")),
+    ])
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> tuple[str, str, str]:
+        from dataclasses import replace
+
+        first = [m async for m in query(prompt="remember the word teal", options=replace(opts, session_id=chosen))]
+        original = first[-1].session_id
+        forked = [m async for m in query(prompt="which word was it?",
+                                         options=replace(opts, resume=original, fork_session=True))]
+        assert forked[-1].result == "It was teal."
+        return original, forked[0].data["session_id"], forked[-1].session_id
+
+    original, init_id, forked = run_sdk(script, body)
+    assert original == chosen  # --session-id: the UUID the program chose is the session's id
+    assert forked == init_id and forked != original
+    with contextlib.closing(db(tmp_path / "home")) as conn:
+        counts = dict(conn.execute("SELECT session_id, count(*) FROM messages GROUP BY session_id").fetchall())
+    assert (counts[original], counts[forked]) == (2, 4)  # the fork holds the copied history and its own turn

@@ -1,0 +1,41 @@
+"""`agentcli` with Claude Code's headless flags and no command, run as a person (or CI) runs `claude -p`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from tests.e2e.helpers import cli_env, run_cli
+
+
+def test_print_mode_answers_with_json_and_honours_the_flags(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "CLAUDE.md").write_text("PROJECT-MEMORY-MARKER\n")
+    script = Script(steps=[Step(
+        match=Match(system_contains="Answer tersely.", tools_exclude=["Bash", "Write"], tools_include=["Read"]),
+        reply=Reply(text="Terse answer."))])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["-p", "what is here?", "--output-format", "json", "--append-system-prompt", "Answer tersely.",
+                        "--tools", "Read,Grep", "--setting-sources", "user", "--fallback-model", "haiku",
+                        "--cwd", str(workspace)], cli_env("anthropic", server, tmp_path / "home"))
+        system = server.requests[0].body["system"]
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (result["type"], result["subtype"], result["result"]) == ("result", "success", "Terse answer.")
+    text = json.dumps(system)
+    assert "You are agentcli, a coding assistant" in text  # no --system-prompt: agentcli's own role
+    assert "PROJECT-MEMORY-MARKER" not in text  # --setting-sources without project: no CLAUDE.md
+    assert "agentcli: warning: --fallback-model is not honoured" in proc.stderr
+
+
+def test_a_bad_flag_is_one_line_and_a_json_error_result(tmp_path: Path) -> None:
+    with FakeLLMServer(Script(steps=[])) as server:
+        proc = run_cli(["-p", "x", "--output-format", "stream-json", "--verbose", "--permission-mode", "yolo"],
+                       cli_env("anthropic", server, tmp_path / "home"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "agentcli: --permission-mode 'yolo' is not one of default, acceptEdits, plan, bypassPermissions, dontAsk"]
+    result = json.loads(proc.stdout)
+    assert (result["type"], result["is_error"]) == ("result", True) and "Traceback" not in proc.stderr
