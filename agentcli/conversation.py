@@ -478,6 +478,12 @@ class Conversation:
             self._loop.use_compactor(self.runner.compactor(self.session, self._loop.context))  # its own window
         return model
 
+    def use_effort(self, effort: str) -> None:
+        """Think with `effort` (low | medium | high), as a Task call's `effort` does (`llm.models.with_effort`)."""
+        from agentcli.llm.models import with_effort
+
+        self.model = self.session.model = with_effort(self.model, effort)
+
     async def clear(self) -> None:
         """Start a fresh session (`/clear`): new history, new task table."""
         if self.busy:

@@ -65,3 +65,11 @@ def test_an_empty_system_prompt_is_the_sdks_default_role_and_a_custom_one_is_tak
     assert map_flags(parse(["-p", "--system-prompt", "Be $terse.", "x"])).system_prompt == "Be $terse."
     with pytest.raises(FlagError, match="--max-turns 'many' is not a number"):
         map_flags(parse(["-p", "--max-turns", "many", "x"]))
+
+
+def test_effort_maps_onto_agentclis_scale_and_setting_sources_are_checked() -> None:
+    assert map_flags(parse(["-p", "x", "--effort", "max"])).effort == "high"
+    assert map_flags(parse(["-p", "x", "--effort", "low"])).effort == "low"
+    assert map_flags(parse(["-p", "x", "--setting-sources", "user,local"])).sources == {"user", "local"}
+    with pytest.raises(FlagError, match="--setting-sources: team is not one of user, project, local"):
+        map_flags(parse(["-p", "x", "--setting-sources", "user,team"]))

@@ -173,6 +173,8 @@ async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: Headl
                 conversation.session.id = args.session_id  # Claude Code's UUIDs are agentcli session ids too
             else:
                 raise ResumeError(f"--session-id {args.session_id} is already in use")
+        if mapped.effort:  # after a resume, which takes the stored session's model
+            conversation.use_effort(mapped.effort)
         conversation.bus.subscribe(printer)
         if streamed:
             assert isinstance(printer, HeadlessPrinter)

@@ -60,6 +60,7 @@ HONOURED: Final[tuple[Flag, ...]] = (
     Flag(("--replay-user-messages",), "replay_user_messages", "bool"),
     Flag(("--json-schema",), "json_schema", "value"),
     Flag(("--agents",), "agents", "value"),
+    Flag(("--effort",), "effort", "value", ("low", "medium", "high", "xhigh", "max")),
     # agentcli's own, as on `agentcli run`
     Flag(("--cwd",), "cwd", "value"),
     Flag(("--config",), "config", "value"),
@@ -71,7 +72,6 @@ HONOURED: Final[tuple[Flag, ...]] = (
 IGNORED: Final[dict[str, tuple[Kind, str]]] = {
     "--fallback-model": ("value", "agentcli retries the configured model; it has no fallback model"),
     "--add-dir": ("list", "agentcli's tools work in the one workspace (--cwd)"),
-    "--effort": ("value", "set thinking or reasoning_effort under [models.main] instead"),
     "--betas": ("list", "agentcli sends no beta headers"),
     "--task-budget": ("value", "use [task_tool] max_tokens / max_cost_usd"),
     "--thinking": ("value", "set [models.main] thinking instead"),
@@ -130,6 +130,7 @@ class HeadlessArgs:
     replay_user_messages: bool = False
     json_schema: str | None = None
     agents: str | None = None
+    effort: str | None = None
     cwd: str | None = None
     config: str | None = None
     trust: bool = False

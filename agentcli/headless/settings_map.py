@@ -36,6 +36,7 @@ class Mapped:
     strict_mcp: bool = False  # --strict-mcp-config: only --mcp-config's servers
     schema: dict[str, Any] | None = None  # --json-schema: every answer is a JSON document it validates
     sources: frozenset[str] | None = None  # --setting-sources: Claude Code settings read (None: all)
+    effort: str = ""  # --effort, on agentcli's scale (low | medium | high)
 
     def set(self, key: str, value: object, flag: str) -> None:
         self.overrides[key] = value
@@ -85,6 +86,8 @@ def map_flags(args: HeadlessArgs) -> Mapped:
         mapped.mcp_servers.update(_mcp_servers(value))
     mapped.strict_mcp = args.strict_mcp_config
     mapped.model = args.model
+    if args.effort is not None:  # Claude Code's xhigh and max are agentcli's high (its most thinking)
+        mapped.effort = "high" if args.effort in ("xhigh", "max") else args.effort
     if args.setting_sources is not None:
         sources = frozenset(s.strip() for s in args.setting_sources.split(",") if s.strip())
         if unknown := sorted(sources - {"user", "project", "local"}):

@@ -19,8 +19,8 @@ def test_print_mode_answers_with_json_and_honours_the_flags(tmp_path: Path) -> N
     with FakeLLMServer(script) as server:
         proc = run_cli(["-p", "what is here?", "--output-format", "json", "--append-system-prompt", "Answer tersely.",
                         "--tools", "Read,Grep", "--setting-sources", "user", "--fallback-model", "haiku",
-                        "--cwd", str(workspace)], cli_env("anthropic", server, tmp_path / "home"))
-        system = server.requests[0].body["system"]
+                        "--effort", "low", "--cwd", str(workspace)], cli_env("anthropic", server, tmp_path / "home"))
+        system, thinking = server.requests[0].body["system"], server.requests[0].body.get("thinking")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert (result["type"], result["subtype"], result["result"]) == ("result", "success", "Terse answer.")
@@ -28,6 +28,7 @@ def test_print_mode_answers_with_json_and_honours_the_flags(tmp_path: Path) -> N
     assert "You are agentcli, a coding assistant" in text  # no --system-prompt: agentcli's own role
     assert "PROJECT-MEMORY-MARKER" not in text  # --setting-sources without project: no CLAUDE.md
     assert "agentcli: warning: --fallback-model is not honoured" in proc.stderr
+    assert thinking == {"type": "enabled", "budget_tokens": 2048}  # --effort low, as a Task call's effort
 
 
 def test_a_bad_flag_is_one_line_and_a_json_error_result(tmp_path: Path) -> None:
