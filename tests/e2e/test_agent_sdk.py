@@ -245,7 +245,7 @@ def test_a_hook_callback_blocks_a_call_and_reads_a_real_transcript(
 def test_an_sdk_defined_agent_runs_a_task_and_its_messages_stream_with_the_call_id(
     run_sdk: Callable[..., Any]
 ) -> None:
-    from claude_agent_sdk import AgentDefinition, TaskNotificationMessage, TaskStartedMessage
+    from claude_agent_sdk import AgentDefinition, TaskNotificationMessage, TaskProgressMessage, TaskStartedMessage
 
     task = ToolCall(name="Task", id="toolu_task", input={
         "subagent_type": "reviewer", "description": "Review the notes", "prompt": "Review notes.txt"})
@@ -273,6 +273,8 @@ def test_an_sdk_defined_agent_runs_a_task_and_its_messages_stream_with_the_call_
         "toolu_task", "local_agent", "reviewer")
     inside = [m for m in messages if getattr(m, "parent_tool_use_id", None) == "toolu_task"]
     assert any(isinstance(m, AssistantMessage) and m.content[0].id == "toolu_read" for m in inside)  # type: ignore[union-attr]
+    progress = [m for m in messages if isinstance(m, TaskProgressMessage)]
+    assert progress and progress[-1].task_id == started.task_id and progress[-1].last_tool_name == "Read"
     done = next(m for m in messages if isinstance(m, TaskNotificationMessage))
     assert (done.task_id, done.status) == (started.task_id, "completed")
     result = messages[-1]
@@ -355,3 +357,37 @@ def test_resume_forks_a_session_and_session_id_names_a_new_one(run_sdk: Callable
     with contextlib.closing(db(tmp_path / "home")) as conn:
         counts = dict(conn.execute("SELECT session_id, count(*) FROM messages GROUP BY session_id").fetchall())
     assert (counts[original], counts[forked]) == (2, 4)  # the fork holds the copied history and its own turn
+
+
+def test_stop_task_stops_one_background_subagent(run_sdk: Callable[..., Any]) -> None:
+    from claude_agent_sdk import TaskNotificationMessage, TaskStartedMessage
+
+    task = ToolCall(name="Task", id="toolu_bg", input={
+        "subagent_type": "explore", "description": "Search slowly", "prompt": "SLOW-SEARCH find it",
+        "run_in_background": True})
+    script = Script(steps=[
+        Step(match=Match(system_contains=SDK_ROLE, turn=0), reply=Reply(tool_calls=[task])),
+        Step(match=Match(last_user_contains="SLOW-SEARCH"), reply=Reply(text="never"), hold="sub"),
+        Step(match=Match(system_contains=SDK_ROLE, turn=1), reply=Reply(text="Started it.")),
+        Step(match=Match(system_contains=SDK_ROLE, last_user_contains="after"), reply=Reply(text="Noted."),
+             optional=True),
+    ])
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> tuple[list[Any], list[Any]]:
+        async with ClaudeSDKClient(options=opts) as client:
+            await client.query("search in the background")
+            first = [m async for m in client.receive_response()]
+            started = next(m for m in first if isinstance(m, TaskStartedMessage))
+            await client.stop_task(started.task_id)
+            later: list[Any] = []
+            async for message in client.receive_messages():
+                later.append(message)
+                if isinstance(message, TaskNotificationMessage):
+                    break
+        server.release("sub")
+        return first, later
+
+    first, later = run_sdk(script, body)
+    assert isinstance(first[-1], ResultMessage) and first[-1].result == "Started it."
+    stopped = later[-1]
+    assert isinstance(stopped, TaskNotificationMessage) and stopped.status == "stopped"

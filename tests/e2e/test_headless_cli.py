@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
@@ -40,3 +42,29 @@ def test_a_bad_flag_is_one_line_and_a_json_error_result(tmp_path: Path) -> None:
         "agentcli: --permission-mode 'yolo' is not one of default, acceptEdits, plan, bypassPermissions, dontAsk"]
     result = json.loads(proc.stdout)
     assert (result["type"], result["is_error"]) == ("result", True) and "Traceback" not in proc.stderr
+
+
+def test_bad_control_requests_get_error_answers_and_the_session_goes_on(tmp_path: Path) -> None:
+    lines = [
+        {"type": "control_request", "request_id": "r1", "request": {"subtype": "initialize", "hooks": None}},
+        {"type": "control_request", "request_id": "r2", "request": {"subtype": "rewind_files"}},
+        {"type": "control_request", "request_id": "r3", "request": {"subtype": "set_permission_mode", "mode": "yolo"}},
+        "{not json",
+        {"type": "user", "message": {"role": "user", "content": "still there?"}},
+    ]
+    stdin = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n"
+    script = Script(steps=[Step(match=Match(last_user_contains="still there?"), reply=Reply(text="Yes."))])
+    with FakeLLMServer(script) as server:
+        proc = subprocess.run([sys.executable, "-m", "agentcli", "--output-format", "stream-json", "--verbose",
+                               "--input-format", "stream-json"], input=stdin, capture_output=True, text=True,
+                              env=cli_env("anthropic", server, tmp_path / "home"), cwd=tmp_path, timeout=120)
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    answers = {o["response"]["request_id"]: o["response"] for o in out if o["type"] == "control_response"}
+    assert answers["r1"]["subtype"] == "success" and answers["r1"]["response"]["pid"] > 0
+    assert answers["r2"] == {"subtype": "error", "request_id": "r2",
+                             "error": "Unsupported control request subtype: rewind_files"}
+    assert answers["r3"]["subtype"] == "error" and "Invalid permission mode 'yolo'" in answers["r3"]["error"]
+    assert "agentcli: standard input line 4: not JSON" in proc.stderr and "Traceback" not in proc.stderr
+    result = out[-1]
+    assert (result["type"], result["result"]) == ("result", "Yes.")
+    assert proc.returncode == 0  # the last turn completed
