@@ -152,7 +152,7 @@ def stored_ledger(spent: TreeSpend) -> Ledger:
     The one conversion of the store's split (`Store.session_spend`, `conversation.stored_ledger`): `sessions
     list` and `sessions show` print and dump this, so their figures mean what the TUI's and the one-shot json's do.
     """
-    from agentcli.conversation import stored_ledger as convert
+    from agentcli.stored_sessions import stored_ledger as convert
 
     return convert(spent)
 

@@ -15,12 +15,11 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.compaction import Compaction
-from agentcli.agent.ledger import Ledger, Spend
+from agentcli.agent.ledger import Ledger
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.events import EventBus, NoticeEvent, build_relay_schema
@@ -31,6 +30,7 @@ from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import context_window, cost_usd
 from agentcli.mcp.manager import McpManager, session_manager
 from agentcli.prompts import project_instructions, render_system_prompt
+from agentcli.stored_sessions import Resumed, ResumeError, find_session, holder_line, stored_ledger, stored_model
 from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.registry import AgentRegistry
@@ -46,7 +46,7 @@ from agentcli.tools.shell_env import session_bash_env
 if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.store.db import Store
-    from agentcli.store.records import SessionRecord, SpendSums, TaskRecord, TreeSpend
+    from agentcli.store.records import SessionRecord
 
 log = logging.getLogger(__name__)
 
@@ -54,40 +54,6 @@ log = logging.getLogger(__name__)
 class OpenError(Exception):
     """The conversation cannot start (the store cannot be opened, the model does not resolve);
     `str()` is the one line for the person."""
-
-
-class ResumeError(Exception):
-    """A stored session cannot be resumed here (none, several match, another workspace's, held by a live
-    process); `str()` is the one line for the person."""
-
-
-@dataclass(frozen=True, slots=True)
-class Resumed:
-    """What `Conversation.resume` restored."""
-
-    record: SessionRecord  # the stored session as it was before this process took it
-    messages: int  # messages its model context holds now
-    compacted: bool  # the context starts from a summary compaction
-    cut_tasks: list[TaskRecord] = field(default_factory=list)  # cancelled by the session's end, resumable
-    notes: list[str] = field(default_factory=list)  # e.g. its model could not be used, the current one is
-
-
-def stored_ledger(spent: TreeSpend) -> Ledger:
-    """A stored session's usage as the live `Ledger` it was: own, delegated (every session below), total."""
-
-    def spend(s: SpendSums) -> Spend:
-        usage = Usage(s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens)
-        return Spend(usage, s.cost_usd, s.requests)
-
-    return Ledger(own=spend(spent.own), delegated=spend(spent.delegated))
-
-
-def holder_line(session_id: str, pid: int) -> str:
-    """The one line that says a live process holds a session."""
-    return (
-        f"session {session_id} is in use by agentcli (pid {pid}); close it there first, "
-        "or start a new session"
-    )
 
 
 def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[Any]]:
@@ -514,34 +480,7 @@ class Conversation:
 
     def find_session(self, ref: str | None) -> SessionRecord:
         """The session `ref` names (an id or a unique prefix), or with None this workspace's latest one."""
-        from agentcli.store.db import AmbiguousIdError
-
-        store = self._store()
-        if ref is None:
-            found = store.latest_session(str(self.workspace))
-            if found is None:
-                raise ResumeError(f"no session to continue in {self.workspace}")
-            return found
-        try:
-            record = store.get_session(ref)
-        except AmbiguousIdError as exc:  # a prefix that subagents' sessions share may still name one top-level one
-            tops = [s for s in map(store.get_session, exc.matches) if s is not None and s.parent_session_id is None]
-            if len(tops) != 1 or len(exc.matches) > 5:
-                raise ResumeError(str(exc)) from exc
-            record = tops[0]
-        if record is None:
-            raise ResumeError(f"no session matches '{ref}' ('agentcli sessions list' shows them)")
-        if record.parent_session_id is not None:
-            raise ResumeError(
-                f"{record.id} is a subagent's session (task {record.task_id}): resume its parent "
-                f"{record.parent_session_id}, then Task(resume=...) continues the task"
-            )
-        if record.workspace and record.workspace != str(self.workspace):
-            raise ResumeError(
-                f"session {record.id} belongs to {record.workspace}: run 'agentcli --cwd {record.workspace} "
-                f"--resume {record.id}' there"
-            )
-        return record
+        return find_session(self._store(), self.workspace, ref)
 
     async def resume(self, ref: str | None, *, keep_model: bool = False) -> Resumed:
         """Make a stored session the current one (`None`: this workspace's latest): its model context (from
@@ -580,7 +519,7 @@ class Conversation:
         notes: list[str] = []
         if not keep_model:
             try:
-                self.set_model(self._stored_model(record))
+                self.set_model(stored_model(record, self.settings))
             except Exception as exc:
                 notes.append(
                     terminal_safe(f"its model {record.provider}:{record.model} cannot be used "
@@ -606,19 +545,6 @@ class Conversation:
         await store.write(release_session(original))
         self.session.id = fresh
         return fresh
-
-    def _stored_model(self, record: SessionRecord) -> str:
-        """The spec of a stored session's model: `main` or `light` when that is what they resolve to now."""
-        if not record.provider:
-            return record.model or "main"
-        for slot in ("main", "light"):
-            try:
-                model = resolve_model(slot, self.settings)
-            except Exception:
-                continue
-            if (model.provider, model.model) == (record.provider, record.model):
-                return slot
-        return f"{record.provider}:{record.model}"
 
     async def release(self) -> None:
         """Let other processes resume the current session (this one moves on to another)."""

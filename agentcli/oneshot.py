@@ -148,7 +148,7 @@ async def _run(
         error_result(options.output_format, str(exc), out)
         return EXIT_FAILURE
     if options.continue_latest or options.resume is not None:
-        from agentcli.conversation import ResumeError
+        from agentcli.stored_sessions import ResumeError
 
         try:
             ref = None if options.continue_latest else options.resume

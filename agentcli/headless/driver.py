@@ -135,10 +135,11 @@ def _config(workspace: Path, args: HeadlessArgs, mapped: Mapped) -> tuple[Loaded
 
 async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: HeadlessArgs, mapped: Mapped,
                    out: TextIO, err: TextIO, stop: SignalStop) -> int:
-    from agentcli.conversation import Conversation, OpenError, ResumeError
+    from agentcli.conversation import Conversation, OpenError
     from agentcli.headless.approver import SdkApprover
     from agentcli.headless.printer import HeadlessPrinter
     from agentcli.output import make_printer
+    from agentcli.stored_sessions import ResumeError
 
     stop.install(asyncio.get_running_loop(), asyncio.current_task())
     streamed = args.input_format == "stream-json"

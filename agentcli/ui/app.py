@@ -56,7 +56,8 @@ if TYPE_CHECKING:
 
     from textual.driver import Driver
 
-    from agentcli.conversation import Conversation, Resumed
+    from agentcli.conversation import Conversation
+    from agentcli.stored_sessions import Resumed
     from agentcli.ui.model import Entry
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,8 @@ from agentcli.ui.widgets.approval import Approvals
 
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
-    from agentcli.conversation import Conversation, Resumed
+    from agentcli.conversation import Conversation
+    from agentcli.stored_sessions import Resumed
     from agentcli.trust_report import TrustReport
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def run_tui(
     async def main() -> int:
         resumed: Resumed | None = None
         if continue_latest or resume:
-            from agentcli.conversation import ResumeError
+            from agentcli.stored_sessions import ResumeError
 
             try:
                 resumed = await conversation.resume(None if continue_latest else resume, keep_model=keep_model)
