@@ -391,3 +391,29 @@ def test_stop_task_stops_one_background_subagent(run_sdk: Callable[..., Any]) ->
     assert isinstance(first[-1], ResultMessage) and first[-1].result == "Started it."
     stopped = later[-1]
     assert isinstance(stopped, TaskNotificationMessage) and stopped.status == "stopped"
+
+
+def test_a_deny_that_interrupts_ends_the_turn(run_sdk: Callable[..., Any], workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Bash", id="toolu_stop", input={"command": "touch stopped.txt"})])),
+        Step(match=Match(last_user_contains="next question"), reply=Reply(text="Here again.")),
+    ])
+
+    async def decide(tool: str, data: dict[str, Any], context: ToolPermissionContext) -> Any:
+        return PermissionResultDeny(message="stop everything", interrupt=True)
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> tuple[list[Any], list[Any]]:
+        async with ClaudeSDKClient(options=opts) as client:
+            await client.query("touch a file")
+            first = [m async for m in client.receive_response()]
+            await client.query("next question")
+            return first, [m async for m in client.receive_response()]
+
+    first, second = run_sdk(script, body, can_use_tool=decide)
+    stopped = first[-1]
+    assert isinstance(stopped, ResultMessage) and stopped.is_error
+    assert (stopped.subtype, stopped.terminal_reason) == ("error_during_execution", "aborted_tools")
+    assert [d["tool_use_id"] for d in stopped.permission_denials or []] == ["toolu_stop"]
+    assert not (workspace / "stopped.txt").exists()
+    assert second[-1].result == "Here again."
