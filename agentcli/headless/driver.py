@@ -287,6 +287,7 @@ class Driver:
         self.schema = schema
 
     async def run(self) -> RunOutcome | None:
+        self._import_sdk()
         worker = asyncio.create_task(self._turns(), name="headless-turns")
         number = 0
         try:
@@ -302,6 +303,15 @@ class Driver:
                 await worker
             await self.channel.drain()
         return self.outcome
+
+    def _import_sdk(self) -> None:
+        """Import the provider's SDK (~1-2 s) in a daemon thread while the program sends `initialize` and its first
+        message: the first turn builds the agent only after `initialize` (its agents join the Task tool)."""
+        import importlib
+        import threading
+
+        name = "anthropic" if self.conversation.model.provider == "anthropic" else "openai"
+        threading.Thread(target=importlib.import_module, args=(name,), name="agentcli-sdk-import", daemon=True).start()
 
     def _line(self, text: str, number: int) -> None:
         from agentcli.stream_json import InputLineError, parse_input_line
