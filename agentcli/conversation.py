@@ -41,6 +41,7 @@ from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
 from agentcli.tools.permissions import Approver, PermissionPolicy
+from agentcli.tools.sandbox import session_sandbox
 from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
@@ -128,6 +129,8 @@ class Conversation:
         self.permissions = PermissionPolicy.from_settings(
             settings.permissions, approver=approver, oneshot=oneshot, yes=yes
         )
+        self.sandbox = session_sandbox(settings, workspace)
+        self.permissions.bash_unsandboxed = self.sandbox.unsandboxed_reason()  # then auto mode asks before Bash
         self.file_locks = FileLocks()
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
@@ -202,6 +205,7 @@ class Conversation:
             toolbox=self.toolbox,
             hooks=self.hooks,
             before_task=self._task_servers,
+            sandbox=self.sandbox,
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
@@ -583,7 +587,9 @@ class Conversation:
             self.close()
 
     def close(self) -> None:
-        """Close the store (drains its queue); idempotent, for a caller whose event loop is gone."""
+        """Close the store (drains its queue) and the sandbox (its temp folder goes); idempotent, for a caller
+        whose event loop is gone."""
+        self.sandbox.close()
         if self.store is not None:
             self.store.close()
 
