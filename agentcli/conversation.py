@@ -136,6 +136,8 @@ class Conversation:
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self.hooks = self._load_hooks()
+        if self.sandbox.unsandboxed_reason() or self.sandbox.refusal():
+            self.hook_notes.append(self.sandbox.describe())  # no sandbox here: said once, with the first turn
         self._hook_source: str | None = "startup"  # SessionStart's source, until it fired for this session
         self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
         self.mcp.on_tools = self.toolbox.add
