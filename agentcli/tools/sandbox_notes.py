@@ -50,7 +50,13 @@ def _resolve(path: str, workspace: str) -> str:
     return os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path))
 
 
+_PROC_PID = re.compile(r"^/proc/\d+/")
+
+
 def _path_note(path: str, line: str, write_roots: list[str], denied: list[str]) -> str | None:
+    if _PROC_PID.match(path):
+        return (f"[sandbox] {path}: the Bash sandbox keeps commands from inspecting processes outside it "
+                "(their environment, memory and file descriptors).")
     if any(is_within(path, d) for d in denied):
         return (f"[sandbox] {path} is on the Bash sandbox's read deny list (credentials and agentcli's own files): "
                 "commands cannot read or change it.")

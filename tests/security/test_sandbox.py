@@ -142,6 +142,14 @@ def test_agentclis_own_folders_and_deny_read_paths_are_unreadable(workspace: Pat
     assert "notes.txt" in result.content  # and listable
 
 
+def test_other_processes_environment_cannot_be_read(workspace: Path, home: Path, sandbox: Sandbox,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PERSONS_TOKEN", "tok-visible-to-ptrace-only")  # this test process stands for the shell
+    result = _bash(f"tr '\\0' '\\n' < /proc/{os.getpid()}/environ", sandbox)
+    assert "tok-visible-to-ptrace-only" not in result.content
+    assert f"/proc/{os.getpid()}/environ: the Bash sandbox keeps commands from inspecting processes" in result.content
+
+
 def _listener() -> tuple[socket.socket, int]:
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.bind(("127.0.0.1", 0))
