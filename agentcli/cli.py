@@ -23,6 +23,7 @@ from agentcli.cli_common import (
     load,
     workspace_dir,
 )
+from agentcli.headless.flags import is_headless
 
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
@@ -380,6 +381,10 @@ def _run_options(
     return options, loaded
 
 
+#: The commands, for telling `agentcli run ...` from Claude Code's headless flags.
+COMMANDS = frozenset({"run", "demo", "trust", "config", *GROUPS})
+
+
 @app.command("trust")
 def trust_command(
     directory: Annotated[
@@ -441,6 +446,12 @@ def entry() -> None:
     """The `agentcli` command (and `python -m agentcli`): the app, then the process ends (see `process_exit`)."""
     from agentcli.process_exit import finish
 
+    argv = sys.argv[1:]
+    if is_headless(argv, COMMANDS):  # Claude Code's flags and no command: its headless mode (the Agent SDK's)
+        from agentcli.headless.driver import main as headless
+
+        gc.enable()  # its session settles collection itself after the first request
+        finish(headless(argv))
     try:
         app(prog_name="agentcli")  # usage lines and shell completion (_AGENTCLI_COMPLETE) name the command
     except SystemExit as exc:

@@ -144,6 +144,8 @@ class Conversation:
         self.mcp.notice = self._notice
         self._drop_cache: Callable[[], None] = lambda: None
         self.runner = self._new_runner()
+        self._system: tuple[str | None, str] = (None, "")  # a program's own system prompt, and text to append
+        self._offers: Callable[[str], bool] = lambda name: True  # which tools the main agent is offered
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
         self._turn: asyncio.Task[RunOutcome] | None = None
@@ -228,14 +230,15 @@ class Conversation:
         """A one-line warning for the person (an MCP server that failed or was refused)."""
         self.bus(NoticeEvent(session_id=self.session.id, message=line))
 
-    async def _start_servers(self) -> None:
+    async def start_servers(self) -> None:
         """Start the session's MCP servers (lazily: before the main agent's first request needs its tool list)
         and offer their tools to the main agent."""
         if not self.mcp.servers and not self.mcp.problems:
             return
         await self.mcp.start_all()
         if self._loop is not None:
-            self._loop.add_tools(cls() for cls in self.mcp.tools(self.mcp.configured))
+            tools = (cls() for cls in self.mcp.tools(self.mcp.configured))
+            self._loop.add_tools(tool for tool in tools if self._offers(tool.name))
 
     async def _task_servers(self, args: TaskArgs) -> None:
         """Before a task is planned: start the MCP servers its type's agent file defines or names."""
@@ -251,9 +254,25 @@ class Conversation:
         await self.mcp.ensure(n for n in names if n)
 
     def _new_session(self) -> Session:
-        system = render_system_prompt(self.workspace, instructions=self._instructions)  # read once, in __init__
-        return Session(system_prompt=system.text, system_stable=len(system.stable), model=self.model,
+        role, appended = self._system
+        system = render_system_prompt(self.workspace, instructions=self._instructions, role=role)  # read in __init__
+        stable = f"{system.stable}\n\n{appended}" if appended else system.stable
+        return Session(system_prompt=stable + system.current, system_stable=len(stable), model=self.model,
                        workspace=self.workspace)
+
+    def shape_main_agent(self, *, system_prompt: str | None = None, append: str = "",
+                         offers: Callable[[str], bool] | None = None) -> None:
+        """Before the first turn: the main agent's role replaced by `system_prompt` (the rules for untrusted data, the
+        workspace facts, the date and git status stay) and/or `append` added to the stable part; `offers` picks the
+        tools it is offered (the Claude Code flags `--system-prompt`, `--append-system-prompt`, `--tools`,
+        `--disallowedTools`)."""
+        if self._loop is not None:
+            raise RuntimeError("shape the main agent before its first turn")
+        self._system = (system_prompt, append)
+        if offers is not None:
+            self._offers = offers
+        if not self.session.messages:
+            self.session = self._new_session()
 
     def _load_provider(self) -> Provider:
         """Import the SDK and build its client; warm the price table and the event schemas too."""
@@ -297,7 +316,7 @@ class Conversation:
         context = self.runner.tool_context(self.session)
         link = ParentLink(self.session, self.bus)
         tools = main_agent_tools(self.runner, link)
-        tools = [t for t in tools if not is_mcp_name(t.name)]  # the session's MCP tools join in `_start_servers`
+        tools = [t for t in tools if not is_mcp_name(t.name) and self._offers(t.name)]  # MCP tools: `_start_servers`
         self._loop = AgentLoop(
             self.session,
             provider,
@@ -323,6 +342,13 @@ class Conversation:
         )
         self._drop_budget = self.bus.subscribe(self.budget)
 
+    async def offered_tools(self) -> list[str]:
+        """The names of the tools the main agent's next request offers (its MCP servers started first)."""
+        await self.prepare()
+        await self.start_servers()
+        assert self._loop is not None
+        return list(self._loop.tools)
+
     # --- turns ------------------------------------------------------------------------------------
 
     @property
@@ -336,7 +362,7 @@ class Conversation:
         if self.busy:
             raise RuntimeError("a turn is already running")
         await self.prepare()
-        await self._start_servers()
+        await self.start_servers()
         assert self._loop is not None and self.budget is not None
         loop = self._loop
         if reason := self.budget.exceeded():  # spent: no request goes out until a new session (`clear`)

@@ -197,6 +197,11 @@ async def _run(
     return _failed(outcome, err)
 
 
+def summarize(conversation: Conversation, outcome: RunOutcome, printer: Printer) -> None:
+    """The printer's end of a turn (the result line or object, the text summary)."""
+    _summary(conversation.session, outcome, printer, _tasks(conversation))
+
+
 def _tasks(conversation: Conversation) -> list[dict[str, object]]:
     return [r.model_dump(mode="json") for r in conversation.runner.records()]
 
@@ -223,7 +228,7 @@ async def _drive(
     failed: RunOutcome | None = None
     last: RunOutcome | None = None
     number = 0
-    async for text in _stdin_lines():
+    async for text in stdin_lines():
         number += 1
         try:
             item = parse_input_line(text, number)
@@ -250,7 +255,7 @@ async def _drive(
     return failed or last or RunOutcome("failed", "", 0, "no turn")
 
 
-async def _stdin_lines() -> AsyncIterator[str]:
+async def stdin_lines() -> AsyncIterator[str]:
     """Standard input's lines as they arrive, read by a daemon thread (a blocked read never holds up the exit
     after Ctrl-C, and a regular file works as well as a pipe)."""
     import threading

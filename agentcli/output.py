@@ -32,6 +32,7 @@ from agentcli.figures import compaction_text, format_cost, tokens_text
 from agentcli.llm.base import ToolResultBlock, Usage
 from agentcli.stream_json import (
     TASK_NOTIFICATION_STATUS,
+    TASK_TYPE,
     assistant_line,
     dumps,
     init_line,
@@ -376,7 +377,8 @@ class StreamJsonPrinter(JsonPrinter):
         self._agents: dict[str, _Agent] = {}  # by the agent's own session id
         self._task_calls: dict[str, str] = {}  # task id -> its Task call's tool_use id
 
-    def _emit(self, line: dict[str, Any]) -> None:
+    def emit(self, line: dict[str, Any]) -> None:
+        """Write one line (text that is not valid Unicode becomes U+FFFD)."""
         try:
             text = dumps(line)
         except ValueError:  # text that is not valid Unicode (a lone surrogate from the model): U+FFFD
@@ -398,14 +400,14 @@ class StreamJsonPrinter(JsonPrinter):
             self._delta(inner, parent)
         elif isinstance(inner, SubagentBlockAddedEvent):
             self._task_calls[inner.task_id] = inner.parent_tool_call_id
-            self._emit(system_line(
+            self.emit(system_line(
                 "task_started", self.session_id, task_id=inner.task_id, tool_use_id=inner.parent_tool_call_id,
-                description=inner.description, task_type=inner.subagent_type, model=inner.model,
-                parent_tool_use_id=parent,
+                description=inner.description, task_type=TASK_TYPE, subagent_type=inner.subagent_type,
+                model=inner.model, parent_tool_use_id=parent,
             ))
         elif isinstance(inner, SubagentBlockFinishedEvent):
             tokens = (inner.input_tokens or 0) + (inner.output_tokens or 0)
-            self._emit(system_line(
+            self.emit(system_line(
                 "task_notification", self.session_id, task_id=inner.task_id,
                 tool_use_id=self._task_calls.get(inner.task_id), status=TASK_NOTIFICATION_STATUS[inner.status],
                 output_file="", summary=inner.short_result,
@@ -414,13 +416,13 @@ class StreamJsonPrinter(JsonPrinter):
                 task_status=inner.status, error=inner.error, cost_usd=inner.cost_usd, parent_tool_use_id=parent,
             ))
         elif isinstance(inner, CompactionEvent):
-            self._emit(system_line(
+            self.emit(system_line(
                 "compact_boundary", self.session_id,
                 compact_metadata={"trigger": inner.trigger, "pre_tokens": inner.tokens_before},
                 mode=inner.mode, post_tokens=inner.tokens_after, parent_tool_use_id=parent,
             ))
         elif isinstance(inner, RetryEvent):
-            self._emit(system_line(
+            self.emit(system_line(
                 "api_retry", self.session_id, attempt=inner.attempt,
                 retry_delay_ms=round(inner.delay_seconds * 1000), error=inner.error, parent_tool_use_id=parent,
             ))
@@ -438,7 +440,7 @@ class StreamJsonPrinter(JsonPrinter):
         from agentcli import __version__
 
         self.session_id = event.session_id
-        self._emit(init_line(
+        self.emit(init_line(
             event.session_id, cwd=event.workspace, model=event.model_id or event.model, tools=event.tools,
             permission_mode=self.permission_mode, version=__version__,
         ))
@@ -449,12 +451,12 @@ class StreamJsonPrinter(JsonPrinter):
         if message.role == "assistant":
             if self.partial and agent.block >= 0:
                 self._close_message(agent, parent)
-            self._emit(assistant_line(message, session_id=self.session_id, parent_tool_use_id=parent,
+            self.emit(assistant_line(message, session_id=self.session_id, parent_tool_use_id=parent,
                                       model=agent.model, usage=agent.usage))
             agent.usage = None
         elif parent is not None or any(isinstance(b, ToolResultBlock) for b in message.content):
             # tool results, and a subagent's prompt; the main agent's own prompt is not echoed (Claude Code's way)
-            self._emit(user_line(message, session_id=self.session_id, parent_tool_use_id=parent))
+            self.emit(user_line(message, session_id=self.session_id, parent_tool_use_id=parent))
 
     def _delta(self, event: TextDeltaEvent | ThinkingDeltaEvent, parent: str | None) -> None:
         agent = self._agent(event.session_id)
@@ -482,7 +484,7 @@ class StreamJsonPrinter(JsonPrinter):
         agent.block, agent.block_kind = -1, ""
 
     def _stream(self, parent: str | None, event: dict[str, Any]) -> None:
-        self._emit(stream_event_line(event, session_id=self.session_id, parent_tool_use_id=parent))
+        self.emit(stream_event_line(event, session_id=self.session_id, parent_tool_use_id=parent))
 
     def finish(self, summary: RunSummary) -> None:
         """The result line; the next turn (`--input-format stream-json`) starts afresh."""

@@ -183,16 +183,19 @@ def render_system_prompt(
     *,
     instructions: bool | str = True,
     today: _dt.date | None = None,
-    template: str = "system.md",
+    role: str | None = None,
 ) -> SystemPrompt:
-    """The main agent's system prompt: `template` with the workspace facts and the project instructions
-    (stable), then `system_now.md` with the date and the git status (current).
+    """The main agent's system prompt: its role (`system.md`, or `role`: a program's own prompt, taken as written),
+    the rules for untrusted data and the workspace facts (`system_facts.md`), the project instructions (all
+    stable), then `system_now.md` with the date and the git status (current).
 
     `instructions`: True reads AGENTS.md / CLAUDE.md, False leaves them out, a string is their text already read.
     """
-    stable = Template(load_prompt(template)).safe_substitute(
+    facts = Template(load_prompt("system_facts.md")).safe_substitute(
         workspace=str(workspace), platform=f"{platform.system()} {platform.release()}"
     ).rstrip()
+    head = (load_prompt("system.md") if role is None else role).strip()
+    stable = f"{head}\n\n{facts}" if head else facts
     extra = instructions if isinstance(instructions, str) else ""
     if instructions is True:
         extra = project_instructions(workspace)

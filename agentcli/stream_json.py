@@ -34,6 +34,9 @@ RESULT_SUBTYPES: dict[str, str] = {
     "budget_exceeded": "error_max_budget_usd",
 }
 ERROR_SUBTYPE = "error_during_execution"
+#: `task_type` of a subagent's `task_started` line, as Claude Code sets it (the SDK waits for such tasks to end
+#: before it closes standard input); the agent type is in `subagent_type`.
+TASK_TYPE = "local_agent"
 #: A finished task's status as `task_notification`'s (Claude Code: completed, failed, stopped).
 TASK_NOTIFICATION_STATUS: dict[TaskStatus, str] = {
     "completed": "completed",

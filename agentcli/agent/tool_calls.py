@@ -22,6 +22,7 @@ from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 log = logging.getLogger(__name__)
 
+PERMISSION_DENIED = "permission_denied"  # the `code` of a call the permission policy refused
 CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
 OUTPUT_TAIL_CHARS = 600  # the most of a running tool's output one ToolOutputEvent carries
 OUTPUT_EVERY_SECONDS = 0.25  # at most this often
@@ -192,8 +193,13 @@ class ToolCalls:
             decision = await ctx.permissions.check(tool, args, ctx)
         finally:
             timing.waited += time.perf_counter() - asked  # the person's time, not the tool's
-        if not decision.allowed:
-            return ToolResult(decision.reason, is_error=True)
+        if not decision.allowed:  # the code tells a refusal from a failure (stream-json's permission_denials)
+            return ToolResult(decision.reason, is_error=True, metadata={"code": PERMISSION_DENIED})
+        if (changed := decision.updated_input) is not None:  # the approver changed the arguments
+            try:
+                args = tool.parse(changed)
+            except ToolError as exc:
+                return ToolResult(f"The approved arguments are invalid: {exc}", is_error=True)
         deadline = None if tool.own_time_limit else ctx.tool_timeout_seconds  # starts after approval
         try:
             async with asyncio.timeout(deadline) as timer:

@@ -72,6 +72,11 @@ class PermissionVerdict(Protocol):
     @property
     def reason(self) -> str: ...
 
+    @property
+    def updated_input(self) -> dict[str, Any] | None:
+        """The arguments the approver changed the call to, or None."""
+        ...
+
 
 class PermissionChecker(Protocol):
     """What tools and the agent loop ask of the permission policy (`tools.permissions.PermissionPolicy`).

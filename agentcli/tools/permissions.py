@@ -102,18 +102,33 @@ class PermissionRequest:
     always_scope: str = ""  # what "allow always" would allow from then on, for the dialog
     diff: FileDiff | None = None  # what the call will change (Edit, MultiEdit, Write), worked out without writing
     preview_note: str = ""  # why there is no diff to show (the call would fail: old_string not found, ...)
+    tool_input: dict[str, Any] = dataclasses.field(default_factory=dict)  # the call's arguments, as the model sent them
+    tool_call_id: str = ""
+    session_id: str = ""  # the asking agent's session
     outside_sandbox: bool = False  # a refused Bash command asked to run again without the sandbox
 
 
-Approver = Callable[[PermissionRequest], Awaitable[Approval]]
+@dataclass(frozen=True)
+class Answer:
+    """An answer that says more than allow or deny (a program's, over the Claude Agent SDK's `can_use_tool`):
+    the arguments to run the call with instead, or the reason a refusal gives the model."""
+
+    approval: Approval
+    updated_input: dict[str, Any] | None = None
+    message: str = ""
+
+
+Approver = Callable[[PermissionRequest], Awaitable[Approval | Answer]]
 
 
 @dataclass(frozen=True)
 class PermissionDecision:
-    """The verdict on one call; `reason` (for refusals) goes to the model as the tool result."""
+    """The verdict on one call; `reason` (for refusals) goes to the model as the tool result; `updated_input`: the
+    arguments the approver changed the call to (it runs with those)."""
 
     allowed: bool
     reason: str = ""
+    updated_input: dict[str, Any] | None = None
 
 
 _ALLOWED = PermissionDecision(True)
@@ -292,6 +307,9 @@ class PermissionPolicy:
             summary=tool.summary(args),
             target=target,
             always_scope=self._scope(name, target, guard),
+            tool_input=args.model_dump(mode="json", exclude_unset=True),
+            tool_call_id=ctx.tool_call_id,
+            session_id=ctx.session_id,
         )
         async with self._one_question():  # one question at a time, across parallel subagents
             if (by_mode := self._by_mode(tool, guarded)) is not None:  # the mode changed while this one queued
@@ -300,13 +318,17 @@ class PermissionPolicy:
                 return _ALLOWED
             request = await _with_preview(request, tool, args, ctx)  # now: earlier answers may have changed the file
             try:
-                answer = await self.approver(request)
+                reply = await self.approver(request)
             except Exception as exc:  # the UI went away: refuse, never crash the agent
                 return PermissionDecision(False, f"Permission denied: asking the person for approval failed ({exc}).")
+            answer = reply.approval if isinstance(reply, Answer) else reply
             if answer == "allow_always" and not guarded:
                 self._remember(name, target)
             if answer in ("allow_once", "allow_always"):
-                return _ALLOWED
+                changed = reply.updated_input if isinstance(reply, Answer) else None
+                return _ALLOWED if changed is None else PermissionDecision(True, updated_input=changed)
+        if isinstance(reply, Answer) and reply.message:
+            return PermissionDecision(False, f"Permission denied: {reply.message}")
         return PermissionDecision(
             False,
             f"Permission denied: the person declined this {name} call ({request.summary}). Do not retry it; "
@@ -342,16 +364,21 @@ class PermissionPolicy:
             target=tool.permission_target(args),
             always_scope="this command, this once, outside the sandbox (never remembered)",
             preview_note=f"The sandbox refused it; approving runs it with all of your access:\n{why}",
+            tool_input=args.model_dump(mode="json", exclude_unset=True),
+            tool_call_id=ctx.tool_call_id,
+            session_id=ctx.session_id,
             outside_sandbox=True,
         )
         async with self._one_question():
             if self.mode not in ("ask", "accept_edits"):
                 return False
             try:
-                answer = await self.approver(request)
+                reply = await self.approver(request)
             except Exception:
                 return False
-        return answer in ("allow_once", "allow_always")
+        if isinstance(reply, Answer):  # a program's answer: only the very command refused runs outside
+            return reply.approval in ("allow_once", "allow_always") and reply.updated_input is None
+        return reply in ("allow_once", "allow_always")
 
     # ---- rules --------------------------------------------------------------------------
 

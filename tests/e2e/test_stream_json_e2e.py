@@ -298,7 +298,8 @@ def test_a_delegation_run_reads_as_claude_code_stream_json(api: str, tmp_path: P
 
     system = {m.subtype: m.data for m in middle if isinstance(m, SystemMessage)}
     assert system["task_started"]["tool_use_id"] == task_call.id
-    assert system["task_started"]["task_type"] == "explore"
+    assert system["task_started"]["task_type"] == "local_agent"  # Claude Code's value; the type has its own field
+    assert system["task_started"]["subagent_type"] == "explore"
     notification = system["task_notification"]
     assert (notification["tool_use_id"], notification["status"]) == (task_call.id, "completed")
     assert notification["task_id"] == system["task_started"]["task_id"]

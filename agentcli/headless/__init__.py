@@ -1,0 +1,10 @@
+"""Claude Code's headless mode: `agentcli` with Claude Code's flags and no command, driven by the Claude Agent SDK
+(or any program that speaks its stream-json and control protocol on stdio).
+
+- `flags`: Claude Code's command line, read into `HeadlessArgs` (each flag honoured, or accepted with a warning);
+- `settings_map`: those flags as config overrides, tool filters and permission rules;
+- `control`: the control protocol's plumbing (requests both ways, answers, cancellations);
+- `printer`: the lines in Claude Code's exact shapes (init every turn, a result per turn, session state);
+- `approver`: the permission questions as `can_use_tool` requests;
+- `driver`: one session, turn by turn, from the user messages and control requests on standard input.
+"""

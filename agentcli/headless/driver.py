@@ -1,0 +1,298 @@
+"""`agentcli` in Claude Code's headless mode: the command line read (`flags`, `settings_map`), the session opened,
+then its turns: one prompt (`-p "PROMPT"`), or with `--input-format stream-json` each user message on standard
+input, in order, while control requests are served as they arrive (an `interrupt` stops the running turn, the
+next message starts the next one). Every turn's lines go out as Claude Code writes them (`printer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from agentcli.cli_common import EXIT_FAILURE, EXIT_USAGE, Failure, load, workspace_dir
+from agentcli.headless.control import ControlChannel
+from agentcli.headless.flags import FlagError, HeadlessArgs, parse
+from agentcli.headless.settings_map import Mapped, map_flags
+from agentcli.oneshot import EXIT_INTERRUPTED, EXIT_OK, SignalStop, error_result, settle_gc, stdin_lines
+from agentcli.text import terminal_safe
+
+if TYPE_CHECKING:
+    from agentcli.agent.loop import RunOutcome
+    from agentcli.config import LoadedConfig
+    from agentcli.conversation import Conversation
+    from agentcli.headless.printer import HeadlessPrinter
+    from agentcli.output import Printer
+
+log = logging.getLogger(__name__)
+#: Set by the Claude Agent SDK: it reads `session_state_changed` lines.
+SESSION_STATE_ENV = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
+
+
+def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run Claude Code's headless mode; the process's exit code."""
+    from agentcli.safe_text import from_argv, safe_streams
+
+    safe_streams()
+    out, err = out or sys.stdout, err or sys.stderr
+    argv = [from_argv(a) for a in argv]
+    output_format = _format_of(argv)
+    try:
+        args = parse(argv)
+        _check(args)
+        mapped = map_flags(args)
+    except FlagError as exc:
+        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+        error_result(output_format, str(exc), out)
+        return EXIT_USAGE
+    for warning in args.warnings:
+        err.write(f"agentcli: warning: {terminal_safe(warning)}\n")
+    try:
+        workspace = workspace_dir(Path(args.cwd) if args.cwd else None)
+        if args.trust:
+            from agentcli import trust
+
+            trust.trust(workspace)
+        loaded, spec = _config(workspace, args, mapped)
+    except Failure as exc:
+        error_result(output_format, exc.message, out)
+        return int(exc.exit_code)
+    stop = SignalStop()
+    try:
+        return asyncio.run(_session(loaded, spec, workspace, args, mapped, out, err, stop))
+    except KeyboardInterrupt:
+        err.write("agentcli: interrupted\n")
+        return EXIT_INTERRUPTED
+    except asyncio.CancelledError:
+        if stop.signum is None:
+            raise
+        err.write(f"agentcli: stopped by {stop.name}\n")
+        return stop.exit_code
+
+
+def _format_of(argv: list[str]) -> str:
+    for i, arg in enumerate(argv):
+        if arg == "--output-format" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--output-format="):
+            return arg.partition("=")[2]
+    return "text"
+
+
+def _check(args: HeadlessArgs) -> None:
+    streamed = args.input_format == "stream-json"
+    if streamed and args.output_format != "stream-json":
+        raise FlagError("--input-format stream-json needs --output-format stream-json")
+    if args.include_partial and args.output_format != "stream-json":
+        raise FlagError("--include-partial-messages needs --output-format stream-json")
+    if args.continue_ and args.resume is not None:
+        raise FlagError("--continue and --resume cannot be used together")
+    if args.resume == "":
+        raise FlagError("--resume needs a session id in headless mode ('agentcli sessions list' shows them)")
+    if args.permission_prompt_tool not in (None, "stdio"):
+        raise FlagError(f"--permission-prompt-tool {args.permission_prompt_tool!r}: only \"stdio\" is supported "
+                        "(the program answers can_use_tool requests)")
+    if args.permission_prompt_tool == "stdio" and not streamed:
+        raise FlagError("--permission-prompt-tool stdio needs --input-format stream-json")
+    if args.session_id is not None:
+        import uuid
+
+        try:
+            uuid.UUID(args.session_id)
+        except ValueError:
+            raise FlagError(f"--session-id {args.session_id!r} is not a UUID") from None
+    if not streamed and (args.prompt is None or not args.prompt.strip()):
+        prompt = sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
+        if not prompt.strip():
+            raise FlagError("the prompt is missing: agentcli -p \"PROMPT\" (or --input-format stream-json)")
+        args.prompt = prompt
+
+
+def _config(workspace: Path, args: HeadlessArgs, mapped: Mapped) -> tuple[LoadedConfig, str]:
+    """The layered config with the flags on top; the model spec (a bare model id replaces the main model's)."""
+    overrides, origins = dict(mapped.overrides), dict(mapped.origins)
+    config = Path(args.config) if args.config else None
+    spec = mapped.model or "main"
+    loaded = load(workspace, config, overrides, origins)
+    if spec not in ("main", "light") and ":" not in spec and spec not in loaded.settings.models.aliases:
+        overrides["models.main.model"], origins["models.main.model"] = spec, "--model"
+        loaded, spec = load(workspace, config, overrides, origins, trusted=loaded.trusted), "main"
+    return loaded, spec
+
+
+async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: HeadlessArgs, mapped: Mapped,
+                   out: TextIO, err: TextIO, stop: SignalStop) -> int:
+    from agentcli.conversation import Conversation, OpenError, ResumeError
+    from agentcli.headless.approver import SdkApprover
+    from agentcli.headless.printer import HeadlessPrinter
+    from agentcli.output import make_printer
+
+    stop.install(asyncio.get_running_loop(), asyncio.current_task())
+    streamed = args.input_format == "stream-json"
+    printer: Printer
+    if args.output_format == "stream-json":
+        printer = HeadlessPrinter(out, err, partial=args.include_partial,
+                                  session_state=os.environ.get(SESSION_STATE_ENV) == "1")
+    else:
+        printer = make_printer(args.output_format, out, err, verbose=args.verbose)
+    channel = ControlChannel(printer.write if isinstance(printer, HeadlessPrinter) else lambda line: None)
+    approver = SdkApprover(channel, printer) if args.permission_prompt_tool == "stdio" and isinstance(
+        printer, HeadlessPrinter) else None
+    try:
+        conversation = Conversation.open(loaded.settings, workspace, model=spec, approver=approver, oneshot=True,
+                                         yes=args.yes, verbose=args.verbose)
+    except OpenError as exc:
+        err.write(f"agentcli: {exc}\n")
+        error_result(args.output_format, str(exc), out)
+        return EXIT_FAILURE
+    try:
+        _shape(conversation, mapped, approver)
+        if args.continue_ or args.resume:
+            for note in (await conversation.resume(args.resume, keep_model=mapped.model is not None)).notes:
+                err.write(f"agentcli: note: {note}\n")
+        elif args.session_id is not None:
+            conversation.session.id = args.session_id
+        conversation.bus.subscribe(printer)
+        await conversation.prepare(in_thread=False, on_sent=settle_gc)
+        if streamed:
+            assert isinstance(printer, HeadlessPrinter)
+            outcome = await Driver(conversation, printer, channel, args, err).run()
+        else:
+            outcome = await _one_turn(conversation, printer, args)
+    except (ValueError, ResumeError) as exc:
+        err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+        error_result(args.output_format, str(exc), out, session_id=conversation.session.id)
+        await conversation.aclose()
+        return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE
+    finally:
+        stop.disarm()
+    await conversation.aclose()
+    if report := conversation.persistence_report("run"):
+        err.write(report + "\n")
+        return EXIT_FAILURE
+    return EXIT_OK if outcome is None or outcome.status == "completed" else EXIT_FAILURE
+
+
+def _shape(conversation: Conversation, mapped: Mapped, approver: Any) -> None:
+    """The flags' system prompt, tools, rules and MCP servers, before the first turn. ValueError: a bad rule or
+    server definition (one line)."""
+    from agentcli.mcp.specs import SpecError, parse_server
+    from agentcli.tools.permissions import PermissionRule
+
+    conversation.shape_main_agent(system_prompt=mapped.system_prompt, append=mapped.append, offers=mapped.offers())
+    policy = conversation.permissions
+    policy.allow += [PermissionRule.parse(rule) for rule in mapped.allow]
+    policy.deny += [PermissionRule.parse(rule) for rule in mapped.deny]
+    for name, raw in mapped.mcp_servers.items():
+        if isinstance(raw, dict) and raw.get("type") == "sdk":
+            raise ValueError(f"--mcp-config: server '{name}' is an in-process SDK server, not supported yet")
+        try:
+            spec = parse_server(name, raw, origin="--mcp-config", project=False)
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
+        conversation.mcp.add(spec)
+    if approver is not None:
+        approver.policy = policy
+        approver.interrupt = conversation.cancel_turn
+
+
+async def _one_turn(conversation: Conversation, printer: Printer, args: HeadlessArgs) -> RunOutcome:
+    from agentcli.oneshot import summarize
+
+    assert args.prompt is not None
+    outcome = await conversation.send(args.prompt)
+    summarize(conversation, outcome, printer)
+    return outcome
+
+
+class Driver:
+    """`--input-format stream-json`: user messages become turns, one at a time, in order; control lines are
+    served as they come; standard input's end finishes the running turn and ends the session."""
+
+    def __init__(self, conversation: Conversation, printer: HeadlessPrinter, channel: ControlChannel,
+                 args: HeadlessArgs, err: TextIO) -> None:
+        from agentcli.headless.requests import Requests
+
+        self.conversation = conversation
+        self.printer = printer
+        self.channel = channel
+        self.args = args
+        self.err = err
+        self.requests = Requests(conversation, channel, printer)
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.outcome: RunOutcome | None = None  # the last turn's, or a bad line's after it
+
+    async def run(self) -> RunOutcome | None:
+        worker = asyncio.create_task(self._turns(), name="headless-turns")
+        number = 0
+        try:
+            async for text in stdin_lines():
+                number += 1
+                self._line(text, number)
+                if worker.done():
+                    break
+        finally:
+            self.queue.put_nowait(None)
+            self.channel.close()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+            await self.channel.drain()
+        return self.outcome
+
+    def _line(self, text: str, number: int) -> None:
+        from agentcli.stream_json import InputLineError, parse_input_line
+
+        if not text.strip():
+            return
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._bad(f"standard input line {number}: not JSON ({exc.msg} at column {exc.colno})")
+            return
+        if isinstance(data, dict) and self.channel.receive(data):
+            return
+        if isinstance(data, dict) and data.get("type") == "keep_alive":
+            return
+        try:
+            item = parse_input_line(text, number)
+        except InputLineError as exc:
+            self._bad(str(exc))
+            return
+        if item is None:
+            return
+        if self.args.replay_user_messages:
+            self.printer.write({**data, "session_id": self.conversation.session.id,
+                                "uuid": data.get("uuid") or _uuid(), "isReplay": True})
+        self.queue.put_nowait(item)
+
+    def _bad(self, message: str) -> None:
+        from agentcli.agent.loop import RunOutcome
+
+        self.err.write(f"agentcli: {terminal_safe(message)}\n")
+        self.outcome = RunOutcome("failed", "", 0, message)
+
+    async def _turns(self) -> None:
+        conversation, printer = self.conversation, self.printer
+        while (item := await self.queue.get()) is not None:
+            printer.start_turn(
+                session_id=conversation.session.id, cwd=str(conversation.workspace),
+                model=conversation.model.model, tools=await conversation.offered_tools(),
+                mode=conversation.permissions.mode, agents=conversation.registry.names(),
+                mcp=[{"name": n, "status": "connected" if s.status == "running" else s.status}
+                     for n, s in conversation.mcp.servers.items()],
+            )
+            outcome = await conversation.send(item.prompt)
+            self.outcome = outcome
+            printer.end_turn(status=outcome.status, result=outcome.marked_result(), error=outcome.error,
+                             stop_reason=outcome.stop_reason, idle=self.queue.empty())
+
+
+def _uuid() -> str:
+    import uuid
+
+    return str(uuid.uuid4())

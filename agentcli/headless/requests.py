@@ -1,0 +1,120 @@
+"""What each control request from the program does to the session: `initialize`, `interrupt`,
+`set_permission_mode`, `set_model`, `mcp_status`, `stop_task` (the answers' shapes follow Claude Code's, which
+the SDKs read). The requests agentcli sends the other way are in `approver`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from agentcli import __version__
+from agentcli.headless.control import ControlChannel, Line, RequestError
+from agentcli.headless.printer import MODE_NAMES, MODES_BY_NAME, PROTOCOL_VERSION, HeadlessPrinter, api_key_source
+from agentcli.stream_json import new_uuid, system_line
+
+if TYPE_CHECKING:
+    from agentcli.conversation import Conversation
+
+
+class Requests:
+    """The handlers of one session's control requests."""
+
+    def __init__(self, conversation: Conversation, channel: ControlChannel, printer: HeadlessPrinter) -> None:
+        self.conversation = conversation
+        self.printer = printer
+        self.initialized = False
+        channel.handlers.update({
+            "initialize": self.initialize,
+            "interrupt": self.interrupt,
+            "set_permission_mode": self.set_permission_mode,
+            "set_model": self.set_model,
+            "mcp_status": self.mcp_status,
+            "stop_task": self.stop_task,
+        })
+
+    async def initialize(self, request: Line) -> Line:
+        """The handshake: what this session offers (commands, agents, models, output style, mode, pid)."""
+        if self.initialized:
+            raise RequestError("Already initialized")
+        self.initialized = True
+        conversation = self.conversation
+        settings = conversation.settings
+        return {
+            "commands": [],
+            "agents": [{"name": t.name, "description": t.description, **({"model": t.model} if t.model else {})}
+                       for t in (conversation.registry.get(n) for n in conversation.registry.names()) if t is not None],
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": [
+                {"value": "main", "displayName": f"main ({settings.models.main.model})",
+                 "description": f"{settings.models.main.provider}:{settings.models.main.model}"},
+                {"value": "light", "displayName": f"light ({settings.models.light.model})",
+                 "description": f"{settings.models.light.provider}:{settings.models.light.model}"},
+            ],
+            "account": {"tokenSource": "none", "apiKeySource": api_key_source(), "apiProvider": "firstParty"},
+            "pid": os.getpid(),
+            "claude_code_version": PROTOCOL_VERSION,
+            "current_permission_mode": MODE_NAMES.get(conversation.permissions.mode, "default"),
+            "session_state": "idle",
+            "capabilities": [],
+            "agentcli_version": __version__,
+        }
+
+    async def interrupt(self, request: Line) -> Line:
+        """Stop the running turn (its subagents too); its result says `error_during_execution`, the session takes
+        the next message."""
+        self.conversation.cancel_turn()
+        return {"still_queued": []}
+
+    async def set_permission_mode(self, request: Line) -> Line:
+        mode = request.get("mode")
+        if mode not in MODES_BY_NAME:
+            raise RequestError(f"Invalid permission mode {mode!r}: one of {', '.join(MODES_BY_NAME)}")
+        self.conversation.permissions.set_mode(MODES_BY_NAME[mode])  # type: ignore[arg-type]
+        self.printer.write(system_line("status", self.conversation.session.id, status=None, permissionMode=mode))
+        return {"mode": mode}
+
+    async def set_model(self, request: Line) -> Line:
+        """`model`: main, light, an alias, provider:model or a bare model id of the main provider; null or
+        "default" goes back to the configured main model."""
+        spec = request.get("model")
+        if spec is not None and not isinstance(spec, str):
+            raise RequestError("set_model: model must be a string or null")
+        settings = self.conversation.settings
+        if not spec or spec == "default":
+            spec = "main"
+        elif spec not in ("main", "light") and ":" not in spec and spec not in settings.models.aliases:
+            spec = f"{settings.models.main.provider}:{spec}"
+        try:
+            model = self.conversation.set_model(spec)
+        except Exception as exc:  # an unknown provider, a missing key: one line for the program
+            raise RequestError(f"set_model {spec!r}: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+        self.printer.write({
+            "type": "user", "message": {"role": "user", "content": f"<local-command-stdout>Set model to "
+                                        f"`{model.model}`</local-command-stdout>"},
+            "session_id": self.conversation.session.id, "parent_tool_use_id": None, "uuid": new_uuid(),
+            "isReplay": True,
+        })
+        return {"model": model.model}
+
+    async def mcp_status(self, request: Line) -> Line:
+        """Each MCP server of the session: name, status (connected, failed, pending), its tools."""
+        states = {"running": "connected", "failed": "failed", "stopped": "failed", "refused": "disabled"}
+        servers: list[dict[str, Any]] = []
+        for name, state in self.conversation.mcp.servers.items():
+            entry: dict[str, Any] = {"name": name, "status": states.get(state.status, "pending"),
+                                     "tools": [{"name": t.name} for t in state.tools]}
+            if state.error:
+                entry["error"] = state.error
+            servers.append(entry)
+        return {"mcpServers": servers}
+
+    async def stop_task(self, request: Line) -> Line:
+        """Stop one subagent; its parent gets a tool error and goes on."""
+        task_id = request.get("task_id")
+        if not isinstance(task_id, str) or not task_id:
+            raise RequestError("stop_task needs a task_id")
+        if not await self.conversation.cancel_task(task_id):
+            raise RequestError(f"No running task {task_id}")
+        return {}
