@@ -150,11 +150,19 @@ def test_other_processes_environment_cannot_be_read(workspace: Path, home: Path,
     assert f"/proc/{os.getpid()}/environ: the Bash sandbox keeps commands from inspecting processes" in result.content
 
 
+def _accept_all(server: socket.socket) -> None:
+    try:
+        while True:
+            server.accept()[0].close()
+    except OSError:  # the test closed the listener
+        pass
+
+
 def _listener() -> tuple[socket.socket, int]:
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.bind(("127.0.0.1", 0))
     server.listen(8)
-    threading.Thread(target=lambda: [server.accept() for _ in range(8)], daemon=True).start()
+    threading.Thread(target=_accept_all, args=(server,), daemon=True).start()
     return server, server.getsockname()[1]
 
 
