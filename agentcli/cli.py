@@ -259,9 +259,13 @@ def config_show(
     """Print the effective merged config, the layer each value came from, secrets redacted."""
     from agentcli.config import render_config
     from agentcli.text import json_safe, terminal_safe
+    from agentcli.tools.sandbox import session_sandbox
 
-    loaded = load(workspace_dir(cwd), config)
+    workspace = workspace_dir(cwd)
+    loaded = load(workspace, config)
     text = render_config(loaded, json=as_json)
+    if not as_json:  # what [sandbox] amounts to on this system: on or off, with what
+        text = text.replace("\n\n", f"\n# {session_sandbox(loaded.settings, workspace).describe()}\n\n", 1)
     print(json_safe(text) if as_json else terminal_safe(text))  # project config values are untrusted
 
 

@@ -301,6 +301,14 @@ class WebFetchSettings(_Section):
     max_redirects: int = Field(5, ge=0, le=20)
 
 
+class SandboxSettings(_Section):
+    """`[sandbox]`: the OS sandbox every Bash command runs in (`agentcli.tools.sandbox`)."""
+
+    mode: Literal["auto", "required", "off"] = "auto"  # = tools.sandbox.SandboxMode
+    network: Literal["deny", "allow"] = "deny"
+    deny_read: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)  # paths no command may read
+
+
 class McpServerSettings(_Section):
     """`[mcp.servers.NAME]`: one MCP server (a process over stdio, or a streamable HTTP URL); `${VAR}` and
     `${VAR:-default}` in its strings are expanded when it starts (`agentcli.mcp.specs`)."""
@@ -339,6 +347,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
 

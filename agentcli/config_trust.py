@@ -19,6 +19,8 @@
 - spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
   only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
 - `mcp.*`: never (an MCP server is a process started, or a URL sent requests and headers);
+- `sandbox.mode`: only when at least as strict as the value below (off < auto < required); `sandbox.network`:
+  only `"deny"`; `sandbox.deny_read`: united with the lists below;
 - everything else (model ids, aliases, logging, context shaping, the UI) applies as usual.
 
 An ignored value equal to the one below is not reported (trusting would change nothing).
@@ -37,7 +39,10 @@ _STRICTNESS: dict[str, int] = {mode: rank for mode, rank in PERMISSION_MODE_STRI
 _SUBSET_LISTS: frozenset[KeyPath] = frozenset(
     {("permissions", "allow"), ("agent", "bash_pass_env"), ("web_fetch", "allow_private_hosts")}
 )
-_UNION_LISTS: frozenset[KeyPath] = frozenset({("permissions", "deny"), ("task_tool", "deny_tools")})
+_UNION_LISTS: frozenset[KeyPath] = frozenset(
+    {("permissions", "deny"), ("task_tool", "deny_tools"), ("sandbox", "deny_read")}
+)
+_SANDBOX_STRICTNESS: dict[str, int] = {"off": 0, "auto": 1, "required": 2}
 _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})
 _SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
     {("budget", "session_max_usd"), ("budget", "session_max_tokens"), ("task_tool", "max_cost_usd")}
@@ -94,6 +99,12 @@ def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
         if below is _MISSING or not isinstance(value, str) or value not in _STRICTNESS:
             return True, value  # an invalid value fails validation with its own message
         return _STRICTNESS[value] >= _STRICTNESS.get(str(below), 0), value
+    if path == ("sandbox", "mode"):
+        if below is _MISSING or not isinstance(value, str) or value not in _SANDBOX_STRICTNESS:
+            return True, value  # an invalid value fails validation with its own message
+        return _SANDBOX_STRICTNESS[value] >= _SANDBOX_STRICTNESS.get(str(below), 0), value
+    if path == ("sandbox", "network"):
+        return value == "deny", value
     if path in _ONLY_FALSE:
         return value is False, value  # anything else (true, or a value that might coerce to it) is ignored
     if _is_ceiling(path):

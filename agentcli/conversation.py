@@ -41,6 +41,7 @@ from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
 from agentcli.tools.permissions import Approver, PermissionPolicy
+from agentcli.tools.sandbox import session_sandbox
 from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ class Conversation:
         self.permissions = PermissionPolicy.from_settings(
             settings.permissions, approver=approver, oneshot=oneshot, yes=yes
         )
+        self.sandbox = session_sandbox(settings, workspace)
+        self.permissions.bash_unsandboxed = self.sandbox.unsandboxed_reason()  # then auto mode asks before Bash
         self.file_locks = FileLocks()
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
@@ -103,6 +106,7 @@ class Conversation:
         self._transcript: Callable[[str], str] | None = None
         if any(self.hooks.config.by_event.values()):
             self.keep_transcript()  # hooks read it (their input's transcript_path)
+        self._say_sandbox()
         self._hook_source: str | None = "startup"  # SessionStart's source, until it fired for this session
         self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
         self.mcp.on_tools = self.toolbox.add
@@ -174,6 +178,7 @@ class Conversation:
             toolbox=self.toolbox,
             hooks=self.hooks,
             before_task=self._task_servers,
+            sandbox=self.sandbox,
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
@@ -190,6 +195,11 @@ class Conversation:
         self.hook_notes = config.notes  # told once, with the first turn
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
+
+    def _say_sandbox(self) -> None:
+        """Where no sandbox can hold Bash, say so once, with the first turn (beside the hook notes)."""
+        if self.sandbox.unsandboxed_reason() or self.sandbox.refusal():
+            self.hook_notes.append(self.sandbox.describe())
 
     def keep_transcript(self) -> None:
         """Write the session's messages to a JSONL transcript in Claude Code's format (`store.transcript`), whose
@@ -245,6 +255,7 @@ class Conversation:
             raise RuntimeError("choose the setting sources before the first turn")
         self._sources = sources
         self.hooks = self._load_hooks()
+        self._say_sandbox()
         if "project" not in sources:
             self._instructions = ""
         if not self.session.messages:
@@ -585,7 +596,9 @@ class Conversation:
             self.close()
 
     def close(self) -> None:
-        """Close the store (drains its queue); idempotent, for a caller whose event loop is gone."""
+        """Close the store (drains its queue) and the sandbox (its temp folder goes); idempotent, for a caller
+        whose event loop is gone."""
+        self.sandbox.close()
         if self.store is not None:
             self.store.close()
 

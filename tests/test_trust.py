@@ -359,3 +359,19 @@ def test_an_untrusted_project_may_turn_reused_results_off_never_on(
     assert loaded.settings.task_tool.cache_results is effective
     assert ("task_tool.cache_results" in loaded.ignored) is (project == "true")
     assert lay.load(trusted=True).settings.task_tool.cache_results is (project == "true")
+
+
+def test_the_sandbox_only_gets_stricter(lay: Layers) -> None:
+    lay.write('[sandbox]\ndeny_read = ["~/private"]\n',
+              '[sandbox]\nmode = "off"\nnetwork = "allow"\ndeny_read = []\n')
+    loaded = lay.load()
+    assert (loaded.settings.sandbox.mode, loaded.settings.sandbox.network) == ("auto", "deny")
+    assert loaded.settings.sandbox.deny_read == ["~/private"]
+    assert loaded.ignored == ("sandbox.mode", "sandbox.network", "sandbox.deny_read (removing entries)")
+    trusted = lay.load(trusted=True).settings.sandbox
+    assert (trusted.mode, trusted.network, trusted.deny_read) == ("off", "allow", [])
+    lay.write('[sandbox]\nmode = "off"\nnetwork = "allow"\n',
+              '[sandbox]\nmode = "required"\nnetwork = "deny"\ndeny_read = ["secrets"]\n')
+    loaded = lay.load()  # stricter: applied without trust
+    assert (loaded.settings.sandbox.mode, loaded.settings.sandbox.network) == ("required", "deny")
+    assert loaded.settings.sandbox.deny_read == ["secrets"] and loaded.ignored == ()

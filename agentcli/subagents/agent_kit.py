@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.llm.models import ProviderPool
     from agentcli.tools.permissions import PermissionPolicy
+    from agentcli.tools.sandbox import Sandbox
 
 
 class AgentKit:
-    """The shared parts (permissions, file locks, Bash's environment, WebFetch's limits) and each agent's own."""
+    """The shared parts (permissions, file locks, Bash's environment and sandbox, WebFetch's limits) and each agent's
+    own."""
 
     def __init__(
         self,
@@ -30,6 +32,7 @@ class AgentKit:
         file_locks: FileLocks,
         pool: ProviderPool,
         task_lines: Callable[[str], list[str]],
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -37,6 +40,7 @@ class AgentKit:
         self.file_locks = file_locks
         self.pool = pool
         self.task_lines = task_lines  # a session's delegated tasks, one line each: a compaction keeps them
+        self.sandbox = sandbox  # every agent's Bash runs in it (the conversation's, [sandbox])
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
         fetch = settings.web_fetch
         self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
@@ -67,6 +71,7 @@ class AgentKit:
             progress=progress or (lambda: None),
             bash_env=self.bash_env,
             web_fetch=self.web_fetch,
+            sandbox=self.sandbox,
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from agentcli.store.db import Store
     from agentcli.subagents.registry import AgentRegistry
     from agentcli.tools.permissions import PermissionPolicy
+    from agentcli.tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 PriceFn = Callable[[str, str, Usage], float | None]
@@ -78,6 +79,7 @@ class SubagentRunner:
         toolbox: Toolbox | None = None,
         hooks: HookEngine | None = None,
         before_task: Callable[[TaskArgs], Awaitable[None]] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -97,7 +99,7 @@ class SubagentRunner:
         self.handles = self.table.handles
         self.post = PostOffice()  # messages to running agents, by session
         self.switchboard = Switchboard(self.table, self.post, self.run_task, self.argument_limits)
-        self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines)
+        self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines, sandbox)
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
         self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -15,6 +15,9 @@ from agentcli.diffs import FileDiff
 from agentcli.llm.base import ToolSpec
 from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.netguard import WebFetchLimits
+
+if TYPE_CHECKING:
+    from agentcli.tools.sandbox import Sandbox
 
 
 class ToolArgs(BaseModel):
@@ -94,6 +97,10 @@ class PermissionChecker(Protocol):
         """Whether a Read deny rule covers the workspace-relative path `rel`."""
         ...
 
+    async def approve_outside_sandbox(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, why: str) -> bool:
+        """Whether the person lets one command the sandbox refused run again outside it (ask mode only)."""
+        ...
+
 
 @dataclass(slots=True)
 class ToolContext:
@@ -119,6 +126,7 @@ class ToolContext:
     bash_env: Mapping[str, str] | None = None  # Bash's environment, without provider keys; None = os.environ
     tool_timeout_seconds: float = 300  # deadline of one tool call (Bash and the Task tools have their own)
     web_fetch: WebFetchLimits = field(default_factory=WebFetchLimits)  # [web_fetch]: reach, caps, time limit
+    sandbox: Sandbox | None = None  # the session's Bash sandbox ([sandbox]); None: Bash runs unconfined
 
 
 A = TypeVar("A", bound=ToolArgs)

@@ -105,6 +105,7 @@ class PermissionRequest:
     tool_input: dict[str, Any] = dataclasses.field(default_factory=dict)  # the call's arguments, as the model sent them
     tool_call_id: str = ""
     session_id: str = ""  # the asking agent's session
+    outside_sandbox: bool = False  # a refused Bash command asked to run again without the sandbox
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,9 @@ class PermissionPolicy:
         self.waiting = 0  # requests queued behind the question being asked (the dialog says how many)
         self._always_tools: set[str] = set()  # tool names (file edits as "Edit")
         self._always_bash = BashAnswers()
+        # Why Bash runs without a sandbox though [sandbox] mode is "auto" (set by the session); then auto mode
+        # and --yes do not approve Bash: it is asked (refused where no one can answer).
+        self.bash_unsandboxed = ""
 
     @classmethod
     def from_settings(
@@ -339,9 +343,42 @@ class PermissionPolicy:
                 f"Permission denied: {tool.name} is not allowed in readonly mode. It changes files or runs "
                 "commands; continue with read-only tools, or explain what you would have done.",
             )
+        if self.mode == "auto" and tool.name == "Bash" and self.bash_unsandboxed:
+            return None  # no sandbox: the person is asked (or the call refused), whatever the mode says
         if self.mode == "auto" or (self.mode == "accept_edits" and tool.edits_files and not guarded):
             return _ALLOWED
         return None
+
+    async def approve_outside_sandbox(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, why: str) -> bool:
+        """Ask the person whether one command the sandbox refused may run again outside it.
+
+        Only in the modes where Bash is asked (ask, accept_edits) and with someone to ask: never in auto mode,
+        never through --yes or a one-shot run. The answer is never remembered.
+        """
+        if self.mode not in ("ask", "accept_edits") or self.approver is None or self.non_interactive:
+            return False
+        request = PermissionRequest(
+            agent=ctx.agent,
+            tool=tool.name,
+            summary=f"run again OUTSIDE the sandbox: {tool.summary(args)}",
+            target=tool.permission_target(args),
+            always_scope="this command, this once, outside the sandbox (never remembered)",
+            preview_note=f"The sandbox refused it; approving runs it with all of your access:\n{why}",
+            tool_input=args.model_dump(mode="json", exclude_unset=True),
+            tool_call_id=ctx.tool_call_id,
+            session_id=ctx.session_id,
+            outside_sandbox=True,
+        )
+        async with self._one_question():
+            if self.mode not in ("ask", "accept_edits"):
+                return False
+            try:
+                reply = await self.approver(request)
+            except Exception:
+                return False
+        if isinstance(reply, Answer):  # a program's answer: only the very command refused runs outside
+            return reply.approval in ("allow_once", "allow_always") and reply.updated_input is None
+        return reply in ("allow_once", "allow_always")
 
     # ---- rules --------------------------------------------------------------------------
 
@@ -428,6 +465,13 @@ class PermissionPolicy:
         return BashAnswers.scope(split_command(target))
 
     def _no_approver_reason(self, name: str, target: str, guard: str = "") -> str:
+        if name == "Bash" and self.mode == "auto" and self.bash_unsandboxed:
+            return (
+                f"Permission denied: Bash runs without a sandbox here ({self.bash_unsandboxed}), so auto mode and "
+                '--yes do not approve it. The person can run agentcli interactively to approve each command, or set '
+                '[sandbox] mode = "off" to run Bash unsandboxed on purpose. Do not retry this call; continue '
+                "without it or explain what you would have done."
+            )
         if guard:
             who = "this is a non-interactive run (agentcli run)" if self.non_interactive else "there is no one to ask"
             return (

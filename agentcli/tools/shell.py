@@ -17,12 +17,15 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.reaper import MARK_VARIABLE, kill_marked, mark_needle, reaper
+
+if TYPE_CHECKING:
+    from agentcli.tools.sandbox import Sandbox
 
 TERM_GRACE_SECONDS = 0.5  # after SIGTERM, before SIGKILL
 DRAIN_GRACE_SECONDS = 0.2  # after bash exits, how long background children may still write
@@ -178,71 +181,100 @@ class BashTool(Tool[BashArgs]):
         timeout = args.timeout if args.timeout is not None else float(ctx.bash_timeout_seconds)
         if timeout > (cap := max_timeout(ctx)):
             raise ToolError(f"timeout {timeout:g}s is above the maximum of {cap}s")
-        buffer = OutputBuffer(ctx.bash_output_limit_bytes)
-        loop = asyncio.get_running_loop()
-        guard = reaper()
-        mark = guard.new_mark()
-        needle = mark_needle(mark)
-        spawn = asyncio.ensure_future(loop.subprocess_exec(
-                lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
-                "bash",
-                "-c",
-                args.command,
-                cwd=ctx.workspace,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env={**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV, MARK_VARIABLE: mark},
-                # Forked by the event loop's thread, which lives as long as we do; the child registers its
-                # group with the reaper before bash runs.
-                preexec_fn=guard.spawn_hook(),
-            ))
+        sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.active else None
+        if ctx.sandbox is not None and (refusal := ctx.sandbox.refusal()) is not None:
+            raise ToolError(refusal)
+        result = await _execute(args.command, timeout, ctx, sandbox)
+        if sandbox is None or not (notes := sandbox.notes(result.content)):
+            return result
+        result.content += "\n\n" + "\n".join(notes)
+        result.metadata["sandbox_refused"] = notes
+        if not await ctx.permissions.approve_outside_sandbox(self, args, ctx, "\n".join(notes)):
+            return result
+        again = await _execute(args.command, timeout, ctx, None)
+        again.content = ("[ran again OUTSIDE the sandbox, approved by the person; the sandboxed run was refused: "
+                         + "; ".join(notes) + "]\n\n" + again.content)
+        again.metadata["outside_sandbox"] = True
+        return again
+
+
+async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sandbox | None) -> ToolResult:
+    """Run `command` once, in `sandbox` when one is given."""
+    buffer = OutputBuffer(ctx.bash_output_limit_bytes)
+    loop = asyncio.get_running_loop()
+    guard = reaper()
+    mark = guard.new_mark()
+    needle = mark_needle(mark)
+    env = {**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV, MARK_VARIABLE: mark}
+    hook = guard.spawn_hook()
+    if sandbox is not None:
+        env = sandbox.environment(env)
         try:
-            # Shielded: asyncio cancelled while it connects the pipes kills bash alone and then waits for pipes
-            # that never connected, for ever (the run hung on SIGTERM under load). Let it finish, then stop
-            # the whole group as any cancelled call does.
-            transport, protocol = await asyncio.shield(spawn)
+            hook = sandbox.child_hook(hook)
         except OSError as exc:
-            raise ToolError(f"Cannot start bash: {exc}") from None
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                transport, protocol = await spawn
-                try:
-                    await stop_process_group(transport.get_pid(), protocol.exited)
-                finally:
-                    transport.close()
-                    kill_marked(needle, after=transport.get_pid())
-                    guard.untrack(transport.get_pid())
-            raise
-        pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
-        guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
-        swept = False
-        try:
-            await asyncio.wait({protocol.exited}, timeout=timeout)
-            timed_out = not protocol.exited.done()
-            if not timed_out:
-                # Background children may still hold the pipe: give them a moment, then stop them.
-                await asyncio.wait({protocol.closed}, timeout=DRAIN_GRACE_SECONDS)
-            await stop_process_group(pgid, protocol.exited)
-            kill_marked(needle, after=pgid)  # what left the group (a daemon) and still runs; it may hold the pipe
-            swept = True
-            if not protocol.closed.done():  # the last bytes arrive once the group is gone
-                await asyncio.wait({protocol.closed}, timeout=TERM_GRACE_SECONDS)
-        except BaseException:  # cancelled: still SIGTERM, grace, SIGKILL (the kill happens even if
-            await stop_process_group(pgid, protocol.exited)  # cancelled again), then re-raise
-            raise
-        finally:
-            transport.close()  # closes the pipes; kills bash if it somehow still runs
-            if not swept:  # cancelled or failed before the sweep above
-                kill_marked(needle, after=pgid)
-            guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
-        output = buffer.text()
-        if timed_out:
-            body = f"Command timed out after {timeout:g}s"
-            return ToolResult(body + (f"\n\n{output}" if output else ""), is_error=True)
-        code = protocol.exited.result()
-        if code != 0:
-            shown = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
-            return ToolResult((output + "\n\n" if output else "") + shown, metadata={"exit_code": code})
-        return ToolResult(output or "(no output)", metadata={"exit_code": 0})
+            raise ToolError(f"Cannot set up the Bash sandbox: {exc}") from None
+    spawn = asyncio.ensure_future(loop.subprocess_exec(
+            lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
+            "bash",
+            "-c",
+            command,
+            cwd=ctx.workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            # Forked by the event loop's thread, which lives as long as we do; the child registers its
+            # group with the reaper before bash runs, then enters the sandbox.
+            preexec_fn=hook,
+        ))
+    try:
+        # Shielded: asyncio cancelled while it connects the pipes kills bash alone and then waits for pipes
+        # that never connected, for ever (the run hung on SIGTERM under load). Let it finish, then stop
+        # the whole group as any cancelled call does.
+        transport, protocol = await asyncio.shield(spawn)
+    except OSError as exc:
+        raise ToolError(f"Cannot start bash: {exc}") from None
+    except subprocess.SubprocessError:  # the child could not enter the sandbox: nothing ran
+        raise ToolError("Cannot start bash: the child could not enter the Bash sandbox; nothing ran") from None
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            transport, protocol = await spawn
+            try:
+                await stop_process_group(transport.get_pid(), protocol.exited)
+            finally:
+                transport.close()
+                kill_marked(needle, after=transport.get_pid())
+                guard.untrack(transport.get_pid())
+        raise
+    pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
+    guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
+    swept = False
+    try:
+        await asyncio.wait({protocol.exited}, timeout=timeout)
+        timed_out = not protocol.exited.done()
+        if not timed_out:
+            # Background children may still hold the pipe: give them a moment, then stop them.
+            await asyncio.wait({protocol.closed}, timeout=DRAIN_GRACE_SECONDS)
+        await stop_process_group(pgid, protocol.exited)
+        kill_marked(needle, after=pgid)  # what left the group (a daemon) and still runs; it may hold the pipe
+        swept = True
+        if not protocol.closed.done():  # the last bytes arrive once the group is gone
+            await asyncio.wait({protocol.closed}, timeout=TERM_GRACE_SECONDS)
+    except BaseException:  # cancelled: still SIGTERM, grace, SIGKILL (the kill happens even if
+        await stop_process_group(pgid, protocol.exited)  # cancelled again), then re-raise
+        raise
+    finally:
+        transport.close()  # closes the pipes; kills bash if it somehow still runs
+        if not swept:  # cancelled or failed before the sweep above
+            kill_marked(needle, after=pgid)
+        guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
+    output = buffer.text()
+    if timed_out:
+        body = f"Command timed out after {timeout:g}s"
+        return ToolResult(body + (f"\n\n{output}" if output else ""), is_error=True)
+    code = protocol.exited.result()
+    if code != 0:
+        shown = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        return ToolResult((output + "\n\n" if output else "") + shown, metadata={"exit_code": code})
+    return ToolResult(output or "(no output)", metadata={"exit_code": 0})

@@ -76,7 +76,8 @@ class ApprovalScreen(ModalScreen[Approval]):
                               f"({request.diff.added} lines added, {request.diff.removed} removed in all)")
                     yield Static(hidden, id="approval-diff-omitted", markup=False)
             elif request.preview_note:
-                note = terminal_safe(f"No diff to show: {request.preview_note}")
+                note = terminal_safe(request.preview_note if request.outside_sandbox
+                                     else f"No diff to show: {request.preview_note}")
                 yield Static(note, id="approval-preview-note", markup=False)
             if request.always_scope:
                 yield Static(terminal_safe(f"Allow always = {request.always_scope}"), id="approval-scope", markup=False)

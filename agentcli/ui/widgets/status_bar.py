@@ -47,10 +47,10 @@ Form = tuple[Piece, ...]  # an empty form: the part is not shown
 
 #: The order in which parts give way to a narrow terminal: (part, its next form). "sep" narrows separators.
 DEGRADE_STEPS: tuple[str, ...] = (
-    "model", "mode", "tokens", "sep", "context", "agents", "cost", "tokens",
+    "sandbox", "model", "mode", "tokens", "sep", "context", "agents", "sandbox", "cost", "tokens",
     "model", "context", "agents", "state", "state", "mode",
 )
-ORDER = ("mode", "model", "tokens", "cost", "context", "agents", "state")  # left to right
+ORDER = ("mode", "sandbox", "model", "tokens", "cost", "context", "agents", "state")  # left to right
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class Status:
     state: str = READY  # LOADING | READY | WORKING | APPROVAL | QUIT_ARMED
     context: tuple[int, int] | None = None  # the main agent's context: (tokens used, window)
     mode: str = "ask"  # the permission mode (tools.permissions.Mode)
+    sandbox: str = ""  # Bash's sandbox in a few words (tools.sandbox.Sandbox.summary); "" shows nothing
 
 
 def _agents_forms(running: int, queued: int) -> tuple[Form, ...]:
@@ -86,6 +87,15 @@ def _mode_forms(mode: str) -> tuple[Form, ...]:
     return (marker, (label, style), (MODE_HINT, "$text-muted")), (marker, (label, style)), ((brief, style),)
 
 
+def _sandbox_forms(summary: str) -> tuple[Form, ...]:
+    """`sandbox: landlock 7 + netns` → `sandboxed` → nothing; without one, `no sandbox` in warning colour."""
+    if not summary:
+        return ((),)
+    if not summary.startswith("sandbox:"):
+        return (((summary, "$warning"),), ((summary, "$warning"),), ())
+    return (((summary, "$success"),), (("sandboxed", "$success"),), ())
+
+
 def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
     """Every part of the line with its forms, longest first."""
     muted = "$text-muted"
@@ -93,6 +103,7 @@ def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
     in_out = f"{compact_tokens(status.input_tokens)} in / {compact_tokens(status.output_tokens)} out"
     parts: dict[str, tuple[Form, ...]] = {
         "mode": _mode_forms(status.mode),
+        "sandbox": _sandbox_forms(status.sandbox),
         "model": ((("model ", muted), (model, "bold")), ((model, "bold"),), ()),
         "tokens": ((in_out,), (f"{compact_tokens(status.input_tokens + status.output_tokens)} tok",), ()),
         "cost": ((format_cost(status.cost_usd),), ()),
