@@ -25,7 +25,7 @@ from agentcli.agent.session import Session
 from agentcli.events import EventBus, NoticeEvent, build_relay_schema
 from agentcli.hooks.engine import HookEngine
 from agentcli.hooks.settings import load_hooks
-from agentcli.llm.base import Message, Provider, TextBlock, Usage
+from agentcli.llm.base import Message, Provider, ProviderError, TextBlock, Usage
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import context_window, cost_usd
 from agentcli.mcp.manager import McpManager, session_manager
@@ -102,6 +102,7 @@ class Conversation:
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
+        self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
         self._transcript: Callable[[str], str] | None = None
         if any(self.hooks.config.by_event.values()):
@@ -332,6 +333,8 @@ class Conversation:
             hooks=self.hooks,
         )
         link.specs = self._loop.tool_specs  # what a fork of the main agent is offered (MCP tools join it later)
+        if self._fallback:
+            self._loop.fallback = self._fall_back
         runner = self.runner
         self.budget = SessionBudget(
             self.settings.budget,
@@ -454,6 +457,28 @@ class Conversation:
             self._loop.provider = self.pool.get(model)
             self._loop.use_compactor(self.runner.compactor(self.session, self._loop.context))  # its own window
         return model
+
+    def use_fallback(self, spec: str) -> None:
+        """When the main model is overloaded or failing after its retries, go on with `spec` (the turn is tried again
+        on it); `--fallback-model`. Raises what `resolve_model` raises for a spec that cannot be used."""
+        resolve_model(spec, self.settings)  # a spec that cannot be used fails now, not when the main model does
+        self._fallback = spec
+        if self._loop is not None:
+            self._loop.fallback = self._fall_back
+
+    def _fall_back(self, error: ProviderError) -> bool:
+        from agentcli.events import NoticeEvent
+        from agentcli.llm.base import OverloadedError, ProviderConnectionError, RateLimitError, ServerError
+
+        spec = self._fallback
+        if not spec or not isinstance(error, OverloadedError | ServerError | RateLimitError | ProviderConnectionError):
+            return False
+        failed = self.model.display
+        if self.set_model(spec).display == failed:
+            return False
+        self.bus(NoticeEvent(session_id=self.session.id, agent=self.session.agent,
+                             message=f"{failed} failed ({str(error).splitlines()[0]}); going on with {spec}"))
+        return True
 
     def use_effort(self, effort: str) -> None:
         """Think with `effort` (low | medium | high), as a Task call's `effort` does (`llm.models.with_effort`)."""

@@ -24,10 +24,10 @@ def test_what_the_agent_sdk_passes_is_read_whole() -> None:
 
 
 def test_a_flag_agentcli_does_not_honour_is_a_warning_and_keeps_its_value_off_the_prompt() -> None:
-    args = parse(["-p", "--fallback-model", "haiku", "--add-dir", "../a", "../b", "--betas=x", "--frobnicate",
+    args = parse(["-p", "--thinking", "adaptive", "--add-dir", "../a", "../b", "--betas=x", "--frobnicate",
                   "fix it"])
     assert args.print and args.prompt == "fix it"
-    assert [w.split(" ")[0] for w in args.warnings] == ["--fallback-model", "--add-dir", "--betas", "--frobnicate"]
+    assert [w.split(" ")[0] for w in args.warnings] == ["--thinking", "--add-dir", "--betas", "--frobnicate"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [

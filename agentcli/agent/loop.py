@@ -115,6 +115,9 @@ class AgentLoop:
         self.unavailable = unavailable or {}  # tools withheld on purpose -> the reason a call to one gets
         self.hooks = hooks  # the person's hooks (PreToolUse, PostToolUse; Stop for the main agent)
         self.inbox = inbox  # messages sent to this agent while it runs (SendMessage, the person), framed
+        # Given a request's failure after its retries: True when it switched to another model (the turn is tried
+        # again on it, once per run), as Claude Code's --fallback-model does.
+        self.fallback: Callable[[ProviderError], bool] | None = None
         # Offered: its tools' specs in the one listing order every agent shares (prompt caching), or `specs` (a
         # fork's: its parent's, byte for byte; a listed tool not in `tools` is `unavailable`)
         self._specs = tool_specs(tools) if specs is None else list(specs)
@@ -201,6 +204,7 @@ class AgentLoop:
         session = self.session
         overflowed = False  # one compaction and retry per run when the provider says the context is too long
         stop_hook_turns = 0  # times a Stop hook sent the agent back to work in this run
+        fell_back = False  # the fallback model took over in this run
         for _ in range(self.max_turns):
             # Cancellation checkpoint: a stop requested from inside this task (an event consumer, such as a
             # subagent's budget check) is only delivered at the next suspension; take it before a request goes out.
@@ -217,6 +221,9 @@ class AgentLoop:
                 overflowed = True
                 continue
             except ProviderError as exc:
+                if not fell_back and self.fallback is not None and self.fallback(exc):
+                    fell_back = True
+                    continue
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
                 return RunOutcome("failed", self._last_text(), session.turns, str(exc))
             session.turns += 1

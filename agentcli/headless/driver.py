@@ -21,7 +21,7 @@ from agentcli import process_exit
 from agentcli.cli_common import EXIT_FAILURE, EXIT_USAGE, Failure, load, workspace_dir
 from agentcli.headless.control import ControlChannel
 from agentcli.headless.flags import FlagError, HeadlessArgs, parse
-from agentcli.headless.settings_map import Mapped, map_flags
+from agentcli.headless.settings_map import Mapped, map_flags, model_spec
 from agentcli.oneshot import EXIT_INTERRUPTED, EXIT_OK, SignalStop, error_result, settle_gc, stdin_lines
 from agentcli.text import terminal_safe
 
@@ -177,6 +177,8 @@ async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: Headl
                 raise ResumeError(f"--session-id {args.session_id} is already in use")
         if mapped.effort:  # after a resume, which takes the stored session's model
             conversation.use_effort(mapped.effort)
+        if args.fallback_model:
+            conversation.use_fallback(model_spec(args.fallback_model, loaded.settings))
         conversation.bus.subscribe(printer)
         if streamed:
             assert isinstance(printer, HeadlessPrinter)

@@ -48,6 +48,7 @@ HONOURED: Final[tuple[Flag, ...]] = (
     Flag(("--max-turns",), "max_turns", "value"),
     Flag(("--max-budget-usd",), "max_budget_usd", "value"),
     Flag(("--model",), "model", "value"),
+    Flag(("--fallback-model",), "fallback_model", "value"),
     Flag(("--mcp-config",), "mcp_config", "list"),
     Flag(("--strict-mcp-config",), "strict_mcp_config", "bool"),
     Flag(("--setting-sources",), "setting_sources", "value"),
@@ -70,7 +71,6 @@ HONOURED: Final[tuple[Flag, ...]] = (
 
 #: Flags accepted and not carried out, each with the reason its warning gives.
 IGNORED: Final[dict[str, tuple[Kind, str]]] = {
-    "--fallback-model": ("value", "agentcli retries the configured model; it has no fallback model"),
     "--add-dir": ("list", "agentcli's tools work in the one workspace (--cwd)"),
     "--betas": ("list", "agentcli sends no beta headers"),
     "--task-budget": ("value", "use [task_tool] max_tokens / max_cost_usd"),
@@ -118,6 +118,7 @@ class HeadlessArgs:
     max_turns: str | None = None
     max_budget_usd: str | None = None
     model: str | None = None
+    fallback_model: str | None = None
     mcp_config: list[str] = field(default_factory=list)
     strict_mcp_config: bool = False
     setting_sources: str | None = None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli import __version__
 from agentcli.headless.control import ControlChannel, Line, RequestError
 from agentcli.headless.printer import MODE_NAMES, MODES_BY_NAME, PROTOCOL_VERSION, HeadlessPrinter, api_key_source
+from agentcli.headless.settings_map import model_spec
 from agentcli.stream_json import new_uuid, system_line
 
 if TYPE_CHECKING:
@@ -118,11 +119,7 @@ class Requests:
         spec = request.get("model")
         if spec is not None and not isinstance(spec, str):
             raise RequestError("set_model: model must be a string or null")
-        settings = self.conversation.settings
-        if not spec or spec == "default":
-            spec = "main"
-        elif spec not in ("main", "light") and ":" not in spec and spec not in settings.models.aliases:
-            spec = f"{settings.models.main.provider}:{spec}"
+        spec = "main" if not spec or spec == "default" else model_spec(spec, self.conversation.settings)
         try:
             model = self.conversation.set_model(spec)
         except Exception as exc:  # an unknown provider, a missing key: one line for the program

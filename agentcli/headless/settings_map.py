@@ -10,12 +10,15 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.config_layers import ConfigError, read_config_text
 from agentcli.headless.flags import FlagError, HeadlessArgs, split_rules
 from agentcli.headless.printer import MODES_BY_NAME
 from agentcli.prompts import load_prompt
+
+if TYPE_CHECKING:
+    from agentcli.config import Settings
 
 
 @dataclass(slots=True)
@@ -166,3 +169,11 @@ def _claude_settings(mapped: Mapped, data: dict[str, Any]) -> None:
     if isinstance(hooks, dict):
         for event, matchers in hooks.items():
             mapped.set(f"hooks.{event}", matchers, "--settings")
+
+
+def model_spec(name: str, settings: Settings) -> str:
+    """A model as Claude Code's flags name it: main, light, an alias, provider:model, or a bare id of the main
+    model's provider."""
+    if name in ("main", "light") or ":" in name or name in settings.models.aliases:
+        return name
+    return f"{settings.models.main.provider}:{name}"

@@ -20,7 +20,7 @@ def test_print_mode_answers_with_json_and_honours_the_flags(tmp_path: Path) -> N
         reply=Reply(text="Terse answer."))])
     with FakeLLMServer(script) as server:
         proc = run_cli(["-p", "what is here?", "--output-format", "json", "--append-system-prompt", "Answer tersely.",
-                        "--tools", "Read,Grep", "--setting-sources", "user", "--fallback-model", "haiku",
+                        "--tools", "Read,Grep", "--setting-sources", "user", "--add-dir", "..",
                         "--effort", "low", "--cwd", str(workspace)], cli_env("anthropic", server, tmp_path / "home"))
         system, thinking = server.requests[0].body["system"], server.requests[0].body.get("thinking")
     assert proc.returncode == 0, proc.stderr
@@ -29,7 +29,7 @@ def test_print_mode_answers_with_json_and_honours_the_flags(tmp_path: Path) -> N
     text = json.dumps(system)
     assert "You are agentcli, a coding assistant" in text  # no --system-prompt: agentcli's own role
     assert "PROJECT-MEMORY-MARKER" not in text  # --setting-sources without project: no CLAUDE.md
-    assert "agentcli: warning: --fallback-model is not honoured" in proc.stderr
+    assert "agentcli: warning: --add-dir is not honoured" in proc.stderr
     assert thinking == {"type": "enabled", "budget_tokens": 2048}  # --effort low, as a Task call's effort
 
 
@@ -68,3 +68,20 @@ def test_bad_control_requests_get_error_answers_and_the_session_goes_on(tmp_path
     result = out[-1]
     assert (result["type"], result["result"]) == ("result", "Yes.")
     assert proc.returncode == 0  # the last turn completed
+
+
+def test_the_fallback_model_answers_when_the_main_one_is_overloaded(tmp_path: Path) -> None:
+    from agentcli.testing.fake_llm import Fault
+
+    script = Script(steps=[
+        Step(match=Match(model="claude-sonnet-5-5"),
+             fault=Fault(kind="http", status=529, error_type="overloaded_error")),
+        Step(match=Match(model="claude-haiku-5-5"), reply=Reply(text="The light model answered.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["-p", "hello", "--output-format", "json", "--model", "claude-sonnet-5-5",
+                        "--fallback-model", "haiku"], cli_env("anthropic", server, tmp_path / "home"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["result"] == "The light model answered."
+    assert "going on with haiku" in proc.stderr
