@@ -349,3 +349,94 @@ def test_a_slash_command_answers_without_a_model_request(run_acp: Callable[..., 
     client = EditorClient()
     assert run_acp(Script(steps=[]), body, client) == "end_turn"
     assert client.text().startswith("Tokens: 0 in / 0 out")
+
+
+def test_a_subagents_question_names_the_subagent_and_its_task_call(run_acp: Callable[..., Any],
+                                                                    workspace: Path) -> None:
+    task = ToolCall(name="Task", id="toolu_task", input={
+        "description": "Write the file", "prompt": "Write d.txt", "subagent_type": "general"})
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
+        Step(match=Match(system_contains="# Task\nWrite the file", turn=0),
+             reply=Reply(tool_calls=[_write("d.txt", "from the subagent\n", "toolu_sub_write")])),
+        Step(match=Match(system_contains="# Task\nWrite the file", turn=1), reply=Reply(text="Written.")),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Done.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "delegate a write")
+
+    client = EditorClient(answers=["allow_once"])
+    assert run_acp(script, body, client) == "end_turn"
+    ((call, _),) = client.asked
+    assert call.tool_call_id == "toolu_sub_write" and call.title.startswith("general")
+    assert call.field_meta["claudeCode"] == {"parentToolUseId": "toolu_task"}
+    assert call.field_meta["agentcli"]["agent"] == call.title.split(" · ")[0]
+    assert (workspace / "d.txt").read_text() == "from the subagent\n"
+
+
+def test_allow_always_covers_the_next_command_and_bash_output_is_shown(run_acp: Callable[..., Any],
+                                                                       workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Bash", id="toolu_1", input={"command": "wc -l notes.txt"})])),
+        Step(match=Match(turn=1), reply=Reply(tool_calls=[
+            ToolCall(name="Bash", id="toolu_2", input={"command": "wc -w notes.txt"})])),
+        Step(match=Match(turn=2, last_user_contains="4 notes.txt"), reply=Reply(text="Both ran.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "run two commands")
+
+    client = EditorClient(answers=["allow_always"])
+    assert run_acp(script, body, client) == "end_turn"
+    ((call, options),) = client.asked  # the second `echo` is covered by "always"
+    assert call.kind == "execute" and options[1].field_meta["agentcli"]["scope"]
+    finished = {u.tool_call_id: u for u in client.of(ToolCallProgress) if u.status == "completed"}
+    assert finished["toolu_1"].content[0].content.text.startswith("```console\n2 notes.txt")
+    assert "4 notes.txt" in finished["toolu_2"].content[0].content.text
+
+
+def test_thinking_streams_as_thought_chunks_and_a_cut_answer_stops_at_max_tokens(
+    run_acp: Callable[..., Any], workspace: Path
+) -> None:
+    from acp.schema import AgentThoughtChunk
+
+    script = Script(steps=[Step(match=Match(turn=0), reply=Reply(
+        thinking="Pondering the question.", thinking_signature="sig", text="The answer is cut",
+        stop_reason="max_tokens"))])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "think hard")
+
+    client = EditorClient()
+    assert run_acp(script, body, client) == "max_tokens"
+    assert "".join(u.content.text for u in client.of(AgentThoughtChunk)) == "Pondering the question."
+    assert client.text() == "The answer is cut"
+
+
+def test_the_editors_mcp_server_joins_the_session(run_acp: Callable[..., Any], workspace: Path) -> None:
+    pytest.importorskip("mcp_server_time")
+    from acp.schema import McpServerStdio
+
+    tool = "mcp__time__get_current_time"
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0, tools_include=[tool]),
+             reply=Reply(tool_calls=[ToolCall(name=tool, id="toolu_time", input={"timezone": "UTC"})])),
+        Step(match=Match(turn=1, last_user_contains="day_of_week"), reply=Reply(text="It is a fine day.")),
+    ])
+    server_def = McpServerStdio(name="time", command=sys.executable,
+                                args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[server_def])
+        return await _prompt(conn, session.session_id, "what time is it?")
+
+    client = EditorClient(answers=["allow_once"])
+    assert run_acp(script, body, client) == "end_turn"
+    ((call, _),) = client.asked  # an MCP tool asks, as in the TUI
+    assert call.tool_call_id == "toolu_time" and call.kind == "other"
+    assert client.text() == "It is a fine day."
