@@ -45,7 +45,7 @@ class SdkApprover:
         try:
             reply = await self.channel.request(body)
         except ControlError as exc:
-            return Answer("deny", message=f"the program's permission callback failed: {exc}")
+            return Answer("deny", message=f"Permission denied: the program's permission callback failed: {exc}")
         finally:
             self.printer.set_state("running")
         if reply.get("behavior") == "allow":
@@ -56,7 +56,7 @@ class SdkApprover:
             self.interrupt()
         message = reply.get("message")
         return Answer("deny", message=message if isinstance(message, str) and message.strip() else
-                      f"the program denied this {request.tool} call")
+                      f"Permission denied: the program denied this {request.tool} call")
 
     def _update(self, updates: object) -> None:
         """`updatedPermissions`: rules added to allow or deny, or a new mode, for the rest of the session."""

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agentcli import process_exit
 from agentcli.cli_common import EXIT_FAILURE, EXIT_USAGE, Failure, load, workspace_dir
 from agentcli.headless.control import ControlChannel
 from agentcli.headless.flags import FlagError, HeadlessArgs, parse
@@ -185,11 +186,11 @@ async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: Headl
     except (ValueError, ResumeError) as exc:
         err.write(f"agentcli: {terminal_safe(str(exc))}\n")
         error_result(args.output_format, str(exc), out, session_id=conversation.session.id)
-        await conversation.aclose()
         return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE
     finally:
         stop.disarm()
-    await conversation.aclose()
+        await conversation.aclose()  # every write has succeeded or failed after this (also when stopped)
+        process_exit.ready()  # nothing left to tear down: the process ends at once (the SDK waits for it)
     if report := conversation.persistence_report("run"):
         err.write(report + "\n")
         return EXIT_FAILURE

@@ -323,8 +323,8 @@ class PermissionPolicy:
             if answer in ("allow_once", "allow_always"):
                 changed = reply.updated_input if isinstance(reply, Answer) else None
                 return _ALLOWED if changed is None else PermissionDecision(True, updated_input=changed)
-        if isinstance(reply, Answer) and reply.message:
-            return PermissionDecision(False, f"Permission denied: {reply.message}")
+        if isinstance(reply, Answer) and reply.message:  # a program's own words, passed as Claude Code passes them
+            return PermissionDecision(False, reply.message)
         return PermissionDecision(
             False,
             f"Permission denied: the person declined this {name} call ({request.summary}). Do not retry it; "
