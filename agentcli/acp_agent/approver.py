@@ -51,17 +51,17 @@ class AcpApprover:
             response = await self.ask(self.tool_call(request), self.options(request))
         except Exception as exc:
             log.warning("permission request failed: %s", exc)
-            return Answer("deny", message=f"asking the person in the editor failed ({exc})")
+            return Answer("deny", message=f"Permission denied: asking the person in the editor failed ({exc}).")
         outcome = response.outcome
         choice = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
         if choice in ("allow_once", "allow_always"):
             return Answer(choice)
         if choice == "reject_always":
             self._deny_always(request)
-            return Answer("deny", message=f"the person rejected this {request.tool} call and every one like it for "
-                          "this session. Do not retry it; continue another way or ask them.")
+            return Answer("deny", message=f"Permission denied: the person rejected this {request.tool} call and every "
+                          "one like it for this session. Do not retry it; continue another way or ask them.")
         if choice is None:
-            return Answer("deny", message="the prompt was cancelled before the person answered.")
+            return Answer("deny", message="Permission denied: the prompt was cancelled before the person answered.")
         return Answer("deny")
 
     def options(self, request: PermissionRequest) -> list[PermissionOption]:

@@ -41,6 +41,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from agentcli import process_exit
 from agentcli.acp_agent.replay import replay
 from agentcli.acp_agent.session import AcpSession, McpServer, Options, invalid, shape
 from agentcli.acp_agent.updates import Update
@@ -83,7 +84,8 @@ async def _serve(options: Options) -> int:
     except asyncio.CancelledError:
         pass
     finally:
-        await agent.aclose()
+        await agent.aclose()  # every session's writes have succeeded or failed after this
+        process_exit.ready()  # nothing left to tear down: the process ends at once (the editor waits for it)
     return 0
 
 
