@@ -381,8 +381,22 @@ def _run_options(
     return options, loaded
 
 
+@app.command("acp")
+def acp_command(
+    model: ModelOption = None,
+    config: ConfigOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details to the log file.")] = False,
+) -> None:
+    """Serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs): each session runs
+    in the folder the editor names."""
+    from agentcli.acp_agent.server import serve
+    from agentcli.acp_agent.session import Options
+
+    raise typer.Exit(serve(Options(model=model, config=config, verbose=verbose)))
+
+
 #: The commands, for telling `agentcli run ...` from Claude Code's headless flags.
-COMMANDS = frozenset({"run", "demo", "trust", "config", *GROUPS})
+COMMANDS = frozenset({"run", "demo", "trust", "config", "acp", *GROUPS})
 
 
 @app.command("trust")

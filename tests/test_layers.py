@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"conversation", "trust_report"},
     {"output", "ui", "cli_common"},
     {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp"},
-    {"headless"},
+    {"headless", "acp_agent"},
     {"cli"},
     {"__main__"},
 ]

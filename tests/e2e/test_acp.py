@@ -1,0 +1,442 @@
+"""`agentcli acp` driven by the ACP Python SDK's client side (`acp.spawn_agent_process`), as an editor drives it,
+against the scripted fake server. The SDK hands the child a trimmed environment unless told otherwise: the
+tests pass theirs (the fake server's address and key, private XDG folders) explicitly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.client.connection import ClientSideConnection
+from acp.interfaces import Agent
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AllowedOutcome,
+    AvailableCommandsUpdate,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from tests.e2e.helpers import MAIN, cli_env
+
+
+class EditorClient:
+    """The client side: records every update and permission question; answers questions with `answers` in order."""
+
+    def __init__(self, answers: list[str] | None = None) -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.asked: list[tuple[ToolCallUpdate, list[PermissionOption]]] = []
+        self.answers = list(answers or [])
+        self.on_ask: Callable[[], Awaitable[None]] | None = None
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption],
+                                 **kwargs: Any) -> RequestPermissionResponse:
+        self.asked.append((tool_call, options))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answers.pop(0)))
+
+    def on_connect(self, conn: Agent) -> None:
+        pass
+
+    def of(self, kind: type) -> list[Any]:
+        return [u for _, u in self.updates if isinstance(u, kind)]
+
+    def text(self) -> str:
+        return "".join(u.content.text for u in self.of(AgentMessageChunk) if u.field_meta is None)
+
+
+Body = Callable[[ClientSideConnection, EditorClient, FakeLLMServer], Awaitable[Any]]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("first line\nsecond line\n")
+    return ws
+
+
+@pytest.fixture
+def run_acp(tmp_path: Path, workspace: Path) -> Callable[..., Any]:
+    """Serve `script`, start `agentcli acp`, initialize, and run `body(conn, client, server)`."""
+
+    def run(script: Script, body: Body, client: EditorClient | None = None, **extra_env: str) -> Any:
+        editor = client or EditorClient()
+        with FakeLLMServer(script) as server, open(tmp_path / "stderr.txt", "a") as stderr:
+            env = cli_env("anthropic", server, tmp_path / "home", **extra_env)
+
+            async def main() -> Any:
+                async with spawn_agent_process(editor, sys.executable, "-m", "agentcli", "acp", env=env,
+                                               cwd=workspace, transport_kwargs={"stderr": stderr}) as (conn, _):
+                    await conn.initialize(protocol_version=PROTOCOL_VERSION)
+                    return await asyncio.wait_for(body(conn, editor, server), timeout=60)
+
+            return asyncio.run(main())
+
+    return run
+
+
+async def _prompt(conn: ClientSideConnection, session_id: str, text: str) -> str:
+    response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
+    return response.stop_reason
+
+
+def test_initialize_says_what_the_agent_offers(run_acp: Callable[..., Any]) -> None:
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> Any:
+        return await conn.initialize(protocol_version=PROTOCOL_VERSION)
+
+    reply = run_acp(Script(steps=[]), body)
+    capabilities = reply.agent_capabilities
+    assert reply.protocol_version == PROTOCOL_VERSION and reply.agent_info.name == "agentcli"
+    assert capabilities.load_session and capabilities.prompt_capabilities.embedded_context
+    assert capabilities.mcp_capabilities.http and not capabilities.mcp_capabilities.sse
+    assert [m.id for m in reply.auth_methods] == ["environment"]
+
+
+def test_a_prompt_streams_text_chunks_and_a_read_call(run_acp: Callable[..., Any], workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="What is in notes.txt"),
+             reply=Reply(text="Let me look.", tool_calls=[ToolCall(name="Read", id="toolu_read",
+                                                                    input={"file_path": "notes.txt"})])),
+        Step(match=Match(turn=1, last_user_contains="second line"),
+             reply=Reply(text="It holds two lines.", chunk_size=4)),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> Any:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert session.session_id.startswith("ses_")
+        assert session.modes is not None and session.modes.current_mode_id == "ask"
+        return session.session_id, await _prompt(conn, session.session_id, "What is in notes.txt?")
+
+    client = EditorClient()
+    session_id, stop = run_acp(script, body, client)
+    assert stop == "end_turn"
+    assert {sid for sid, _ in client.updates} == {session_id}
+    assert client.text() == "Let me look.It holds two lines."
+    assert len(client.of(AgentMessageChunk)) > 2  # streamed in pieces
+    (start,) = client.of(ToolCallStart)
+    assert (start.tool_call_id, start.kind, start.status) == ("toolu_read", "read", "in_progress")
+    assert start.title.startswith("Read") and start.locations[0].path == str(workspace / "notes.txt")
+    (done,) = client.of(ToolCallProgress)
+    assert done.tool_call_id == "toolu_read" and done.status == "completed"
+    assert "second line" in done.content[0].content.text
+    commands = client.of(AvailableCommandsUpdate)
+    assert commands and {"model", "cost", "compact"} <= {c.name for c in commands[0].available_commands}
+    usage = client.of(UsageUpdate)
+    assert usage and usage[-1].size > 0 and usage[-1].used > 0
+
+
+def test_without_a_key_a_session_is_refused_with_an_authentication_error(run_acp: Callable[..., Any],
+                                                                         workspace: Path) -> None:
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> RequestError:
+        with pytest.raises(RequestError) as caught:
+            await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return caught.value
+
+    error = run_acp(Script(steps=[]), body, ANTHROPIC_API_KEY="")
+    assert error.code == -32000 and "ANTHROPIC_API_KEY" in str(error)
+
+
+def _write(path: str, content: str, call_id: str) -> ToolCall:
+    return ToolCall(name="Write", id=call_id, input={"file_path": path, "content": content})
+
+
+def test_a_write_that_asks_is_allowed_and_one_rejected(run_acp: Callable[..., Any], workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[_write("a.txt", "allowed\n", "toolu_a")])),
+        Step(match=Match(turn=1, last_user_is_tool_result=True), reply=Reply(tool_calls=[
+            _write("b.txt", "rejected\n", "toolu_b")])),
+        Step(match=Match(turn=2, last_user_contains="declined"), reply=Reply(text="One written, one refused.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "write two files")
+
+    client = EditorClient(answers=["allow_once", "reject_once"])
+    assert run_acp(script, body, client) == "end_turn"
+    assert (workspace / "a.txt").read_text() == "allowed\n" and not (workspace / "b.txt").exists()
+    (call_a, options), (call_b, _) = client.asked
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert (call_a.tool_call_id, call_a.kind, call_a.status) == ("toolu_a", "edit", "pending")
+    assert call_a.content[0].path == str(workspace / "a.txt") and call_a.content[0].new_text == "allowed"
+    assert call_a.content[0].old_text is None  # a new file
+    starts = {u.tool_call_id: u for u in client.of(ToolCallStart)}
+    assert starts["toolu_a"].content[0].new_text == "allowed\n"  # the call's own text, before it runs
+    # the tool_call reached the editor before the question about it
+    order = [u.tool_call_id for u in client.of(ToolCallStart)]
+    assert order == ["toolu_a", "toolu_b"] and call_b.tool_call_id == "toolu_b"
+    finished = {u.tool_call_id: u for u in client.of(ToolCallProgress)}
+    assert finished["toolu_a"].status == "completed" and finished["toolu_a"].content[0].new_text == "allowed"
+    assert finished["toolu_b"].status == "failed" and finished["toolu_b"].raw_output["code"] == "permission_denied"
+    assert client.text() == "One written, one refused."
+
+
+def test_reject_always_refuses_the_same_call_without_asking_again(run_acp: Callable[..., Any],
+                                                                  workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[_write("b.txt", "one\n", "toolu_1")])),
+        Step(match=Match(turn=1), reply=Reply(tool_calls=[_write("b.txt", "two\n", "toolu_2")])),
+        Step(match=Match(turn=2, last_user_contains="[permissions] deny"), reply=Reply(text="Refused twice.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "write b.txt")
+
+    client = EditorClient(answers=["reject_always"])
+    assert run_acp(script, body, client) == "end_turn"
+    assert len(client.asked) == 1 and not (workspace / "b.txt").exists()
+    assert client.text() == "Refused twice."
+
+
+def test_cancel_mid_turn_ends_the_prompt_cancelled_and_the_session_takes_the_next(
+    run_acp: Callable[..., Any], workspace: Path
+) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0, last_user_contains="slow"), reply=Reply(text="never sent"), hold="slow"),
+        Step(match=Match(last_user_contains="after"), reply=Reply(text="Back again.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> tuple[str, str]:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        first = asyncio.create_task(_prompt(conn, session.session_id, "a slow question"))
+        deadline = time.monotonic() + 30
+        while not server.requests and time.monotonic() < deadline:  # the request waits on the hold
+            await asyncio.sleep(0.02)
+        await conn.cancel(session_id=session.session_id)
+        stopped = await first
+        server.release("slow")
+        return stopped, await _prompt(conn, session.session_id, "after the cancel")
+
+    client = EditorClient()
+    assert run_acp(script, body, client) == ("cancelled", "end_turn")
+    assert client.text() == "Back again."
+
+
+def test_a_task_call_carries_its_subagents_calls_tied_to_it(run_acp: Callable[..., Any], workspace: Path) -> None:
+    task = ToolCall(name="Task", id="toolu_task", input={
+        "description": "Read the notes", "prompt": "What does notes.txt say?", "subagent_type": "explore"})
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="Delegating.", tool_calls=[task])),
+        Step(match=Match(system_contains="# Task\nRead the notes", turn=0),
+             reply=Reply(tool_calls=[ToolCall(name="Read", id="toolu_sub_read", input={"file_path": "notes.txt"})])),
+        Step(match=Match(system_contains="# Task\nRead the notes", turn=1, last_user_contains="second line"),
+             reply=Reply(text="Two lines.")),
+        Step(match=Match(system_contains=MAIN, turn=1, last_user_contains="Two lines."),
+             reply=Reply(text="The notes hold two lines.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "Summarise the notes")
+
+    client = EditorClient()
+    assert run_acp(script, body, client) == "end_turn"
+    starts = {u.tool_call_id: u for u in client.of(ToolCallStart)}
+    parent, child = starts["toolu_task"], starts["toolu_sub_read"]
+    assert parent.kind == "think" and parent.title == "Task (explore): Read the notes" and parent.field_meta is None
+    assert child.kind == "read" and child.title.startswith("explore")
+    assert child.field_meta["claudeCode"] == {"parentToolUseId": "toolu_task"}
+    assert child.field_meta["agentcli"]["parentToolCallId"] == "toolu_task"
+    assert child.field_meta["agentcli"]["subagentType"] == "explore"
+    sub_text = "".join(u.content.text for u in client.of(AgentMessageChunk) if u.field_meta)
+    assert sub_text == "Two lines."  # the subagent's answer, tied to the Task call, not the main answer
+    assert client.text() == "Delegating.The notes hold two lines."
+    updates = [u for u in client.of(ToolCallProgress) if u.tool_call_id == "toolu_sub_read"]
+    assert updates and all(u.field_meta["claudeCode"]["parentToolUseId"] == "toolu_task" for u in updates)
+    ids = [u.tool_call_id for _, u in client.updates if isinstance(u, ToolCallStart | ToolCallProgress)]
+    assert ids.index("toolu_task") < ids.index("toolu_sub_read")  # the parent first, then its subagent's calls
+    done = [u for u in client.of(ToolCallProgress) if u.tool_call_id == "toolu_task"][-1]
+    assert done.status == "completed" and "Two lines." in done.content[0].content.text
+
+
+def test_a_stored_session_loads_with_its_messages_replayed(run_acp: Callable[..., Any], workspace: Path) -> None:
+    first = Script(steps=[
+        Step(match=Match(turn=0, last_user_contains="Read the notes"), reply=Reply(
+            text="Reading.", tool_calls=[ToolCall(name="Read", id="toolu_old", input={"file_path": "notes.txt"})])),
+        Step(match=Match(turn=1), reply=Reply(text="Two lines in all.")),
+    ])
+
+    async def new(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await _prompt(conn, session.session_id, "Read the notes")
+        return session.session_id
+
+    session_id = run_acp(first, new)
+    second = Script(steps=[Step(match=Match(last_user_contains="And now?", any_message_contains="Two lines in all."),
+                                reply=Reply(text="Still two."))])
+
+    async def load(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        loaded = await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        assert loaded.modes is not None
+        replayed = len(client.updates)
+        client.replayed = client.updates[:replayed]  # type: ignore[attr-defined]
+        return await _prompt(conn, session_id, "And now?")
+
+    client = EditorClient()
+    assert run_acp(second, load, client) == "end_turn"
+    replayed = [u for _, u in client.replayed]  # type: ignore[attr-defined]
+    kinds = [type(u).__name__ for u in replayed if not isinstance(u, AvailableCommandsUpdate)]
+    assert kinds == ["UserMessageChunk", "AgentMessageChunk", "ToolCallStart", "ToolCallProgress", "AgentMessageChunk"]
+    user = next(u for u in replayed if isinstance(u, UserMessageChunk))
+    assert user.content.text == "Read the notes"
+    call = next(u for u in replayed if isinstance(u, ToolCallStart))
+    assert (call.tool_call_id, call.kind) == ("toolu_old", "read")
+    assert replayed[-1].content.text == "Two lines in all."
+    assert client.text().endswith("Still two.")
+
+
+def test_plan_mode_refuses_a_write_without_asking(run_acp: Callable[..., Any], workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[_write("c.txt", "nope\n", "toolu_c")])),
+        Step(match=Match(turn=1, last_user_contains="readonly mode"), reply=Reply(text="Planned only.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert {m.id for m in session.modes.available_modes} == {"ask", "accept_edits", "readonly", "auto"}
+        await conn.set_session_mode(session_id=session.session_id, mode_id="readonly")
+        with pytest.raises(RequestError):
+            await conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
+        return await _prompt(conn, session.session_id, "write c.txt")
+
+    client = EditorClient()
+    assert run_acp(script, body, client) == "end_turn"
+    assert client.asked == [] and not (workspace / "c.txt").exists()
+    (refused,) = [u for u in client.of(ToolCallProgress) if u.tool_call_id == "toolu_c"]
+    assert refused.status == "failed" and "readonly" in refused.content[0].content.text
+
+
+def test_todowrite_becomes_the_plan(run_acp: Callable[..., Any], workspace: Path) -> None:
+    todos = [{"content": "Read the notes", "status": "completed"}, {"content": "Answer", "status": "in_progress"}]
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[ToolCall(name="TodoWrite", input={"todos": todos})])),
+        Step(match=Match(turn=1), reply=Reply(text="Planned.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "plan it")
+
+    client = EditorClient()
+    assert run_acp(script, body, client) == "end_turn"
+    (plan,) = client.of(AgentPlanUpdate)
+    assert [(e.content, e.status) for e in plan.entries] == [("Read the notes", "completed"), ("Answer", "in_progress")]
+
+
+def test_a_slash_command_answers_without_a_model_request(run_acp: Callable[..., Any], workspace: Path) -> None:
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "/cost")
+
+    client = EditorClient()
+    assert run_acp(Script(steps=[]), body, client) == "end_turn"
+    assert client.text().startswith("Tokens: 0 in / 0 out")
+
+
+def test_a_subagents_question_names_the_subagent_and_its_task_call(run_acp: Callable[..., Any],
+                                                                    workspace: Path) -> None:
+    task = ToolCall(name="Task", id="toolu_task", input={
+        "description": "Write the file", "prompt": "Write d.txt", "subagent_type": "general"})
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
+        Step(match=Match(system_contains="# Task\nWrite the file", turn=0),
+             reply=Reply(tool_calls=[_write("d.txt", "from the subagent\n", "toolu_sub_write")])),
+        Step(match=Match(system_contains="# Task\nWrite the file", turn=1), reply=Reply(text="Written.")),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Done.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "delegate a write")
+
+    client = EditorClient(answers=["allow_once"])
+    assert run_acp(script, body, client) == "end_turn"
+    ((call, _),) = client.asked
+    assert call.tool_call_id == "toolu_sub_write" and call.title.startswith("general")
+    assert call.field_meta["claudeCode"] == {"parentToolUseId": "toolu_task"}
+    assert call.field_meta["agentcli"]["agent"] == call.title.split(" · ")[0]
+    assert (workspace / "d.txt").read_text() == "from the subagent\n"
+
+
+def test_allow_always_covers_the_next_command_and_bash_output_is_shown(run_acp: Callable[..., Any],
+                                                                       workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[
+            ToolCall(name="Bash", id="toolu_1", input={"command": "wc -l notes.txt"})])),
+        Step(match=Match(turn=1), reply=Reply(tool_calls=[
+            ToolCall(name="Bash", id="toolu_2", input={"command": "wc -w notes.txt"})])),
+        Step(match=Match(turn=2, last_user_contains="4 notes.txt"), reply=Reply(text="Both ran.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "run two commands")
+
+    client = EditorClient(answers=["allow_always"])
+    assert run_acp(script, body, client) == "end_turn"
+    ((call, options),) = client.asked  # the second `echo` is covered by "always"
+    assert call.kind == "execute" and options[1].field_meta["agentcli"]["scope"]
+    finished = {u.tool_call_id: u for u in client.of(ToolCallProgress) if u.status == "completed"}
+    assert finished["toolu_1"].content[0].content.text.startswith("```console\n2 notes.txt")
+    assert "4 notes.txt" in finished["toolu_2"].content[0].content.text
+
+
+def test_thinking_streams_as_thought_chunks_and_a_cut_answer_stops_at_max_tokens(
+    run_acp: Callable[..., Any], workspace: Path
+) -> None:
+    from acp.schema import AgentThoughtChunk
+
+    script = Script(steps=[Step(match=Match(turn=0), reply=Reply(
+        thinking="Pondering the question.", thinking_signature="sig", text="The answer is cut",
+        stop_reason="max_tokens"))])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "think hard")
+
+    client = EditorClient()
+    assert run_acp(script, body, client) == "max_tokens"
+    assert "".join(u.content.text for u in client.of(AgentThoughtChunk)) == "Pondering the question."
+    assert client.text() == "The answer is cut"
+
+
+def test_the_editors_mcp_server_joins_the_session(run_acp: Callable[..., Any], workspace: Path) -> None:
+    pytest.importorskip("mcp_server_time")
+    from acp.schema import McpServerStdio
+
+    tool = "mcp__time__get_current_time"
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0, tools_include=[tool]),
+             reply=Reply(tool_calls=[ToolCall(name=tool, id="toolu_time", input={"timezone": "UTC"})])),
+        Step(match=Match(turn=1, last_user_contains="day_of_week"), reply=Reply(text="It is a fine day.")),
+    ])
+    server_def = McpServerStdio(name="time", command=sys.executable,
+                                args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[server_def])
+        return await _prompt(conn, session.session_id, "what time is it?")
+
+    client = EditorClient(answers=["allow_once"])
+    assert run_acp(script, body, client) == "end_turn"
+    ((call, _),) = client.asked  # an MCP tool asks, as in the TUI
+    assert call.tool_call_id == "toolu_time" and call.kind == "other"
+    assert client.text() == "It is a fine day."
