@@ -22,15 +22,23 @@ from agentcli.agent.compaction import Compaction
 from agentcli.agent.ledger import Ledger
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
-from agentcli.events import EventBus, NoticeEvent, build_relay_schema
+from agentcli.events import EventBus, NoticeEvent
 from agentcli.hooks.engine import HookEngine
 from agentcli.hooks.settings import load_hooks
-from agentcli.llm.base import Message, Provider, ProviderError, TextBlock, Usage
+from agentcli.llm.base import Message, Provider, ProviderError, TextBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
-from agentcli.llm.prices import context_window, cost_usd
+from agentcli.llm.prices import cost_usd
 from agentcli.mcp.manager import McpManager, session_manager
 from agentcli.prompts import project_instructions, render_system_prompt
-from agentcli.stored_sessions import Resumed, ResumeError, find_session, holder_line, stored_ledger, stored_model
+from agentcli.stored_sessions import (
+    Resumed,
+    ResumeError,
+    find_session,
+    fork_stored,
+    stored_model,
+    stored_spent,
+    take_session,
+)
 from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.registry import AgentRegistry
@@ -43,6 +51,7 @@ from agentcli.tools.mcp_names import is_mcp_name
 from agentcli.tools.permissions import Approver, PermissionPolicy
 from agentcli.tools.sandbox import session_sandbox
 from agentcli.tools.shell_env import session_bash_env
+from agentcli.warm_up import warm_up, warm_up_quietly
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -279,29 +288,15 @@ class Conversation:
     def _load_provider(self) -> Provider:
         """Import the SDK and build its client; warm the price table and the event schemas too."""
         provider = self.pool.get(self.model)
-        self._warm_up()
+        warm_up(self.model)
         return provider
 
-    def _warm_up(self) -> None:
-        """What the first answer or the first Task call would otherwise wait for: the schema of relayed subagent
-        events (~10 ms; first, as a Task call can follow the first answer at once) and the price and model table
-        (its first lookup takes ~0.1 s; the cost and the context window of the model read it)."""
-        build_relay_schema()
-        cost_usd(self.model.provider, self.model.model, Usage())
-        context_window(self.model.provider, self.model.model)
-
     async def _after_first_send(self, on_sent: Callable[[], None]) -> None:
-        """The first request is on its way: `on_sent`, then `_warm_up` in a daemon thread while the answer is
+        """The first request is on its way: `on_sent`, then `warm_up` in a daemon thread while the answer is
         awaited (the price table loaded at the first cost instead delayed the next request by ~0.05 s; a daemon
         thread, so it never holds up the exit)."""
         on_sent()
-        threading.Thread(target=self._warm_up_quietly, name="agentcli-warm-up", daemon=True).start()
-
-    def _warm_up_quietly(self) -> None:
-        try:
-            self._warm_up()
-        except Exception:  # a broken table: the first cost looked up says so
-            log.debug("warm-up failed", exc_info=True)
+        threading.Thread(target=warm_up_quietly, args=(self.model,), name="agentcli-warm-up", daemon=True).start()
 
     async def prepare(self, *, in_thread: bool = True, on_sent: Callable[[], None] | None = None) -> None:
         """Import the provider SDK and build the agent loop; the SDK import runs in a worker thread, so a UI can
@@ -511,8 +506,7 @@ class Conversation:
 
     def spent(self, session_id: str) -> Ledger:
         """A stored session tree's usage as a ledger (zero when it has none)."""
-        spent = self._store().session_spend(session_id)
-        return stored_ledger(spent) if spent is not None else Ledger()
+        return stored_spent(self._store(), session_id)
 
     def find_session(self, ref: str | None) -> SessionRecord:
         """The session `ref` names (an id or a unique prefix), or with None this workspace's latest one."""
@@ -528,23 +522,7 @@ class Conversation:
         from agentcli.text import terminal_safe
 
         store = self._store()
-        await store.flush()  # rows of dead processes are marked cancelled (open) before they are read
-        record = self.find_session(ref)
-        if record.id == self.session.id:
-            raise ResumeError(f"session {record.id} is the current session")
-        from agentcli.store.writes import claim_session
-
-        holder = await store.write(claim_session(record.id))
-        if holder is not None:
-            raise ResumeError(holder_line(record.id, holder))
-        from agentcli.store.db import StoreError
-        from agentcli.store.writes import release_session
-
-        try:
-            context = store.get_context(record.id)
-        except StoreError as exc:  # a damaged row: say which; the current session goes on as it was
-            await store.write(release_session(record.id))
-            raise ResumeError(str(exc)) from None
+        record, context = await take_session(store, self.workspace, ref, current=self.session.id)
         await self.release()
         await self.clear()
         session = self.session
@@ -571,16 +549,8 @@ class Conversation:
     async def fork(self, session_id: str | None = None) -> str:
         """Go on with the resumed session under a new id (`--fork-session`; `session_id`, else a fresh one): its
         stored history is copied, the original is left as it was and released."""
-        from agentcli.agent.session import new_id
-        from agentcli.store.session_copy import copy_session
-        from agentcli.store.writes import release_session
-
-        store, original = self._store(), self.session.id
-        fresh = session_id or new_id("ses")
-        await store.write(copy_session(original, fresh))
-        await store.write(release_session(original))
-        self.session.id = fresh
-        return fresh
+        self.session.id = await fork_stored(self._store(), self.session.id, session_id)
+        return self.session.id
 
     async def release(self) -> None:
         """Let other processes resume the current session (this one moves on to another)."""

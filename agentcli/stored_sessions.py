@@ -14,7 +14,7 @@ from agentcli.llm.models import resolve_model
 if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.store.db import Store
-    from agentcli.store.records import SessionRecord, SpendSums, TaskRecord, TreeSpend
+    from agentcli.store.records import SessionRecord, SpendSums, StoredContext, TaskRecord, TreeSpend
 
 
 class ResumeError(Exception):
@@ -94,3 +94,43 @@ def stored_model(record: SessionRecord, settings: Settings) -> str:
         if (model.provider, model.model) == (record.provider, record.model):
             return slot
     return f"{record.provider}:{record.model}"
+
+
+def stored_spent(store: Store, session_id: str) -> Ledger:
+    """A stored session tree's usage as a ledger (zero when it has none)."""
+    spent = store.session_spend(session_id)
+    return stored_ledger(spent) if spent is not None else Ledger()
+
+
+async def take_session(store: Store, workspace: Path, ref: str | None, *, current: str
+                       ) -> tuple[SessionRecord, StoredContext]:
+    """Claim the stored session `ref` names for this process and read its model context. `ResumeError` when it is
+    the `current` one, held by a live process or damaged (then it is released again)."""
+    from agentcli.store.db import StoreError
+    from agentcli.store.writes import claim_session, release_session
+
+    await store.flush()  # rows of dead processes are marked cancelled (open) before they are read
+    record = find_session(store, workspace, ref)
+    if record.id == current:
+        raise ResumeError(f"session {record.id} is the current session")
+    holder = await store.write(claim_session(record.id))
+    if holder is not None:
+        raise ResumeError(holder_line(record.id, holder))
+    try:
+        return record, store.get_context(record.id)
+    except StoreError as exc:  # a damaged row: say which; the current session goes on as it was
+        await store.write(release_session(record.id))
+        raise ResumeError(str(exc)) from None
+
+
+async def fork_stored(store: Store, original: str, session_id: str | None = None) -> str:
+    """Copy a stored session's history under a new id (`session_id`, else a fresh one) and release the original
+    (`--fork-session`); the new id."""
+    from agentcli.agent.session import new_id
+    from agentcli.store.session_copy import copy_session
+    from agentcli.store.writes import release_session
+
+    fresh = session_id or new_id("ses")
+    await store.write(copy_session(original, fresh))
+    await store.write(release_session(original))
+    return fresh

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"tools", "events", "testing"},
     {"hooks", "stream_json"},
     {"store", "agent", "mcp"},
-    {"subagents", "stored_sessions"},
+    {"subagents", "stored_sessions", "warm_up"},
     {"conversation", "trust_report"},
     {"output", "ui", "cli_common"},
     {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp"},
