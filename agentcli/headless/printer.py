@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from agentcli.events import (
     Event,
     SubagentBlockAddedEvent,
+    SubagentBlockFinishedEvent,
     SubagentBlockUpdatedEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
@@ -22,7 +23,7 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.output import StreamJsonPrinter
-from agentcli.stream_json import ERROR_SUBTYPE, new_uuid, result_subtype, system_line
+from agentcli.stream_json import ERROR_SUBTYPE, TASK_NOTIFICATION_STATUS, new_uuid, result_subtype, system_line
 
 #: Claude Code's permission modes by agentcli's (`--permission-mode`, `set_permission_mode`, init's `permissionMode`).
 MODE_NAMES: dict[str, str] = {
@@ -95,8 +96,12 @@ class HeadlessPrinter(StreamJsonPrinter):
     # --- the events -------------------------------------------------------------------------------
 
     def __call__(self, event: Event) -> None:
-        super().__call__(event)
         wrappers, inner = unwrap(event)
+        if isinstance(inner, SubagentBlockFinishedEvent):  # Claude Code's patch comes before the notification
+            status = TASK_NOTIFICATION_STATUS[inner.status]
+            self.emit(system_line("task_updated", self.session_id, task_id=inner.task_id,
+                                  patch={"status": status, "end_time": round(time.time() * 1000)}))
+        super().__call__(event)
         if isinstance(inner, UsageEvent):
             self._spent(inner)
             if not wrappers and not inner.estimated:
@@ -116,7 +121,7 @@ class HeadlessPrinter(StreamJsonPrinter):
                                           "tool_input": call.get("input", {})})
         elif isinstance(inner, SubagentBlockAddedEvent):
             self._tasks[inner.task_id] = {"description": inner.description, "tool_use_id": inner.parent_tool_call_id,
-                                          "last_tool": None}
+                                          "last_tool": None, "reported": 0}
         elif isinstance(inner, SubagentBlockUpdatedEvent) and inner.status == "running":
             self._progress(inner)
 
@@ -132,9 +137,11 @@ class HeadlessPrinter(StreamJsonPrinter):
         self.cost_usd += event.cost_usd or 0.0
 
     def _progress(self, event: SubagentBlockUpdatedEvent) -> None:
+        """One `task_progress` per tool call the subagent made (as Claude Code reports them), not per update."""
         task = self._tasks.get(event.task_id)
-        if task is None:
+        if task is None or event.tool_calls <= task["reported"]:
             return
+        task["reported"] = event.tool_calls
         tokens = event.input_tokens + event.output_tokens + event.cache_read_tokens + event.cache_write_tokens
         self.emit(system_line(
             "task_progress", self.session_id, task_id=event.task_id, tool_use_id=task["tool_use_id"],

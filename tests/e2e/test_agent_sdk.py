@@ -245,7 +245,13 @@ def test_a_hook_callback_blocks_a_call_and_reads_a_real_transcript(
 def test_an_sdk_defined_agent_runs_a_task_and_its_messages_stream_with_the_call_id(
     run_sdk: Callable[..., Any]
 ) -> None:
-    from claude_agent_sdk import AgentDefinition, TaskNotificationMessage, TaskProgressMessage, TaskStartedMessage
+    from claude_agent_sdk import (
+        AgentDefinition,
+        TaskNotificationMessage,
+        TaskProgressMessage,
+        TaskStartedMessage,
+        TaskUpdatedMessage,
+    )
 
     task = ToolCall(name="Task", id="toolu_task", input={
         "subagent_type": "reviewer", "description": "Review the notes", "prompt": "Review notes.txt"})
@@ -273,8 +279,10 @@ def test_an_sdk_defined_agent_runs_a_task_and_its_messages_stream_with_the_call_
         "toolu_task", "local_agent", "reviewer")
     inside = [m for m in messages if getattr(m, "parent_tool_use_id", None) == "toolu_task"]
     assert any(isinstance(m, AssistantMessage) and m.content[0].id == "toolu_read" for m in inside)  # type: ignore[union-attr]
-    progress = [m for m in messages if isinstance(m, TaskProgressMessage)]
-    assert progress and progress[-1].task_id == started.task_id and progress[-1].last_tool_name == "Read"
+    (progress,) = [m for m in messages if isinstance(m, TaskProgressMessage)]  # one per tool call, as Claude Code
+    assert (progress.task_id, progress.last_tool_name) == (started.task_id, "Read")
+    updated = next(m for m in messages if isinstance(m, TaskUpdatedMessage))
+    assert (updated.task_id, updated.status) == (started.task_id, "completed")
     done = next(m for m in messages if isinstance(m, TaskNotificationMessage))
     assert (done.task_id, done.status) == (started.task_id, "completed")
     result = messages[-1]
