@@ -32,7 +32,7 @@ _FILTER_KEYS = r"^filter\..*\.(clean|smudge|process)$"
 _PERSONS_SCOPES = (b"system", b"global", b"command")
 
 
-def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
+def safe_git_env(git: str, workspace: Path) -> dict[str, str] | None:
     """The environment for a `git status` that runs nothing the repository configured; None if unsure.
 
     A workspace's `.git/config` is as untrusted as its files: `core.fsmonitor` and filter drivers
@@ -68,6 +68,12 @@ def _git_env(git: str, workspace: Path) -> dict[str, str] | None:
     return env
 
 
+def git_executable() -> str | None:
+    """The `git` on an absolute PATH entry (an empty or relative one would run a repository's own), or None."""
+    path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
+    return shutil.which("git", path=path)
+
+
 _prefetched: dict[Path, Future[str]] = {}
 _prefetch_lock = threading.Lock()
 
@@ -95,7 +101,7 @@ def prefetch_git_summary(workspace: Path) -> Future[str]:
 def git_summary(workspace: Path) -> str:
     """`git status --short --branch`, trimmed; a note when the workspace is not a git repository.
 
-    Runs nothing the repository configured (see `_git_env`) and leaves submodules alone. A prefetched
+    Runs nothing the repository configured (see `safe_git_env`) and leaves submodules alone. A prefetched
     result (`prefetch_git_summary`) is used once.
     """
     with _prefetch_lock:
@@ -104,10 +110,8 @@ def git_summary(workspace: Path) -> str:
 
 
 def _git_summary(workspace: Path) -> str:
-    # Only absolute PATH entries: an empty or relative one would run a repository's own `git`.
-    path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
-    git = shutil.which("git", path=path)
-    env = _git_env(git, workspace) if git else None
+    git = git_executable()
+    env = safe_git_env(git, workspace) if git else None
     if git is None or env is None:
         return "(git status unavailable)"
     try:

@@ -74,7 +74,7 @@ def test_every_builtin_subagent_role_prompt_says_the_same() -> None:
 def test_git_status_empties_the_repositorys_filters_and_keeps_the_persons(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentcli.prompts import _git_env
+    from agentcli.prompts import safe_git_env
 
     home = tmp_path / "home"
     home.mkdir()
@@ -85,7 +85,7 @@ def test_git_status_empties_the_repositorys_filters_and_keeps_the_persons(
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     with (repo / ".git" / "config").open("a") as config:
         config.write('[filter "Evil.One"]\n\tprocess = touch pwned\n')
-    env = _git_env(shutil.which("git") or "git", repo)
+    env = safe_git_env(shutil.which("git") or "git", repo)
     assert env is not None
     overrides = {env[f"GIT_CONFIG_KEY_{n}"]: env[f"GIT_CONFIG_VALUE_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))}
     assert overrides == {"core.fsmonitor": "", "filter.Evil.One.process": ""}

@@ -1,0 +1,177 @@
+"""Merging a worktree's changes back into the workspace, file by file, with git's three-way merge.
+
+For every file the subagent changed (its branch's tip against the snapshot it started from): *base* is the
+snapshot's version, *theirs* the tip's, *ours* the workspace file now. Ours equal to base takes theirs; ours
+equal to theirs needs nothing; otherwise `git merge-file` merges them, and overlapping hunks are a conflict.
+All or nothing: every file is merged in memory first, under the per-file locks, and only when none conflicts
+are they written (each atomically, by rename); a conflict writes nothing, so no half-applied change and no
+conflict marker ever lands in the person's files. HEAD and the index are never touched: merged changes are
+uncommitted, as if the person had made them. Symlinks and submodules are not merged (a conflict, said so).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.subagents.worktree import Git, Worktree, WorktreeError
+from agentcli.tools.base import FileLocks
+
+_ABSENT = "000000"
+_PLAIN_MODES = ("100644", "100755")
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One file the subagent changed: its path and its mode and blob before (the snapshot) and after (the tip)."""
+
+    path: str
+    base_mode: str
+    base_blob: str
+    their_mode: str
+    their_blob: str
+
+
+@dataclass(slots=True)
+class MergePlan:
+    """What merging would write (path → new bytes, None to delete, and the file mode), or the conflicts."""
+
+    paths: list[str] = field(default_factory=list)  # every file the subagent changed
+    writes: dict[str, tuple[bytes | None, int | None]] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)  # path → why
+
+
+def changes(git: Git, tree: Worktree, tip: str) -> list[Change]:
+    """The files `tip` changes against the snapshot (`git diff --raw`, renames as delete and add)."""
+    raw = git.run(tree.repo, "diff", "--raw", "-z", "--no-renames", "--no-abbrev", tree.snapshot, tip).stdout
+    fields = raw.decode("utf-8", "surrogateescape").split("\0")
+    found = []
+    for head, path in zip(fields[0::2], fields[1::2], strict=False):
+        parts = head.lstrip(":").split()
+        if len(parts) >= 4:
+            found.append(Change(path, parts[0], parts[2], parts[1], parts[3]))
+    return found
+
+
+def blobs(git: Git, repo: Path, ids: set[str]) -> dict[str, bytes]:
+    """The contents of the blobs `ids`, read by one `git cat-file --batch`."""
+    order = sorted(ids)
+    if not order:
+        return {}
+    out = git.run(repo, "cat-file", "--batch", stdin="".join(f"{i}\n" for i in order).encode()).stdout
+    found: dict[str, bytes] = {}
+    at = 0
+    for blob in order:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        if len(header) != 3 or header[1] != b"blob":
+            raise WorktreeError(f"git cat-file failed: {blob} is not a blob")
+        size = int(header[2])
+        found[blob] = out[end + 1 : end + 1 + size]
+        at = end + 1 + size + 1
+    return found
+
+
+def merge_file(git: Git, repo: Path, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
+    """`git merge-file` of the three versions: the merged bytes, or None when hunks overlap (or it cannot)."""
+    with tempfile.TemporaryDirectory(prefix="agentcli-merge-") as tmp:
+        names = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            (Path(tmp) / name).write_bytes(data)
+            names.append(str(Path(tmp) / name))
+        proc = git.run(repo, "merge-file", "-p", "--quiet", *names, check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _current(target: Path, workspace: Path) -> tuple[bytes | None, str]:
+    """The workspace file's bytes (None: absent), or why it cannot be merged into."""
+    parent = Path(os.path.realpath(target.parent))
+    if parent != workspace and not parent.is_relative_to(workspace):
+        return None, "its folder leads outside the workspace"
+    if target.is_symlink():
+        return None, "it is a symlink in the workspace"
+    if target.exists() and not target.is_file():
+        return None, "it is not a regular file in the workspace"
+    return (target.read_bytes() if target.exists() else None), ""
+
+
+def plan_merge(git: Git, tree: Worktree, found: list[Change], workspace: Path) -> MergePlan:
+    """Merge every changed file in memory (blocking; the caller holds their locks)."""
+    plan = MergePlan(paths=sorted(c.path for c in found))
+    wanted = {c.base_blob for c in found if c.base_mode != _ABSENT} | {c.their_blob for c in found
+                                                                      if c.their_mode != _ABSENT}
+    contents = blobs(git, tree.repo, wanted)
+    for change in found:
+        rel = change.path
+        if any(m not in (*_PLAIN_MODES, _ABSENT) for m in (change.base_mode, change.their_mode)):
+            plan.conflicts[rel] = "a symlink or submodule (not merged automatically)"
+            continue
+        base = contents[change.base_blob] if change.base_mode != _ABSENT else None
+        theirs = contents[change.their_blob] if change.their_mode != _ABSENT else None
+        ours, problem = _current(workspace / rel, workspace)
+        if problem:
+            plan.conflicts[rel] = problem
+            continue
+        mode = None if theirs is None else (0o755 if change.their_mode == "100755" else 0o644)
+        if change.base_mode == change.their_mode and ours is not None:
+            mode = None  # the subagent did not change the mode: the workspace file keeps its own
+        if ours == theirs and mode is None:
+            continue  # already so
+        if ours == base:
+            plan.writes[rel] = (theirs, mode)
+        elif ours is None or base is None or theirs is None:
+            plan.conflicts[rel] = "changed in the workspace meanwhile (added or deleted on one side)"
+        else:
+            merged = merge_file(git, tree.repo, ours, base, theirs)
+            if merged is None:
+                plan.conflicts[rel] = "overlapping changes in the workspace meanwhile"
+            else:
+                plan.writes[rel] = (merged, mode)
+    return plan
+
+
+def _write(target: Path, data: bytes, mode: int | None) -> None:
+    """Replace `target` with `data` atomically (a rename), keeping its mode unless `mode` is given."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".agentcli", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def apply(plan: MergePlan, workspace: Path) -> list[str]:
+    """Write a conflict-free plan into the workspace; the paths written."""
+    for rel, (data, mode) in sorted(plan.writes.items()):
+        target = workspace / rel
+        if data is None:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+        else:
+            _write(target, data, mode)
+    return sorted(plan.writes)
+
+
+async def merge_into(tree: Worktree, tip: str, workspace: Path, locks: FileLocks) -> MergePlan:
+    """Merge the branch tip into `workspace` under the per-file locks: all of it, or (conflicts) nothing."""
+    git = tree.git
+    found = await asyncio.to_thread(changes, git, tree, tip)
+    root = workspace.resolve()
+    async with contextlib.AsyncExitStack() as held:
+        for target in sorted({(root / c.path).resolve() for c in found}):  # one order: no deadlock
+            await held.enter_async_context(locks.lock(target))
+        plan = await asyncio.to_thread(plan_merge, git, tree, found, root)
+        if not plan.conflicts:
+            await asyncio.to_thread(apply, plan, root)
+    return plan

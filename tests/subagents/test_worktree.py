@@ -1,0 +1,117 @@
+"""Worktrees of isolated tasks and their merge back, on real git repositories (no model, no CLI)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentcli.subagents import worktree
+from agentcli.subagents.merge_back import merge_into
+from agentcli.subagents.worktree import WorktreeError
+from agentcli.tools.base import FileLocks
+
+pytestmark = pytest.mark.skipif(worktree.git_executable() is None, reason="needs git")
+
+
+@pytest.fixture(autouse=True)
+def _no_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No git identity of the person's, and agentcli's data folder in tmp."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def repo(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "app.py").write_text("def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    (ws / ".gitignore").write_text("*.log\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "start")
+    return ws
+
+
+def test_refusals_are_one_line(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    ws = repo(tmp_path)
+    (ws / "sub").mkdir()
+    cases = {plain: "is not a git repository", empty: "has no commits yet", bare: "bare repository",
+             ws / "sub": "not the top of its repository"}
+    for where, why in cases.items():
+        with pytest.raises(WorktreeError) as caught:
+            worktree.repository(where)
+        message = str(caught.value)
+        assert message.startswith("Worktree isolation is unavailable: ") and why in message
+        assert "\n" not in message
+
+
+def test_worktree_starts_from_what_the_person_sees_and_touches_nothing(tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    (ws / "app.py").write_text("def a():\n    return 10\n\n\ndef b():\n    return 2\n")  # uncommitted
+    (ws / "new.py").write_text("x = 1\n")  # untracked
+    (ws / "debug.log").write_text("ignored\n")
+    git(ws, "add", "new.py")  # staged: the person's index must stay exactly so
+    status, head = git(ws, "status", "--porcelain"), git(ws, "rev-parse", "HEAD")
+    tree = worktree.create(ws, "tsk_one")
+    assert tree.path.is_relative_to(tmp_path / "data" / "agentcli" / "worktrees")
+    assert (tree.path / "app.py").read_text() == (ws / "app.py").read_text()
+    assert (tree.path / "new.py").read_text() == "x = 1\n"
+    assert not (tree.path / "debug.log").exists()
+    assert git(tree.path, "rev-parse", "--abbrev-ref", "HEAD") == "agentcli/tsk_one"
+    assert (git(ws, "status", "--porcelain"), git(ws, "rev-parse", "HEAD")) == (status, head)
+    assert git(ws, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    worktree.remove(tree, keep_branch=False)
+    assert not tree.path.exists()
+    assert "agentcli/tsk_one" not in git(ws, "branch", "--list")
+
+
+def _edit(tree: worktree.Worktree, old: str, new: str) -> str:
+    path = tree.path / "app.py"
+    path.write_text(path.read_text().replace(old, new))
+    tip = worktree.commit_all(tree, "work")
+    assert tip is not None
+    return tip
+
+
+def test_non_overlapping_changes_merge_and_overlapping_ones_apply_nothing(tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    locks = FileLocks()
+    first, second, third = (worktree.create(ws, f"tsk_{n}") for n in (1, 2, 3))
+    tip1 = _edit(first, "return 1", "return 'one'")
+    (first.path / "added.txt").write_text("new\n")
+    tip1 = worktree.commit_all(first, "more") or tip1
+    tip2 = _edit(second, "return 2", "return 'two'")
+    tip3 = _edit(third, "return 1", "return 'uno'")
+    assert not asyncio.run(merge_into(first, tip1, ws, locks)).conflicts
+    assert not asyncio.run(merge_into(second, tip2, ws, locks)).conflicts
+    text = (ws / "app.py").read_text()
+    assert "return 'one'" in text and "return 'two'" in text and (ws / "added.txt").read_text() == "new\n"
+    plan = asyncio.run(merge_into(third, tip3, ws, locks))
+    assert list(plan.conflicts) == ["app.py"]
+    assert (ws / "app.py").read_text() == text  # nothing applied, no markers
+    log = git(ws, "log", "--format=%an <%ae>", "-1", "agentcli/tsk_3")
+    assert log == "agentcli <agentcli@localhost>"  # no identity: the fallback author
+    assert git(ws, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+
+
+def test_nothing_changed_is_no_tip(tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    tree = worktree.create(ws, "tsk_idle")
+    assert worktree.commit_all(tree, "nothing") is None
