@@ -15,6 +15,9 @@ RunStatus = Literal["completed", "failed", "cancelled", "max_turns", "timed_out"
 SessionStatus = Literal["running", "completed", "failed", "cancelled", "max_turns", "timed_out", "budget_exceeded"]
 #: A task (one Task call), SPEC §4 "Record of a task".
 TaskStatus = Literal["queued", "running", "completed", "failed", "timed_out", "cancelled", "budget_exceeded"]
+#: How a task isolated in a git worktree ended for the workspace: its changes merged, in conflict (kept on its
+#: branch), none, or kept on its branch without merging (`merge: "manual"`, or the task did not complete).
+MergeOutcome = Literal["merged", "conflict", "no_changes", "kept"]
 #: A tool call.
 ToolCallStatus = Literal["running", "ok", "error", "cancelled"]
 #: How a running subagent is stopped (a limit, the parent, the person): a run, a session and a task status alike.
@@ -30,6 +33,7 @@ SESSION_STATUSES: tuple[SessionStatus, ...] = get_args(SessionStatus)
 TASK_STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
 TOOL_CALL_STATUSES: tuple[ToolCallStatus, ...] = get_args(ToolCallStatus)
 STOP_STATUSES: tuple[StopStatus, ...] = get_args(StopStatus)
+MERGE_OUTCOMES: tuple[MergeOutcome, ...] = get_args(MergeOutcome)
 
 ACTIVE_TASK_STATUSES: frozenset[TaskStatus] = frozenset({"queued", "running"})
 FINISHED_TASK_STATUSES: frozenset[TaskStatus] = frozenset(set(TASK_STATUSES) - ACTIVE_TASK_STATUSES)

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.llm.base import Message
-from agentcli.status import SessionStatus, TaskStatus, ToolCallStatus
+from agentcli.status import MergeOutcome, SessionStatus, TaskStatus, ToolCallStatus
 
 
 class ToolCount(BaseModel):
@@ -54,6 +54,10 @@ class TaskRecord(BaseModel):
     finished_at: datetime | None = None
     inherited_messages: int = 0  # a fork (`fork_context`): how many of its parent's messages it started from
     cached_from: str | None = None  # answered from this earlier task's result, without a model request
+    merge: MergeOutcome | None = None  # isolated in a git worktree (`isolation: worktree`): how it ended
+    branch: str | None = None  # its worktree's branch (`agentcli/<task_id>`); kept after a conflict or `kept`
+    files_merged: list[str] = Field(default_factory=list)  # the files merged into the workspace
+    files_conflicted: list[str] = Field(default_factory=list)  # the files whose changes overlap the workspace's
 
     @property
     def forked(self) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agentcli.status import SESSION_STATUSES, TASK_STATUSES, TOOL_CALL_STATUSES
+from agentcli.status import MERGE_OUTCOMES, SESSION_STATUSES, TASK_STATUSES, TOOL_CALL_STATUSES
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -237,9 +237,19 @@ def _v9(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE tasks ADD COLUMN cached_from TEXT")
 
 
+def _v10(conn: sqlite3.Connection) -> None:
+    """A task isolated in a git worktree: how its merge back ended, its branch, the files merged and in conflict."""
+    _execute_all(conn, f"""
+ALTER TABLE tasks ADD COLUMN merge TEXT CHECK (merge IS NULL OR merge IN ({_in(MERGE_OUTCOMES)}));
+ALTER TABLE tasks ADD COLUMN branch TEXT;
+ALTER TABLE tasks ADD COLUMN files_merged TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE tasks ADD COLUMN files_conflicted TEXT NOT NULL DEFAULT '[]'
+""")
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10]
 
 
 def schema_version() -> int:

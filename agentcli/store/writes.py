@@ -25,7 +25,7 @@ WriteJob = Callable[[sqlite3.Connection], T]
 
 TITLE_MAX = 80
 _TASK_FIELDS = tuple(TaskRecord.model_fields)
-_TASK_JSON = {"chain", "tool_summary", "files_modified"}
+_TASK_JSON = {"chain", "tool_summary", "files_modified", "files_merged", "files_conflicted"}
 _TASK_TIMES = {"started_at", "finished_at"}
 
 

@@ -54,7 +54,7 @@ def test_open_creates_dirs_schema_and_wal(db_path: Path) -> None:
     store.close()
     assert db_path.is_file()
     assert _tables(db_path) >= TABLES | {"hook_runs", "agent_messages"}
-    assert _pragma(db_path, "user_version") == schema.schema_version() == 9
+    assert _pragma(db_path, "user_version") == schema.schema_version() == 10
     assert _pragma(db_path, "journal_mode") == "wal"
 
 
