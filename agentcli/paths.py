@@ -25,6 +25,12 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return _xdg(os.environ if env is None else env, "XDG_DATA_HOME", ".local/share")
 
 
+def worktrees_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_DATA_HOME/agentcli-worktrees`: the git worktrees of isolated tasks. Beside the data folder, not in it:
+    the Bash sandbox hides that folder from commands, and a subagent's commands work in its worktree."""
+    return data_dir(env).with_name(f"{APP}-worktrees")
+
+
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     """`$XDG_STATE_HOME/agentcli` (default `~/.local/state/agentcli`): logs."""
     return _xdg(os.environ if env is None else env, "XDG_STATE_HOME", ".local/state")

@@ -1,6 +1,7 @@
 """A subagent's git worktree: checking the repository, the starting snapshot, creating and removing it.
 
-The worktree lives outside the workspace, in agentcli's data folder (`worktrees/<repo hash>/<task id>`), on
+The worktree lives outside the workspace, beside agentcli's data folder (`paths.worktrees_dir()/<repo hash>/<task
+id>`: the Bash sandbox hides the data folder itself from commands, and the subagent's commands run there), on
 the branch `agentcli/<task id>`, checked out at a *snapshot* of the workspace as the person sees it: HEAD plus
 uncommitted and untracked (not ignored) files. The snapshot is a commit built with a temporary index
 (`git add -A` into a copy of the index, `write-tree`, `commit-tree`): the person's index, HEAD and branches are
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.paths import data_dir, ensure_private_dir
+from agentcli.paths import ensure_private_dir, worktrees_dir
 from agentcli.prompts import git_executable, safe_git_env
 
 #: The author and committer of agentcli's commits when the person has no git identity.
@@ -109,9 +110,9 @@ def repository(workspace: Path) -> Git:
 
 
 def worktree_root(workspace: Path) -> Path:
-    """Where the worktrees of `workspace`'s tasks go: `<data dir>/worktrees/<hash of its path>`."""
+    """Where the worktrees of `workspace`'s tasks go: `worktrees_dir()/<hash of its path>`."""
     digest = hashlib.sha256(str(workspace.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return data_dir() / "worktrees" / digest
+    return worktrees_dir() / digest
 
 
 def snapshot(git: Git, workspace: Path, label: str) -> str:
@@ -137,7 +138,7 @@ def create(workspace: Path, task_id: str) -> Worktree:
     root = ensure_private_dir(worktree_root(repo))
     path = root / task_id
     if path.resolve().is_relative_to(repo):
-        raise WorktreeError(_UNAVAILABLE + f"agentcli's data folder ({root}) is inside the workspace")
+        raise WorktreeError(_UNAVAILABLE + f"agentcli's worktree folder ({root}) is inside the workspace")
     start = snapshot(git, repo, task_id)
     branch = f"agentcli/{task_id}"
     git.run(repo, "worktree", "add", "--quiet", "-b", branch, str(path), start)

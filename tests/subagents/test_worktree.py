@@ -70,7 +70,7 @@ def test_worktree_starts_from_what_the_person_sees_and_touches_nothing(tmp_path:
     git(ws, "add", "new.py")  # staged: the person's index must stay exactly so
     status, head = git(ws, "status", "--porcelain"), git(ws, "rev-parse", "HEAD")
     tree = worktree.create(ws, "tsk_one")
-    assert tree.path.is_relative_to(tmp_path / "data" / "agentcli" / "worktrees")
+    assert tree.path.is_relative_to(tmp_path / "data" / "agentcli-worktrees")
     assert (tree.path / "app.py").read_text() == (ws / "app.py").read_text()
     assert (tree.path / "new.py").read_text() == "x = 1\n"
     assert not (tree.path / "debug.log").exists()
