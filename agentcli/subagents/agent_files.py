@@ -6,6 +6,7 @@
     tools: Read, Grep, Glob          # or a YAML list; opencode: a mapping {write: false}
     model: sonnet                    # main | light | inherit | an alias | provider:model
     fork_context: true               # optional: every task starts from its parent's conversation
+    isolation: worktree              # optional: every task writes in its own git worktree, merged back
     ---
     You are a careful code reviewer ...   (the body is the role prompt)
 
@@ -91,6 +92,7 @@ class AgentType:
     timeout_seconds: int | None = None
     effort: str | None = None  # low | medium | high (Claude Code's `effort:`); None = the model's own setting
     fork_context: bool = False  # every task of this type starts from its parent's conversation (`fork_context:`)
+    isolation: str | None = None  # "worktree": every task of this type works in its own git worktree (`isolation:`)
     source: str = "built-in"  # "built-in" or the file path
     scope: Scope = "built-in"
     file_format: FileFormat = "built-in"
@@ -133,6 +135,7 @@ class AgentType:
             "timeout_seconds": self.timeout_seconds,
             "effort": self.effort,
             "fork_context": self.fork_context,
+            "isolation": self.isolation,
             "warnings": list(self.warnings),
         }
         if prompt:
@@ -302,6 +305,14 @@ def _effort(data: Mapping[str, Any], warnings: list[str]) -> str | None:
     return None
 
 
+def _isolation(data: Mapping[str, Any], warnings: list[str]) -> str | None:
+    value = text_value(data, "isolation", warnings)
+    if value is None or value.strip().lower() == "worktree":
+        return value.strip().lower() if value else None
+    warnings.append(f"'isolation: {show_value(value)}' ignored: expected worktree")
+    return None
+
+
 def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
     value = data.get(key)
     if value is None or isinstance(value, bool):
@@ -419,6 +430,7 @@ def agent_from_front_matter(
         timeout_seconds=_positive_int(data, _TIMEOUT_KEYS, warnings),
         effort=_effort(data, warnings),
         fork_context=_flag(data, "fork_context", warnings),
+        isolation=_isolation(data, warnings),
         source=source,
         scope=scope,
         file_format=file_format,

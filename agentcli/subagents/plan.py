@@ -68,6 +68,8 @@ class TaskPlan:
     budgets: Budgets  # the call's max_tokens / max_cost_usd, else task_tool's
     note: str = ""  # told to the parent with the result: what of its call was not followed, and why
     fork: bool = False  # starts from the parent's conversation, with its system prompt (fork.py)
+    isolated: bool = False  # works in its own git worktree, merged back when it finishes (isolation.py)
+    keep_branch: bool = False  # isolated with `merge: "manual"`: its changes stay on its branch
 
 
 def inherited_scopes(scopes: Scopes, write_paths: list[str] | None, read_only: bool) -> Scopes:
@@ -176,6 +178,9 @@ class Planner:
             wanted = previous.subagent_type if previous else args.subagent_type
             return Refusal(f"Subagent '{wanted}' not found. Available: {', '.join(self.registry.names())}", "NOT_FOUND")
         fork = previous is None and (args.fork_context or agent_type.fork_context)
+        isolated = (args.isolation or agent_type.isolation) == "worktree"
+        if args.merge == "manual" and not isolated:
+            return Refusal('Invalid parameters: merge: "manual" needs isolation: "worktree"', "INVALID_PARAM")
         problem = depth_error(parent.depth, self.settings.task_tool.max_depth) or cycle_error(
             parent.chain, parent.lineage, agent_type.name, args.prompt
         )
@@ -213,6 +218,8 @@ class Planner:
             budgets=self.budgets(args),
             note=note,
             fork=fork,
+            isolated=isolated,
+            keep_branch=args.merge == "manual",
         )
 
     def budgets(self, args: TaskArgs) -> Budgets:

@@ -80,8 +80,7 @@ FILE_WRITERS = frozenset({"Write", "Edit", "MultiEdit"})
 MESSAGING = frozenset({"SendMessage", "ListAgents"})
 #: Tools that write nothing. Any tool in none of these sets may write anywhere (Bash, MCP tools, new tools).
 NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, *MESSAGING, "WebFetch"})
-#: Task arguments that make a call's answer depend on more than its key (`isolation`: SPEC's worktrees, once
-#: the Task tool has them; read with getattr, so an argument that does not exist yet is simply false).
+#: Task arguments that make a call's answer depend on more than its key (`isolation`: a worktree's merge back).
 UNCACHEABLE_ARGS = ("resume", "fork_context", "isolation")
 
 
@@ -259,7 +258,7 @@ class ResultCache:
             return Lookup(None, why="result caching is off")
         if not plan.agent_type.read_only:
             return Lookup(None, why=f"{plan.agent_type.name} is not a read-only type")
-        if plan.fork or any(getattr(args, name, None) for name in UNCACHEABLE_ARGS):  # a fork: its type's file too
+        if plan.fork or plan.isolated or any(getattr(args, name, None) for name in UNCACHEABLE_ARGS):  # type's too
             return Lookup(None, why="resumes, forks and isolated tasks are never cached")
         key = task_key(args, plan, depth)
         if args.no_cache:

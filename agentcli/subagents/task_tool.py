@@ -87,6 +87,13 @@ class TaskArgs(ToolArgs):
     no_cache: bool = Field(
         False, description="Run even when an identical finished task's result could be reused (nothing it read changed)"
     )
+    isolation: Literal["worktree"] | None = Field(
+        None, description="worktree: the subagent writes in its own git worktree (the workspace as it is now); "
+        "its changes are merged back when it finishes, or kept on its branch if they conflict"
+    )
+    merge: Literal["auto", "manual"] = Field(
+        "auto", description="With isolation: manual keeps the changes on branch agentcli/<task_id>, unmerged"
+    )
 
     @field_validator("fork_context")
     @classmethod

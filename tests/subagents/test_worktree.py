@@ -7,11 +7,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from agentcli.subagents import worktree
+from agentcli.subagents.agent_files import parse_agent_file
 from agentcli.subagents.merge_back import merge_into
+from agentcli.subagents.plan import Refusal
 from agentcli.subagents.worktree import WorktreeError
 from agentcli.tools.base import FileLocks
+from tests.subagents.test_plan import TODAY, args, main_session, planned, planner
 
 pytestmark = pytest.mark.skipif(worktree.git_executable() is None, reason="needs git")
 
@@ -115,3 +119,25 @@ def test_nothing_changed_is_no_tip(tmp_path: Path) -> None:
     ws = repo(tmp_path)
     tree = worktree.create(ws, "tsk_idle")
     assert worktree.commit_all(tree, "nothing") is None
+
+
+def test_the_call_and_an_agent_file_ask_for_isolation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / ".agentcli" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "apart.md").write_text("---\nname: apart\ndescription: Apart.\nisolation: worktree\n---\nYou.\n")
+    (folder / "odd.md").write_text("---\nname: odd\ndescription: Odd.\nisolation: container\n---\nYou.\n")
+    apart = parse_agent_file(folder / "apart.md", scope="project", file_format="agentcli")
+    odd = parse_agent_file(folder / "odd.md", scope="project", file_format="agentcli")
+    assert apart.isolation == "worktree" and apart.as_dict()["isolation"] == "worktree" and not apart.warnings
+    assert odd.isolation is None and odd.warnings == ("'isolation: container' ignored: expected worktree",)
+    p = planner(tmp_path, monkeypatch)
+    parent = main_session(tmp_path)
+    assert planned(p.plan(args("apart"), parent, (), None, TODAY)).isolated
+    manual = planned(p.plan(args("general", isolation="worktree", merge="manual"), parent, (), None, TODAY))
+    assert manual.isolated and manual.keep_branch
+    assert not planned(p.plan(args("general"), parent, (), None, TODAY)).isolated
+    refused = p.plan(args("general", merge="manual"), parent, (), None, TODAY)
+    assert isinstance(refused, Refusal) and refused.message == (
+        'Invalid parameters: merge: "manual" needs isolation: "worktree"')
+    with pytest.raises(ValidationError):
+        args("general", isolation="container")
