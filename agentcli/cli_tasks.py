@@ -119,6 +119,17 @@ def tasks_show(
         echo(transcript(messages[task.inherited_messages:], calls) if child else "(the session was not stored)")
 
 
+def _merge_text(t: TaskRecord) -> str:
+    """How an isolated task's worktree ended for the workspace, with its kept branch."""
+    if t.merge == "merged":
+        return "merged into the workspace: " + (", ".join(t.files_merged) or "-")
+    if t.merge == "conflict":
+        return f"not merged, in conflict: {', '.join(t.files_conflicted)}; kept on branch {t.branch}"
+    if t.merge == "kept":
+        return f"not merged; kept on branch {t.branch}"
+    return "no changes"
+
+
 def _header(t: TaskRecord) -> str:
     """Every field of the record but prompt, result and error, which follow in full."""
     parent = t.parent_session_id or "-"
@@ -145,5 +156,7 @@ def _header(t: TaskRecord) -> str:
         ("tokens", f"{tokens_text(t)} (its subagents included)"),
         ("cost", format_cost(t.cost_usd, unknown="price unknown")),
     ]
+    if t.merge is not None:
+        fields.append(("worktree", _merge_text(t)))
     width = max(len(k) for k, _ in fields) + 1
     return "\n".join([f"Task {t.task_id}", *(f"  {(k + ':').ljust(width)} {v}" for k, v in fields)])

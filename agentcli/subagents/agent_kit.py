@@ -53,11 +53,14 @@ class AgentKit:
         write_paths: list[str] | None = None,
         write_scopes: Scopes = (),
         progress: Callable[[], None] | None = None,
+        workspace: Path | None = None,
+        sandbox: Sandbox | None = None,
     ) -> ToolContext:
-        """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos)."""
+        """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos); an agent in
+        a worktree has it as its `workspace`, with a `sandbox` writing there."""
         agent = self.settings.agent
         return ToolContext(
-            workspace=self.workspace,
+            workspace=(workspace or self.workspace).resolve(),
             agent=session.agent,
             session_id=session.id,
             permissions=self.permissions,
@@ -71,7 +74,7 @@ class AgentKit:
             progress=progress or (lambda: None),
             bash_env=self.bash_env,
             web_fetch=self.web_fetch,
-            sandbox=self.sandbox,
+            sandbox=sandbox or self.sandbox,
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:

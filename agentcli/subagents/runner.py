@@ -32,6 +32,7 @@ from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.fork import ForkPoint, fork_point
+from agentcli.subagents.isolation import Isolation
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
 from agentcli.subagents.mailbox import PostOffice
 from agentcli.subagents.message_tools import message_tools
@@ -42,6 +43,7 @@ from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
 from agentcli.subagents.toolbox import Toolbox
+from agentcli.subagents.worktree import WorktreeError
 from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
 
@@ -104,6 +106,7 @@ class SubagentRunner:
         self._notices: dict[str, list[str]] = {}
         self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported
         self.cache = ResultCache(workspace, cfg)  # reused results; sees the tree's tool calls once attached to its bus
+        self.isolation = Isolation(workspace, self.file_locks, sandbox)  # tasks in git worktrees, merged back
 
     # --- what agents of this tree get ---------------------------------------------------------------
 
@@ -194,6 +197,9 @@ class SubagentRunner:
             return point.result()
         handle = self._new_handle(args, plan, parent, tool_call_id, previous, point)
         task_id = handle.record.task_id
+        unavailable = await self.isolation.check(handle)
+        if unavailable:
+            return Refusal(unavailable, "INVALID_PARAM").result()
         found = await self.cache.lookup(args, plan, handle.session.depth)
         if found.entry is not None:  # answered from an identical finished task's result: no subagent runs
             self.handles[task_id] = handle
@@ -318,7 +324,10 @@ class SubagentRunner:
             status="queued",
             inherited_messages=len(fork.messages) if fork else 0,
         )
+        above = self.handles.get(parent.task_id) if parent.task_id else None
         return TaskHandle(
+            root=above.root if above else None,  # below an isolated task: its worktree
+            sandbox=above.sandbox if above else None,
             record=record,
             plan=plan,
             session=child,
@@ -338,9 +347,8 @@ class SubagentRunner:
             tools += task_tools(self, link)
         denied = set(self.settings.task_tool.deny_tools)
         tools += [t for t in message_tools(self.switchboard, link) if t.name not in denied]  # it has a parent
-        context = self.tool_context(
-            session, write_paths=plan.write_paths, write_scopes=plan.write_scopes, progress=sup.touch
-        )
+        context = self.tool_context(session, write_paths=plan.write_paths, write_scopes=plan.write_scopes,
+                                    progress=sup.touch, workspace=handle.root, sandbox=handle.sandbox)
         unavailable, fork = self.withheld(session.depth), handle.fork
         if fork is not None:  # offered its parent's tools, byte-identical; what its plan withholds is refused
             tools, unavailable = fork.tools(tools, plan, self.planner, session.depth)
@@ -377,13 +385,16 @@ class SubagentRunner:
                 sup.begin()
                 self._save(handle)
                 sup.report()
-                message = handle.plan.user_message + await self._subagent_hook(handle, "SubagentStart")
+                message = handle.plan.user_message + await self.isolation.enter(handle)
+                message += await self._subagent_hook(handle, "SubagentStart")
                 loop, fork = self._child_loop(handle), handle.fork
                 opening = fork.start(handle.session, message, self.store) if fork is not None else message
                 status, result, error = await sup.run(loop, opening, handle.output_schema)
                 self._finish(handle, status, result, error)
         except LimitReachedError:
             self._finish(handle, "failed", None, "Maximum concurrent tasks limit reached")
+        except WorktreeError as exc:
+            self._finish(handle, "failed", None, str(exc))
         except Exception as exc:  # a bug or an unexpected failure: the record never stays running
             log.exception("subagent %s failed", record.task_id)
             error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
@@ -392,14 +403,16 @@ class SubagentRunner:
             # The parent, the person (Esc) or a session budget stopped the whole turn: record it, then propagate.
             status, reason = sup.stopped or ("cancelled", "cancelled")
             self._finish(handle, status, sup.last_text(), reason)
+            await self.isolation.leave(handle)  # its changes kept on its branch, the worktree removed
             await self._store_record(handle)
             raise
         finally:
             self.limiter.release(handle.slot)
             self.leases.release(record.task_id)
             self.cache.finished(record)
+        merged = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
         await self._store_record(handle)  # the full result is stored before the parent sees anything
-        said = await self._subagent_hook(handle, "SubagentStop")
+        said = merged + await self._subagent_hook(handle, "SubagentStop")
         self._announce(handle)
         max_tokens = self.settings.task_tool.max_result_tokens
         answer = results.parent_result(handle.record, handle.plan.model.display, max_tokens)

@@ -18,10 +18,12 @@ from agentcli.subagents.limits import Slot
 from agentcli.subagents.plan import TaskPlan
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink
+from agentcli.subagents.worktree import Worktree
 from agentcli.text import defang_tags, one_line
 
 if TYPE_CHECKING:
     from agentcli.store.db import Store
+    from agentcli.tools.sandbox import Sandbox
 
 SESSION_ENDED = "the session ended"  # the error of background tasks cancelled when their session closed
 #: A task cancelled with one of these never answered its parent: the session ended (or its process died) first.
@@ -41,6 +43,9 @@ class TaskHandle:
     output_schema: dict[str, Any] | None = None
     fork: ForkPoint | None = None  # a fork: the parent's conversation and tool list at its Task call
     background: bool = False
+    root: Path | None = None  # where its tools work: its worktree or an isolated ancestor's (None: the workspace)
+    sandbox: Sandbox | None = None  # its Bash's sandbox there (None: the session's)
+    worktree: Worktree | None = None  # its own worktree while it runs (isolation: worktree)
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 

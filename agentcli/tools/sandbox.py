@@ -16,6 +16,7 @@ as on any system without Landlock, there is no sandbox and the session says so.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -101,6 +102,11 @@ class Sandbox:
         self._tmpdir: Path | None = None
         self._built: _Built | None = None
         self._uid, self._gid = os.getuid(), os.getgid()
+
+    def rooted(self, workspace: Path) -> Sandbox:
+        """The same policy and mechanisms writing in another folder instead (a subagent's worktree); its own temp
+        folder, removed by its `close`."""
+        return Sandbox(dataclasses.replace(self.spec, workspace=workspace.resolve()), self._mechanisms)
 
     # ---- what it is ---------------------------------------------------------------------------
 
