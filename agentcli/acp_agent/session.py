@@ -227,15 +227,9 @@ def server_definitions(servers: Sequence[McpServer] | None) -> dict[str, dict[st
 def shape(conversation: Conversation, servers: Sequence[McpServer] | None) -> None:
     """The editor's MCP servers join the session's own (`[mcp]`, `.mcp.json` of a trusted workspace) as the main
     agent's; a bad definition or a name clash is one line."""
-    from agentcli.mcp.specs import SpecError, parse_server
+    from agentcli.mcp.specs import SpecError
 
-    added: list[str] = []
-    for name, raw in server_definitions(servers).items():
-        try:
-            spec = parse_server(name, raw, origin="the editor (session/new)", project=False)
-        except SpecError as exc:
-            raise invalid(str(exc)) from None
-        if clash := conversation.mcp.add(spec):
-            raise invalid(clash)
-        added.append(name)
-    conversation.mcp.configured = (*conversation.mcp.configured, *added)
+    try:
+        conversation.mcp.add_main(server_definitions(servers), origin="the editor (session/new)")
+    except SpecError as exc:
+        raise invalid(str(exc)) from None

@@ -213,7 +213,7 @@ def program_forward(channel: ControlChannel) -> Callable[[str, dict[str, Any]], 
 def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: ControlChannel | None) -> None:
     """The flags' system prompt, tools, rules and MCP servers, before the first turn. ValueError: a bad rule or
     server definition (one line)."""
-    from agentcli.mcp.specs import SpecError, parse_server
+    from agentcli.mcp.specs import SpecError
     from agentcli.tools.permissions import PermissionRule
 
     if mapped.sources is not None:
@@ -222,16 +222,10 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     policy = conversation.permissions
     policy.allow += [PermissionRule.parse(rule) for rule in mapped.allow]
     policy.deny += [PermissionRule.parse(rule) for rule in mapped.deny]
-    for name, raw in mapped.mcp_servers.items():
-        try:
-            spec = parse_server(name, raw, origin="--mcp-config", project=False)
-        except SpecError as exc:
-            raise ValueError(str(exc)) from None
-        if clash := conversation.mcp.add(spec):
-            raise ValueError(clash)
-    flagged = tuple(mapped.mcp_servers)  # the main agent's servers: these, and unless strict the configured ones too
-    mcp = conversation.mcp
-    mcp.configured = flagged if mapped.strict_mcp else (*mcp.configured, *flagged)
+    try:  # the main agent's servers: these, and unless --strict-mcp-config the configured ones too
+        conversation.mcp.add_main(mapped.mcp_servers, origin="--mcp-config", only=mapped.strict_mcp)
+    except SpecError as exc:
+        raise ValueError(str(exc)) from None
     if mapped.agents:
         from agentcli.headless.agents import define_agents
 

@@ -126,6 +126,16 @@ class McpManager:
         self.servers[spec.name] = ServerState(spec)
         return None
 
+    def add_main(self, definitions: Mapping[str, Any], *, origin: str, only: bool = False) -> None:
+        """Servers a program or an editor gives the session (Claude Code's shape, by name), as the main agent's:
+        beside the configured ones, or with `only` instead of them. SpecError: a bad definition or a name clash."""
+        from agentcli.mcp.specs import parse_server
+
+        for name, raw in definitions.items():
+            if clash := self.add(parse_server(name, raw, origin=origin, project=False)):
+                raise SpecError(clash)
+        self.configured = tuple(definitions) if only else (*self.configured, *definitions)
+
     def tools(self, names: Iterable[str] | None = None) -> list[type[McpTool]]:
         """The tool classes of the running servers (of `names` only, when given)."""
         wanted = None if names is None else set(names)

@@ -85,3 +85,24 @@ def test_the_fallback_model_answers_when_the_main_one_is_overloaded(tmp_path: Pa
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["result"] == "The light model answered."
     assert "going on with haiku" in proc.stderr
+
+
+def test_replayed_user_messages_and_agents_from_the_command_line(tmp_path: Path) -> None:
+    agents = {"critic": {"description": "Finds faults", "prompt": "CRITIC-ROLE Find faults.", "tools": ["Read"]}}
+    script = Script(steps=[
+        Step(match=Match(last_user_contains="which agents?"), reply=Reply(text="The critic is there."))])
+    user = {"type": "user", "message": {"role": "user", "content": "which agents?"}, "uuid": "u-1"}
+    with FakeLLMServer(script) as server:
+        argv = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+                "--replay-user-messages", "--agents", json.dumps(agents)]
+        proc = subprocess.run([sys.executable, "-m", "agentcli", *argv], input=json.dumps(user) + "\n",
+                              capture_output=True, text=True, env=cli_env("anthropic", server, tmp_path / "home"),
+                              cwd=tmp_path, timeout=120)
+        task = next(tool for tool in server.requests[0].body["tools"] if tool["name"] == "Task")
+    assert proc.returncode == 0, proc.stderr
+    assert "- critic (inherit, read-only): Finds faults" in task["description"]
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    replayed = next(o for o in out if o["type"] == "user")
+    assert (replayed["uuid"], replayed["isReplay"], replayed["message"]["content"]) == ("u-1", True, "which agents?")
+    init = next(o for o in out if o.get("subtype") == "init")
+    assert "critic" in init["agents"] and out[-1]["result"] == "The critic is there."

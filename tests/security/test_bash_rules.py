@@ -14,23 +14,8 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, run_cli
+from tests.security.scripted import bash_calls, tool_results
 from tests.ui.conftest import make_app, workspace  # noqa: F401  (Pilot fixtures)
-
-
-def _bash_calls(*commands: str) -> Script:
-    steps = [Step(match=Match(turn=n), reply=Reply(tool_calls=[ToolCall(name="Bash", input={"command": command})]))
-             for n, command in enumerate(commands)]
-    return Script(steps=[*steps, Step(match=Match(turn=len(commands)), reply=Reply(text="done."))])
-
-
-def _tool_results(server: FakeLLMServer) -> list[str]:
-    """The text of every tool result the model was sent, in order."""
-    found: list[str] = []
-    for request in server.requests:
-        content = request.body["messages"][-1]["content"]
-        if isinstance(content, list):
-            found += [str(block["content"]) for block in content if block.get("type") == "tool_result"]
-    return found
 
 
 def _run_with_echo_allowed(tmp_path: Path, command: str) -> tuple[Path, list[str]]:
@@ -40,9 +25,9 @@ def _run_with_echo_allowed(tmp_path: Path, command: str) -> tuple[Path, list[str
     config = tmp_path / "config" / "agentcli" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text('[permissions]\nallow = ["Bash(echo *)"]\n')
-    with FakeLLMServer(_bash_calls(command, "echo still-allowed")) as server:
+    with FakeLLMServer(bash_calls(command, "echo still-allowed")) as server:
         proc = run_cli(["run", "--cwd", str(repo), "say hi"], cli_env("anthropic", server, tmp_path))
-        results = _tool_results(server)
+        results = tool_results(server)
     assert proc.returncode == 0, proc.stderr
     assert len(results) == 2, results
     assert "still-allowed" in results[1]  # the rule itself still works

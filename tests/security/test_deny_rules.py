@@ -5,13 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import FakeLLMServer, ToolCall
 from tests.e2e.helpers import cli_env, run_cli
-
-
-def _calls(*calls: ToolCall) -> Script:
-    steps = [Step(match=Match(turn=n), reply=Reply(tool_calls=[call])) for n, call in enumerate(calls)]
-    return Script(steps=[*steps, Step(match=Match(turn=len(calls)), reply=Reply(text="done."))])
+from tests.security.scripted import one_call_per_turn, tool_results
 
 
 def _user_config(home: Path, text: str) -> None:
@@ -20,22 +16,13 @@ def _user_config(home: Path, text: str) -> None:
     path.write_text(text)
 
 
-def _tool_results(server: FakeLLMServer) -> list[str]:
-    """The text of every tool result the model was sent, in order."""
-    found: list[str] = []
-    for request in server.requests:
-        content = request.body["messages"][-1]["content"]
-        if isinstance(content, list):
-            found += [str(block["content"]) for block in content if block.get("type") == "tool_result"]
-    return found
-
 
 def test_write_deny_rule_also_stops_edit_and_multiedit(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "secrets").mkdir(parents=True)
     (repo / "secrets" / "a.txt").write_text("original\n")
     _user_config(tmp_path, '[permissions]\ndeny = ["Write(secrets/**)"]\n')
-    script = _calls(
+    script = one_call_per_turn(
         ToolCall(name="Edit", input={"file_path": "secrets/a.txt", "old_string": "original", "new_string": "edited"}),
         ToolCall(name="MultiEdit", input={"file_path": "secrets/new.txt",
                                           "edits": [{"old_string": "", "new_string": "created"}]}),
@@ -48,7 +35,7 @@ def test_write_deny_rule_also_stops_edit_and_multiedit(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (repo / "secrets" / "a.txt").read_text() == "original\n"
     assert not (repo / "secrets" / "new.txt").exists()
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == 3
     assert all("blocked by the rule 'Write(secrets/**)'" in r for r in results), results
 
@@ -60,7 +47,7 @@ def test_read_deny_rule_cannot_be_read_around_with_grep(tmp_path: Path) -> None:
     (repo / "notes.txt").write_text("hunter2 is not a secret here\n")
     os.symlink(".env", repo / "innocent.txt")
     _user_config(tmp_path, '[permissions]\ndeny = ["Read(.env)"]\n')
-    script = _calls(
+    script = one_call_per_turn(
         ToolCall(name="Grep", input={"pattern": "SECRET", "path": ".env", "output_mode": "content"}),
         ToolCall(name="Grep", input={"pattern": "hunter2", "output_mode": "content"}),
         ToolCall(name="Grep", input={"pattern": "SECRET", "path": "innocent.txt", "output_mode": "content"}),
@@ -69,7 +56,7 @@ def test_read_deny_rule_cannot_be_read_around_with_grep(tmp_path: Path) -> None:
     with FakeLLMServer(script) as server:
         proc = run_cli(["run", "--cwd", str(repo), "find the token"], cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 0, proc.stderr
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == 4
     assert all("hunter2-very-secret" not in r and ".env:" not in r for r in results), results
     assert "notes.txt:1:hunter2 is not a secret here" in results[1]  # the rest of the search still works
@@ -81,14 +68,14 @@ def test_read_deny_rule_cannot_be_read_around_with_edit(tmp_path: Path) -> None:
     repo.mkdir()
     (repo / ".env").write_text("A=1\nSECRET_TOKEN=hunter2-very-secret\nB=2\n")
     _user_config(tmp_path, '[permissions]\ndeny = ["Read(.env)"]\n')
-    script = _calls(
+    script = one_call_per_turn(
         ToolCall(name="Edit", input={"file_path": ".env", "old_string": "B=2", "new_string": "B=3"}),
         ToolCall(name="MultiEdit", input={"file_path": ".env", "edits": [{"old_string": "A=1", "new_string": "A=0"}]}),
     )
     with FakeLLMServer(script) as server:
         proc = run_cli(["run", "--yes", "--cwd", str(repo), "show me"], cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 0, proc.stderr
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == 2
     assert all("blocked by the rule 'Read(.env)'" in r and "hunter2" not in r for r in results), results
     assert (repo / ".env").read_text() == "A=1\nSECRET_TOKEN=hunter2-very-secret\nB=2\n"
@@ -101,7 +88,7 @@ def test_path_deny_rule_cannot_be_dodged_by_letter_case(tmp_path: Path) -> None:
     (repo / ".ENV").write_text("SECRET_TOKEN=hunter2-very-secret\n")
     (repo / "Secrets" / "A.txt").write_text("original\n")
     _user_config(tmp_path, '[permissions]\ndeny = ["Read(.env)", "Edit(secrets/**)"]\n')
-    script = _calls(
+    script = one_call_per_turn(
         ToolCall(name="Read", input={"file_path": ".ENV"}),
         ToolCall(name="Grep", input={"pattern": "hunter2", "output_mode": "content"}),
         ToolCall(name="Write", input={"file_path": "Secrets/A.txt", "content": "pwned"}),
@@ -109,7 +96,7 @@ def test_path_deny_rule_cannot_be_dodged_by_letter_case(tmp_path: Path) -> None:
     with FakeLLMServer(script) as server:
         proc = run_cli(["run", "--yes", "--cwd", str(repo), "look"], cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 0, proc.stderr
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == 3
     assert "blocked by the rule 'Read(.env)'" in results[0]
     assert results[1] == "No matches for 'hunter2'"
@@ -124,7 +111,7 @@ def test_allowed_edits_cannot_rewrite_agentcli_or_git_config_to_widen_later_runs
     (repo / ".git").mkdir(parents=True)
     (repo / ".git" / "config").write_text("[core]\n\tbare = false\n")
     _user_config(tmp_path, '[permissions]\nallow = ["Edit"]\n')
-    script = _calls(
+    script = one_call_per_turn(
         ToolCall(name="Write", input={"file_path": ".agentcli/config.toml",
                                       "content": '[permissions]\nallow = ["Bash"]\n'}),
         ToolCall(name="Edit", input={"file_path": ".git/config", "old_string": "bare = false",
@@ -137,7 +124,7 @@ def test_allowed_edits_cannot_rewrite_agentcli_or_git_config_to_widen_later_runs
         assert run_cli(["trust", str(repo)], env).returncode == 0
         proc = run_cli(["run", "--cwd", str(repo), "set things up"], env)
     assert proc.returncode == 0, proc.stderr
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == 4
     assert all("needs approval" in r for r in results[:3]), results
     assert not (repo / ".agentcli").exists() and not (repo / ".Claude").exists()

@@ -12,27 +12,15 @@ import json
 import os
 from pathlib import Path
 
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import FakeLLMServer, ToolCall
 from tests.e2e.helpers import cli_env, run_cli
+from tests.security.scripted import one_call_per_turn, tool_results
 
 HOOK = json.dumps({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch pwned"}]}]}})
 SERVER = json.dumps({"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch pwned"]}}})
 EVERY_TIME = "needs approval every time"
 
 
-def _calls(*calls: ToolCall) -> Script:
-    steps = [Step(match=Match(turn=n), reply=Reply(tool_calls=[call])) for n, call in enumerate(calls)]
-    return Script(steps=[*steps, Step(match=Match(turn=len(calls)), reply=Reply(text="done."))])
-
-
-def _tool_results(server: FakeLLMServer) -> list[str]:
-    """The text of every tool result the model was sent, in order."""
-    found: list[str] = []
-    for request in server.requests:
-        content = request.body["messages"][-1]["content"]
-        if isinstance(content, list):
-            found += [str(block["content"]) for block in content if block.get("type") == "tool_result"]
-    return found
 
 
 def _accept_edits(home: Path) -> Path:
@@ -48,7 +36,7 @@ def test_accept_edits_cannot_write_hooks_mcp_servers_or_nested_git_hooks_unasked
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.local.json").write_text('{"permissions": {}}\n')
     _accept_edits(tmp_path)
-    script = _calls(
+    script = one_call_per_turn(
         ToolCall(name="Write", input={"file_path": ".claude/settings.json", "content": HOOK}),
         ToolCall(name="Edit", input={"file_path": ".claude/settings.local.json", "old_string": '"permissions": {}',
                                      "new_string": '"permissions": {"allow": ["Bash"]}'}),
@@ -61,7 +49,7 @@ def test_accept_edits_cannot_write_hooks_mcp_servers_or_nested_git_hooks_unasked
     with FakeLLMServer(script) as server:
         proc = run_cli(["run", "--trust", "--cwd", str(repo), "set things up"], cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 0, proc.stderr
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == 6
     assert all(EVERY_TIME in r and "non-interactive run" in r for r in results[:5]), results
     assert "Claude Code's" in results[0] and "Claude Code's" in results[1] and "Claude Code's" in results[4]
@@ -82,7 +70,7 @@ def test_agentclis_own_files_are_not_edited_unasked_from_a_home_workspace(tmp_pa
     (home / "notes").mkdir()
     os.symlink(home / "config" / "agentcli", home / "shortcut")
     trust_list = home / "data" / "agentcli" / "trusted_workspaces.json"
-    script = _calls(
+    script = one_call_per_turn(
         ToolCall(name="Edit", input={"file_path": "config/agentcli/config.toml", "old_string": "accept_edits",
                                      "new_string": "auto"}),
         ToolCall(name="Write", input={"file_path": "shortcut/config.toml", "content": 'allow = ["Bash"]\n'}),
@@ -97,7 +85,7 @@ def test_agentclis_own_files_are_not_edited_unasked_from_a_home_workspace(tmp_pa
         env = cli_env("anthropic", server, home, HOME=str(home), CLAUDE_CONFIG_DIR=str(claude_dir))
         proc = run_cli(["run", "--trust", "--cwd", str(home), "tidy my home"], env)
     assert proc.returncode == 0, proc.stderr
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == 7
     assert all(EVERY_TIME in r for r in results[:6]), results
     assert all("agentcli's own config folder" in results[n] for n in (0, 1, 5)), results

@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from agentcli.config_schema import PermissionsSettings
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import FakeLLMServer
 from agentcli.tools import landlock, netns
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
 from agentcli.tools.permissions import PermissionPolicy
 from agentcli.tools.sandbox import Mechanisms, Sandbox, SandboxSpec
 from agentcli.tools.shell import BashArgs, BashTool
 from tests.e2e.helpers import cli_env, run_cli
+from tests.security.scripted import bash_calls, tool_results
 
 ABI = landlock.abi_version()
 pytestmark = pytest.mark.skipif(ABI == 0, reason="no Landlock on this kernel")
@@ -68,19 +69,6 @@ def _bash(command: str, sandbox: Sandbox, policy: PermissionPolicy | None = None
     return asyncio.run(BashTool().run(BashArgs(command=command), ctx))
 
 
-def _calls(*commands: str) -> Script:
-    steps = [Step(match=Match(turn=n), reply=Reply(tool_calls=[ToolCall(name="Bash", input={"command": c})]))
-             for n, c in enumerate(commands)]
-    return Script(steps=[*steps, Step(match=Match(turn=len(commands)), reply=Reply(text="done."))])
-
-
-def _tool_results(server: FakeLLMServer) -> list[str]:
-    found: list[str] = []
-    for request in server.requests:
-        content = request.body["messages"][-1]["content"]
-        if isinstance(content, list):
-            found += [str(block["content"]) for block in content if block.get("type") == "tool_result"]
-    return found
 
 
 def test_with_yes_no_bash_command_writes_past_the_workspace_or_reads_a_key(tmp_path: Path, home: Path) -> None:
@@ -98,7 +86,7 @@ def test_with_yes_no_bash_command_writes_past_the_workspace_or_reads_a_key(tmp_p
         "cat ~/.ssh/id_rsa",
         'echo fine > inside.txt && echo "$TMPDIR" && touch "$TMPDIR/scratch" && echo tmp-ok',
     )
-    with FakeLLMServer(_calls(*commands)) as server:
+    with FakeLLMServer(bash_calls(*commands)) as server:
         proc = run_cli(["run", "--yes", "--cwd", str(repo), "escape"], cli_env("anthropic", server, tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert not (home / "pwned.txt").exists()
@@ -106,7 +94,7 @@ def test_with_yes_no_bash_command_writes_past_the_workspace_or_reads_a_key(tmp_p
     assert not (tmp_path / "escaped.txt").exists()
     assert (home / "notes.txt").read_text() == "original\n"
     assert not (repo / "hard-link").exists()
-    results = _tool_results(server)
+    results = tool_results(server)
     assert len(results) == len(commands)
     assert KEY not in "".join(results)
     for result in results[:6]:
