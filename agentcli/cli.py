@@ -66,6 +66,8 @@ GROUPS: dict[str, tuple[str, str]] = {
     "tasks": ("agentcli.cli_tasks", "tasks_app"),
     "sessions": ("agentcli.cli_sessions", "sessions_app"),
     "mcp": ("agentcli.cli_mcp", "mcp_app"),
+    "skills": ("agentcli.cli_skills", "skills_app"),
+    "commands": ("agentcli.cli_skills", "commands_app"),
 }
 
 

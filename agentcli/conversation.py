@@ -43,6 +43,8 @@ from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
+from agentcli.subagents.skill_tool import skill_tool_class
+from agentcli.subagents.skills import SkillCatalog
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.text import defang_tags
@@ -109,6 +111,9 @@ class Conversation:
         self.file_locks = FileLocks()
         self._files: FileAccess | None = None  # an editor's buffers for the file tools' text (`use_files`)
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
+        self.skills = SkillCatalog.load(workspace)  # names and descriptions only; bodies when used
+        if (skill_tool := skill_tool_class(self.skills)) is not None:  # no skill: no tool, the requests as before
+            self.toolbox.add([skill_tool])
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
@@ -190,6 +195,7 @@ class Conversation:
             hooks=self.hooks,
             before_task=self._task_servers,
             sandbox=self.sandbox,
+            skills=self.skills,
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
@@ -452,7 +458,11 @@ class Conversation:
 
     def set_model(self, spec: str) -> ResolvedModel:
         """Switch the main agent's model for the next turns (`/model`)."""
-        model = resolve_model(spec, self.settings)
+        return self.use_model(resolve_model(spec, self.settings))
+
+    def use_model(self, model: ResolvedModel) -> ResolvedModel:
+        """Switch the main agent to a model already resolved (`set_model`; the TUI gives the model back after a
+        custom command's turn that used its own `model:`)."""
         self.model = model
         self.session.model = model
         if self._loop is not None:

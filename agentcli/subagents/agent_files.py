@@ -54,7 +54,13 @@ from agentcli.subagents.front_matter import (
     text_value,
 )
 from agentcli.tools.mcp_names import covers, is_mcp_name
-from agentcli.tools.registry import EDIT_TOOLS, KNOWN_TOOL_NAMES, canonical_tool_name, names_with
+from agentcli.tools.registry import (
+    EDIT_TOOLS,
+    KNOWN_TOOL_NAMES,
+    SKILL_TOOL_NAME,
+    canonical_tool_name,
+    names_with,
+)
 
 Scope = Literal["built-in", "user", "project"]
 FileFormat = Literal["built-in", "agentcli", "claude", "opencode"]
@@ -99,6 +105,7 @@ class AgentType:
     warnings: tuple[str, ...] = ()
     mcp_servers: tuple[str, ...] = ()  # `mcpServers:` the servers it uses (their tools join its allow list)
     mcp_specs: tuple[ServerSpec, ...] = ()  # the servers its file defines itself (started when it runs)
+    skills: tuple[str, ...] = ()  # `skills:` the skills preloaded into its system prompt (`subagents.skills`)
 
     def allowed_tools(self, available: Iterable[str]) -> list[str]:
         """(tools or available) ∩ available − disallowed, in `available` order (`mcp__server`: all its tools)."""
@@ -137,6 +144,7 @@ class AgentType:
             "fork_context": self.fork_context,
             "isolation": self.isolation,
             "warnings": list(self.warnings),
+            "skills": list(self.skills),
         }
         if prompt:
             data["prompt"] = self.prompt
@@ -185,6 +193,8 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
 
 
 def _canonical(name: str) -> str | None:
+    if name.strip().lower() == SKILL_TOOL_NAME.lower():
+        return SKILL_TOOL_NAME  # exists once the session has skills (`subagents.skill_tool`)
     return None if "(" in name else canonical_tool_name(name)
 
 
@@ -415,6 +425,7 @@ def agent_from_front_matter(
         tools = (*tools, *(f"mcp__{name}" for name in servers if f"mcp__{name}" not in tools))
 
     model = _model(text_value(data, "model", warnings), file_format, aliases, warnings)
+    skills = _tool_items(data.get("skills"), "skills", warnings) or []
     prompt = body.strip()
     if not prompt:
         warnings.append("empty body: the description is used as the role prompt")
@@ -437,4 +448,5 @@ def agent_from_front_matter(
         warnings=tuple(warnings),
         mcp_servers=servers,
         mcp_specs=tuple(specs),
+        skills=tuple(dict.fromkeys(skills)),
     )

@@ -39,6 +39,7 @@ from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.messaging import Switchboard
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
 from agentcli.subagents.result_cache import ResultCache
+from agentcli.subagents.skills import SkillCatalog
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
@@ -82,6 +83,7 @@ class SubagentRunner:
         hooks: HookEngine | None = None,
         before_task: Callable[[TaskArgs], Awaitable[None]] | None = None,
         sandbox: Sandbox | None = None,
+        skills: SkillCatalog | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -93,7 +95,7 @@ class SubagentRunner:
         self.toolbox = toolbox or Toolbox.builtin()  # what children's tools are built from
         self.hooks = hooks  # the person's hooks: every agent's tool calls, SubagentStart / SubagentStop here
         self.before_task = before_task  # readies what a task's type needs first (its MCP servers) before planning
-        self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions)
+        self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions, skills)
         cfg = settings.task_tool
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
         self.leases = WriteLeases()
@@ -349,6 +351,7 @@ class SubagentRunner:
         tools += [t for t in message_tools(self.switchboard, link) if t.name not in denied]  # it has a parent
         context = self.tool_context(session, write_paths=plan.write_paths, write_scopes=plan.write_scopes,
                                     progress=sup.touch, workspace=handle.root, sandbox=handle.sandbox)
+        context.read_roots.extend(plan.skill_roots)  # its preloaded skills' folders, read-only
         unavailable, fork = self.withheld(session.depth), handle.fork
         if fork is not None:  # offered its parent's tools, byte-identical; what its plan withholds is refused
             tools, unavailable = fork.tools(tools, plan, self.planner, session.depth)
