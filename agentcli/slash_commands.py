@@ -33,6 +33,7 @@ from agentcli.subagents.front_matter import (
     MAX_FRONT_MATTER_BYTES,
     AgentFileError,
     parse_front_matter,
+    quote_raw_values,
     split_front_matter,
     text_value,
 )
@@ -48,6 +49,8 @@ _SHELL = re.compile(r"!`([^`\n]+)`")
 _POSITIONAL = re.compile(r"\$(\d+)")
 KNOWN_COMMAND_KEYS = frozenset({"description", "argument-hint", "allowed-tools", "model", "disable-model-invocation",
                                 "name"})
+
+_RAW_KEYS = frozenset({"argument-hint"})  # shown as written (see `quote_raw_values`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +133,7 @@ def _parts(text: str) -> tuple[dict[str, Any], str, list[str]]:
     raw, body = split_front_matter(text)
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
         raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    data, warnings = parse_front_matter(raw)
+    data, warnings = parse_front_matter(quote_raw_values(raw, _RAW_KEYS))
     return data, body, warnings
 
 

@@ -41,6 +41,7 @@ from agentcli.subagents.front_matter import (
     AgentFileError,
     is_scalar,
     parse_front_matter,
+    quote_raw_values,
     show_value,
     split_front_matter,
     text_value,
@@ -62,6 +63,8 @@ KNOWN_SKILL_KEYS = frozenset(
      "version", "model", "disable-model-invocation", "user-invocable", "argument-hint", "when_to_use", "context",
      "agent", "hooks"}
 )  # fmt: skip
+
+_RAW_KEYS = frozenset({"argument-hint"})  # shown as written (see `quote_raw_values`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +124,7 @@ def _split(text: str) -> tuple[dict[str, Any], str, list[str]]:
     raw, body = split_front_matter(text)
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
         raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    data, warnings = parse_front_matter(raw)
+    data, warnings = parse_front_matter(quote_raw_values(raw, _RAW_KEYS))
     return data, body, warnings
 
 
