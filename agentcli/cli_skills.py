@@ -36,7 +36,6 @@ def _cut(text: str, width: int = 70) -> str:
 def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List the skills (project ones first), then skipped files, warnings and shadowed skills."""
     from agentcli.subagents.skills import SkillCatalog
-    from agentcli.text import terminal_safe
 
     workspace = workspace_dir(cwd)
     catalog = SkillCatalog.load(workspace)
@@ -57,28 +56,27 @@ def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     if catalog.problems:
         echo("\nSkipped files:")
         for problem in catalog.problems:
-            echo(terminal_safe(f"  {_where(problem.path, workspace)}: {problem.reason}"))
+            echo(f"  {_where(problem.path, workspace)}: {problem.reason}")
     lines = [f"  {s.name} ({_where(s.path, workspace)}): {w}" for s in catalog.with_warnings() for w in s.warnings]
     tools = [f"  {s.name}: {', '.join(s.allowed_tools)}" for s in catalog.skills.values() if s.allowed_tools]
     if lines:
         echo("\nWarnings:")
-        echo(terminal_safe("\n".join(lines)))
+        echo("\n".join(lines))
     if tools:
         echo("\nallowed-tools (informational: agentcli asks for each call as usual):")
-        echo(terminal_safe("\n".join(tools)))
+        echo("\n".join(tools))
     if catalog.shadowed:
         echo("\nShadowed skills:")
         for skill in catalog.shadowed:
             winner = catalog.skills[skill.name]
-            echo(terminal_safe(f"  {skill.name} ({_where(skill.path, workspace)}) is hidden by "
-                               f"{_where(winner.path, workspace)}"))
+            echo(f"  {skill.name} ({_where(skill.path, workspace)}) is hidden by "
+                               f"{_where(winner.path, workspace)}")
 
 
 @commands_app.command("list")
 def commands_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List the custom slash commands, then skipped or unused files and shadowed commands."""
     from agentcli.slash_commands import CommandSet
-    from agentcli.text import terminal_safe
     from agentcli.ui.commands import COMMANDS
 
     workspace = workspace_dir(cwd)
@@ -99,10 +97,10 @@ def commands_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     if found.problems:
         echo("\nSkipped files:")
         for problem in found.problems:
-            echo(terminal_safe(f"  {_where(problem.path, workspace)}: {problem.reason}"))
+            echo(f"  {_where(problem.path, workspace)}: {problem.reason}")
     if found.shadowed:
         echo("\nShadowed commands:")
         for command in found.shadowed:
-            echo(terminal_safe(f"  /{command.qualified} ({_where(command.path, workspace)}) is hidden by "
-                               f"{_where(found.commands[command.qualified].path, workspace)}"))
+            echo(f"  /{command.qualified} ({_where(command.path, workspace)}) is hidden by "
+                               f"{_where(found.commands[command.qualified].path, workspace)}")
 
