@@ -77,10 +77,11 @@ def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
 def commands_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List the custom slash commands, then skipped or unused files and shadowed commands."""
     from agentcli.slash_commands import CommandSet
+    from agentcli.subagents.skills import SkillCatalog
     from agentcli.ui.commands import COMMANDS
 
     workspace = workspace_dir(cwd)
-    found = CommandSet.load(workspace, reserved=COMMANDS)
+    found = CommandSet.load(workspace, reserved=COMMANDS, skills=SkillCatalog.load(workspace).skills.values())
     if as_json:
         print_json({
             "commands": [c.as_dict() for c in found.commands.values()],

@@ -131,6 +131,7 @@ class Conversation:
         self.runner = self._new_runner()
         self._system: tuple[str | None, str] = (None, "")  # a program's own system prompt, and text to append
         self._offers: Callable[[str], bool] = lambda name: True  # which tools the main agent is offered
+        self._read_roots: list[Path] = []  # folders the main agent may read once its loop is built (`allow_reads`)
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
         self._turn: asyncio.Task[RunOutcome] | None = None
@@ -271,6 +272,13 @@ class Conversation:
         return Session(system_prompt=stable + system.current, system_stable=len(stable), model=self.model,
                        workspace=self.workspace)
 
+    def allow_reads(self, folder: Path) -> None:
+        """Let the main agent's Read and LS read inside `folder` (never write): a skill the person invoked as
+        `/name`, whose bundled files its instructions name (`tools.paths.resolve_for_read`)."""
+        roots = self._loop.context.read_roots if self._loop is not None else self._read_roots
+        if folder not in roots:
+            roots.append(folder)
+
     def use_setting_sources(self, sources: frozenset[str]) -> None:
         """Before the first turn: read only these of Claude Code's settings (`--setting-sources`): `user`,
         `project` and `local` settings files for hooks; without `project`, no AGENTS.md / CLAUDE.md either."""
@@ -324,6 +332,8 @@ class Conversation:
             provider = self.pool.get(self.model)
             self._after_send = on_sent or (lambda: None)
         context = self.runner.tool_context(self.session)
+        context.read_roots.extend(self._read_roots)  # skills the person invoked before the first turn was ready
+        self._read_roots = []
         link = ParentLink(self.session, self.bus)
         tools = main_agent_tools(self.runner, link)
         tools = [t for t in tools if not is_mcp_name(t.name) and self._offers(t.name)]  # MCP tools: `_start_servers`

@@ -213,7 +213,7 @@ async def command_prompt(conversation: Conversation, options: OneShotOptions, er
     word, _, arguments = text.partition(" ")
     if len(word) < 2 or not word.startswith("/") or "/" in word[1:]:
         return options.prompt
-    found = CommandSet.load(options.workspace).find(word[1:])
+    found = CommandSet.load(options.workspace, skills=conversation.skills.skills.values()).find(word[1:])
     if found is None:
         return options.prompt
     if isinstance(found, list):
@@ -233,6 +233,8 @@ async def command_prompt(conversation: Conversation, options: OneShotOptions, er
         return None
     for note in message.notes:
         err.write(terminal_safe(f"agentcli: {word}: {note}") + "\n")
+    if found.skill_folder is not None:  # a skill invoked by name: the files it bundles are readable
+        conversation.allow_reads(found.skill_folder)
     if found.model and not options.keep_model:
         try:
             conversation.set_model(found.model)

@@ -14,6 +14,8 @@ name is then ambiguous and says so). The front matter is optional: `description`
 as a last `ARGUMENTS:` line. `!`command`` runs a shell command whose output takes its place, and `@path`
 attaches a file: both are done by the front end (`ui.command_files`), through the Bash tool's approval and the
 Read tool's checks. A built-in command of the TUI keeps its name: a file that would take it is reported, unused.
+A skill (`subagents.skills`) is also `/its-name`, after the built-ins and the files, as in Claude Code: its
+`SKILL.md` body is the expansion, and the main agent may then read the files in its folder.
 
 `allowed-tools` grants nothing (Claude Code pre-approves those tools for the command; agentcli asks as it always
 does); `model` is used for that one turn when the model resolves (else a one-line note and the current model).
@@ -37,6 +39,7 @@ from agentcli.subagents.front_matter import (
     split_front_matter,
     text_value,
 )
+from agentcli.subagents.skills import Skill
 from agentcli.text import one_line
 
 CommandScope = Literal["project", "user"]
@@ -66,6 +69,7 @@ class CustomCommand:
     allowed_tools: tuple[str, ...] = ()
     model: str | None = None
     warnings: tuple[str, ...] = ()
+    skill_folder: Path | None = None  # a skill invoked as `/name`: its folder, which the main agent may then read
 
     @property
     def qualified(self) -> str:
@@ -76,6 +80,8 @@ class CustomCommand:
     def label(self) -> str:
         """What completion and `/help` show: the description, the argument hint, `(project:frontend)`."""
         where = f"{self.scope}:{self.namespace}" if self.namespace else self.scope
+        if self.skill_folder is not None:
+            where = f"{self.scope} skill"
         hint = f" {self.argument_hint}" if self.argument_hint else ""
         return f"{self.description}{hint} ({where})"
 
@@ -213,9 +219,10 @@ class CommandSet:
     @classmethod
     def load(
         cls, workspace: Path, *, reserved: Iterable[str] = (), env: Mapping[str, str] | None = None,
-        home: Path | None = None,
+        home: Path | None = None, skills: Iterable[Skill] = (),
     ) -> CommandSet:
-        """Every command file of `command_folders`; a name in `reserved` (the TUI's built-ins) is reported, unused."""
+        """Every command file of `command_folders`; a name in `reserved` (the TUI's built-ins) is reported, unused.
+        Then `skills` the person may invoke (`user-invocable`) as `/name`, where no built-in or file has the name."""
         env = os.environ if env is None else env
         if home is None:
             home = Path(env["HOME"]) if env.get("HOME") else Path.home()
@@ -238,6 +245,12 @@ class CommandSet:
                 confine = real
             for path, namespace in _files(folder):
                 found._add(path, scope, namespace, confine, builtins)
+        for skill in skills:
+            if skill.user_invocable and skill.name.lower() not in builtins and found.find(skill.name) is None:
+                found.commands[skill.name] = CustomCommand(
+                    name=skill.name, namespace="", description=skill.description, path=skill.path,
+                    scope=skill.scope, allowed_tools=skill.allowed_tools, skill_folder=skill.folder,
+                )
         return found
 
     def _add(self, path: Path, scope: CommandScope, namespace: str, confine: Path | None,

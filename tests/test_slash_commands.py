@@ -120,3 +120,22 @@ async def test_shell_lines_run_only_trusted_and_approved(dirs: tuple[Path, Path]
     assert ran.prompt.endswith("Read @notes.txt and x")
     assert len(ran.extras) == 1 and "the notes" in ran.extras[0]  # @notes.txt attached through Read
     assert any(note.startswith("📎 notes.txt") for note in ran.notes)
+
+
+def test_skills_are_commands_too_after_builtins_and_files(dirs: tuple[Path, Path]) -> None:
+    from agentcli.subagents.skills import SkillCatalog
+
+    ws, home = dirs
+    for name, extra in (("notes", ""), ("hidden", "user-invocable: false\n"), ("review", ""), ("help", "")):
+        folder = home / ".claude" / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n{extra}---\n"
+                                         f"Do {name} for $ARGUMENTS.\n")
+    (ws / ".claude" / "commands" / "review.md").write_text("The file's review.\n")
+    skills = SkillCatalog.load(ws, home=home, env={}).skills.values()
+    found = CommandSet.load(ws, reserved=COMMANDS, home=home, env={}, skills=skills)
+    assert sorted(found.commands) == ["notes", "review"]
+    notes, review = found.commands["notes"], found.commands["review"]
+    assert notes.skill_folder == (home / ".claude" / "skills" / "notes").resolve() and review.skill_folder is None
+    assert notes.label == "The notes skill. (user skill)"
+    assert expand(notes, "the release").text() == "Do notes for the release."

@@ -49,8 +49,8 @@ class SkillTool(Tool[SkillArgs]):
 
     async def run(self, args: SkillArgs, ctx: ToolContext) -> ToolResult:
         skill = self.catalog.get(args.skill)
-        if skill is None:
-            names = ", ".join(self.catalog.names()) or "none"
+        if skill is None or not skill.model_invocable:  # one its author keeps to the person is not there for you
+            names = ", ".join(s.name for s in self.catalog.for_model()) or "none"
             raise ToolError(f"No skill named {args.skill.strip()!r}. Available: {names}")
         try:
             body = await asyncio.to_thread(skill_body, skill)
@@ -70,7 +70,8 @@ def grant_reads(ctx: ToolContext, skills: list[Skill]) -> None:
 
 def skill_tool_class(catalog: SkillCatalog) -> type[Tool[Any]] | None:
     """The session's Skill tool class with its listing, or None when there is no skill (no tool is offered)."""
-    if not catalog.skills:
+    skills = catalog.for_model()
+    if not skills:
         return None
-    text = f"{_HEAD}\n{listing(catalog.skills.values())}"
+    text = f"{_HEAD}\n{listing(skills)}"
     return type("SkillTool", (SkillTool,), {"catalog": catalog, "listed": text})

@@ -20,6 +20,9 @@ Progressive disclosure, as the format intends: only each skill's name and descri
 when the model reads them (Read may then read inside that skill's folder, never write there). An agent file's
 `skills:` list preloads bodies into that subagent's system prompt.
 
+`disable-model-invocation: true` keeps a skill off the model's list (the person may still invoke it as `/name`,
+`slash_commands`); `user-invocable: false` keeps it from being such a command.
+
 Trust: a workspace's skills load like its agent files, trusted or not: they shape prompts, never permissions.
 `allowed-tools` therefore grants nothing (Claude Code pre-approves those tools while the skill runs; agentcli
 asks as it always does): it is shown by `agentcli skills list` and said with the body. A skill's scripts run
@@ -78,6 +81,8 @@ class Skill:
     scope: SkillScope
     allowed_tools: tuple[str, ...] = ()  # as written; informational (module docstring)
     license: str | None = None
+    model_invocable: bool = True  # `disable-model-invocation: true`: never listed to the model
+    user_invocable: bool = True  # `user-invocable: false`: not a `/name` command of the person's
     warnings: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
@@ -85,6 +90,7 @@ class Skill:
         return {
             "name": self.name, "description": self.description, "scope": self.scope, "path": str(self.path),
             "folder": str(self.folder), "allowed_tools": list(self.allowed_tools), "license": self.license,
+            "model_invocable": self.model_invocable, "user_invocable": self.user_invocable,
             "warnings": list(self.warnings),
         }
 
@@ -178,8 +184,22 @@ def parse_skill(path: Path, *, scope: SkillScope, folder: Path | None = None) ->
     tools = _tools(data.get("allowed-tools", data.get("allowed_tools")), warnings)
     return Skill(
         name=name, description=description, folder=folder, path=path, scope=scope, allowed_tools=tools,
-        license=text_value(data, "license", warnings), warnings=tuple(warnings),
+        license=text_value(data, "license", warnings),
+        model_invocable=not _flag(data, "disable-model-invocation", False, warnings),
+        user_invocable=_flag(data, "user-invocable", True, warnings), warnings=tuple(warnings),
     )
+
+
+def _flag(data: Mapping[str, Any], key: str, default: bool, warnings: list[str]) -> bool:
+    value = data.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
+    return default
 
 
 def skill_body(skill: Skill) -> str:
@@ -285,6 +305,10 @@ class SkillCatalog:
     def names(self) -> list[str]:
         """The effective skills' names, in listing order (precedence, then folder order)."""
         return list(self.skills)
+
+    def for_model(self) -> list[Skill]:
+        """The skills listed to the model (all but those with `disable-model-invocation: true`)."""
+        return [skill for skill in self.skills.values() if skill.model_invocable]
 
     def with_warnings(self) -> list[Skill]:
         """Skills (effective or shadowed) whose files carry warnings."""

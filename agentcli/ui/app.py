@@ -113,7 +113,8 @@ class AgentApp(App[int]):
         self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
-        self.custom_commands = CommandSet.load(conversation.workspace, reserved=COMMANDS)  # .claude/commands
+        self.custom_commands = CommandSet.load(conversation.workspace, reserved=COMMANDS,
+                                               skills=conversation.skills.skills.values())  # .claude/commands
         ui = conversation.settings.ui
         self.notifier = Notifier(ui.notify, ui.notify_after_seconds)
         self.prompt = PromptInput(

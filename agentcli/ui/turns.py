@@ -189,6 +189,8 @@ class TurnRunner:
             else:
                 message = await self._user_message(prompt)
             await self.sdk_ready.wait()
+            if command is not None and command.skill_folder is not None:  # the files its skill bundles
+                self._conversation.allow_reads(command.skill_folder)
             previous = self._command_model(command)
             outcome = await self._conversation.send(message)
         except asyncio.CancelledError:

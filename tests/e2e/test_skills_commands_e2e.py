@@ -125,3 +125,24 @@ def test_shell_lines_run_only_in_a_trusted_workspace_with_approval(tmp_path: Pat
     prompt, err = _run_status(ws, home, "--yes", AGENTCLI_SANDBOX__MODE="off")  # trusted and approved
     assert prompt.startswith('State: <person_command command="echo marker-7" status="exit 0">\nmarker-7\n')
     assert "not run" not in err
+
+
+def test_a_skill_invoked_by_name_is_the_message_and_opens_its_folder(tmp_path: Path) -> None:
+    ws, home = _dirs(tmp_path)
+    shutil.copytree(FIXTURES / "skills" / "anthropics", home / ".claude" / "skills")
+    example = (home / ".claude" / "skills" / "internal-comms" / "examples" / "general-comms.md").resolve()
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="## When to use this skill"),
+             reply=Reply(tool_calls=[ToolCall(name="Read", input={"file_path": str(example)})])),
+        Step(match=Match(last_user_is_tool_result=True), reply=Reply(text="Written.")),
+    ])
+    with FakeLLMServer(script) as server:
+        result = run_cli(["run", "--output-format", "json", "--cwd", str(ws), "/internal-comms a weekly update"],
+                         cli_env("anthropic", server, home, HOME=str(home)))
+        assert result.returncode == 0, result.stderr
+        server.assert_done()
+        first, second = (r.body for r in server.requests)
+    texts = _texts(first["messages"][0]["content"])
+    assert texts[0].startswith("## When to use this skill") and texts[0].endswith("ARGUMENTS: a weekly update")
+    read = second["messages"][-1]["content"][0]
+    assert not read.get("is_error"), read

@@ -119,6 +119,35 @@ def test_names_off_the_format_warn_and_load(dirs: tuple[Path, Path]) -> None:
     assert "refused skill name" in catalog.problems[0].reason
 
 
+async def test_a_skill_kept_from_the_model_is_neither_listed_nor_loaded(dirs: tuple[Path, Path]) -> None:
+    ws, home = dirs
+    _skill(ws / ".claude" / "skills", "deploy", extra="disable-model-invocation: true\n")
+    _skill(ws / ".claude" / "skills", "lint")
+    catalog = SkillCatalog.load(ws, home=home, env={})
+    tool_cls = skill_tool_class(catalog)
+    assert tool_cls is not None and "deploy" not in tool_cls().description()
+    with pytest.raises(ToolError, match="No skill named 'deploy'. Available: lint"):
+        await tool_cls().run(SkillArgs(skill="deploy"), _ctx(ws))
+    only_kept = SkillCatalog.load(ws, home=home, env={})
+    del only_kept.skills["lint"]
+    assert skill_tool_class(only_kept) is None
+
+
+async def test_a_link_inside_a_loaded_skill_to_elsewhere_is_not_read(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    ws, home = dirs
+    _skill(home / ".claude" / "skills", "tricky")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private\n")
+    (home / ".claude" / "skills" / "tricky" / "key.txt").symlink_to(secret)
+    catalog = SkillCatalog.load(ws, home=home, env={})
+    tool_cls = skill_tool_class(catalog)
+    assert tool_cls is not None
+    ctx = _ctx(ws)
+    await tool_cls().run(SkillArgs(skill="tricky"), ctx)
+    with pytest.raises(ToolError, match="outside the workspace"):
+        await ReadTool().run(ReadArgs(file_path=str(home / ".claude" / "skills" / "tricky" / "key.txt")), ctx)
+
+
 def test_the_listing_is_short_and_only_names_and_descriptions(dirs: tuple[Path, Path]) -> None:
     ws, home = dirs
     _skill(ws / ".claude" / "skills", "long", "word " * 300, body="SECRET BODY")
