@@ -50,7 +50,8 @@ class Isolation:
         isolated). Raises `WorktreeError`."""
         if not handle.plan.isolated:
             return ""
-        tree = await asyncio.to_thread(worktree.create, handle.root or self.workspace, handle.record.task_id)
+        tree = await asyncio.to_thread(worktree.create, handle.root or self.workspace, handle.record.task_id,
+                                     self.workspace)
         handle.worktree, handle.root = tree, tree.path
         handle.sandbox = self.sandbox.rooted(tree.path) if self.sandbox is not None else None
         handle.record.branch = tree.branch

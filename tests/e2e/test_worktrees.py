@@ -3,6 +3,7 @@ the person, a conflict kept on its branch, the person's uncommitted edits seen, 
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -190,3 +191,24 @@ def test_an_agent_files_isolation_with_manual_merge_keeps_the_change_on_its_bran
     assert _left_behind(tmp_path, ws) == ([], branch)
     shown = run_cli(["tasks", "show", task["task_id"]], cli_env("anthropic", server, tmp_path), ws)
     assert f"worktree:       not merged; kept on branch {branch}" in shown.stdout, shown.stderr
+    # `worktrees list` shows the kept branch with its task's record; `prune --branches` removes it.
+    env = cli_env("anthropic", server, tmp_path)
+    listed = run_cli(["worktrees", "list"], env, ws)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [line.split() for line in listed.stdout.splitlines() if line.startswith(task["task_id"])]
+    assert row[:4] == [task["task_id"], branch, "completed", "kept"] and row[-1] == "-"
+    as_json = json.loads(run_cli(["worktrees", "list", "--json"], env, ws).stdout)
+    assert [(e["task_id"], e["branch"], e["worktree"], e["merge"]) for e in as_json] == [
+        (task["task_id"], branch, None, "kept")]
+    assert run_cli(["worktrees", "prune"], env, ws).stdout == "Nothing to prune.\n"
+    pruned = run_cli(["worktrees", "prune", "--branches"], env, ws)
+    assert pruned.stdout == f"Removed branch {branch} (task {task['task_id']}).\n", pruned.stderr
+    assert _left_behind(tmp_path, ws) == ([], "")
+    assert run_cli(["worktrees", "list"], env, ws).stdout == "No agentcli worktrees or branches in this repository.\n"
+
+
+def test_worktrees_list_outside_a_repository_says_why_in_one_line(tmp_path: Path) -> None:
+    with FakeLLMServer(Script(steps=[])) as server:
+        proc = run_cli(["worktrees", "list", "--cwd", str(tmp_path)], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("agentcli: Worktree isolation is unavailable: ") and proc.stderr.count("\n") == 1
