@@ -47,7 +47,7 @@ from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.subagents.worktree_admin import prune_at_start
 from agentcli.text import defang_tags
-from agentcli.tools.base import FileLocks, Tool
+from agentcli.tools.base import FileAccess, FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
 from agentcli.tools.permissions import Approver, PermissionPolicy
 from agentcli.tools.sandbox import session_sandbox
@@ -108,6 +108,7 @@ class Conversation:
         self.sandbox = session_sandbox(settings, workspace)
         self.permissions.bash_unsandboxed = self.sandbox.unsandboxed_reason()  # then auto mode asks before Bash
         self.file_locks = FileLocks()
+        self._files: FileAccess | None = None  # an editor's buffers for the file tools' text (`use_files`)
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
@@ -195,7 +196,13 @@ class Conversation:
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
+        runner.kit.files = self._files
         return runner
+
+    def use_files(self, files: FileAccess | None) -> None:
+        """The file tools of every agent of the session (not of a worktree) read and write text through `files` (an
+        editor's buffers) from the next context built; the main agent's is built at the first turn."""
+        self._files = self.runner.kit.files = files
 
     def _load_hooks(self) -> HookEngine:
         """The person's hooks, and a trusted project's (an untrusted workspace's never run: `hooks.settings`)."""

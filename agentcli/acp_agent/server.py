@@ -5,7 +5,8 @@ Implemented: `initialize`, `authenticate` (the keys come from the environment: i
 `session/new`, `session/load`, `session/prompt`, `session/cancel`, `session/set_mode`; the agent sends
 `session/update` and `session/request_permission`. Not implemented: `session/list`, `session/fork`,
 `session/resume`, `session/close` (unstable parts of the protocol), `session/set_config_option`, the client's
-file system and terminals (agentcli's tools read, write and run in the workspace themselves), images and audio.
+terminals (Bash runs in agentcli's own sandbox), images and audio. The client's `fs/read_text_file` and
+`fs/write_text_file` are used when offered: the file tools' text is the editor's buffers (`files`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from acp.schema import (
 )
 
 from agentcli import process_exit
+from agentcli.acp_agent.files import ClientFiles
 from agentcli.acp_agent.replay import replay
 from agentcli.acp_agent.session import AcpSession, McpServer, Options, invalid, shape
 from agentcli.acp_agent.updates import Update
@@ -220,6 +222,7 @@ class AcpAgent:
             await conversation.aclose()
             raise exc if isinstance(exc, RequestError) else invalid(str(exc)) from None
         session.attach(conversation)
+        conversation.use_files(ClientFiles.offered(self.client, self.client_capabilities, lambda: session.id))
         session.mapper.cost_usd = conversation.session.ledger.total.cost_usd or 0.0
         self.sessions[session.id] = session
         return session

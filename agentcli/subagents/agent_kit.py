@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
 from agentcli.agent.session import Session
 from agentcli.subagents.plan import Scopes
-from agentcli.tools.base import FileLocks, ToolContext
+from agentcli.tools.base import FileAccess, FileLocks, ToolContext
 from agentcli.tools.netguard import WebFetchLimits
 from agentcli.tools.shell_env import session_bash_env
 
@@ -41,6 +41,7 @@ class AgentKit:
         self.pool = pool
         self.task_lines = task_lines  # a session's delegated tasks, one line each: a compaction keeps them
         self.sandbox = sandbox  # every agent's Bash runs in it (the conversation's, [sandbox])
+        self.files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
         fetch = settings.web_fetch
         self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
@@ -57,7 +58,8 @@ class AgentKit:
         sandbox: Sandbox | None = None,
     ) -> ToolContext:
         """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos); an agent in
-        a worktree has it as its `workspace`, with a `sandbox` writing there."""
+        a worktree has it as its `workspace`, with a `sandbox` writing there (and its files on the disk: an editor's
+        buffers are the workspace's)."""
         agent = self.settings.agent
         return ToolContext(
             workspace=(workspace or self.workspace).resolve(),
@@ -75,6 +77,7 @@ class AgentKit:
             bash_env=self.bash_env,
             web_fetch=self.web_fetch,
             sandbox=sandbox or self.sandbox,
+            files=self.files if workspace is None else None,
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:

@@ -102,6 +102,34 @@ class PermissionChecker(Protocol):
         ...
 
 
+class FileAccess(Protocol):
+    """Where Read, Edit and MultiEdit get a text file's text, and Write, Edit and MultiEdit put it, when not the disk:
+    an editor's buffers (`acp_agent.files`: the client's `fs/read_text_file` / `fs/write_text_file`).
+
+    Only the text goes through it: the tools' own checks (the workspace, write_paths, guarded files, permission,
+    the file's lock, whether it is a binary file) are made on the disk first, as without it. Paths are absolute.
+    Both methods raise `ToolError` with one line when the editor fails.
+    """
+
+    @property
+    def reads(self) -> bool:
+        """Whether `read_text` is the text's source (else the tools read the disk)."""
+        ...
+
+    @property
+    def writes(self) -> bool:
+        """Whether `write_text` is where text goes (else the tools write the disk)."""
+        ...
+
+    async def read_text(self, path: Path) -> str:
+        """The file's whole text as the editor has it (unsaved changes included)."""
+        ...
+
+    async def write_text(self, path: Path, content: str) -> None:
+        """Replace the file's text (or create it) in the editor."""
+        ...
+
+
 @dataclass(slots=True)
 class ToolContext:
     """Everything a tool may use; one per agent (siblings never share a context)."""
@@ -127,6 +155,7 @@ class ToolContext:
     tool_timeout_seconds: float = 300  # deadline of one tool call (Bash and the Task tools have their own)
     web_fetch: WebFetchLimits = field(default_factory=WebFetchLimits)  # [web_fetch]: reach, caps, time limit
     sandbox: Sandbox | None = None  # the session's Bash sandbox ([sandbox]); None: Bash runs unconfined
+    files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
 
 
 A = TypeVar("A", bound=ToolArgs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import threading
 from dataclasses import dataclass, field
@@ -74,12 +75,27 @@ def _read_page(
     whole (a long one is cut while it is read); lines before `first` are skipped the same way. The total
     is counted only for files up to READ_COUNT_MAX_BYTES: reading stops after the page.
     """
+    with path.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
+        return _page_of(fh, path.stat().st_size, first, count, stop, max_chars)
+
+
+def _page_of_text(
+    text: str, first: int, count: int, stop: threading.Event | None = None, max_chars: int = READ_MAX_CHARS
+) -> _ReadPage:
+    """`_read_page` of a text the editor gave (its unsaved buffer), with the same line endings and limits."""
+    return _page_of(io.StringIO(text, newline=None), len(text.encode("utf-8", "replace")), first, count, stop,
+                    max_chars)
+
+
+def _page_of(
+    fh: TextIO, size: int, first: int, count: int, stop: threading.Event | None, max_chars: int
+) -> _ReadPage:
+    """The page of `_read_page` from an open text stream of `size` bytes."""
     stop = stop or threading.Event()
     page = _ReadPage()
-    size = path.stat().st_size
     used = 0
     number = 0
-    with path.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
+    with fh:
         while True:
             if stop.is_set():
                 raise _Stopped
@@ -154,15 +170,23 @@ class ReadTool(Tool[ReadArgs]):
         if not path.is_file():
             raise ToolError(f"{rel} is not a regular file")
         size = path.stat().st_size
-        if size == 0:
+        buffers = ctx.files if ctx.files is not None and ctx.files.reads else None  # the editor's text, if offered
+        if size == 0 and buffers is None:
             return ToolResult(f"(The file {rel} exists but is empty.)")
-        if is_binary_file(path):
+        if is_binary_file(path):  # binary files (images too) are the disk's: an editor's buffers hold text
             raise ToolError(f"{rel} is a binary file ({human_size(size)}); Read only shows text files")
         first = args.offset or 1
         count = args.limit or READ_DEFAULT_LINES
         stop = threading.Event()
         try:
-            page = await asyncio.to_thread(_read_page, path, first, count, stop, ctx.read_max_chars)
+            if buffers is not None:
+                text = await buffers.read_text(path)
+                if not text:
+                    return ToolResult(f"(The file {rel} exists but is empty.)")
+                size = len(text.encode("utf-8", "replace"))
+                page = await asyncio.to_thread(_page_of_text, text, first, count, stop, ctx.read_max_chars)
+            else:
+                page = await asyncio.to_thread(_read_page, path, first, count, stop, ctx.read_max_chars)
         except OSError as exc:
             raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
         except asyncio.CancelledError:

@@ -100,6 +100,23 @@ def _write_text(path: Path, rel: str, content: str) -> None:
         raise ToolError(f"Cannot write {rel}: {exc.strerror or exc}") from None
 
 
+async def _current_text(ctx: ToolContext, path: Path, rel: str, *, for_diff: bool = False) -> str:
+    """The file's text: checked on the disk as always (`_read_text`), then, when the editor offers its buffers
+    (`ctx.files`), the editor's text (its unsaved changes) instead of the disk's."""
+    text = await asyncio.to_thread(_read_text, path, rel, for_diff=for_diff)
+    if ctx.files is None or not ctx.files.reads:
+        return text
+    return await ctx.files.read_text(path)
+
+
+async def _put_text(ctx: ToolContext, path: Path, rel: str, content: str) -> None:
+    """Write `content` (after every check): to the editor when it offers to write files, else to the disk."""
+    if ctx.files is not None and ctx.files.writes:
+        await ctx.files.write_text(path, content)
+    else:
+        await asyncio.to_thread(_write_text, path, rel, content)
+
+
 def _check_writable_target(path: Path, rel: str) -> None:
     if path.is_dir():
         raise ToolError(f"{rel} is a directory; give a file path")
@@ -141,7 +158,7 @@ class WriteTool(Tool[WriteArgs]):
         async with ctx.file_locks.lock(path):
             _check_writable_target(path, rel)
             existed = path.exists()
-            old = await asyncio.to_thread(_read_text, path, rel, for_diff=True) if existed else ""
+            old = await _current_text(ctx, path, rel, for_diff=True) if existed else ""
         return await asyncio.to_thread(diff_text, rel, old, args.content, created=not existed)
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
@@ -153,10 +170,10 @@ class WriteTool(Tool[WriteArgs]):
             old: str | None = ""
             if existed:
                 try:
-                    old = await asyncio.to_thread(_read_text, path, rel, for_diff=True)
+                    old = await _current_text(ctx, path, rel, for_diff=True)
                 except ToolError:
                     old = None  # binary, not UTF-8 or too big: written all the same, with no diff to show
-            await asyncio.to_thread(_write_text, path, rel, args.content)
+            await _put_text(ctx, path, rel, args.content)
         verb = "Overwrote" if existed else "Created"
         result = ToolResult(f"{verb} {rel} ({_line_count(args.content)} lines)", files_modified=[rel])
         if old is not None:
@@ -233,13 +250,13 @@ class _Edited:
     new_len: int  # and its length
 
 
-async def _apply_edits(path: Path, rel: str, edits: list[EditSpec]) -> _Edited:
+async def _apply_edits(ctx: ToolContext, path: Path, rel: str, edits: list[EditSpec]) -> _Edited:
     """Read the file and apply `edits` in order, in memory (call it under the file's lock); raises `ToolError`."""
     _check_writable_target(path, rel)
     creating = not path.exists()
     if creating and edits[0].old_string != "":
         raise ToolError(f"File does not exist: {rel}. Use Write to create it (or an empty old_string)")
-    old = "" if creating else await asyncio.to_thread(_read_text, path, rel)
+    old = "" if creating else await _current_text(ctx, path, rel)
     content = old
     total = 0
     offset, new_len = 0, 0
@@ -260,7 +277,7 @@ async def _preview_edits(ctx: ToolContext, raw_path: str, edits: list[EditSpec])
     path = resolve_in_workspace(ctx, raw_path, for_write=True)
     rel = display_path(ctx, path)
     async with ctx.file_locks.lock(path):
-        edited = await _apply_edits(path, rel, edits)
+        edited = await _apply_edits(ctx, path, rel, edits)
     return await asyncio.to_thread(diff_text, rel, edited.old, edited.new, created=edited.creating)
 
 
@@ -269,8 +286,8 @@ async def _edit_file(ctx: ToolContext, raw_path: str, edits: list[EditSpec]) -> 
     path = resolve_in_workspace(ctx, raw_path, for_write=True)
     rel = display_path(ctx, path)
     async with ctx.file_locks.lock(path):
-        edited = await _apply_edits(path, rel, edits)
-        await asyncio.to_thread(_write_text, path, rel, edited.new)
+        edited = await _apply_edits(ctx, path, rel, edits)
+        await _put_text(ctx, path, rel, edited.new)
     content = edited.new
     if edited.creating:
         result = ToolResult(f"Created {rel} ({_line_count(content)} lines)", files_modified=[rel])

@@ -21,7 +21,11 @@ from acp.schema import (
     AgentPlanUpdate,
     AllowedOutcome,
     AvailableCommandsUpdate,
+    ClientCapabilities,
+    FileEditToolCallContent,
+    FileSystemCapabilities,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     ToolCallProgress,
     ToolCallStart,
@@ -76,7 +80,8 @@ def workspace(tmp_path: Path) -> Path:
 def run_acp(tmp_path: Path, workspace: Path) -> Callable[..., Any]:
     """Serve `script`, start `agentcli acp`, initialize, and run `body(conn, client, server)`."""
 
-    def run(script: Script, body: Body, client: EditorClient | None = None, **extra_env: str) -> Any:
+    def run(script: Script, body: Body, client: EditorClient | None = None,
+            capabilities: ClientCapabilities | None = None, **extra_env: str) -> Any:
         editor = client or EditorClient()
         with FakeLLMServer(script) as server, open(tmp_path / "stderr.txt", "a") as stderr:
             env = cli_env("anthropic", server, tmp_path / "home", **extra_env)
@@ -84,7 +89,7 @@ def run_acp(tmp_path: Path, workspace: Path) -> Callable[..., Any]:
             async def main() -> Any:
                 async with spawn_agent_process(editor, sys.executable, "-m", "agentcli", "acp", env=env,
                                                cwd=workspace, transport_kwargs={"stderr": stderr}) as (conn, _):
-                    await conn.initialize(protocol_version=PROTOCOL_VERSION)
+                    await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
                     return await asyncio.wait_for(body(conn, editor, server), timeout=60)
 
             return asyncio.run(main())
@@ -440,3 +445,89 @@ def test_the_editors_mcp_server_joins_the_session(run_acp: Callable[..., Any], w
     ((call, _),) = client.asked  # an MCP tool asks, as in the TUI
     assert call.tool_call_id == "toolu_time" and call.kind == "other"
     assert client.text() == "It is a fine day."
+
+
+class BufferEditor(EditorClient):
+    """An editor with unsaved buffers by path, serving `fs/read_text_file` / `fs/write_text_file` from them."""
+
+    def __init__(self, cwd: Path, buffers: dict[str, str], answers: list[str] | None = None) -> None:
+        super().__init__(answers)
+        self.cwd = cwd
+        self.buffers = buffers
+        self.fs: list[tuple[str, str]] = []
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> ReadTextFileResponse:
+        self.fs.append(("read", path))
+        if path not in self.buffers:
+            raise RequestError(-32002, "Resource not found", {"message": f"no buffer for {path}\n(closed)"})
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> None:
+        self.fs.append(("write", path))
+        self.buffers[path] = content
+
+
+FS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+
+
+def _buffer_script() -> Script:
+    edit = {"file_path": "notes.txt", "old_string": "unsaved line", "new_string": "agent line"}
+    return Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[ToolCall(name="Read", id="toolu_r",
+                                                                      input={"file_path": "notes.txt"})])),
+        Step(match=Match(turn=1, last_user_contains="unsaved line"),
+             reply=Reply(tool_calls=[ToolCall(name="Edit", id="toolu_e", input=edit)])),
+        Step(match=Match(turn=1), reply=Reply(text="Read the disk.")),
+        Step(match=Match(turn=2, last_user_contains="Applied 1 edit"),
+             reply=Reply(tool_calls=[_write("new.txt", "from the agent\n", "toolu_w")])),
+        Step(match=Match(turn=3, last_user_contains="Created new.txt"), reply=Reply(text="Done in the editor.")),
+    ])
+
+
+async def _one_prompt(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+    assert isinstance(client, BufferEditor)
+    session = await conn.new_session(cwd=str(client.cwd), mcp_servers=[])
+    return await _prompt(conn, session.session_id, "change the notes")
+
+
+def test_with_the_clients_fs_the_agent_reads_and_writes_the_editors_buffers(run_acp: Callable[..., Any],
+                                                                             workspace: Path) -> None:
+    notes = str(workspace / "notes.txt")
+    client = BufferEditor(workspace, {notes: "first line\nunsaved line\n"}, answers=["allow_once", "allow_once"])
+    assert run_acp(_buffer_script(), _one_prompt, client, FS) == "end_turn"
+    assert client.text() == "Done in the editor."
+    assert client.buffers == {notes: "first line\nagent line\n", str(workspace / "new.txt"): "from the agent\n"}
+    assert client.fs == [("read", notes), ("read", notes), ("read", notes), ("write", notes),
+                         ("write", str(workspace / "new.txt"))]  # Read; Edit's question, then its run
+    assert (workspace / "notes.txt").read_text() == "first line\nsecond line\n"  # the disk is untouched
+    assert not (workspace / "new.txt").exists()
+    (edit, _), (write, _) = client.asked  # the questions show the buffer's change
+    (diff,), (created,) = edit.content or [], write.content or []
+    assert isinstance(diff, FileEditToolCallContent) and isinstance(created, FileEditToolCallContent)
+    assert (diff.old_text, diff.new_text) == ("first line\nunsaved line", "first line\nagent line")
+    assert created.path == str(workspace / "new.txt")
+
+
+def test_an_editor_that_cannot_read_a_file_is_a_one_line_tool_error(run_acp: Callable[..., Any],
+                                                                     workspace: Path) -> None:
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[ToolCall(name="Read", id="toolu_r",
+                                                                      input={"file_path": "notes.txt"})])),
+        Step(match=Match(turn=1, last_user_is_tool_result=True), reply=Reply(text="Could not read it.")),
+    ])
+    client = BufferEditor(workspace, {})
+    assert run_acp(script, _one_prompt, client, FS) == "end_turn"
+    (failed,) = [u for u in client.of(ToolCallProgress) if u.tool_call_id == "toolu_r"]
+    assert failed.status == "failed"
+    assert failed.content[0].content.text == (f"The editor could not read {workspace / 'notes.txt'}: "
+                                              f"no buffer for {workspace / 'notes.txt'} (closed)")
+
+
+def test_without_the_fs_capability_the_files_are_the_disks(run_acp: Callable[..., Any], workspace: Path) -> None:
+    notes = str(workspace / "notes.txt")
+    client = BufferEditor(workspace, {notes: "first line\nunsaved line\n"}, answers=["allow_once", "allow_once"])
+    assert run_acp(_buffer_script(), _one_prompt, client) == "end_turn"
+    assert client.text() == "Read the disk." and client.fs == [] and client.asked == []
+    done = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "toolu_r")
+    assert "second line" in done.content[0].content.text
