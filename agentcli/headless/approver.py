@@ -26,7 +26,6 @@ class SdkApprover:
         self.printer = printer
         self.policy: PermissionPolicy | None = None  # set once the conversation exists
         self.interrupt: Callable[[], object] = lambda: None  # ends the running turn
-        self.agent_ids: Callable[[str], str | None] = lambda session_id: None  # a subagent's task id
 
     async def __call__(self, request: PermissionRequest) -> Answer:
         body: dict[str, Any] = {
@@ -39,8 +38,6 @@ class SdkApprover:
         }
         if request.target and request.tool in EDIT_TOOLS:
             body["blocked_path"] = request.target
-        if (task_id := self.agent_ids(request.session_id)) is not None:
-            body["agent_id"] = task_id
         self.printer.set_state("requires_action")
         try:
             reply = await self.channel.request(body)

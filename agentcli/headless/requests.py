@@ -55,7 +55,7 @@ class Requests:
         return {
             "commands": [],
             "agents": [{"name": t.name, "description": t.description, **({"model": t.model} if t.model else {})}
-                       for t in (conversation.registry.get(n) for n in conversation.registry.names()) if t is not None],
+                       for t in conversation.registry.types.values()],
             "output_style": "default",
             "available_output_styles": ["default"],
             "models": [
