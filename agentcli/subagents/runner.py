@@ -32,7 +32,7 @@ from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.fork import ForkPoint, fork_point
-from agentcli.subagents.isolation import Isolation
+from agentcli.subagents.isolation import Isolation, Left
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
 from agentcli.subagents.mailbox import PostOffice
 from agentcli.subagents.message_tools import message_tools
@@ -403,16 +403,18 @@ class SubagentRunner:
             # The parent, the person (Esc) or a session budget stopped the whole turn: record it, then propagate.
             status, reason = sup.stopped or ("cancelled", "cancelled")
             self._finish(handle, status, sup.last_text(), reason)
-            await self.isolation.leave(handle)  # its changes kept on its branch, the worktree removed
+            left = await self.isolation.leave(handle)  # its changes kept on its branch, the worktree removed
             await self._store_record(handle)
+            self._tell_left(handle, left)
             raise
         finally:
             self.limiter.release(handle.slot)
             self.leases.release(record.task_id)
             self.cache.finished(record)
-        merged = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
+        left = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
         await self._store_record(handle)  # the full result is stored before the parent sees anything
-        said = merged + await self._subagent_hook(handle, "SubagentStop")
+        self._tell_left(handle, left)
+        said = (left.note if left else "") + await self._subagent_hook(handle, "SubagentStop")
         self._announce(handle)
         max_tokens = self.settings.task_tool.max_result_tokens
         answer = results.parent_result(handle.record, handle.plan.model.display, max_tokens)
@@ -472,6 +474,10 @@ class SubagentRunner:
             record.output_tokens, record.cache_read_tokens + record.cache_write_tokens,
             "unknown" if record.cost_usd is None else f"${record.cost_usd:.4f}", record.time_ms,
         )
+
+    def _tell_left(self, handle: TaskHandle, left: Left | None) -> None:
+        if left is not None and (event := left.event(handle)) is not None:
+            self._emit_parent(handle, event)  # the block shows the merge and its diff
 
     def _announce(self, handle: TaskHandle) -> None:
         if handle.background:
