@@ -40,6 +40,7 @@ from agentcli.subagents.messaging import Switchboard
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
 from agentcli.subagents.result_cache import ResultCache
 from agentcli.subagents.supervisor import Supervisor
+from agentcli.subagents.task_hooks import task_hook
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
 from agentcli.subagents.toolbox import Toolbox
@@ -386,7 +387,7 @@ class SubagentRunner:
                 self._save(handle)
                 sup.report()
                 message = handle.plan.user_message + await self.isolation.enter(handle)
-                message += await self._subagent_hook(handle, "SubagentStart")
+                message += await task_hook(self.hooks, handle, "SubagentStart")
                 loop, fork = self._child_loop(handle), handle.fork
                 opening = fork.start(handle.session, message, self.store) if fork is not None else message
                 status, result, error = await sup.run(loop, opening, handle.output_schema)
@@ -414,28 +415,11 @@ class SubagentRunner:
         left = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
         await self._store_record(handle)  # the full result is stored before the parent sees anything
         self._tell_left(handle, left)
-        said = (left.note if left else "") + await self._subagent_hook(handle, "SubagentStop")
+        said = (left.note if left else "") + await task_hook(self.hooks, handle, "SubagentStop")
         self._announce(handle)
         max_tokens = self.settings.task_tool.max_result_tokens
         answer = results.parent_result(handle.record, handle.plan.model.display, max_tokens)
         return dataclasses.replace(answer, content=answer.content + said) if said else answer
-
-    async def _subagent_hook(self, handle: TaskHandle, event: str) -> str:
-        """Run the SubagentStart / SubagentStop hooks of a task (SubagentStop gets its finished record); what
-        they tell the model, framed, to append to the child's first message (start) or the parent's result (stop)."""
-        if self.hooks is None or not self.hooks.has(event):
-            return ""
-        record, parent = handle.record, handle.parent
-        data: dict[str, Any] = {"agent_id": record.task_id, "agent_type": record.subagent_type,
-                                "task_id": record.task_id, "description": record.description}
-        if event == "SubagentStop":
-            data |= {"stop_hook_active": False, "status": record.status, "result": record.result or "",
-                     "error": record.error, "task": record.model_dump(mode="json")}
-        verdict = await self.hooks.fire(event, data, session_id=parent.session.id, agent=parent.session.agent,
-                                        emit=parent.emit, target=record.subagent_type)
-        said = [f"A {event} hook says: {verdict.reason}"] if verdict.blocked and event == "SubagentStop" else []
-        said += verdict.context
-        return "".join(f"\n\n<system-notice>{defang_tags(text)}</system-notice>" for text in said)
 
     # --- finishing ----------------------------------------------------------------------------------
 
