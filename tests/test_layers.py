@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"slash_commands"},
     {"conversation", "trust_report"},
     {"output", "ui", "cli_common"},
-    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp", "cli_skills"},
+    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp", "cli_worktrees", "cli_skills"},
     {"headless", "acp_agent"},
     {"cli"},
     {"__main__"},

@@ -126,7 +126,7 @@ async def test_a_skill_kept_from_the_model_is_neither_listed_nor_loaded(dirs: tu
     catalog = SkillCatalog.load(ws, home=home, env={})
     tool_cls = skill_tool_class(catalog)
     assert tool_cls is not None and "deploy" not in tool_cls().description()
-    with pytest.raises(ToolError, match="No skill named 'deploy'. Available: lint"):
+    with pytest.raises(ToolError, match=r"No skill named 'deploy'\. Available: lint"):
         await tool_cls().run(SkillArgs(skill="deploy"), _ctx(ws))
     only_kept = SkillCatalog.load(ws, home=home, env={})
     del only_kept.skills["lint"]

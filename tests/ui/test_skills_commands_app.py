@@ -36,7 +36,8 @@ async def test_skills_listing_and_a_custom_command_turn(make_app: MakeApp, works
     with FakeLLMServer(Script(steps=[step])) as server:
         app = make_app(server)
         async with app.run_test(size=SIZE) as pilot:
-            assert [c.label for c in command_candidates("re", app.prompt.commands)] == ["/resume", "/review", "/release-notes"]
+            offered = [c.label for c in command_candidates("re", app.prompt.commands)]
+            assert offered == ["/resume", "/review", "/release-notes"]
             await submit(pilot, "/skills")
             listing = notes(app)[-1]
             assert "  release-notes (project): Writes release notes." in listing
