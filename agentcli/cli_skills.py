@@ -90,9 +90,10 @@ def commands_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
         })
         return
     if found.commands:
-        rows = [[f"/{command.name if found.find(command.name) is command else command.qualified}",
-                 _cut(command.label), _where(command.path, workspace)] for command in found.commands.values()]
-        echo(table(["COMMAND", "DESCRIPTION", "SOURCE"], rows))
+        rows = [[f"/{command.name if found.find(command.name) is command else command.qualified}", command.where,
+                 _cut(command.description + (f" {command.argument_hint}" if command.argument_hint else ""), 60),
+                 _where(command.path, workspace)] for command in found.commands.values()]
+        echo(table(["COMMAND", "FROM", "DESCRIPTION", "SOURCE"], rows))
     else:
         echo("No custom slash commands (.claude/commands/*.md of the workspace or ~).")
     if found.problems:

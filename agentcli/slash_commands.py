@@ -77,13 +77,17 @@ class CustomCommand:
         return f"{self.namespace}:{self.name}" if self.namespace else self.name
 
     @property
+    def where(self) -> str:
+        """`project`, `user`, `project:frontend` (its namespace), `user skill`."""
+        if self.skill_folder is not None:
+            return f"{self.scope} skill"
+        return f"{self.scope}:{self.namespace}" if self.namespace else self.scope
+
+    @property
     def label(self) -> str:
         """What completion and `/help` show: the description, the argument hint, `(project:frontend)`."""
-        where = f"{self.scope}:{self.namespace}" if self.namespace else self.scope
-        if self.skill_folder is not None:
-            where = f"{self.scope} skill"
         hint = f" {self.argument_hint}" if self.argument_hint else ""
-        return f"{self.description}{hint} ({where})"
+        return f"{self.description}{hint} ({self.where})"
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
