@@ -206,7 +206,7 @@ async def command_prompt(conversation: Conversation, options: OneShotOptions, er
     """The prompt to send: `/name args` naming a custom command (`slash_commands`) is its expansion, with its
     `!`commands`` run (trusted workspace, approved: refused without --yes) and `@paths` attached; any other prompt
     as given. None after saying (one line) why the command cannot be expanded."""
-    from agentcli.slash_commands import CommandSet
+    from agentcli.slash_commands import CommandSet, model_spec
     from agentcli.text import terminal_safe
 
     text = options.prompt.strip()
@@ -237,7 +237,7 @@ async def command_prompt(conversation: Conversation, options: OneShotOptions, er
         conversation.allow_reads(found.skill_folder)
     if found.model and not options.keep_model:
         try:
-            conversation.set_model(found.model)
+            conversation.set_model(model_spec(found.model, conversation.settings))
         except Exception as exc:  # a model this configuration cannot use: go on with the current one
             why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             err.write(terminal_safe(f"agentcli: {word}: model {found.model!r} not used ({why}); "

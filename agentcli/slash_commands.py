@@ -29,7 +29,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.subagents.front_matter import (
     MAX_FRONT_MATTER_BYTES,
@@ -41,6 +41,9 @@ from agentcli.subagents.front_matter import (
 )
 from agentcli.subagents.skills import Skill
 from agentcli.text import one_line
+
+if TYPE_CHECKING:
+    from agentcli.config import Settings
 
 CommandScope = Literal["project", "user"]
 
@@ -204,6 +207,16 @@ def expand(command: CustomCommand, arguments: str) -> Expansion:
     if arguments and not used:
         parts[-1] += f"\n\nARGUMENTS: {arguments}"
     return Expansion(tuple(parts))
+
+
+def model_spec(spec: str, settings: Settings) -> str:
+    """A command's `model:` as `resolve_model` takes it: main, light, an alias or provider:model as written; a bare
+    model id (`claude-opus-4-1`, as Claude Code's commands write it) is the main provider's, as in agent files."""
+    spec = spec.strip()
+    models = settings.models
+    if spec in ("main", "light") or spec in models.aliases or ":" in spec:
+        return spec
+    return f"{models.main.provider}:{spec}"
 
 
 def command_folders(workspace: Path, home: Path) -> list[tuple[Path, CommandScope]]:

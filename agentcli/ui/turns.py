@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from agentcli.slash_commands import model_spec
 from agentcli.ui.command_files import command_message
 from agentcli.ui.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions, user_message
 from agentcli.ui.person_command import run_person_command
@@ -173,7 +174,7 @@ class TurnRunner:
             return None
         previous = self._conversation.model
         try:
-            self._conversation.set_model(command.model)
+            self._conversation.set_model(model_spec(command.model, self._conversation.settings))
         except Exception as exc:
             self._say_error(f"/{command.name}: model {command.model!r} not used "
                             f"({first_line(str(exc)) or type(exc).__name__}); using {previous.display}")

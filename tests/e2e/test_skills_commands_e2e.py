@@ -146,3 +146,19 @@ def test_a_skill_invoked_by_name_is_the_message_and_opens_its_folder(tmp_path: P
     assert texts[0].startswith("## When to use this skill") and texts[0].endswith("ARGUMENTS: a weekly update")
     read = second["messages"][-1]["content"][0]
     assert not read.get("is_error"), read
+
+
+def test_a_vendored_commands_model_serves_its_run_unless_model_is_given(tmp_path: Path) -> None:
+    ws, home = _dirs(tmp_path)
+    shutil.copytree(FIXTURES / "commands" / "wshobson", ws / ".claude" / "commands")
+    models: list[str] = []
+    for flags in ([], ["--model", "anthropic:claude-flag-model"]):
+        script = Script(steps=[Step(match=Match(system_contains=MAIN, last_user_contains="Target branch: main"),
+                                    reply=Reply(text="ok"))])
+        with FakeLLMServer(script) as server:
+            result = run_cli(["run", *flags, "--cwd", str(ws), "/workflows:git-workflow main"],
+                             cli_env("anthropic", server, home, HOME=str(home)))
+            assert result.returncode == 0, result.stderr
+            server.assert_done()
+            models.append(server.requests[0].body["model"])
+    assert models == ["claude-opus-4-1", "claude-flag-model"]
