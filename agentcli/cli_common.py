@@ -91,8 +91,10 @@ def load(
     asked_trust = trusted is None
     if trusted is None:
         from agentcli import paths, trust
+        from agentcli.claude_settings import project_claude_settings
 
-        trusted = not paths.project_config_file(workspace).exists() or trust.is_trusted(workspace)
+        project_files = [paths.project_config_file(workspace), *project_claude_settings(workspace)]
+        trusted = not any(path.exists() for path in project_files) or trust.is_trusted(workspace)
     try:
         loaded = load_config(
             workspace=workspace,

@@ -114,6 +114,7 @@ class Conversation:
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._transcript: Callable[[str], str] | None = None
         if any(self.hooks.config.by_event.values()):
             self.keep_transcript()  # hooks read it (their input's transcript_path)
@@ -213,6 +214,19 @@ class Conversation:
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
 
+    def _use_claude_rules(self) -> None:
+        """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
+        ones until it is trusted); what agentcli cannot use is told once, with the first turn."""
+        from agentcli import trust
+        from agentcli.claude_settings import read_claude_permissions
+
+        claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
+                                         sources=self._sources)
+        notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
+        for note in notes:
+            log.warning("%s", note)
+        self.hook_notes += notes
+
     def _say_sandbox(self) -> None:
         """Where no sandbox can hold Bash, say so once, with the first turn (beside the hook notes)."""
         if self.sandbox.unsandboxed_reason() or self.sandbox.refusal():
@@ -272,6 +286,7 @@ class Conversation:
             raise RuntimeError("choose the setting sources before the first turn")
         self._sources = sources
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._say_sandbox()
         if "project" not in sources:
             self._instructions = ""

@@ -222,6 +222,7 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     policy = conversation.permissions
     policy.allow += [PermissionRule.parse(rule) for rule in mapped.allow]
     policy.deny += [PermissionRule.parse(rule) for rule in mapped.deny]
+    policy.ask += [PermissionRule.parse(rule) for rule in mapped.ask]
     try:  # the main agent's servers: these, and unless --strict-mcp-config the configured ones too
         conversation.mcp.add_main(mapped.mcp_servers, origin="--mcp-config", only=mapped.strict_mcp)
     except SpecError as exc:
