@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 _AGENT_FILE_PEEK = 256 * 1024  # bytes of an agent file looked at for `mcpServers` (its front matter is smaller)
 #: The project's agent folders (`subagents.registry.agent_folders`; a test holds the two together).
-AGENT_FOLDERS = (".agentcli/agents", ".claude/agents", ".opencode/agents", ".opencode/agent")
+AGENT_FOLDERS = (".agentcli/agents", ".claude/agents", ".opencode/agents", ".opencode/agent", ".codex/agents",
+                 ".gemini/agents", ".qwen/agents")
 #: The workspace's files and folders that trusting could arm (what `may_arm` looks for).
 ARMING = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".agentcli/config.toml", *AGENT_FOLDERS)
 
