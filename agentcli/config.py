@@ -171,6 +171,7 @@ def load_config(
     *,
     override_origins: Mapping[str, str] | None = None,
     trusted: bool = False,
+    claude_sources: frozenset[str] | None = None,
 ) -> LoadedConfig:
     """Read, merge and validate every layer; ConfigError (one line) on any problem.
 
@@ -178,7 +179,8 @@ def load_config(
     `agentcli.config_trust`); what it could not set is in `LoadedConfig.ignored`.
     `overrides` maps dotted keys to values (None values are skipped); `override_origins` may
     name the flag each came from (`{"models.main.model": "--model"}`) for messages and
-    `config show`.
+    `config show`. Claude Code's settings files (`claude_settings`; `claude_sources` limits which, as its
+    `--setting-sources` does) give `permissions.mode` a layer of its own under the user file.
     """
     from agentcli import config_schema
     from agentcli.claude_settings import read_claude_permissions
@@ -204,7 +206,7 @@ def load_config(
         if not explicit.is_file():
             raise ConfigError(f"--config file {explicit} is not a file")
         files.append(("config-file", explicit, True))
-    claude = read_claude_permissions(workspace, trusted=trusted, env=env)
+    claude = read_claude_permissions(workspace, trusted=trusted, env=env, sources=claude_sources)
     for layer, path, required in files:
         if layer == "user" and claude.mode is not None:  # Claude Code's defaultMode, under agentcli's own files
             source = Source("claude", claude.mode_source)
