@@ -1,4 +1,5 @@
-"""Agent definition files: Markdown with YAML front matter, in agentcli's, Claude Code's or opencode's format.
+"""Agent definition files: Markdown with YAML front matter, in agentcli's, Claude Code's or opencode's format
+(Codex, Gemini CLI, Qwen Code and opencode.json are read into the same shape by `foreign_agents`).
 
     ---
     name: code-reviewer
