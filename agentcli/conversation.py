@@ -208,8 +208,8 @@ class Conversation:
 
         config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace),
                             sources=self._sources)
-        for note in config.notes:
-            log.warning("%s", note)
+        for note in config.notes:  # info: a warning before the log is set up would reach stderr a second time
+            log.info("%s", note)
         self.hook_notes = config.notes  # told once, with the first turn
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
@@ -224,7 +224,7 @@ class Conversation:
                                          sources=self._sources)
         notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
         for note in notes:
-            log.warning("%s", note)
+            log.info("%s", note)  # the person is told through the first turn's notices
         self.hook_notes += notes
 
     def _say_sandbox(self) -> None:

@@ -50,12 +50,14 @@ def test_claude_config_dir_is_where_the_persons_settings_are(tmp_path: Path) -> 
     ws.mkdir()
     (ws / "keep.txt").write_text("precious\n")
     _settings(home / ".claude", {})  # the default place says nothing
-    _settings(elsewhere, {"deny": ["Bash(rm *)"]})
+    theirs = _settings(elsewhere, {"deny": ["Bash(rm *)", "WebSearch"]})
     with FakeLLMServer(_bash_refused("rm -f keep.txt", "Refused.")) as server:
         proc = run_cli(["run", "--output-format", "json", "--yes", "--cwd", str(ws), "tidy up"],
                        cli_env("anthropic", server, home, HOME=str(home), CLAUDE_CONFIG_DIR=str(elsewhere)))
     assert proc.returncode == 0, proc.stderr
     assert (ws / "keep.txt").exists()
+    note = f"{theirs}: permissions.deny rule 'WebSearch' has no effect: agentcli has no WebSearch tool"
+    assert proc.stderr.count(note) == 1, proc.stderr  # named once, never fatal
 
 
 def test_an_untrusted_projects_deny_narrows_and_its_allow_waits_for_trust(tmp_path: Path) -> None:
