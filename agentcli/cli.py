@@ -66,6 +66,7 @@ GROUPS: dict[str, tuple[str, str]] = {
     "tasks": ("agentcli.cli_tasks", "tasks_app"),
     "sessions": ("agentcli.cli_sessions", "sessions_app"),
     "mcp": ("agentcli.cli_mcp", "mcp_app"),
+    "worktrees": ("agentcli.cli_worktrees", "worktrees_app"),
 }
 
 

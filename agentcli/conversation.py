@@ -45,6 +45,7 @@ from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
+from agentcli.subagents.worktree_admin import prune_at_start
 from agentcli.text import defang_tags
 from agentcli.tools.base import FileAccess, FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
@@ -149,7 +150,8 @@ class Conversation:
         store_path: Path | None = None,
     ) -> Conversation:
         """Open the store (the default database unless `store_path`), build the conversation, set up
-        logging and mark the rows of crashed runs cancelled. Raises `OpenError` with the line to print."""
+        logging, mark the rows of crashed runs cancelled and prune the worktrees they left in this workspace. Raises
+        `OpenError` with the line to print."""
         from agentcli.llm.base import ProviderError
         from agentcli.llm.models import ModelSpecError
         from agentcli.logs import setup_logging
@@ -171,6 +173,7 @@ class Conversation:
         if settings.task_tool.enable_verbose_logging:
             logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
         store.mark_running_cancelled()
+        prune_at_start(workspace)  # worktrees of isolated tasks whose process died (a glob when there are none)
         return conversation
 
     # --- set-up -----------------------------------------------------------------------------------

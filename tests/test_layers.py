@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"subagents", "stored_sessions", "warm_up"},
     {"conversation", "trust_report"},
     {"output", "ui", "cli_common"},
-    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp"},
+    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp", "cli_worktrees"},
     {"headless", "acp_agent"},
     {"cli"},
     {"__main__"},

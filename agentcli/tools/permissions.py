@@ -112,6 +112,7 @@ class PermissionRequest:
     tool_call_id: str = ""
     session_id: str = ""  # the asking agent's session
     outside_sandbox: bool = False  # a refused Bash command asked to run again without the sandbox
+    worktree: bool = False  # the agent works in its task's git worktree: paths are relative to it (`[worktree]`)
 
 
 @dataclass(frozen=True)
@@ -353,6 +354,7 @@ class PermissionPolicy:
             tool_input=args.model_dump(mode="json", exclude_unset=True),
             tool_call_id=ctx.tool_call_id,
             session_id=ctx.session_id,
+            worktree=ctx.worktree,
         )
         async with self._one_question():  # one question at a time, across parallel subagents
             if (by_mode := self._by_mode(tool, guarded, asking is not None)) is not None:  # mode changed meanwhile
@@ -414,6 +416,7 @@ class PermissionPolicy:
             tool_call_id=ctx.tool_call_id,
             session_id=ctx.session_id,
             outside_sandbox=True,
+            worktree=ctx.worktree,
         )
         async with self._one_question():
             if self.mode not in ("ask", "accept_edits"):
