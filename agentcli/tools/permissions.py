@@ -338,13 +338,13 @@ class PermissionPolicy:
         guard = _guarded(name, target, ctx.workspace)
         guarded = bool(guard) or asking is not None  # asked every time, like a guarded file
         if asking is not None and not guard:
-            guard = f"named by the rule {asking.text!r} in {asking.where('ask')}"
+            guard = f"the rule {asking.text!r} in {asking.where('ask')}"
         if (by_mode := self._by_mode(tool, guarded, asking is not None)) is not None:
             return by_mode
         if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
             return _ALLOWED
         if self.approver is None:
-            return PermissionDecision(False, self._no_approver_reason(name, target, guard))
+            return PermissionDecision(False, self._no_approver_reason(name, target, guard, asking))
         request = PermissionRequest(
             agent=ctx.agent,
             tool=name,
@@ -518,7 +518,17 @@ class PermissionPolicy:
             return f"every {name} call for the rest of this session"
         return BashAnswers.scope(split_command(target))
 
-    def _no_approver_reason(self, name: str, target: str, guard: str = "") -> str:
+    def _no_approver_reason(
+        self, name: str, target: str, guard: str = "", asking: PermissionRule | None = None
+    ) -> str:
+        if asking is not None:
+            who = "this is a non-interactive run (agentcli run)" if self.non_interactive else "there is no one to ask"
+            return (
+                f"Permission denied: {name} {target} is asked every time by the rule {asking.text!r} in "
+                f"{asking.where('ask')}, and {who}; --yes, auto mode and allow rules do not cover it. The person can "
+                "run agentcli interactively to answer. Do not retry this call; continue without it or explain what "
+                "you would have done."
+            )
         if name == "Bash" and self.mode == "auto" and self.bash_unsandboxed:
             return (
                 f"Permission denied: Bash runs without a sandbox here ({self.bash_unsandboxed}), so auto mode and "

@@ -43,7 +43,8 @@ async def test_an_ask_rule_without_anyone_to_ask_refuses_even_with_yes(ctx: Tool
     policy = PermissionPolicy("auto", ask=["Edit(src/**)"], non_interactive=True)
     decision = await check(policy, ctx, "Write", file_path="src/a.py", content="x")
     assert not decision.allowed
-    assert "needs approval every time" in decision.reason and "'Edit(src/**)' in [permissions] ask" in decision.reason
+    assert "is asked every time by the rule 'Edit(src/**)' in [permissions] ask" in decision.reason
+    assert "--yes, auto mode and allow rules do not cover it" in decision.reason
     assert (await check(policy, ctx, "Write", file_path="b.py", content="x")).allowed
 
 
