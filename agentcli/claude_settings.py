@@ -9,7 +9,8 @@ Files, in Claude Code's order (later files' `defaultMode` wins; every file's rul
 
 Rules (`permissions.allow` / `deny` / `ask`) keep Claude Code's syntax where agentcli reads it the same way
 (`Bash(npm run test:*)`, `Bash(git * main)`, `Edit(src/**)`, `Read(./secrets/**)`, `WebFetch(domain:x.com)`,
-`mcp__server`, `mcp__server__tool`); paths are rewritten where the two differ: `//abs/path` and `~/path` become
+`mcp__server`, `mcp__server__tool`; `Task(Explore)` / `Agent(Explore)` name a subagent type); paths are
+rewritten where the two differ: `//abs/path` and `~/path` become
 workspace-relative when they fall inside the workspace (agentcli's file tools never leave it; a rule about a
 place outside is moot and named as such). What agentcli cannot express (`mcp__server__get_*`, a rule that does
 not parse) is one note naming the file and the rule, never an error. `defaultMode` maps onto `permissions.mode`
@@ -99,6 +100,8 @@ def agentcli_rule(text: str, workspace: Path | None = None, home: Path | None = 
         return (f"{tool}({path})", "") if path is not None else (None, why)
     if tool == "WebFetch" and pattern.startswith("domain:") and not pattern[len("domain:"):].strip():
         return None, "domain: names no host"
+    if tool in ("Task", "Agent"):  # a subagent type: the Task call's target is `type: description`
+        return f"Task({pattern}: *)", ""
     return f"{tool}({pattern})", ""
 
 

@@ -23,6 +23,8 @@ from agentcli.claude_settings import agentcli_rule, read_claude_permissions
     ("mcp__github", "mcp__github"),
     ("mcp__github__create_issue", "mcp__github__create_issue"),
     ("mcp__github__*", "mcp__github"),
+    ("Task(explore)", "Task(explore: *)"),
+    ("Agent(code-reviewer)", "Task(code-reviewer: *)"),
 ])
 def test_claude_rules_read_as_agentcli_rules(written: str, read: str) -> None:
     assert agentcli_rule(written, Path("/ws"), Path("/")) == (read, "")

@@ -92,3 +92,16 @@ async def test_claude_rules_join_with_their_file_and_replace_those_joined_before
     assert (await check(policy, ctx, "Bash", command="curl -s x")).allowed
 
 
+
+
+async def test_a_claude_task_rule_names_a_subagent_type(ctx: ToolContext) -> None:
+    from agentcli.subagents.task_tool import TaskArgs, TaskTool
+
+    policy = PermissionPolicy("auto")
+    policy.use_claude_rules([ClaudeRule("deny", "Task(explore: *)", "Agent(explore)", "/s.json")])
+    tool = TaskTool.__new__(TaskTool)  # the permission target needs no runner
+    args = TaskArgs(description="Find the loader", prompt="Where is it?", subagent_type="explore")
+    denied = await policy.check(tool, args, dataclasses.replace(ctx, permissions=policy))
+    assert not denied.allowed and "'Task(explore: *)' in /s.json permissions.deny" in denied.reason
+    other = TaskArgs(description="Find the loader", prompt="Where is it?", subagent_type="plan")
+    assert (await policy.check(tool, other, dataclasses.replace(ctx, permissions=policy))).allowed
