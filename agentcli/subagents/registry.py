@@ -49,6 +49,7 @@ from agentcli.subagents.agent_files import (
     Scope,
     parse_agent_file,
 )
+from agentcli.subagents.foreign_agents import opencode_config_agents, parse_codex_agent, parse_markdown_agent
 from agentcli.subagents.front_matter import AgentFileError
 from agentcli.tools.registry import READ_ONLY_TOOLS
 
@@ -208,14 +209,29 @@ def _read_folder(
     return agents
 
 
-def _parse(path: Path, scope: Scope, file_format: FileFormat, aliases: tuple[str, ...] | None) -> AgentType:
-    from agentcli.subagents import foreign_agents
+def _read_opencode_config(
+    config: Path, scope: Scope, aliases: tuple[str, ...] | None, real_workspace: Path, problems: list[LoadProblem]
+) -> list[AgentType]:
+    """The agents of an opencode config file; a project's must be inside the workspace, and so must the prompt
+    files it names."""
+    root = real_workspace if scope == "project" else None
+    if root is not None:
+        real = _real(config)
+        if real is None or not real.is_relative_to(root):
+            problems.append(LoadProblem(str(config), f"a symlink that leaves the workspace (to {real}); not followed"))
+            return []
+    names = DEFAULT_ALIASES if aliases is None else aliases
+    agents, skipped = opencode_config_agents(config, scope=scope, aliases=names, root=root)
+    problems += [LoadProblem(source, reason) for source, reason in skipped]
+    return agents
 
+
+def _parse(path: Path, scope: Scope, file_format: FileFormat, aliases: tuple[str, ...] | None) -> AgentType:
     names = DEFAULT_ALIASES if aliases is None else aliases
     if file_format == "codex":
-        return foreign_agents.parse_codex_agent(path, scope=scope, aliases=names)
+        return parse_codex_agent(path, scope=scope, aliases=names)
     if file_format in ("gemini", "qwen"):
-        return foreign_agents.parse_markdown_agent(path, scope=scope, file_format=file_format, aliases=names)
+        return parse_markdown_agent(path, scope=scope, file_format=file_format, aliases=names)
     return parse_agent_file(path, scope=scope, file_format=file_format, aliases=aliases)
 
 
@@ -307,14 +323,8 @@ class AgentRegistry:
                 add(agent)
             if folder in configs:  # opencode.json's agents come right after opencode's agent folders
                 config_scope, config = configs[folder]
-                root = real_workspace if config_scope == "project" else None  # a project's prompt files stay in it
-                from agentcli.subagents.foreign_agents import opencode_config_agents
-
-                names = DEFAULT_ALIASES if alias_names is None else alias_names
-                agents, skipped = opencode_config_agents(config, scope=config_scope, aliases=names, root=root)
-                for agent in agents:
+                for agent in _read_opencode_config(config, config_scope, alias_names, real_workspace, problems):
                     add(agent)
-                problems += [LoadProblem(source, reason) for source, reason in skipped]
         types: list[AgentType] = []
         for builtin in builtin_types():
             if builtin.name in found:

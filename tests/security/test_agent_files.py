@@ -204,3 +204,14 @@ def test_other_tools_agent_files_symlinked_out_are_not_followed(repo: Path, home
         "opencode.json (agent.leak): prompt file ../home/notes.toml is outside the workspace; not read",
         f".codex/agents/key.toml: a symlink that leaves the agent folder (to {secret.resolve()}); not followed",
     ]
+
+
+def test_a_project_opencode_json_symlinked_out_is_not_read(repo: Path, home: Path) -> None:
+    private = home / ".config" / "opencode" / "private.json"
+    private.parent.mkdir(parents=True)
+    private.write_text('{"agent": {"mine": {"description": "PRIVATE", "mode": "subagent", "prompt": "SECRET"}}}')
+    os.symlink(private, repo / "opencode.json")
+    proc = agents(repo, home)
+    assert "PRIVATE" not in proc.stdout and "mine " not in proc.stdout
+    assert skipped_lines(proc.stdout) == [
+        f"opencode.json: a symlink that leaves the workspace (to {private.resolve()}); not followed"]
