@@ -435,7 +435,7 @@ def trust_command(
         fail(str(exc))
     print(f"trusted: {recorded} (recorded in {trust.store_path()})")
     if report.settings:
-        echo(f"it applies these settings of {report.project_file}:")
+        echo(f"it applies these settings of {report.project_file or 'its Claude Code settings files'}:")
         echo("\n".join(f"  {line}" for line in report.settings))
     if report.arms:
         echo("it runs these hooks and MCP servers (with the environment variables they are given):")

@@ -120,6 +120,7 @@ class Conversation:
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._transcript: Callable[[str], str] | None = None
         if any(self.hooks.config.by_event.values()):
             self.keep_transcript()  # hooks read it (their input's transcript_path)
@@ -217,11 +218,24 @@ class Conversation:
 
         config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace),
                             sources=self._sources)
-        for note in config.notes:
-            log.warning("%s", note)
+        for note in config.notes:  # info: a warning before the log is set up would reach stderr a second time
+            log.info("%s", note)
         self.hook_notes = config.notes  # told once, with the first turn
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
+
+    def _use_claude_rules(self) -> None:
+        """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
+        ones until it is trusted); what agentcli cannot use is told once, with the first turn."""
+        from agentcli import trust
+        from agentcli.claude_settings import read_claude_permissions
+
+        claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
+                                         sources=self._sources)
+        notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
+        for note in notes:
+            log.info("%s", note)  # the person is told through the first turn's notices
+        self.hook_notes += notes
 
     def _say_sandbox(self) -> None:
         """Where no sandbox can hold Bash, say so once, with the first turn (beside the hook notes)."""
@@ -289,6 +303,7 @@ class Conversation:
             raise RuntimeError("choose the setting sources before the first turn")
         self._sources = sources
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._say_sandbox()
         if "project" not in sources:
             self._instructions = ""

@@ -237,8 +237,8 @@ T = TypeVar("T", bound="Tool[Any] | type[Tool[Any]]")
 def listing_rank(tool: Tool[Any] | type[Tool[Any]]) -> int:
     """Where a tool is listed to the model, from its traits: 0 the read-only tools, 1 the tools every agent of
     the tree has (`every_agent`), 2 the mutating ones, 3 the rest of agentcli's own (Task and its kin: only
-    agents that may delegate have them; Skill: only sessions with skills), 4 an outside server's (MCP). Groups 0 and 1 are the head that a
-    read-only subagent's list consists of."""
+    agents that may delegate have them; Skill: only sessions with skills), 4 an outside server's (MCP). Groups 0
+    and 1 are the head that a read-only subagent's list consists of."""
     if tool.external:
         return 4
     if tool.read_only:
