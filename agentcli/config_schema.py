@@ -228,6 +228,8 @@ class PermissionsSettings(_Section):
     deny: list[PermissionRule] = Field(default_factory=list)
     ask: list[PermissionRule] = Field(default_factory=list)  # asked every time, whatever the mode (Claude Code's)
     allow_mutating_in_run: bool = False
+    # Folders beside the workspace the file tools and Bash may also work in (`additional_dirs`)
+    additional_directories: list[str] = Field(default_factory=list)
 
 
 class AgentSettings(_Section):

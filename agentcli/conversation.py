@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.additional_dirs import session_additional_dirs
 from agentcli.agent.compaction import Compaction
 from agentcli.agent.ledger import Ledger
 from agentcli.agent.loop import AgentLoop, RunOutcome
@@ -118,6 +119,7 @@ class Conversation:
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
+        self.extra_dirs: list[Path] = []  # additional directories (`additional_dirs`), shared with every AgentKit
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
         self._use_claude_rules()
@@ -201,6 +203,7 @@ class Conversation:
             before_task=self._task_servers,
             sandbox=self.sandbox,
             skills=self.skills,
+            extra_roots=self.extra_dirs,
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
@@ -226,13 +229,19 @@ class Conversation:
 
     def _use_claude_rules(self) -> None:
         """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
-        ones until it is trusted); what agentcli cannot use is told once, with the first turn."""
+        ones until it is trusted), its additionalDirectories the config's `additional_directories`; what agentcli
+        cannot use (a missing folder) is told once, with the first turn."""
         from agentcli import trust
         from agentcli.claude_settings import read_claude_permissions
 
         claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
                                          sources=self._sources)
         notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
+        dirs, skipped = session_additional_dirs(self.workspace, self.settings.permissions.additional_directories,
+                                                claude.directories)
+        self.extra_dirs[:] = [d.path for d in dirs]  # in place: the runner's AgentKit holds this list
+        self.sandbox.add_write_roots(self.extra_dirs)
+        notes += skipped
         for note in notes:
             log.info("%s", note)  # the person is told through the first turn's notices
         self.hook_notes += notes
@@ -284,7 +293,8 @@ class Conversation:
 
     def _new_session(self) -> Session:
         role, appended = self._system
-        system = render_system_prompt(self.workspace, instructions=self._instructions, role=role)  # read in __init__
+        system = render_system_prompt(self.workspace, instructions=self._instructions, role=role,  # read in __init__
+                                      extra_dirs=self.extra_dirs)
         stable = f"{system.stable}\n\n{appended}" if appended else system.stable
         return Session(system_prompt=stable + system.current, system_stable=len(stable), model=self.model,
                        workspace=self.workspace)

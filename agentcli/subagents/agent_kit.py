@@ -33,6 +33,7 @@ class AgentKit:
         pool: ProviderPool,
         task_lines: Callable[[str], list[str]],
         sandbox: Sandbox | None = None,
+        extra_roots: list[Path] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -42,6 +43,8 @@ class AgentKit:
         self.task_lines = task_lines  # a session's delegated tasks, one line each: a compaction keeps them
         self.sandbox = sandbox  # every agent's Bash runs in it (the conversation's, [sandbox])
         self.files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
+        # The session's additional directories (`additional_dirs`), resolved: a list the conversation keeps up to date
+        self.extra_roots: list[Path] = extra_roots if extra_roots is not None else []
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
         fetch = settings.web_fetch
         self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
@@ -59,7 +62,7 @@ class AgentKit:
     ) -> ToolContext:
         """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos); an agent in
         a worktree has it as its `workspace`, with a `sandbox` writing there (and its files on the disk: an editor's
-        buffers are the workspace's)."""
+        buffers are the workspace's), and no additional directory: it keeps to its worktree."""
         agent = self.settings.agent
         return ToolContext(
             workspace=(workspace or self.workspace).resolve(),
@@ -79,6 +82,7 @@ class AgentKit:
             sandbox=sandbox or self.sandbox,
             files=self.files if workspace is None else None,
             worktree=workspace is not None,
+            extra_roots=self.extra_roots if workspace is None else [],
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:

@@ -85,6 +85,7 @@ class SubagentRunner:
         before_task: Callable[[TaskArgs], Awaitable[None]] | None = None,
         sandbox: Sandbox | None = None,
         skills: SkillCatalog | None = None,
+        extra_roots: list[Path] | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -104,7 +105,8 @@ class SubagentRunner:
         self.handles = self.table.handles
         self.post = PostOffice()  # messages to running agents, by session
         self.switchboard = Switchboard(self.table, self.post, self.run_task, self.argument_limits)
-        self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines, sandbox)
+        self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines, sandbox,
+                            extra_roots)
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
         self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported

@@ -160,6 +160,9 @@ class ToolContext:
     # Resolved folders outside the workspace that Read and LS may read (never write): the skills this agent loaded.
     # A list shared by the per-call copies of the context, so a folder the Skill tool adds stays readable.
     read_roots: list[Path] = field(default_factory=list)
+    # Resolved folders beside the workspace the file tools may read AND write (`additional_dirs`: the person's
+    # `additional_directories`); empty for an agent in a worktree (it keeps to its worktree).
+    extra_roots: list[Path] = field(default_factory=list)
 
 
 A = TypeVar("A", bound=ToolArgs)
