@@ -31,9 +31,10 @@ class AdditionalDir:
 
 
 def resolve_additional_dirs(
-    workspace: Path, named: Iterable[tuple[str, str]]
+    workspace: Path, named: Iterable[tuple[str, str]], home: Path | None = None
 ) -> tuple[list[AdditionalDir], list[str]]:
-    """The usable folders of `named` ((path as written, where), in order) and one line per skipped one."""
+    """The usable folders of `named` ((path as written, where), in order) and one line per skipped one; `~` is
+    `home` (None: the process's)."""
     root = _resolved(workspace.expanduser().absolute()) or workspace
     found: list[AdditionalDir] = []
     notes: list[str] = []
@@ -42,7 +43,7 @@ def resolve_additional_dirs(
         if not text or "\x00" in text:
             notes.append(f"{source}: additional directory {written!r} skipped: not a path")
             continue
-        candidate = Path(os.path.expanduser(text))
+        candidate = Path(_expand(text, home))
         if not candidate.is_absolute():
             candidate = root / candidate
         path = _resolved(candidate)
@@ -61,11 +62,18 @@ def resolve_additional_dirs(
 
 
 def session_additional_dirs(
-    workspace: Path, configured: Iterable[str], claude_dirs: Iterable[tuple[str, str]], config_source: str = ""
+    workspace: Path, configured: Iterable[str], claude_dirs: Iterable[tuple[str, str]], config_source: str = "",
+    home: Path | None = None,
 ) -> tuple[list[AdditionalDir], list[str]]:
     """agentcli's configured folders (`config_source` names the file, when known), then Claude Code's."""
     where = f"{CONFIG_SOURCE} ({config_source})" if config_source else CONFIG_SOURCE
-    return resolve_additional_dirs(workspace, [*((item, where) for item in configured), *claude_dirs])
+    return resolve_additional_dirs(workspace, [*((item, where) for item in configured), *claude_dirs], home)
+
+
+def _expand(text: str, home: Path | None) -> str:
+    if home is not None and (text == "~" or text.startswith("~/")):
+        return str(home) + text[1:]
+    return os.path.expanduser(text)
 
 
 def _resolved(path: Path) -> Path | None:

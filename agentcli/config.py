@@ -116,6 +116,7 @@ class LoadedConfig:
     stack: LayerStack | None = field(default=None, repr=False, compare=False)
     #: The permission rules of Claude Code's settings files (`claude_settings`), for `config show`.
     claude: ClaudePermissions | None = field(default=None, repr=False, compare=False)
+    home: Path | None = field(default=None, repr=False, compare=False)  # `~` of additional directories
 
     @functools.cached_property
     def provenance(self) -> Mapping[str, Source]:
@@ -133,7 +134,7 @@ class LoadedConfig:
         configured = self.settings.permissions.additional_directories
         location = self.source_of("permissions.additional_directories").location if configured else ""
         claude = self.claude.directories if self.claude is not None else []
-        return session_additional_dirs(self.workspace or Path.cwd(), configured, claude, location)
+        return session_additional_dirs(self.workspace or Path.cwd(), configured, claude, location, self.home)
 
     def ignored_settings(self) -> list[str]:
         """`key = value` of each ignored project setting, secrets redacted (for the TUI's trust prompt)."""
@@ -258,6 +259,7 @@ def load_config(
         ignored_values=ignored,
         stack=stack,
         claude=claude,
+        home=Path(env["HOME"]) if env.get("HOME") else None,
     )
 
 

@@ -62,7 +62,7 @@ def test_without_the_directory_it_stays_outside(ctx: ToolContext, extra: Path) -
 
 def test_symlink_escaping_an_additional_directory_is_refused(ectx: ToolContext, extra: Path, outside: Path) -> None:
     (extra / "escape").symlink_to(outside, target_is_directory=True)
-    with pytest.raises(ToolError, match="additional directories .*symlink that points outside"):
+    with pytest.raises(ToolError, match=r"additional directories .*symlink that points outside"):
         resolve_in_workspace(ectx, str(extra / "escape" / "secret.txt"))
     with pytest.raises(ToolError, match="outside the workspace"):
         resolve_in_workspace(ectx, str(extra / "escape" / "new.txt"), for_write=True)
