@@ -268,7 +268,9 @@ def config_show(
     loaded = load(workspace, config)
     text = render_config(loaded, json=as_json)
     if not as_json:  # what [sandbox] amounts to on this system: on or off, with what
-        text = text.replace("\n\n", f"\n# {session_sandbox(loaded.settings, workspace).describe()}\n\n", 1)
+        sandbox = session_sandbox(loaded.settings, workspace)
+        sandbox.add_write_roots([d.path for d in loaded.additional_dirs[0]])
+        text = text.replace("\n\n", f"\n# {sandbox.describe()}\n\n", 1)
     print(json_safe(text) if as_json else terminal_safe(text))  # project config values are untrusted
 
 

@@ -120,6 +120,9 @@ class Conversation:
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
         self.extra_dirs: list[Path] = []  # additional directories (`additional_dirs`), shared with every AgentKit
+        self._claude_dirs: list[tuple[str, str]] = []  # Claude Code's additionalDirectories read (entry, file)
+        self._flag_dirs: list[tuple[str, str]] = []  # folders a program's flags added (`add_directories`)
+        self._dir_notes: list[str] = []  # the skipped folders' lines, among `hook_notes`
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
         self._use_claude_rules()
@@ -237,14 +240,31 @@ class Conversation:
         claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
                                          sources=self._sources)
         notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
-        dirs, skipped = session_additional_dirs(self.workspace, self.settings.permissions.additional_directories,
-                                                claude.directories)
-        self.extra_dirs[:] = [d.path for d in dirs]  # in place: the runner's AgentKit holds this list
-        self.sandbox.add_write_roots(self.extra_dirs)
-        notes += skipped
+        self._claude_dirs = claude.directories
         for note in notes:
             log.info("%s", note)  # the person is told through the first turn's notices
         self.hook_notes += notes
+        self._use_dirs()
+
+    def _use_dirs(self) -> None:
+        """The session's additional directories, from the config, Claude Code's settings and the flags: every
+        agent's file tools (but a worktree's) and Bash's sandbox work there too; a skipped one is told once."""
+        dirs, skipped = session_additional_dirs(self.workspace, self.settings.permissions.additional_directories,
+                                                [*self._claude_dirs, *self._flag_dirs])
+        self.extra_dirs[:] = [d.path for d in dirs]  # in place: the runner's AgentKit holds this list
+        self.sandbox.add_write_roots(self.extra_dirs)
+        self.hook_notes = [note for note in self.hook_notes if note not in self._dir_notes] + skipped
+        self._dir_notes = skipped
+
+    def add_directories(self, named: list[tuple[str, str]]) -> None:
+        """Before the first turn: more additional directories ((path, the flag that named it): Claude Code's
+        `--add-dir`, `--settings`' additionalDirectories), the person's own as the config's are."""
+        if self._loop is not None:
+            raise RuntimeError("add directories before the first turn")
+        self._flag_dirs += named
+        self._use_dirs()
+        if not self.session.messages:
+            self.session = self._new_session()  # the prompt names them
 
     def _say_sandbox(self) -> None:
         """Where no sandbox can hold Bash, say so once, with the first turn (beside the hook notes)."""
