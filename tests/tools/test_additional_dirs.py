@@ -118,3 +118,22 @@ def test_absolute_globs_match_only_absolute_paths() -> None:
     assert match_glob("//srv/lib/**", "/srv/lib/a.py")
     assert not match_glob("//srv/lib/**", "srv/lib/a.py")
     assert not match_glob("//srv/lib/**", "/srv/other/a.py")
+
+
+async def test_every_agent_gets_them_but_one_in_a_worktree(workspace: Path, extra: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from agentcli.testing.scripted import ScriptedLLM
+    from tests.subagents.harness import build_harness
+
+    harness = build_harness(ScriptedLLM(), workspace, monkeypatch, {})
+    try:
+        harness.runner.kit.extra_roots[:] = [extra]  # as the conversation sets its list in place
+        assert harness.runner.tool_context(harness.session).extra_roots == [extra]
+        tree = (tmp_path / "tree").resolve()
+        tree.mkdir()
+        isolated = harness.runner.kit.tool_context(harness.session, workspace=tree)
+        assert isolated.worktree and isolated.extra_roots == []
+        with pytest.raises(ToolError, match="outside the workspace"):
+            resolve_in_workspace(isolated, str(extra / "lib" / "util.py"))
+    finally:
+        await harness.aclose()
