@@ -257,6 +257,7 @@ def config_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON with each value's layer.")] = False,
 ) -> None:
     """Print the effective merged config, the layer each value came from, secrets redacted."""
+    from agentcli.cli_common import context_windows
     from agentcli.config import render_config
     from agentcli.text import json_safe, terminal_safe
     from agentcli.tools.sandbox import session_sandbox
@@ -265,7 +266,8 @@ def config_show(
     loaded = load(workspace, config)
     text = render_config(loaded, json=as_json)
     if not as_json:  # what [sandbox] amounts to on this system: on or off, with what
-        text = text.replace("\n\n", f"\n# {session_sandbox(loaded.settings, workspace).describe()}\n\n", 1)
+        windows = "".join(f"# {line}\n" for line in context_windows(loaded.settings))
+        text = text.replace("\n\n", f"\n# {session_sandbox(loaded.settings, workspace).describe()}\n{windows}\n", 1)
     print(json_safe(text) if as_json else terminal_safe(text))  # project config values are untrusted
 
 

@@ -434,6 +434,11 @@ class Conversation:
         """(tokens the next request would send, the model's window), None before the first prepare."""
         return self._loop.context_use() if self._loop is not None else None
 
+    def window_source(self) -> str:
+        """Where the main agent's window came from (configured, `server: …`, model table, default); "" before
+        the first prepare."""
+        return self._loop.window_source() if self._loop is not None else ""
+
     def cancel_turn(self) -> bool:
         """Stop the running turn (Esc / Ctrl-C): every subagent under it stops too."""
         if self._turn is None or self._turn.done():

@@ -335,6 +335,10 @@ class AgentLoop:
             return None
         return self.compactor.used(self.session.messages), self.compactor.window
 
+    def window_source(self) -> str:
+        """Where the window the context is kept in came from ("" when nothing watches the context)."""
+        return self.compactor.window_source if self.compactor is not None else ""
+
     async def _fit_context(self, *, force: bool = False, focus: str = "", overflow: bool = False) -> list[Compaction]:
         compactor = self.compactor
         if compactor is None:
