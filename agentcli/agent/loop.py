@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -55,6 +56,11 @@ from agentcli.tools.base import Tool, ToolContext, tool_specs
 log = logging.getLogger(__name__)
 
 MAX_STOP_HOOK_TURNS = 3  # a Stop hook may send the main agent back to work this many times per run
+MIN_OUTPUT_ROOM = 256  # max_tokens never asked below this for a small window's sake
+CONTEXT_CUT_NOTICE = (
+    "<system-notice>Your last reply was cut because the context window was full; older context has been compacted. "
+    "Continue from where your reply stopped.</system-notice>"
+)
 
 
 # Told to whoever reads a result (a parent agent, a script) when the last turn did not end normally.
@@ -130,6 +136,7 @@ class AgentLoop:
         self._stop_cancelled = False  # `stop` cancelled the run's task (it was asked from another task)
         self._calls = ToolCalls(self)
         self._spending = Spending(self)
+        self._max_tokens = 0  # the last request's max_tokens
 
     def stop(self, status: RunStatus, reason: str) -> bool:
         """End the running turn with `status` (a limit was reached, someone cancelled it), keeping its partial result.
@@ -216,8 +223,9 @@ class AgentLoop:
                 response = await self._model_turn()
             except ContextOverflowError as exc:
                 if overflowed or not await self._fit_context(overflow=True):
-                    self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
-                    return RunOutcome("failed", self._last_text(), session.turns, str(exc))
+                    line = f"{self._window_words()} cannot hold the request, even compacted: {exc}"
+                    self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=line))
+                    return RunOutcome("failed", self._last_text(), session.turns, line)
                 overflowed = True
                 continue
             except ProviderError as exc:
@@ -227,10 +235,23 @@ class AgentLoop:
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
                 return RunOutcome("failed", self._last_text(), session.turns, str(exc))
             session.turns += 1
+            kind, used = self._cut_kind(response)
+            if kind == "full":  # finish_reason length, but the window is what ran out
+                response = dataclasses.replace(response, stop_reason="model_context_window_exceeded")
             message = response.message()  # never empty, never a whitespace-only text block
             self._append(message)
-            self._stop_notice(response)
             calls = response.tool_uses()
+            if kind in ("full", "reported") and self.compactor is not None:
+                compacted = not overflowed and await self._compact_cut(used)
+                if compacted:
+                    overflowed = True
+                    if not calls:  # the model finishes what it was writing, in the room compaction made
+                        self._append(Message.user(CONTEXT_CUT_NOTICE))
+                        continue
+            elif kind == "short":
+                self._short_cut_notice(response, used)
+            else:
+                self._stop_notice(response)
             if not calls and response.stop_reason == "pause_turn":
                 continue  # Anthropic paused a long turn: sending the history back lets the model go on
             if not calls and (letters := self._letters()):  # a message came while it answered: it reads it
@@ -243,8 +264,10 @@ class AgentLoop:
             if not calls:
                 return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason,
                                   empty=response.empty)
-            if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
-                cut = "the call was cut at the output token limit"
+            if response.stop_reason in ("max_tokens", "model_context_window_exceeded"):  # a call cut mid-arguments:
+                # say why, so the model can redo it
+                cut = ("the call was cut at the output token limit" if response.stop_reason == "max_tokens"
+                       else "the call was cut: the context window was full")
                 calls = [
                     c.model_copy(update={"input_error": f"{cut} ({c.input_error})"}) if c.input_error is not None else c
                     for c in calls
@@ -254,15 +277,74 @@ class AgentLoop:
             "max_turns", self._last_text(), session.turns, f"stopped after max_turns={self.max_turns} turns"
         )
 
+    def _cut_kind(self, response: ModelResponse) -> tuple[str, int]:
+        """Why a reply was cut, with the tokens of its request and itself: "reported" (the provider said the window
+        was full), "full" (it said `max_tokens`, but request and reply filled the window agentcli keeps), "short"
+        (an OpenAI-compatible server stopped it far below the output limit it was given: its own window or
+        limit, which agentcli does not know), "" (not cut, or the output limit as it says)."""
+        usage = response.usage
+        used = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
+        if response.stop_reason == "model_context_window_exceeded":
+            return "reported", used
+        if response.stop_reason != "max_tokens" or not usage.output_tokens:
+            return "", 0
+        limit = self._max_tokens or self.session.model.max_output_tokens
+        if usage.output_tokens >= 0.98 * limit:
+            return "", 0
+        if self.compactor is not None and used >= 0.95 * self.compactor.window:
+            return "full", used
+        if self.session.model.provider == "openai-compatible" and usage.output_tokens < limit // 2:
+            return "short", used
+        return "", 0
+
+    async def _compact_cut(self, used: int) -> bool:
+        """A reply the window cut after `used` tokens: compact, and say so in one line (True: the turn may go on in
+        the room made)."""
+        compactor, session = self.compactor, self.session
+        assert compactor is not None
+        done = await self._fit_context(overflow=True)
+        compacted = bool(done) and done[-1].tokens_after < compactor.policy.threshold * compactor.window
+        line = f"the reply was cut: {self._window_words()} is full ({used} tokens with the reply); " + (
+            "older context was compacted and the turn goes on" if compacted
+            else "nothing is left to compact: raise the server's context size or start a new session")
+        self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=line))
+        return compacted
+
+    def _short_cut_notice(self, response: ModelResponse, used: int) -> None:
+        """The server cut a reply far below max_tokens: not agentcli's output limit; most likely its window."""
+        session = self.session
+        line = (f"the reply was cut by the server after {response.usage.output_tokens} tokens, far below "
+                f"max_output_tokens = {self._max_tokens or session.model.max_output_tokens}: its own limit ran out "
+                f"at {used} tokens with the request, most likely its context window (agentcli keeps "
+                f"{self._window_words()}); set context_window for {session.model.display}")
+        self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=line))
+
+    def _window_words(self) -> str:
+        """`the context window (8192 tokens, server: llama.cpp /props)`, as far as it is known."""
+        if self.compactor is None:
+            return "the model's context window"
+        return f"the context window ({self.compactor.window} tokens, {self.compactor.window_source})"
+
+    def _output_room(self) -> int:
+        """`max_output_tokens`, or less on an OpenAI-compatible server whose window leaves less room after the
+        request (vLLM refuses a request whose prompt plus max_tokens pass its max_model_len)."""
+        limit = self.session.model.max_output_tokens
+        compactor = self.compactor
+        if compactor is None or self.session.model.provider != "openai-compatible":
+            return limit
+        room = int((compactor.window - compactor.used(self.session.messages)) * 0.9)
+        return max(min(limit, room), min(limit, MIN_OUTPUT_ROOM))
+
     async def _model_turn(self) -> ModelResponse:
         session = self.session
+        self._max_tokens = self._output_room()
         request = ModelRequest(
             model=session.model.model,
             system=session.system_prompt,
             system_stable=session.system_stable,
             messages=tuple(session.messages),
             tools=self._specs,
-            max_tokens=session.model.max_output_tokens,
+            max_tokens=self._max_tokens,
             thinking=session.model.thinking,
             thinking_budget_tokens=session.model.thinking_budget_tokens,
             reasoning_effort=session.model.reasoning_effort,
