@@ -333,6 +333,7 @@ class Conversation:
             inbox=self.runner.post.inbox(self.session.id),
             compactor=self.runner.compactor(self.session, context),
             hooks=self.hooks,
+            lean_below=self.settings.context.lean_below_tokens,
         )
         link.specs = self._loop.tool_specs  # what a fork of the main agent is offered (MCP tools join it later)
         if self._fallback:

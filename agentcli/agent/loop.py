@@ -109,6 +109,7 @@ class AgentLoop:
         hooks: HookEngine | None = None,
         inbox: Callable[[], list[str]] | None = None,
         specs: Sequence[ToolSpec] | None = None,
+        lean_below: int = 0,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -127,6 +128,11 @@ class AgentLoop:
         # Offered: its tools' specs in the one listing order every agent shares (prompt caching), or `specs` (a
         # fork's: its parent's, byte for byte; a listed tool not in `tools` is `unavailable`)
         self._specs = tool_specs(tools) if specs is None else list(specs)
+        # A window below `lean_below` tokens gets the lean prompt (`_choose_prompt`, at the first request): short
+        # descriptions, on-demand tools through LoadTool. None: not chosen yet; a fork's given specs stay as given.
+        self.lean_below = lean_below
+        self.lean: bool | None = None if specs is None else False
+        self._on_demand: dict[str, Tool[Any]] = {}  # on-demand tools not offered yet (a lean prompt's)
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
             self.use_compactor(compactor)
@@ -220,6 +226,7 @@ class AgentLoop:
                 return self._stopped_outcome()
             try:
                 await self._fit_context()
+                self._choose_prompt()
                 response = await self._model_turn()
             except ContextOverflowError as exc:
                 if overflowed or not await self._fit_context(overflow=True):
@@ -523,13 +530,69 @@ class AgentLoop:
         return self.inbox() if self.inbox is not None else []
 
     def add_tools(self, tools: Iterable[Tool[Any]]) -> None:
-        """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept."""
-        for tool in tools:
-            if tool.name not in self.tools:
-                self.tools[tool.name] = tool
-        self._specs = tool_specs(self.tools.values())
+        """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept. In a lean
+        prompt, new tools join the end of the list (on-demand ones wait for LoadTool) so what was sent stays put."""
+        new = [tool for tool in tools if tool.name not in self.tools]
+        for tool in new:
+            self.tools[tool.name] = tool
+        if self.lean:
+            self._on_demand.update((t.name, t) for t in new if t.on_demand)
+            self._specs += _unbroken(tool_specs([t for t in new if not t.on_demand], lean=True))
+        else:
+            self._specs = tool_specs(self.tools.values())
         if self.compactor is not None:
             self.compactor.gauge.fixed_tokens = self._fixed_tokens()
+
+    # --- the lean prompt ------------------------------------------------------------------------
+
+    def _choose_prompt(self) -> None:
+        """Before the first request: a window below `lean_below` gets the lean prompt (short tool descriptions; the
+        on-demand tools named in LoadTool's description instead of listed). Decided once: the list stays stable."""
+        if self.lean is not None:
+            return
+        window = self._known_window()
+        self.lean = bool(self.lean_below and window and window < self.lean_below)
+        if not self.lean:
+            return
+        from agentcli.tools.on_demand import LoadTool
+
+        offered = [tool for tool in self.tools.values() if not tool.on_demand]
+        self._on_demand = {tool.name: tool for tool in self.tools.values() if tool.on_demand}
+        if self._on_demand:
+            loader = LoadTool(self._offer, list(self._on_demand.values()))
+            self.tools[loader.name] = loader
+            offered.append(loader)
+        self._specs = tool_specs(offered, lean=True)
+        if self.compactor is not None:
+            self.compactor.gauge.fixed_tokens = self._fixed_tokens()
+
+    def _known_window(self) -> int:
+        """The window, when it is known without loading the model table: configured, or an OpenAI-compatible
+        server's (asked) or the default (anthropic and openai models have large windows: 0, no lean prompt)."""
+        model = self.session.model
+        if model.context_window:
+            return model.context_window
+        if self.compactor is None or model.provider != "openai-compatible":
+            return 0
+        return self.compactor.window
+
+    def _offer(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+        """LoadTool: offer these on-demand tools from the next request on, at the end of the list."""
+        loaded: list[str] = []
+        unknown: list[str] = []
+        offered = {spec.name for spec in self._specs}
+        for name in dict.fromkeys(names):
+            tool = self._on_demand.pop(name, None)
+            if tool is not None:
+                self._specs += _unbroken(tool_specs([tool], lean=True))
+                loaded.append(name)
+            elif name in offered:
+                loaded.append(name)  # already offered: nothing to do
+            else:
+                unknown.append(name)
+        if loaded and self.compactor is not None:
+            self.compactor.gauge.fixed_tokens = self._fixed_tokens()
+        return loaded, unknown
 
     def tool_specs(self) -> list[ToolSpec]:
         """The tools the next request offers, as sent (what a fork of this agent is offered too)."""
@@ -547,6 +610,11 @@ class AgentLoop:
 
     def _event(self, event: Event) -> None:
         report(self.emit, event)
+
+
+def _unbroken(specs: list[ToolSpec]) -> list[ToolSpec]:
+    """Specs added at the end of a sent list: no cache breakpoint of their own (the head's stays where it was)."""
+    return [dataclasses.replace(spec, cache_break=False) for spec in specs]
 
 
 _SPEC_CHARS: dict[tuple[str, str, int], tuple[object, int]] = {}  # (name, description, id(schema)) -> (schema, len)
