@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -12,9 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcli.agent.compaction import Compaction, Compactor
+from agentcli.agent.cuts import CONTEXT_CUT_NOTICE, cut_kind, full_line, short_line, window_words
 from agentcli.agent.session import Session
 from agentcli.agent.spending import PriceFn, Spending, Unfinished
 from agentcli.agent.tool_calls import CANCELLED_RESULT, ToolCalls, fire_hook, report
+from agentcli.agent.tool_offer import ToolOffer, specs_chars
 from agentcli.events import (
     CompactionEvent,
     ErrorEvent,
@@ -51,16 +52,12 @@ from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolContext, tool_specs
+from agentcli.tools.base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
 
 MAX_STOP_HOOK_TURNS = 3  # a Stop hook may send the main agent back to work this many times per run
 MIN_OUTPUT_ROOM = 256  # max_tokens never asked below this for a small window's sake
-CONTEXT_CUT_NOTICE = (
-    "<system-notice>Your last reply was cut because the context window was full; older context has been compacted. "
-    "Continue from where your reply stopped.</system-notice>"
-)
 
 
 # Told to whoever reads a result (a parent agent, a script) when the last turn did not end normally.
@@ -127,12 +124,9 @@ class AgentLoop:
         self.fallback: Callable[[ProviderError], bool] | None = None
         # Offered: its tools' specs in the one listing order every agent shares (prompt caching), or `specs` (a
         # fork's: its parent's, byte for byte; a listed tool not in `tools` is `unavailable`)
-        self._specs = tool_specs(tools) if specs is None else list(specs)
-        # A window below `lean_below` tokens gets the lean prompt (`_choose_prompt`, at the first request): short
-        # descriptions, on-demand tools through LoadTool. None: not chosen yet; a fork's given specs stay as given.
-        self.lean_below = lean_below
-        self.lean: bool | None = None if specs is None else False
-        self._on_demand: dict[str, Tool[Any]] = {}  # on-demand tools not offered yet (a lean prompt's)
+        # A window below `lean_below` tokens gets the lean prompt (`ToolOffer`, chosen before the first request)
+        self._offer = ToolOffer(self.tools, specs, lean_below)
+        self._offer.on_change = self._refit
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
             self.use_compactor(compactor)
@@ -226,7 +220,7 @@ class AgentLoop:
                 return self._stopped_outcome()
             try:
                 await self._fit_context()
-                self._choose_prompt()
+                self._offer.choose(self._known_window())
                 response = await self._model_turn()
             except ContextOverflowError as exc:
                 if overflowed or not await self._fit_context(overflow=True):
@@ -242,7 +236,9 @@ class AgentLoop:
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
                 return RunOutcome("failed", self._last_text(), session.turns, str(exc))
             session.turns += 1
-            kind, used = self._cut_kind(response)
+            kind, used = cut_kind(response, window=self.compactor.window if self.compactor is not None else 0,
+                                  max_tokens=self._max_tokens or session.model.max_output_tokens,
+                                  compatible=session.model.provider == "openai-compatible")
             if kind == "full":  # finish_reason length, but the window is what ran out
                 response = dataclasses.replace(response, stop_reason="model_context_window_exceeded")
             message = response.message()  # never empty, never a whitespace-only text block
@@ -256,7 +252,9 @@ class AgentLoop:
                         self._append(Message.user(CONTEXT_CUT_NOTICE))
                         continue
             elif kind == "short":
-                self._short_cut_notice(response, used)
+                self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=short_line(
+                    response.usage.output_tokens, self._max_tokens or session.model.max_output_tokens, used,
+                    self._window_words(), session.model.display)))
             else:
                 self._stop_notice(response)
             if not calls and response.stop_reason == "pause_turn":
@@ -284,26 +282,6 @@ class AgentLoop:
             "max_turns", self._last_text(), session.turns, f"stopped after max_turns={self.max_turns} turns"
         )
 
-    def _cut_kind(self, response: ModelResponse) -> tuple[str, int]:
-        """Why a reply was cut, with the tokens of its request and itself: "reported" (the provider said the window
-        was full), "full" (it said `max_tokens`, but request and reply filled the window agentcli keeps), "short"
-        (an OpenAI-compatible server stopped it far below the output limit it was given: its own window or
-        limit, which agentcli does not know), "" (not cut, or the output limit as it says)."""
-        usage = response.usage
-        used = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
-        if response.stop_reason == "model_context_window_exceeded":
-            return "reported", used
-        if response.stop_reason != "max_tokens" or not usage.output_tokens:
-            return "", 0
-        limit = self._max_tokens or self.session.model.max_output_tokens
-        if usage.output_tokens >= 0.98 * limit:
-            return "", 0
-        if self.compactor is not None and used >= 0.95 * self.compactor.window:
-            return "full", used
-        if self.session.model.provider == "openai-compatible" and usage.output_tokens < limit // 2:
-            return "short", used
-        return "", 0
-
     async def _compact_cut(self, used: int) -> bool:
         """A reply the window cut after `used` tokens: compact, and say so in one line (True: the turn may go on in
         the room made)."""
@@ -311,26 +289,15 @@ class AgentLoop:
         assert compactor is not None
         done = await self._fit_context(overflow=True)
         compacted = bool(done) and done[-1].tokens_after < compactor.policy.threshold * compactor.window
-        line = f"the reply was cut: {self._window_words()} is full ({used} tokens with the reply); " + (
-            "older context was compacted and the turn goes on" if compacted
-            else "nothing is left to compact: raise the server's context size or start a new session")
-        self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=line))
+        self._event(NoticeEvent(session_id=session.id, agent=session.agent,
+                                message=full_line(self._window_words(), used, compacted)))
         return compacted
-
-    def _short_cut_notice(self, response: ModelResponse, used: int) -> None:
-        """The server cut a reply far below max_tokens: not agentcli's output limit; most likely its window."""
-        session = self.session
-        line = (f"the reply was cut by the server after {response.usage.output_tokens} tokens, far below "
-                f"max_output_tokens = {self._max_tokens or session.model.max_output_tokens}: its own limit ran out "
-                f"at {used} tokens with the request, most likely its context window (agentcli keeps "
-                f"{self._window_words()}); set context_window for {session.model.display}")
-        self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=line))
 
     def _window_words(self) -> str:
         """`the context window (8192 tokens, server: llama.cpp /props)`, as far as it is known."""
         if self.compactor is None:
-            return "the model's context window"
-        return f"the context window ({self.compactor.window} tokens, {self.compactor.window_source})"
+            return window_words(0, "")
+        return window_words(self.compactor.window, self.compactor.window_source)
 
     def _output_room(self) -> int:
         """`max_output_tokens`, or less on an OpenAI-compatible server whose window leaves less room after the
@@ -350,7 +317,7 @@ class AgentLoop:
             system=session.system_prompt,
             system_stable=session.system_stable,
             messages=tuple(session.messages),
-            tools=self._specs,
+            tools=self._offer.specs,
             max_tokens=self._max_tokens,
             thinking=session.model.thinking,
             thinking_budget_tokens=session.model.thinking_budget_tokens,
@@ -410,7 +377,7 @@ class AgentLoop:
 
     def _fixed_tokens(self) -> int:
         """What every request sends besides the messages (system prompt, tool specs), estimated."""
-        return (len(self.session.system_prompt) + _specs_chars(self._specs)) // CHARS_PER_TOKEN
+        return (len(self.session.system_prompt) + specs_chars(self._offer.specs)) // CHARS_PER_TOKEN
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """Compact the context now (`/compact [focus]`): prune, then summarise with the light model."""
@@ -530,39 +497,11 @@ class AgentLoop:
         return self.inbox() if self.inbox is not None else []
 
     def add_tools(self, tools: Iterable[Tool[Any]]) -> None:
-        """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept. In a lean
-        prompt, new tools join the end of the list (on-demand ones wait for LoadTool) so what was sent stays put."""
-        new = [tool for tool in tools if tool.name not in self.tools]
-        for tool in new:
-            self.tools[tool.name] = tool
-        if self.lean:
-            self._on_demand.update((t.name, t) for t in new if t.on_demand)
-            self._specs += _unbroken(tool_specs([t for t in new if not t.on_demand], lean=True))
-        else:
-            self._specs = tool_specs(self.tools.values())
-        if self.compactor is not None:
-            self.compactor.gauge.fixed_tokens = self._fixed_tokens()
+        """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept."""
+        self._offer.add(tools)
 
-    # --- the lean prompt ------------------------------------------------------------------------
-
-    def _choose_prompt(self) -> None:
-        """Before the first request: a window below `lean_below` gets the lean prompt (short tool descriptions; the
-        on-demand tools named in LoadTool's description instead of listed). Decided once: the list stays stable."""
-        if self.lean is not None:
-            return
-        window = self._known_window()
-        self.lean = bool(self.lean_below and window and window < self.lean_below)
-        if not self.lean:
-            return
-        from agentcli.tools.on_demand import LoadTool
-
-        offered = [tool for tool in self.tools.values() if not tool.on_demand]
-        self._on_demand = {tool.name: tool for tool in self.tools.values() if tool.on_demand}
-        if self._on_demand:
-            loader = LoadTool(self._offer, list(self._on_demand.values()))
-            self.tools[loader.name] = loader
-            offered.append(loader)
-        self._specs = tool_specs(offered, lean=True)
+    def _refit(self) -> None:
+        """The offered list changed: the fixed part of every request weighs what it now does."""
         if self.compactor is not None:
             self.compactor.gauge.fixed_tokens = self._fixed_tokens()
 
@@ -576,27 +515,14 @@ class AgentLoop:
             return 0
         return self.compactor.window
 
-    def _offer(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        """LoadTool: offer these on-demand tools from the next request on, at the end of the list."""
-        loaded: list[str] = []
-        unknown: list[str] = []
-        offered = {spec.name for spec in self._specs}
-        for name in dict.fromkeys(names):
-            tool = self._on_demand.pop(name, None)
-            if tool is not None:
-                self._specs += _unbroken(tool_specs([tool], lean=True))
-                loaded.append(name)
-            elif name in offered:
-                loaded.append(name)  # already offered: nothing to do
-            else:
-                unknown.append(name)
-        if loaded and self.compactor is not None:
-            self.compactor.gauge.fixed_tokens = self._fixed_tokens()
-        return loaded, unknown
+    @property
+    def lean(self) -> bool:
+        """Whether this agent's requests carry the lean prompt (chosen at its first request)."""
+        return bool(self._offer.lean)
 
     def tool_specs(self) -> list[ToolSpec]:
         """The tools the next request offers, as sent (what a fork of this agent is offered too)."""
-        return list(self._specs)
+        return list(self._offer.specs)
 
     def last_text(self) -> str:
         """The latest assistant text of the session (what a stopped run produced so far)."""
@@ -610,28 +536,3 @@ class AgentLoop:
 
     def _event(self, event: Event) -> None:
         report(self.emit, event)
-
-
-def _unbroken(specs: list[ToolSpec]) -> list[ToolSpec]:
-    """Specs added at the end of a sent list: no cache breakpoint of their own (the head's stays where it was)."""
-    return [dataclasses.replace(spec, cache_break=False) for spec in specs]
-
-
-_SPEC_CHARS: dict[tuple[str, str, int], tuple[object, int]] = {}  # (name, description, id(schema)) -> (schema, len)
-
-
-def _specs_chars(specs: Sequence[ToolSpec]) -> int:
-    """The length of the tools' JSON (`[[name, description, schema], ...]`), each tool's measured once: every
-    subagent's loop has the same few tools, and serialising their schemas again cost a fan-out dearly."""
-    total = 2 + 2 * max(len(specs) - 1, 0)  # the brackets and the ", " between entries
-    for spec in specs:
-        key = (spec.name, spec.description, id(spec.input_schema))
-        entry = _SPEC_CHARS.get(key)
-        if entry is None or entry[0] is not spec.input_schema:  # the schema is held: its id is never reused
-            entry = (spec.input_schema, len(json.dumps([spec.name, spec.description, spec.input_schema],
-                                                       ensure_ascii=False)))
-            if len(_SPEC_CHARS) < 1024:
-                _SPEC_CHARS[key] = entry
-        total += entry[1]
-    return total
-

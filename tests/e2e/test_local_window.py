@@ -65,7 +65,7 @@ def test_a_full_window_with_nothing_to_compact_is_one_clear_line(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     server.assert_done()
     assert ("the reply was cut: the context window (2000 tokens, server: llama.cpp /props) is full (1993 tokens with "
-            "the reply); nothing is left to compact: raise the server's context size or start a new session"
+            "the reply); nothing is left to compact: give the model a larger window or start a new session"
             ) in proc.stderr
 
 
