@@ -1,7 +1,8 @@
 """The context window an OpenAI-compatible server really runs a model with, asked once per server and model.
 
-A local server knows its window; agentcli's model table does not know its model. The shapes asked, all at
-once under one short timeout (a server answers the ones it has, 404 to the rest):
+A local server knows its window; agentcli's model table does not know its model. The shapes asked, one after
+another in this order (a llama-server has few HTTP threads), under one short timeout, until one gives the window
+the server runs with (a server answers the ones it has, 404 to the rest):
 
 - llama.cpp's `llama-server`: `GET /props` → `default_generation_settings.n_ctx` (a slot's window: what one
   request may fill); `GET /v1/models` → `data[].meta.n_ctx_train` (the training maximum only);
@@ -23,7 +24,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -171,18 +172,25 @@ async def discover(
         (lambda d: from_ollama_ps(d, model), "GET", f"{root}/api/ps", None),
     ]
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        async with aiohttp.ClientSession(headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-            calls: list[Awaitable[object]] = [_json(session, method, url, body, verify)
-                                              for _, method, url, body in asks]
-            answers = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), timeout)
-    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-        log.info("context window of %s at %s: no answer (%s)", model, base_url, type(exc).__name__)
-        return None
     found: list[ServerWindow] = []
-    for (parse, _, _, _), answer in zip(asks, answers, strict=True):
-        if answer is not None and not isinstance(answer, BaseException):
-            found += parse(answer)
+
+    async def ask_all(session: aiohttp.ClientSession) -> None:
+        for parse, method, url, body in asks:  # one at a time: a llama-server has a few HTTP threads
+            try:
+                answer = await _json(session, method, url, body, verify)
+            except aiohttp.ClientError:
+                continue
+            found.extend(parse(answer) if answer is not None else [])
+            if any(window.loaded for window in found):
+                return  # the window the server runs with: the rest can only say less
+
+    try:
+        connector = aiohttp.TCPConnector(force_close=True)  # no idle connection holds a server thread
+        async with aiohttp.ClientSession(headers=headers, connector=connector,
+                                         timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+            await asyncio.wait_for(ask_all(session), timeout)
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        log.info("context window of %s at %s: no full answer (%s)", model, base_url, type(exc).__name__)
     window = choose(found, default)
     log.info("context window of %s at %s: %s", model, base_url, window)
     return window
