@@ -43,8 +43,11 @@ from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
+from agentcli.subagents.skill_tool import skill_tool_class
+from agentcli.subagents.skills import SkillCatalog
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
+from agentcli.subagents.worktree_admin import prune_at_start
 from agentcli.text import defang_tags
 from agentcli.tools.base import FileAccess, FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
@@ -109,11 +112,15 @@ class Conversation:
         self.file_locks = FileLocks()
         self._files: FileAccess | None = None  # an editor's buffers for the file tools' text (`use_files`)
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
+        self.skills = SkillCatalog.load(workspace)  # names and descriptions only; bodies when used
+        if (skill_tool := skill_tool_class(self.skills)) is not None:  # no skill: no tool, the requests as before
+            self.toolbox.add([skill_tool])
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._transcript: Callable[[str], str] | None = None
         if any(self.hooks.config.by_event.values()):
             self.keep_transcript()  # hooks read it (their input's transcript_path)
@@ -126,6 +133,7 @@ class Conversation:
         self.runner = self._new_runner()
         self._system: tuple[str | None, str] = (None, "")  # a program's own system prompt, and text to append
         self._offers: Callable[[str], bool] = lambda name: True  # which tools the main agent is offered
+        self._read_roots: list[Path] = []  # folders the main agent may read once its loop is built (`allow_reads`)
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
         self._turn: asyncio.Task[RunOutcome] | None = None
@@ -148,7 +156,8 @@ class Conversation:
         store_path: Path | None = None,
     ) -> Conversation:
         """Open the store (the default database unless `store_path`), build the conversation, set up
-        logging and mark the rows of crashed runs cancelled. Raises `OpenError` with the line to print."""
+        logging, mark the rows of crashed runs cancelled and prune the worktrees they left in this workspace. Raises
+        `OpenError` with the line to print."""
         from agentcli.llm.base import ProviderError
         from agentcli.llm.models import ModelSpecError
         from agentcli.logs import setup_logging
@@ -170,6 +179,7 @@ class Conversation:
         if settings.task_tool.enable_verbose_logging:
             logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
         store.mark_running_cancelled()
+        prune_at_start(workspace)  # worktrees of isolated tasks whose process died (a glob when there are none)
         return conversation
 
     # --- set-up -----------------------------------------------------------------------------------
@@ -190,6 +200,7 @@ class Conversation:
             hooks=self.hooks,
             before_task=self._task_servers,
             sandbox=self.sandbox,
+            skills=self.skills,
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
@@ -207,11 +218,24 @@ class Conversation:
 
         config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace),
                             sources=self._sources)
-        for note in config.notes:
-            log.warning("%s", note)
+        for note in config.notes:  # info: a warning before the log is set up would reach stderr a second time
+            log.info("%s", note)
         self.hook_notes = config.notes  # told once, with the first turn
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
+
+    def _use_claude_rules(self) -> None:
+        """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
+        ones until it is trusted); what agentcli cannot use is told once, with the first turn."""
+        from agentcli import trust
+        from agentcli.claude_settings import read_claude_permissions
+
+        claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
+                                         sources=self._sources)
+        notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
+        for note in notes:
+            log.info("%s", note)  # the person is told through the first turn's notices
+        self.hook_notes += notes
 
     def _say_sandbox(self) -> None:
         """Where no sandbox can hold Bash, say so once, with the first turn (beside the hook notes)."""
@@ -265,6 +289,13 @@ class Conversation:
         return Session(system_prompt=stable + system.current, system_stable=len(stable), model=self.model,
                        workspace=self.workspace)
 
+    def allow_reads(self, folder: Path) -> None:
+        """Let the main agent's Read and LS read inside `folder` (never write): a skill the person invoked as
+        `/name`, whose bundled files its instructions name (`tools.paths.resolve_for_read`)."""
+        roots = self._loop.context.read_roots if self._loop is not None else self._read_roots
+        if folder not in roots:
+            roots.append(folder)
+
     def use_setting_sources(self, sources: frozenset[str]) -> None:
         """Before the first turn: read only these of Claude Code's settings (`--setting-sources`): `user`,
         `project` and `local` settings files for hooks; without `project`, no AGENTS.md / CLAUDE.md either."""
@@ -272,6 +303,7 @@ class Conversation:
             raise RuntimeError("choose the setting sources before the first turn")
         self._sources = sources
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._say_sandbox()
         if "project" not in sources:
             self._instructions = ""
@@ -318,6 +350,8 @@ class Conversation:
             provider = self.pool.get(self.model)
             self._after_send = on_sent or (lambda: None)
         context = self.runner.tool_context(self.session)
+        context.read_roots.extend(self._read_roots)  # skills the person invoked before the first turn was ready
+        self._read_roots = []
         link = ParentLink(self.session, self.bus)
         tools = main_agent_tools(self.runner, link)
         tools = [t for t in tools if not is_mcp_name(t.name) and self._offers(t.name)]  # MCP tools: `_start_servers`
@@ -458,7 +492,11 @@ class Conversation:
 
     def set_model(self, spec: str) -> ResolvedModel:
         """Switch the main agent's model for the next turns (`/model`)."""
-        model = resolve_model(spec, self.settings)
+        return self.use_model(resolve_model(spec, self.settings))
+
+    def use_model(self, model: ResolvedModel) -> ResolvedModel:
+        """Switch the main agent to a model already resolved (`set_model`; the TUI gives the model back after a
+        custom command's turn that used its own `model:`)."""
         self.model = model
         self.session.model = model
         if self._loop is not None:

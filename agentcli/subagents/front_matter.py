@@ -169,3 +169,17 @@ def text_value(data: Mapping[str, Any], key: str, warnings: list[str] | None = N
         return None
     text = str(value).strip()
     return text or None
+
+
+def quote_raw_values(raw: str, keys: frozenset[str]) -> str:
+    """Front matter with the one-line values of `keys` made YAML strings, as written: Claude Code reads
+    `argument-hint: [file] [line]` as the text it shows, which YAML would read as a list or refuse."""
+    import json
+
+    lines = raw.split("\n")
+    for i, line in enumerate(lines):
+        match = _KEY_LINE.match(line)
+        value = (match.group(2) or "").strip() if match else ""
+        if match and match.group(1) in keys and value and value[0] not in "\"'|>":
+            lines[i] = f"{match.group(1)}: {json.dumps(value)}"
+    return "\n".join(lines)

@@ -156,6 +156,10 @@ class ToolContext:
     web_fetch: WebFetchLimits = field(default_factory=WebFetchLimits)  # [web_fetch]: reach, caps, time limit
     sandbox: Sandbox | None = None  # the session's Bash sandbox ([sandbox]); None: Bash runs unconfined
     files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
+    worktree: bool = False  # `workspace` is the git worktree of an isolated task (approvals mark it `[worktree]`)
+    # Resolved folders outside the workspace that Read and LS may read (never write): the skills this agent loaded.
+    # A list shared by the per-call copies of the context, so a folder the Skill tool adds stays readable.
+    read_roots: list[Path] = field(default_factory=list)
 
 
 A = TypeVar("A", bound=ToolArgs)
@@ -249,8 +253,8 @@ T = TypeVar("T", bound="Tool[Any] | type[Tool[Any]]")
 def listing_rank(tool: Tool[Any] | type[Tool[Any]]) -> int:
     """Where a tool is listed to the model, from its traits: 0 the read-only tools, 1 the tools every agent of
     the tree has (`every_agent`), 2 the mutating ones, 3 the rest of agentcli's own (Task and its kin: only
-    agents that may delegate have them), 4 an outside server's (MCP). Groups 0 and 1 are the head that a
-    read-only subagent's list consists of."""
+    agents that may delegate have them; Skill: only sessions with skills), 4 an outside server's (MCP). Groups 0
+    and 1 are the head that a read-only subagent's list consists of."""
     if tool.external:
         return 4
     if tool.read_only:

@@ -55,6 +55,27 @@ def resolve_in_workspace(ctx: ToolContext, raw: str, *, for_write: bool = False)
     return resolved
 
 
+def resolve_for_read(ctx: ToolContext, raw: str) -> Path:
+    """`resolve_in_workspace`, or a path inside one of `ctx.read_roots` (a loaded skill's folder, read-only).
+
+    Only Read and LS use it: every writing tool keeps `resolve_in_workspace(for_write=True)`, so a skill's folder
+    outside the workspace can be read but never written. Symlinks are followed before the check, as there.
+    """
+    try:
+        return resolve_in_workspace(ctx, raw)
+    except ToolError:
+        text = os.path.expanduser(raw.strip())
+        if ctx.read_roots and text and "\x00" not in text and Path(text).is_absolute():
+            try:
+                resolved = Path(text).resolve(strict=False)
+            except (OSError, RuntimeError):
+                resolved = None
+            if resolved is not None and any(resolved == root or resolved.is_relative_to(root)
+                                             for root in ctx.read_roots):
+                return resolved
+        raise
+
+
 def _lexically_inside(candidate: Path, workspace: Path) -> bool:
     """Whether the path, before following symlinks, names something inside the workspace."""
     normal = Path(os.path.normpath(candidate))
