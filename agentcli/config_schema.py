@@ -218,6 +218,8 @@ class ContextSettings(_Section):
     keep_recent_ratio: float = Field(0.25, ge=0.05, le=0.6)
     max_messages: int = Field(120, ge=20, le=100_000)
     default_window: int = Field(128_000, ge=1000, le=100_000_000)
+    server_window_timeout_seconds: float = Field(2.0, ge=0, le=60)  # asking an OpenAI-compatible server; 0: never
+    lean_below_tokens: int = Field(32_000, ge=0, le=100_000_000)  # a smaller window gets the lean prompt; 0: never
 
 
 class PermissionsSettings(_Section):

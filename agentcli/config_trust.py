@@ -61,6 +61,7 @@ _CEILINGS: frozenset[KeyPath] = frozenset({
     *(("agent", key) for key in ("max_turns", "bash_timeout_seconds", "bash_output_limit_bytes",
                                  "tool_timeout_seconds", "read_max_chars")),
     *(("web_fetch", key) for key in ("max_download_bytes", "max_output_chars", "timeout_seconds", "max_redirects")),
+    ("context", "server_window_timeout_seconds"),
 })
 _MODEL_CEILINGS = frozenset({"max_output_tokens", "thinking_budget_tokens"})
 #: What `below` returns for a key no lower layer sets.

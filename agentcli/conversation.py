@@ -397,6 +397,7 @@ class Conversation:
             inbox=self.runner.post.inbox(self.session.id),
             compactor=self.runner.compactor(self.session, context),
             hooks=self.hooks,
+            lean_below=self.settings.context.lean_below_tokens,
         )
         link.specs = self._loop.tool_specs  # what a fork of the main agent is offered (MCP tools join it later)
         if self._fallback:
@@ -497,6 +498,11 @@ class Conversation:
     def context_use(self) -> tuple[int, int] | None:
         """(tokens the next request would send, the model's window), None before the first prepare."""
         return self._loop.context_use() if self._loop is not None else None
+
+    def window_source(self) -> str:
+        """Where the main agent's window came from (configured, `server: …`, model table, default); "" before
+        the first prepare."""
+        return self._loop.window_source() if self._loop is not None else ""
 
     def cancel_turn(self) -> bool:
         """Stop the running turn (Esc / Ctrl-C): every subagent under it stops too."""

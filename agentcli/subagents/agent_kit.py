@@ -6,7 +6,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
+from agentcli.agent.compaction import (
+    Compactor,
+    ContextPolicy,
+    Discover,
+    Facts,
+    SummaryReply,
+    model_summarizer,
+    window_and_source,
+)
 from agentcli.agent.session import Session
 from agentcli.subagents.plan import Scopes
 from agentcli.tools.base import FileAccess, FileLocks, ToolContext
@@ -15,7 +23,7 @@ from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
-    from agentcli.llm.models import ProviderPool
+    from agentcli.llm.models import ProviderPool, ResolvedModel
     from agentcli.tools.permissions import PermissionPolicy
     from agentcli.tools.sandbox import Sandbox
 
@@ -105,9 +113,27 @@ class AgentKit:
             ]
             return Facts(tasks=self.task_lines(session.id), todos=todos)
 
-        return Compactor(
-            policy, summarize=self._summarize, facts=facts, window=lambda: window_of(session.model, cfg.default_window)
-        )
+        def window() -> int:
+            tokens, compactor.window_source = window_and_source(session.model, cfg.default_window)
+            return tokens
+
+        compactor = Compactor(policy, summarize=self._summarize, facts=facts, window=window,
+                              discover=self._discover(session.model))
+        return compactor
+
+    def _discover(self, model: ResolvedModel) -> Discover | None:
+        """Asks an OpenAI-compatible server for its window when none is configured (`[context]
+        server_window_timeout_seconds`; 0: never); the session's pool asks each server once."""
+        cfg = self.settings.context
+        if model.provider != "openai-compatible" or model.context_window or cfg.server_window_timeout_seconds <= 0:
+            return None
+
+        async def discover() -> tuple[int, str] | None:
+            found = await self.pool.server_window(model, timeout=cfg.server_window_timeout_seconds,
+                                                  default=cfg.default_window)
+            return (found.tokens, f"server: {found.source}") if found is not None else None
+
+        return discover
 
     async def _summarize(self, transcript: str, focus: str) -> SummaryReply:
         """Summaries are the light model's work (resolved at the first compaction, not before)."""

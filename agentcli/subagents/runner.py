@@ -173,11 +173,12 @@ class SubagentRunner:
 
     # --- the Task tools' Delegator ------------------------------------------------------------------
 
-    def task_tool_description(self) -> str:
-        """The Task tool's description: the bundled text plus every type, the same at every depth."""
+    def task_tool_description(self, *, lean: bool = False) -> str:
+        """The Task tool's description: the bundled text (`lean`: its short form) plus every type, the same at every
+        depth."""
         from agentcli.prompts import load_prompt
 
-        return self.planner.task_description(load_prompt("tools/task.md"))
+        return self.planner.task_description(load_prompt("tools/lean/task.md" if lean else "tools/task.md"))
 
     def argument_limits(self) -> Mapping[str, Any]:
         """The validation context of `TaskArgs`."""
@@ -372,6 +373,7 @@ class SubagentRunner:
             compactor=self.compactor(session, context),
             hooks=self.hooks,
             specs=fork.specs if fork is not None else None,
+            lean_below=self.settings.context.lean_below_tokens,
         )
         link.specs = loop.tool_specs  # what a fork of this subagent is offered
         return loop

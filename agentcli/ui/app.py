@@ -255,6 +255,7 @@ class AgentApp(App[int]):
             model=self.conversation.model.display, input_tokens=spent.usage.input_tokens,
             output_tokens=spent.usage.output_tokens, cost_usd=spent.cost_usd if spent.requests else 0.0,
             running=running, queued=queued, state=state, context=self.conversation.context_use(),
+            window_source=self.conversation.window_source(),
             mode=self.conversation.permissions.mode, sandbox=self.conversation.sandbox.summary(),
         ))
 
