@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent / "agentcli"
 LAYERS: list[set[str]] = [
     {"paths", "resources", "redact", "text", "safe_text", "status", "figures", "config_layers", "config_schema",
      "diffs", "process_exit"},
-    {"config_merge", "config_trust", "config_write", "trust", "logs", "prompts", "claude_settings"},
+    {"config_merge", "config_trust", "config_write", "trust", "logs", "prompts", "claude_settings",
+     "additional_dirs"},
     {"config"},
     {"llm"},
     {"tools", "events", "testing"},
