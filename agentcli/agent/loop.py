@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentcli.agent.compaction import Compaction, Compactor
 from agentcli.agent.cuts import CONTEXT_CUT_NOTICE, cut_kind, full_line, short_line, window_words
+from agentcli.agent.model_request import output_room, session_request, stream_response
 from agentcli.agent.session import Session
-from agentcli.agent.spending import PriceFn, Spending, Unfinished
+from agentcli.agent.spending import PriceFn, Spending
 from agentcli.agent.tool_calls import CANCELLED_RESULT, ToolCalls, fire_hook, report
 from agentcli.agent.tool_offer import ToolOffer, specs_chars
 from agentcli.events import (
@@ -23,27 +23,19 @@ from agentcli.events import (
     EventSink,
     MessageAddedEvent,
     NoticeEvent,
-    RetryEvent,
     RunFinishedEvent,
     SessionStartedEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
 )
 from agentcli.hooks.engine import HookEngine
 from agentcli.llm.base import (
     CHARS_PER_TOKEN,
     ContextOverflowError,
     Message,
-    ModelRequest,
     ModelResponse,
     Provider,
     ProviderError,
-    ResponseDone,
     StopReason,
-    StreamRetry,
     TextBlock,
-    TextDelta,
-    ThinkingDelta,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -57,7 +49,6 @@ from agentcli.tools.base import Tool, ToolContext
 log = logging.getLogger(__name__)
 
 MAX_STOP_HOOK_TURNS = 3  # a Stop hook may send the main agent back to work this many times per run
-MIN_OUTPUT_ROOM = 256  # max_tokens never asked below this for a small window's sake
 
 
 # Told to whoever reads a result (a parent agent, a script) when the last turn did not end normally.
@@ -299,71 +290,11 @@ class AgentLoop:
             return window_words(0, "")
         return window_words(self.compactor.window, self.compactor.window_source)
 
-    def _output_room(self) -> int:
-        """`max_output_tokens`, or less on an OpenAI-compatible server whose window leaves less room after the
-        request (vLLM refuses a request whose prompt plus max_tokens pass its max_model_len)."""
-        limit = self.session.model.max_output_tokens
-        compactor = self.compactor
-        if compactor is None or self.session.model.provider != "openai-compatible":
-            return limit
-        room = int((compactor.window - compactor.used(self.session.messages)) * 0.9)
-        return max(min(limit, room), min(limit, MIN_OUTPUT_ROOM))
-
     async def _model_turn(self) -> ModelResponse:
-        session = self.session
-        self._max_tokens = self._output_room()
-        request = ModelRequest(
-            model=session.model.model,
-            system=session.system_prompt,
-            system_stable=session.system_stable,
-            messages=tuple(session.messages),
-            tools=self._offer.specs,
-            max_tokens=self._max_tokens,
-            thinking=session.model.thinking,
-            thinking_budget_tokens=session.model.thinking_budget_tokens,
-            reasoning_effort=session.model.reasoning_effort,
-            effort=session.model.effort,
-        )
-        partial: list[str] = []
-        spent = Unfinished()  # what this request streamed, counted if it never finishes
-        started = time.monotonic()
-        try:
-            async for event in self.provider.stream(request):
-                spent.started = spent.started or not isinstance(event, StreamRetry)
-                if isinstance(event, TextDelta):
-                    partial.append(event.text)
-                    spent.chars += len(event.text)
-                    self._event(TextDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
-                    self.context.progress()
-                elif isinstance(event, ThinkingDelta):
-                    spent.chars += len(event.text)
-                    self._event(ThinkingDeltaEvent(session_id=session.id, agent=session.agent, text=event.text))
-                    self.context.progress()
-                elif isinstance(event, ResponseDone):
-                    self._spending.response(event.response, (time.monotonic() - started) * 1000)
-                    return event.response
-                elif isinstance(event, StreamRetry):
-                    partial.clear()
-                    spent = Unfinished()  # a retried attempt is not counted (as before: its usage is unknown)
-                    self._event(
-                        RetryEvent(
-                            session_id=session.id,
-                            agent=session.agent,
-                            attempt=event.attempt,
-                            delay_seconds=event.delay_seconds,
-                            error=str(event.error),
-                        )
-                    )
-                else:
-                    self._spending.progress(event, spent)
-                    self.context.progress()
-        except (asyncio.CancelledError, ProviderError):
-            self._spending.unfinished(spent)
-            text = "".join(partial)
-            if text.strip():  # keep what the person already saw; the transcript stays valid
-                self._append(Message(role="assistant", content=[TextBlock(text=text)]))
-            raise
-        raise ProviderError("the stream ended without a response", provider=self.provider.name)
+        """One request of the session's history, streamed (`model_request`)."""
+        self._max_tokens = output_room(self.session, self.compactor)
+        request = session_request(self.session, self._offer.specs, self._max_tokens)
+        return await stream_response(self, request, self._spending, self._append)
 
     # --- context ------------------------------------------------------------------------------
 

@@ -199,7 +199,7 @@ async def test_a_tool_calls_duration_leaves_out_the_wait_for_approval(
     llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("agentcli.agent.loop.time.perf_counter", lambda: clock[0])
+    monkeypatch.setattr("agentcli.agent.tool_calls.time.perf_counter", lambda: clock[0])
 
     async def slow_person(request: object) -> Approval:
         clock[0] += 90.0  # the person reads the dialog for a minute and a half
