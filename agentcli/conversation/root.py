@@ -23,20 +23,21 @@ from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
 from agentcli.conversation.model_switch import ModelSwitching
 from agentcli.conversation.person_settings import PersonSettings
+from agentcli.conversation.servers import SessionServers
 from agentcli.conversation.sessions import StoredSessions
 from agentcli.conversation.turn_hooks import PromptHooks
-from agentcli.events import EventBus, NoticeEvent
+from agentcli.events import EventBus
 from agentcli.llm.base import Message, Provider, ProviderError
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
-from agentcli.mcp.manager import McpManager, session_manager
+from agentcli.mcp.manager import McpManager
 from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.skill_tool import skill_tool_class
 from agentcli.subagents.skills import SkillCatalog
-from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
+from agentcli.subagents.task_tool import ParentLink, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.subagents.worktree_admin import prune_at_start
 from agentcli.tools.base import FileAccess, FileLocks, Tool
@@ -111,9 +112,8 @@ class Conversation(ModelSwitching, StoredSessions):
             self.keep_transcript()  # hooks read it (their input's transcript_path)
         self.person_settings.say_sandbox()
         self.prompt_hooks = PromptHooks(self.bus)  # SessionStart's source, until it fired for this session
-        self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
-        self.mcp.on_tools = self.toolbox.add
-        self.mcp.notice = self._notice
+        self.servers = SessionServers(settings, workspace, self.registry, self.toolbox, self.bus, lambda: self.session)
+        self.mcp: McpManager = self.servers.mcp  # nothing starts before the first turn
         self._drop_cache: Callable[[], None] = lambda: None
         self.runner = self._new_runner()
         self._read_roots: list[Path] = []  # folders the main agent may read once its loop is built (`allow_reads`)
@@ -194,7 +194,7 @@ class Conversation(ModelSwitching, StoredSessions):
             instructions=self.person_settings.instructions,
             toolbox=self.toolbox,
             hooks=self.hooks,
-            before_task=self._task_servers,
+            before_task=self.servers.for_task,
             sandbox=self.sandbox,
             skills=self.skills,
             extra_roots=self.person_settings.extra_dirs,
@@ -223,32 +223,10 @@ class Conversation(ModelSwitching, StoredSessions):
         path the hooks are given."""
         self.person_settings.keep_transcript(self.hooks)
 
-    def _notice(self, line: str) -> None:
-        """A one-line warning for the person (an MCP server that failed or was refused)."""
-        self.bus(NoticeEvent(session_id=self.session.id, message=line))
-
     async def start_servers(self) -> None:
         """Start the session's MCP servers (lazily: before the main agent's first request needs its tool list)
         and offer their tools to the main agent."""
-        if not self.mcp.servers and not self.mcp.problems:
-            return
-        await self.mcp.start_all()
-        if self._loop is not None:
-            tools = (cls() for cls in self.mcp.tools(self.mcp.configured))
-            self._loop.add_tools(tool for tool in tools if self.person_settings.offers(tool.name))
-
-    async def _task_servers(self, args: TaskArgs) -> None:
-        """Before a task is planned: start the MCP servers its type's agent file defines or names."""
-        from agentcli.tools.mcp_names import server_of
-
-        agent_type = self.registry.resolve(args.subagent_type, self.settings.task_tool.type_fallback)
-        if agent_type is None:
-            return
-        for spec in agent_type.mcp_specs:
-            if clash := self.mcp.add(spec):
-                self._notice(clash)
-        names = [*agent_type.mcp_servers, *(server_of(t) or "" for t in agent_type.tools or ())]
-        await self.mcp.ensure(n for n in names if n)
+        await self.servers.start(self._loop, self.person_settings.offers)
 
     def _new_session(self) -> Session:
         return self.person_settings.new_session(self.model)
