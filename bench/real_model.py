@@ -90,7 +90,8 @@ def find(cache: Path | None = None) -> RealModel | None:
 def _run(cmd: list[str], log: Path | None = None) -> None:
     print("+", " ".join(cmd), flush=True)
     if log is None:
-        subprocess.run(cmd, check=True)
+        if subprocess.run(cmd).returncode != 0:
+            raise SystemExit(f"failed: {' '.join(cmd)}")
         return
     with log.open("w") as out:
         if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
@@ -134,6 +135,8 @@ def setup() -> RealModel:
     """Install the model and build the server unless the cache has them; their paths."""
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
+    for stale in [*cache.glob("model-*"), *cache.glob("llama-build-*")]:  # left by an interrupted set-up
+        shutil.rmtree(stale, ignore_errors=True)
     install_model(cache)
     build_server(cache)
     found = find(cache)

@@ -7,6 +7,11 @@ prompt that spells out the exact call in the JSON that llama.cpp's grammar holds
 is only the mechanics: the server's reply was parsed into a tool call, the tool ran, its result went back in the
 next request (seen by a recording proxy between agentcli and the server), the session, tool call and task
 records are in SQLite, and the run ended cleanly (an answer, or the turn limit). Never the model's wording.
+The one choice left to the model is a tool call over a plain `{"response": ...}`; it has not failed to call yet.
+
+It runs `agentcli -p` (Claude Code's headless flags) rather than `agentcli run` for `--tools` and
+`--system-prompt`: the full fixed prompt, every tool with agentcli's role, is ~7,400 tokens, minutes of prompt
+processing per request on two shared cores; one tool and a short role keep a request at ~850-2,100 tokens.
 """
 
 from __future__ import annotations
@@ -178,7 +183,8 @@ def test_a_todowrite_call_runs_and_its_result_goes_back(proxy: RecordingProxy, t
     result = _agentcli(proxy, tmp_path, "TodoWrite", "Reply with exactly: " + _call("TodoWrite", {"todos": todos}))
     calls = _tool_calls(tmp_path / "home", result["session_id"])
     assert calls and calls[0]["name"] == "TodoWrite", calls
-    # The tool's schema reaches llama.cpp's grammar, which holds the arguments to it: the call is valid.
+    # llama.cpp's grammar holds the arguments to the tool's schema, so the call is valid (with a `$ref` left in
+    # the schema, the grammar cannot resolve it: issue 29 makes the schemas self-contained).
     assert calls[0]["status"] == "ok", calls[0]
     sent = _answered(proxy.requests[1:], calls[0])
     assert calls[0]["output"] in sent["content"]
