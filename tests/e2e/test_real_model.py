@@ -179,12 +179,12 @@ def test_a_read_call_runs_and_its_result_goes_back(proxy: RecordingProxy, tmp_pa
 
 
 def test_a_todowrite_call_runs_and_its_result_goes_back(proxy: RecordingProxy, tmp_path: Path) -> None:
-    todos = [{"content": "Read notes.txt", "status": "in_progress", "activeForm": "Reading notes.txt"}]
+    todos = [{"content": "Read notes.txt", "status": "in_progress"}]
     result = _agentcli(proxy, tmp_path, "TodoWrite", "Reply with exactly: " + _call("TodoWrite", {"todos": todos}))
     calls = _tool_calls(tmp_path / "home", result["session_id"])
     assert calls and calls[0]["name"] == "TodoWrite", calls
-    # llama.cpp's grammar holds the arguments to the tool's schema, so the call is valid (with a `$ref` left in
-    # the schema, the grammar cannot resolve it: issue 29 makes the schemas self-contained).
+    # llama.cpp's grammar holds the arguments to the tool's schema, so the call is valid (issue 29 saw a `$ref`
+    # into `$defs` left unconstrained by that grammar: the schemas must be self-contained).
     assert calls[0]["status"] == "ok", calls[0]
     sent = _answered(proxy.requests[1:], calls[0])
     assert calls[0]["output"] in sent["content"]
