@@ -66,6 +66,7 @@ GROUPS: dict[str, tuple[str, str]] = {
     "tasks": ("agentcli.cli_tasks", "tasks_app"),
     "sessions": ("agentcli.cli_sessions", "sessions_app"),
     "mcp": ("agentcli.cli_mcp", "mcp_app"),
+    "worktrees": ("agentcli.cli_worktrees", "worktrees_app"),
 }
 
 
@@ -432,7 +433,7 @@ def trust_command(
         fail(str(exc))
     print(f"trusted: {recorded} (recorded in {trust.store_path()})")
     if report.settings:
-        echo(f"it applies these settings of {report.project_file}:")
+        echo(f"it applies these settings of {report.project_file or 'its Claude Code settings files'}:")
         echo("\n".join(f"  {line}" for line in report.settings))
     if report.arms:
         echo("it runs these hooks and MCP servers (with the environment variables they are given):")

@@ -88,10 +88,10 @@ def agents_list(cwd: CwdOption = None, config: ConfigOption = None, as_json: Jso
         return
 
     rows = [
-        [t.name, t.scope, t.model or "inherit", tools_summary(t), _where(t.source, workspace)]
+        [t.name, t.scope, t.file_format, t.model or "inherit", tools_summary(t), _where(t.source, workspace)]
         for t in registry.types.values()
     ]
-    echo(table(["NAME", "SCOPE", "MODEL", "TOOLS", "SOURCE"], rows))
+    echo(table(["NAME", "SCOPE", "FORMAT", "MODEL", "TOOLS", "SOURCE"], rows))
     if registry.problems:
         echo("\nSkipped files:")
         for problem in registry.problems:

@@ -79,8 +79,10 @@ def load(
     origins: dict[str, str] | None = None,
     *,
     trusted: bool | None = None,
+    claude_sources: frozenset[str] | None = None,
 ) -> LoadedConfig:
-    """Load the layered config or exit 2 with the config error.
+    """Load the layered config or exit 2 with the config error. `claude_sources`: which of Claude Code's settings
+    files may set the permission mode (`--setting-sources`; None: all).
 
     The project file applies in full only in a trusted workspace (`agentcli trust`); otherwise
     what it could not set, and the hooks and MCP servers that do not run until it is trusted
@@ -91,8 +93,10 @@ def load(
     asked_trust = trusted is None
     if trusted is None:
         from agentcli import paths, trust
+        from agentcli.claude_settings import project_claude_settings
 
-        trusted = not paths.project_config_file(workspace).exists() or trust.is_trusted(workspace)
+        project_files = [paths.project_config_file(workspace), *project_claude_settings(workspace)]
+        trusted = not any(path.exists() for path in project_files) or trust.is_trusted(workspace)
     try:
         loaded = load_config(
             workspace=workspace,
@@ -100,6 +104,7 @@ def load(
             overrides=overrides,
             override_origins=origins,
             trusted=trusted,
+            claude_sources=claude_sources,
         )
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)

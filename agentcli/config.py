@@ -40,6 +40,7 @@ from agentcli.config_layers import (
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
+    from agentcli.claude_settings import ClaudePermissions
     from agentcli.config_merge import LayerStack
     from agentcli.config_schema import (
         AgentSettings,
@@ -112,6 +113,8 @@ class LoadedConfig:
     ignored_values: Mapping[str, object] = field(default_factory=dict, repr=False)
     #: The layers as dynaconf merged them; each value's origin is read from its history when first needed.
     stack: LayerStack | None = field(default=None, repr=False, compare=False)
+    #: The permission rules of Claude Code's settings files (`claude_settings`), for `config show`.
+    claude: ClaudePermissions | None = field(default=None, repr=False, compare=False)
 
     @functools.cached_property
     def provenance(self) -> Mapping[str, Source]:
@@ -125,13 +128,30 @@ class LoadedConfig:
         items = self.ignored_values.items()
         return [f"{key} = {_show(tuple(key.split(' ')[0].split('.')), value)}" for key, value in items]
 
+    def claude_ignored(self) -> list[str]:
+        """`permissions.allow from /ws/.claude/settings.json`: what an untrusted project's Claude Code settings
+        may not set (they would widen), grouped by file."""
+        by_file: dict[str, list[str]] = {}
+        for source, key in self.claude.ignored if self.claude is not None else ():
+            by_file.setdefault(source, []).append(f"permissions.{key}")
+        return [f"{', '.join(keys)} from {source}" for source, keys in by_file.items()]
+
+    def ignored_parts(self) -> list[str]:
+        """`X, Y from FILE`, one per file whose settings trust would apply."""
+        parts = [f"{', '.join(self.ignored)} from {self.project_file}"] if self.ignored and self.project_file else []
+        return parts + self.claude_ignored()
+
     def untrusted_warning(self) -> str | None:
         """The one warning line naming the ignored project keys, the file and the fix; None if none."""
-        if not self.ignored or self.project_file is None:
+        parts = self.ignored_parts()
+        if not parts:
             return None
-        ws = self.workspace if self.workspace is not None else self.project_file.parent.parent
+        if self.workspace is not None:
+            ws = self.workspace
+        else:
+            ws = self.project_file.parent.parent if self.project_file is not None else Path.cwd()
         return (
-            f"untrusted workspace {ws}: ignored {', '.join(self.ignored)} from {self.project_file} "
+            f"untrusted workspace {ws}: ignored {'; '.join(parts)} "
             f"(run 'agentcli trust {shlex.quote(str(ws))}' to apply them)"
         )
 
@@ -151,6 +171,7 @@ def load_config(
     *,
     override_origins: Mapping[str, str] | None = None,
     trusted: bool = False,
+    claude_sources: frozenset[str] | None = None,
 ) -> LoadedConfig:
     """Read, merge and validate every layer; ConfigError (one line) on any problem.
 
@@ -158,9 +179,11 @@ def load_config(
     `agentcli.config_trust`); what it could not set is in `LoadedConfig.ignored`.
     `overrides` maps dotted keys to values (None values are skipped); `override_origins` may
     name the flag each came from (`{"models.main.model": "--model"}`) for messages and
-    `config show`.
+    `config show`. Claude Code's settings files (`claude_settings`; `claude_sources` limits which, as its
+    `--setting-sources` does) give `permissions.mode` a layer of its own under the user file.
     """
     from agentcli import config_schema
+    from agentcli.claude_settings import read_claude_permissions
     from agentcli.config_merge import LayerStack
 
     env = os.environ if env is None else env
@@ -183,7 +206,12 @@ def load_config(
         if not explicit.is_file():
             raise ConfigError(f"--config file {explicit} is not a file")
         files.append(("config-file", explicit, True))
+    claude = read_claude_permissions(workspace, trusted=trusted, env=env, sources=claude_sources)
     for layer, path, required in files:
+        if layer == "user" and claude.mode is not None:  # Claude Code's defaultMode, under agentcli's own files
+            source = Source("claude", claude.mode_source)
+            _apply(stack, ("permissions", "mode"), claude.mode, source, unknown)
+            layers.append(source)
         if not required and not path.exists():
             continue
         source = Source(layer, str(path))
@@ -217,6 +245,7 @@ def load_config(
         project_file=project_file if ignored else None,
         ignored_values=ignored,
         stack=stack,
+        claude=claude,
     )
 
 
@@ -415,6 +444,13 @@ def render_config(loaded: LoadedConfig, *, json: bool = False) -> str:
             dotted(path): {"value": None if value == "" else value, "layer": src.layer, "location": src.location}
             for path, value, src in rows
         }
+        if loaded.claude is not None and loaded.claude.rules:
+            rules = loaded.claude.rules
+            doc["claude.permissions"] = {
+                "value": [{"kind": r.kind, "rule": r.rule, "written": r.written, "location": r.source} for r in rules],
+                "layer": "claude",
+                "location": ", ".join(dict.fromkeys(r.source for r in rules)),
+            }
         return jsonlib.dumps(doc, indent=2, ensure_ascii=False)
     sections: dict[KeyPath, list[tuple[str, str]]] = {}
     for path, value, src in rows:
@@ -432,4 +468,15 @@ def render_config(loaded: LoadedConfig, *, json: bool = False) -> str:
         width = min(max(len(a) for a, _ in entries), _MAX_VALUE_REPR)
         body = "\n".join(f"{a.ljust(width)}  {comment}" for a, comment in entries)
         blocks.append(f"[{dotted(section)}]\n{body}\n")
+    if loaded.claude is not None and (loaded.claude.rules or loaded.claude.notes):
+        blocks.append(_claude_block(loaded.claude))
     return "\n".join(blocks)
+
+
+def _claude_block(claude: ClaudePermissions) -> str:
+    """The rules of Claude Code's settings files, each with its file (united with [permissions]; deny wins)."""
+    lines = ["# Permission rules from Claude Code settings (united with [permissions]; deny wins):"]
+    lines += [f"#   {rule.kind:<5}  {rule.written}" + (f"  (read as {rule.rule})" if rule.rule != rule.written else "")
+              + f"  # {rule.source}" for rule in claude.rules]
+    lines += [f"#   not used: {note}" for note in claude.notes]
+    return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-LayerName = Literal["default", "user", "project", "config-file", "env", "cli", "builtin"]
+LayerName = Literal["default", "claude", "user", "project", "config-file", "env", "cli", "builtin"]
 KeyPath = tuple[str, ...]
 
 ENV_PREFIX = "AGENTCLI_"

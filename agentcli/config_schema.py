@@ -226,6 +226,7 @@ class PermissionsSettings(_Section):
     mode: Literal["ask", "accept_edits", "auto", "readonly"] = "ask"  # = status.PermissionMode (a test holds them)
     allow: list[PermissionRule] = Field(default_factory=list)
     deny: list[PermissionRule] = Field(default_factory=list)
+    ask: list[PermissionRule] = Field(default_factory=list)  # asked every time, whatever the mode (Claude Code's)
     allow_mutating_in_run: bool = False
 
 

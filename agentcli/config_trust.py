@@ -14,7 +14,7 @@
   `web_fetch.max_download_bytes`, `models.<name>.max_output_tokens`, `llm.max_retries`, …: `_CEILINGS`): only
   at most the value below (a project may lower a limit, never raise it);
 - `context.compact_threshold`: only at least the value below (never more compactions than the person set);
-- `permissions.deny`, `task_tool.deny_tools`: united with the lists below (never dropped);
+- `permissions.deny`, `permissions.ask`, `task_tool.deny_tools`: united with the lists below (never dropped);
 - `models.<name>.base_url` / `api_key` / `provider`: never (no credential goes to a URL it names);
 - spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
   only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
@@ -40,7 +40,7 @@ _SUBSET_LISTS: frozenset[KeyPath] = frozenset(
     {("permissions", "allow"), ("agent", "bash_pass_env"), ("web_fetch", "allow_private_hosts")}
 )
 _UNION_LISTS: frozenset[KeyPath] = frozenset(
-    {("permissions", "deny"), ("task_tool", "deny_tools"), ("sandbox", "deny_read")}
+    {("permissions", "deny"), ("permissions", "ask"), ("task_tool", "deny_tools"), ("sandbox", "deny_read")}
 )
 _SANDBOX_STRICTNESS: dict[str, int] = {"off": 0, "auto": 1, "required": 2}
 _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})

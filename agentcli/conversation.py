@@ -45,6 +45,7 @@ from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
+from agentcli.subagents.worktree_admin import prune_at_start
 from agentcli.text import defang_tags
 from agentcli.tools.base import FileAccess, FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
@@ -114,6 +115,7 @@ class Conversation:
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._transcript: Callable[[str], str] | None = None
         if any(self.hooks.config.by_event.values()):
             self.keep_transcript()  # hooks read it (their input's transcript_path)
@@ -148,7 +150,8 @@ class Conversation:
         store_path: Path | None = None,
     ) -> Conversation:
         """Open the store (the default database unless `store_path`), build the conversation, set up
-        logging and mark the rows of crashed runs cancelled. Raises `OpenError` with the line to print."""
+        logging, mark the rows of crashed runs cancelled and prune the worktrees they left in this workspace. Raises
+        `OpenError` with the line to print."""
         from agentcli.llm.base import ProviderError
         from agentcli.llm.models import ModelSpecError
         from agentcli.logs import setup_logging
@@ -170,6 +173,7 @@ class Conversation:
         if settings.task_tool.enable_verbose_logging:
             logging.getLogger("agentcli.subagents").setLevel(logging.DEBUG)
         store.mark_running_cancelled()
+        prune_at_start(workspace)  # worktrees of isolated tasks whose process died (a glob when there are none)
         return conversation
 
     # --- set-up -----------------------------------------------------------------------------------
@@ -207,11 +211,24 @@ class Conversation:
 
         config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace),
                             sources=self._sources)
-        for note in config.notes:
-            log.warning("%s", note)
+        for note in config.notes:  # info: a warning before the log is set up would reach stderr a second time
+            log.info("%s", note)
         self.hook_notes = config.notes  # told once, with the first turn
         permissions = self.permissions
         return HookEngine(config, self.workspace, env=session_bash_env(self.settings), mode=lambda: permissions.mode)
+
+    def _use_claude_rules(self) -> None:
+        """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
+        ones until it is trusted); what agentcli cannot use is told once, with the first turn."""
+        from agentcli import trust
+        from agentcli.claude_settings import read_claude_permissions
+
+        claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
+                                         sources=self._sources)
+        notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
+        for note in notes:
+            log.info("%s", note)  # the person is told through the first turn's notices
+        self.hook_notes += notes
 
     def _say_sandbox(self) -> None:
         """Where no sandbox can hold Bash, say so once, with the first turn (beside the hook notes)."""
@@ -272,6 +289,7 @@ class Conversation:
             raise RuntimeError("choose the setting sources before the first turn")
         self._sources = sources
         self.hooks = self._load_hooks()
+        self._use_claude_rules()
         self._say_sandbox()
         if "project" not in sources:
             self._instructions = ""

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.diffs import FileDiff
 from agentcli.llm.base import Message, Usage
-from agentcli.status import RunStatus, TaskStatus
+from agentcli.status import MergeOutcome, RunStatus, TaskStatus
 
 log = logging.getLogger(__name__)
 STREAMING_STEP_CHARS = 400  # a ToolCallStreamingEvent per this many argument characters
@@ -281,6 +281,20 @@ class SubagentBlockFinishedEvent(_Event):
     cached_from: str | None = None  # answered from the stored result of this earlier task (no model request)
 
 
+class SubagentMergedEvent(_Event):
+    """An isolated task's worktree was merged back into the folder it came from, or its changes kept on its branch
+    (after its `subagent_block_finished`; the record has the same fields)."""
+
+    kind: Literal["subagent_merged"] = "subagent_merged"
+    task_id: str
+    merge: MergeOutcome
+    branch: str | None = None  # the kept branch (conflict, kept); None once merged or when nothing changed
+    files_merged: list[str] = Field(default_factory=list)
+    files_conflicted: list[str] = Field(default_factory=list)
+    diffs: list[FileDiff] = Field(default_factory=list)  # what the subagent changed (snapshot → tip), capped
+    look: str = ""  # the git command that shows a kept branch's changes (`git diff <snapshot> <branch>`)
+
+
 class SubagentEvent(_Event):
     """An event of a subagent, relayed to its parent."""
 
@@ -313,6 +327,7 @@ Event = Annotated[
     | SubagentBlockAddedEvent
     | SubagentBlockUpdatedEvent
     | SubagentBlockFinishedEvent
+    | SubagentMergedEvent
     | SubagentEvent,
     Field(discriminator="kind"),
 ]

@@ -21,6 +21,7 @@ from agentcli.events import (
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
     SubagentEvent,
+    SubagentMergedEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
@@ -268,11 +269,22 @@ class TextPrinter(Printer):
         mark = "✓" if event.status == "completed" else "✗"
         self._say(f"{indent}{mark} {event.short_result} ({event.elapsed_ms / 1000:.1f}s)")
 
+    def on_subagent_merged(self, event: SubagentMergedEvent, depth: int = 0) -> None:
+        indent = "  " * (depth + 1)
+        if event.merge == "merged":
+            self._say(f"{indent}  ⎇ merged into the workspace: {terminal_safe(', '.join(event.files_merged))}")
+        elif event.merge in ("conflict", "kept"):
+            what = (f"conflict in {', '.join(event.files_conflicted)}" if event.merge == "conflict"
+                    else "not merged")
+            self._say(terminal_safe(f"{indent}  ⎇ {what}: changes kept on {event.branch} ({event.look})"))
+
     def on_subagent_event(self, event: SubagentEvent) -> None:
         wrappers, inner = unwrap(event)
         depth = len(wrappers)
         indent = "  " * (depth + 1)
-        if isinstance(inner, NoticeEvent):
+        if isinstance(inner, SubagentMergedEvent):
+            self.on_subagent_merged(inner, depth)
+        elif isinstance(inner, NoticeEvent):
             self.on_notice(inner)
         elif isinstance(inner, HookRunEvent):
             self.on_hook_run(inner)

@@ -1,9 +1,11 @@
 """What trusting a workspace arms, said wherever trust is asked for or given.
 
 Trust applies a project's `.agentcli/config.toml` in full (the settings an untrusted project may not set:
-`LoadedConfig.ignored_settings`) and lets the workspace's own hooks and MCP servers run. The settings' keys
-alone hide what would run, so the TUI's prompt (`ui/widgets/trust.py`), `agentcli trust` and the warning line
-of an untrusted workspace (`cli_common.load`) name, read from the workspace's files:
+`LoadedConfig.ignored_settings`) and the widening permissions of its Claude Code settings (`allow`, `ask`,
+`defaultMode`, `additionalDirectories`: `LoadedConfig.claude_ignored`), and lets the workspace's own hooks and
+MCP servers run. The settings' keys alone hide what would run, so the TUI's prompt (`ui/widgets/trust.py`),
+`agentcli trust` and the warning line of an untrusted workspace (`cli_common.load`) name, read from the
+workspace's files:
 
 - every hook command of `.claude/settings.json`, `.claude/settings.local.json` and the project config's
   `[hooks]`, as agentcli would run them (`hooks.settings`);
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
 
 _AGENT_FILE_PEEK = 256 * 1024  # bytes of an agent file looked at for `mcpServers` (its front matter is smaller)
 #: The project's agent folders (`subagents.registry.agent_folders`; a test holds the two together).
-AGENT_FOLDERS = (".agentcli/agents", ".claude/agents", ".opencode/agents", ".opencode/agent")
+AGENT_FOLDERS = (".agentcli/agents", ".claude/agents", ".opencode/agents", ".opencode/agent", ".codex/agents",
+                 ".gemini/agents", ".qwen/agents")
 #: The workspace's files and folders that trusting could arm (what `may_arm` looks for).
 ARMING = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".agentcli/config.toml", *AGENT_FOLDERS)
 
@@ -188,10 +191,11 @@ def what_trust_arms(
         _project_config_parts(config_file, hooks, servers, problems)
     servers += _agent_file_servers(workspace, env)
     with_settings = loaded is not None and loaded.project_file is not None
+    claude = loaded.claude_ignored() if loaded is not None else []
     return TrustReport(
         workspace=workspace,
         project_file=loaded.project_file if loaded is not None and with_settings else None,
-        settings=tuple(loaded.ignored_settings()) if loaded is not None and with_settings else (),
+        settings=(tuple(loaded.ignored_settings()) if loaded is not None and with_settings else ()) + tuple(claude),
         hooks=tuple(hook for event in hooks.by_event.values() for hook in event),
         servers=tuple(servers),
         problems=tuple(problems + [note for note in hooks.notes if "not read" in note]),
@@ -216,7 +220,7 @@ def untrusted_warning(workspace: Path, loaded: LoadedConfig) -> str | None:
     report = what_trust_arms(workspace)
     if not report.arms:
         return base
-    parts = [f"ignored {', '.join(loaded.ignored)} from {loaded.project_file}"] if base else []
+    parts = [f"ignored {'; '.join(loaded.ignored_parts())}"] if base else []
     parts.append(f"not run until trusted: {report.summary()}")
     return (f"untrusted workspace {workspace}: {'; '.join(parts)} "
             f"(run 'agentcli trust {shlex.quote(str(workspace))}' to {'apply' if base else 'allow'} them)")

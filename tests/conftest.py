@@ -37,6 +37,8 @@ _SCRUBBED = (
     "LIGHT_LLM_API_KEY",
     "LIGHT_LLM_BASE_URL",
     "LIGHT_LLM_PROVIDER",
+    "CLAUDE_CONFIG_DIR",  # the person's Claude Code settings: a test reads only the ones it writes
+    "CODEX_HOME",
 )
 
 

@@ -49,11 +49,12 @@ def test_agents_list_text(ws: Path) -> None:
     result = runner.invoke(app, ["agents", "list", "--cwd", str(ws)])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["NAME", "SCOPE", "MODEL", "TOOLS", "SOURCE"]
+    assert lines[0].split() == ["NAME", "SCOPE", "FORMAT", "MODEL", "TOOLS", "SOURCE"]
     rows = {line.split()[0]: line for line in lines[1:6]}
     assert list(rows) == ["general", "explore", "plan", "summary", "code-reviewer"]
-    assert rows["general"].split()[1:4] == ["built-in", "inherit", "all"]
-    assert rows["plan"].split()[1:4] == ["built-in", "main", "read-only"]
+    assert rows["general"].split()[1:5] == ["built-in", "built-in", "inherit", "all"]
+    assert rows["plan"].split()[1:5] == ["built-in", "built-in", "main", "read-only"]
+    assert rows["code-reviewer"].split()[1:3] == ["project", "claude"]
     assert "project" in rows["explore"] and ".agentcli/agents/explore.md" in rows["explore"]
     assert "sonnet" in rows["code-reviewer"] and "Read, Grep, WebFetch (read-only)" in rows["code-reviewer"]
     out = result.stdout

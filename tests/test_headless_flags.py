@@ -73,3 +73,9 @@ def test_effort_maps_onto_agentclis_scale_and_setting_sources_are_checked() -> N
     assert map_flags(parse(["-p", "x", "--setting-sources", "user,local"])).sources == {"user", "local"}
     with pytest.raises(FlagError, match="--setting-sources: team is not one of user, project, local"):
         map_flags(parse(["-p", "x", "--setting-sources", "user,team"]))
+
+
+def test_settings_permissions_map_like_the_settings_files_rules() -> None:
+    settings = '{"permissions": {"allow": ["Read(./src/**)"], "deny": ["mcp__github__*"], "ask": ["Bash(git push:*)"]}}'
+    mapped = map_flags(parse(["-p", "x", "--settings", settings]))
+    assert mapped.allow == ["Read(src/**)"] and mapped.deny == ["mcp__github"] and mapped.ask == ["Bash(git push:*)"]

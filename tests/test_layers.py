@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent / "agentcli"
 LAYERS: list[set[str]] = [
     {"paths", "resources", "redact", "text", "safe_text", "status", "figures", "config_layers", "config_schema",
      "diffs", "process_exit"},
-    {"config_merge", "config_trust", "config_write", "trust", "logs", "prompts"},
+    {"config_merge", "config_trust", "config_write", "trust", "logs", "prompts", "claude_settings"},
     {"config"},
     {"llm"},
     {"tools", "events", "testing"},
@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"subagents", "stored_sessions", "warm_up"},
     {"conversation", "trust_report"},
     {"output", "ui", "cli_common"},
-    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp"},
+    {"oneshot", "demo", "cli_sessions", "cli_tasks", "cli_agents", "cli_mcp", "cli_worktrees"},
     {"headless", "acp_agent"},
     {"cli"},
     {"__main__"},

@@ -375,3 +375,21 @@ def test_the_sandbox_only_gets_stricter(lay: Layers) -> None:
     loaded = lay.load()  # stricter: applied without trust
     assert (loaded.settings.sandbox.mode, loaded.settings.sandbox.network) == ("required", "deny")
     assert loaded.settings.sandbox.deny_read == ["secrets"] and loaded.ignored == ()
+
+
+def test_ask_rules_are_united_like_deny_rules(lay: Layers) -> None:
+    lay.write('[permissions]\nask = ["Bash(git push*)"]\n', '[permissions]\nask = ["Bash(npm publish*)"]\n')
+    assert lay.load().settings.permissions.ask == ["Bash(git push*)", "Bash(npm publish*)"]
+
+
+def test_claude_default_mode_is_a_layer_under_the_persons_own_files(lay: Layers) -> None:
+    claude = lay.ws.parent / "claude-home" / ".claude"
+    claude.mkdir(parents=True)
+    (claude / "settings.json").write_text('{"permissions": {"defaultMode": "plan"}}')
+    lay.env = {**lay.env, "HOME": str(claude.parent)}
+    loaded = lay.load()
+    assert loaded.settings.permissions.mode == "readonly"
+    assert loaded.source_of("permissions.mode") == ("claude", str(claude / "settings.json"))
+    assert lay.load(claude_sources=frozenset()).settings.permissions.mode == "ask"  # --setting-sources ""
+    lay.write('[permissions]\nmode = "accept_edits"\n')
+    assert lay.load().settings.permissions.mode == "accept_edits"  # agentcli's own file wins

@@ -82,9 +82,13 @@ class AcpApprover:
         meta: dict[str, Any] = subagent_meta(sub) if sub is not None else {}
         if request.always_scope:
             meta.setdefault("agentcli", {})["alwaysScope"] = request.always_scope
+        title = tool_info.title_of(request.tool, request.tool_input, request.summary, request.agent)
+        if request.worktree:  # its paths are the workspace's, in the task's git worktree (merged back later)
+            meta.setdefault("agentcli", {})["worktree"] = True
+            title = f"[worktree] {title}"
         return ToolCallUpdate(
             tool_call_id=request.tool_call_id,
-            title=tool_info.title_of(request.tool, request.tool_input, request.summary, request.agent),
+            title=title,
             kind=tool_info.kind_of(request.tool), status="pending", content=content or None,
             locations=tool_info.locations_of(request.tool, request.tool_input, self.workspace) or None,
             raw_input=request.tool_input, field_meta=meta or None,

@@ -127,10 +127,11 @@ def _config(workspace: Path, args: HeadlessArgs, mapped: Mapped) -> tuple[Loaded
     overrides, origins = dict(mapped.overrides), dict(mapped.origins)
     config = Path(args.config) if args.config else None
     spec = mapped.model or "main"
-    loaded = load(workspace, config, overrides, origins)
+    loaded = load(workspace, config, overrides, origins, claude_sources=mapped.sources)
     if spec not in ("main", "light") and ":" not in spec and spec not in loaded.settings.models.aliases:
         overrides["models.main.model"], origins["models.main.model"] = spec, "--model"
-        loaded, spec = load(workspace, config, overrides, origins, trusted=loaded.trusted), "main"
+        loaded = load(workspace, config, overrides, origins, trusted=loaded.trusted, claude_sources=mapped.sources)
+        spec = "main"
     return loaded, spec
 
 
@@ -222,6 +223,7 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     policy = conversation.permissions
     policy.allow += [PermissionRule.parse(rule) for rule in mapped.allow]
     policy.deny += [PermissionRule.parse(rule) for rule in mapped.deny]
+    policy.ask += [PermissionRule.parse(rule) for rule in mapped.ask]
     try:  # the main agent's servers: these, and unless --strict-mcp-config the configured ones too
         conversation.mcp.add_main(mapped.mcp_servers, origin="--mcp-config", only=mapped.strict_mcp)
     except SpecError as exc:

@@ -29,6 +29,7 @@ class Mapped:
     origins: dict[str, str] = field(default_factory=dict)
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)  # --settings' permissions.ask: asked every time
     system_prompt: str | None = None
     append: str = ""
     offered: set[str] | None = None  # --tools: the only built-in tools offered (None: all)
@@ -118,11 +119,12 @@ def _number(text: str, flag: str, kind: Callable[[str], int | float]) -> int | f
 
 
 def _rule(rule: str) -> str:
-    """A Claude Code permission rule as agentcli reads rules: `Read(./src/**)` names `src/**`."""
-    name, paren, pattern = rule.partition("(")
-    if paren and pattern.startswith("./"):
-        return f"{name}({pattern[2:]}"
-    return rule
+    """A Claude Code permission rule as agentcli reads rules (`claude_settings.agentcli_rule`: `Read(./src/**)`
+    names `src/**`); one agentcli cannot express is kept as written (it then fails to parse or never matches)."""
+    from agentcli.claude_settings import agentcli_rule
+
+    read, _ = agentcli_rule(rule, Path.cwd())
+    return read if read is not None else rule
 
 
 def _file(path: str, flag: str) -> str:
@@ -155,11 +157,12 @@ def _mcp_servers(value: str) -> dict[str, Any]:
 
 
 def _claude_settings(mapped: Mapped, data: dict[str, Any]) -> None:
-    """`--settings`: a Claude Code settings object's permissions (allow, deny, defaultMode), model and hooks."""
+    """`--settings`: a Claude Code settings object's permissions (allow, deny, ask, defaultMode), model and hooks."""
     permissions = data.get("permissions") or {}
     if isinstance(permissions, dict):
         mapped.allow += [_rule(r) for r in permissions.get("allow") or [] if isinstance(r, str)]
         mapped.deny += [_rule(r) for r in permissions.get("deny") or [] if isinstance(r, str)]
+        mapped.ask += [_rule(r) for r in permissions.get("ask") or [] if isinstance(r, str)]
         mode = permissions.get("defaultMode")
         if mode in MODES_BY_NAME and "permissions.mode" not in mapped.overrides:
             mapped.set("permissions.mode", MODES_BY_NAME[mode], "--settings")

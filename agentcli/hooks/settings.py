@@ -3,7 +3,7 @@
 Sources, all added together (as Claude Code merges its settings files):
 
 - the agentcli config's `[hooks]` (the layered config; an untrusted project file cannot set it);
-- `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when that is set);
+- `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when that is set; `claude_settings` says where);
 - in a trusted workspace only: `<workspace>/.claude/settings.json` and `.claude/settings.local.json`.
 
 A hook an untrusted workspace names never runs; `HookConfig.notes` says so once. Entries agentcli
@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from agentcli.claude_settings import project_claude_settings as project_claude_settings  # re-exported
+from agentcli.claude_settings import user_claude_settings as user_claude_settings  # re-exported
 
 if TYPE_CHECKING:
     from agentcli.config_schema import HookEventName, HookMatcherSettings
@@ -85,17 +88,6 @@ def _compiled(matcher: str) -> re.Pattern[str] | None:
         return re.compile(matcher)
     except re.error:
         return None
-
-
-def user_claude_settings(env: Mapping[str, str]) -> Path:
-    """The person's Claude Code settings file."""
-    base = env.get("CLAUDE_CONFIG_DIR") or str(Path(env.get("HOME") or Path.home()) / ".claude")
-    return Path(base).expanduser() / "settings.json"
-
-
-def project_claude_settings(workspace: Path) -> list[Path]:
-    """A project's Claude Code settings files, shared one first."""
-    return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json"]
 
 
 def load_hooks(

@@ -1,4 +1,5 @@
-"""Agent definition files: Markdown with YAML front matter, in agentcli's, Claude Code's or opencode's format.
+"""Agent definition files: Markdown with YAML front matter, in agentcli's, Claude Code's or opencode's format
+(Codex, Gemini CLI, Qwen Code and opencode.json are read into the same shape by `foreign_agents`).
 
     ---
     name: code-reviewer
@@ -57,7 +58,7 @@ from agentcli.tools.mcp_names import covers, is_mcp_name
 from agentcli.tools.registry import EDIT_TOOLS, KNOWN_TOOL_NAMES, canonical_tool_name, names_with
 
 Scope = Literal["built-in", "user", "project"]
-FileFormat = Literal["built-in", "agentcli", "claude", "opencode"]
+FileFormat = Literal["built-in", "agentcli", "claude", "opencode", "codex", "gemini", "qwen"]
 
 #: Tools that change files or run commands (the `mutating` trait): a type given none of them is read-only.
 WRITE_TOOLS: tuple[str, ...] = names_with(lambda cls: cls.mutating and not cls.network_only)
@@ -69,7 +70,7 @@ _MAX_TURNS_KEYS = ("max_turns", "maxTurns", "maxSteps", "steps")
 _TIMEOUT_KEYS = ("timeout_seconds", "timeoutSeconds")
 _DISALLOWED_KEYS = ("disallowed_tools", "disallowedTools", "disallowed-tools")
 _TOOL_TOKEN = re.compile(r"[^,\s()]+(?:\([^)]*\))?")
-_DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
+DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
 _OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers every editing tool
 
 
@@ -323,6 +324,20 @@ def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
     return False
 
 
+def read_agent_text(path: Path) -> str:
+    """The text of an agent file, read bounded (at most `MAX_FILE_BYTES`), UTF-8; AgentFileError otherwise."""
+    try:
+        with path.open("rb") as handle:  # a bounded read: never trust a size taken before the read
+            content = handle.read(MAX_FILE_BYTES + 1)
+        if len(content) > MAX_FILE_BYTES:
+            raise AgentFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentFileError("not UTF-8 text") from exc
+    except OSError as exc:
+        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
+
+
 def parse_agent_file(
     path: Path,
     *,
@@ -332,17 +347,7 @@ def parse_agent_file(
     source: str | None = None,
 ) -> AgentType:
     """Read one agent file. Raises AgentFileError (the one-line reason) when it must be skipped."""
-    try:
-        with path.open("rb") as handle:  # a bounded read: never trust a size taken before the read
-            content = handle.read(MAX_FILE_BYTES + 1)
-        if len(content) > MAX_FILE_BYTES:
-            raise AgentFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentFileError("not UTF-8 text") from exc
-    except OSError as exc:
-        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
-    raw, body = split_front_matter(text)
+    raw, body = split_front_matter(read_agent_text(path))
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
         raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
     data, warnings = parse_front_matter(raw)
@@ -352,7 +357,7 @@ def parse_agent_file(
         stem=path.stem,
         scope=scope,
         file_format=file_format,
-        aliases=_DEFAULT_ALIASES if aliases is None else tuple(aliases),
+        aliases=DEFAULT_ALIASES if aliases is None else tuple(aliases),
         source=source or str(path),
         warnings=warnings,
     )

@@ -78,6 +78,7 @@ class AgentKit:
             web_fetch=self.web_fetch,
             sandbox=sandbox or self.sandbox,
             files=self.files if workspace is None else None,
+            worktree=workspace is not None,
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.diffs import FileDiff
+from agentcli.events import SubagentMergedEvent
 from agentcli.subagents import worktree
-from agentcli.subagents.merge_back import merge_into
+from agentcli.subagents.merge_back import change_diffs, merge_into
 from agentcli.subagents.tasks import TaskHandle
 from agentcli.subagents.worktree import WorktreeError
 from agentcli.tools.base import FileLocks
@@ -25,6 +28,25 @@ if TYPE_CHECKING:
     from agentcli.tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """How an isolated task's worktree was left: what its parent is told, and what the task changed."""
+
+    note: str
+    diffs: list[FileDiff] = field(default_factory=list)
+    look: str = ""  # how the person sees a kept branch's changes
+
+    def event(self, handle: TaskHandle) -> SubagentMergedEvent | None:
+        """What the parent's block is told of it (after the task's `subagent_block_finished`)."""
+        record, parent = handle.record, handle.parent.session
+        if record.merge is None:
+            return None
+        return SubagentMergedEvent(session_id=parent.id, agent=parent.agent, task_id=record.task_id,
+                                   merge=record.merge, branch=record.branch, files_merged=list(record.files_merged),
+                                   files_conflicted=list(record.files_conflicted), diffs=self.diffs,
+                                   look=self.look if record.branch else "")
 
 
 class Isolation:
@@ -50,7 +72,8 @@ class Isolation:
         isolated). Raises `WorktreeError`."""
         if not handle.plan.isolated:
             return ""
-        tree = await asyncio.to_thread(worktree.create, handle.root or self.workspace, handle.record.task_id)
+        tree = await asyncio.to_thread(worktree.create, handle.root or self.workspace, handle.record.task_id,
+                                     self.workspace)
         handle.worktree, handle.root = tree, tree.path
         handle.sandbox = self.sandbox.rooted(tree.path) if self.sandbox is not None else None
         handle.record.branch = tree.branch
@@ -61,17 +84,20 @@ class Isolation:
             "changes are merged back into the workspace for the person; you need not commit them."
         )
 
-    async def leave(self, handle: TaskHandle) -> str:
+    async def leave(self, handle: TaskHandle) -> Left | None:
         """Merge the finished task's changes back (or keep them on its branch), fill its record, remove the
-        worktree; what its parent is told after the result ("" when it was not isolated)."""
+        worktree; what its parent is told after the result, and the changes (None when it was not isolated)."""
         tree, handle.worktree = handle.worktree, None
         if tree is None:
-            return ""
+            return None
         record, keep = handle.record, True
         look = f"`{tree.look()}`"
+        diffs: list[FileDiff] = []
         try:
             label = f"agentcli: {record.subagent_type} task {record.task_id}: {record.description}"
             tip = await asyncio.to_thread(worktree.commit_all, tree, label)
+            if tip is not None:
+                diffs = await _diffs(tree, tip, record.task_id)
             if tip is None:
                 record.merge, record.branch, keep = "no_changes", None, False
                 note = "It changed no files (its worktree is removed)."
@@ -103,4 +129,13 @@ class Isolation:
                 sandbox.close()
             await asyncio.to_thread(worktree.remove, tree, keep_branch=keep)
         log.info("task %s: worktree %s: %s", record.task_id, tree.path, record.merge)
-        return f"\n\n[worktree] {note}"
+        return Left(f"\n\n[worktree] {note}", diffs, tree.look())
+
+
+async def _diffs(tree: worktree.Worktree, tip: str, task_id: str) -> list[FileDiff]:
+    """The task's changes for the person to look at; none when git cannot say (the merge goes on regardless)."""
+    try:
+        return await asyncio.to_thread(change_diffs, tree, tip)
+    except Exception:
+        log.warning("task %s: could not diff its changes", task_id, exc_info=True)
+        return []

@@ -18,11 +18,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.diffs import FileDiff, diff_text
 from agentcli.subagents.worktree import Git, Worktree, WorktreeError
 from agentcli.tools.base import FileLocks
 
 _ABSENT = "000000"
 _PLAIN_MODES = ("100644", "100755")
+MAX_DIFF_FILES = 50  # files whose diff a task's merge event carries (the rest are counted by name only)
+MAX_DIFF_BYTES = 1_000_000  # a side bigger than this is not diffed (shown as changed, no lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,30 @@ def blobs(git: Git, repo: Path, ids: set[str]) -> dict[str, bytes]:
         found[blob] = out[end + 1 : end + 1 + size]
         at = end + 1 + size + 1
     return found
+
+
+def change_diffs(tree: Worktree, tip: str) -> list[FileDiff]:
+    """What the task changed (its snapshot against `tip`), file by file, for the person to look at (blocking).
+
+    A binary or huge file, a symlink or a submodule shows as changed with no lines."""
+    git = tree.git
+    found = changes(git, tree, tip)[:MAX_DIFF_FILES]
+    wanted = {b for c in found for m, b in ((c.base_mode, c.base_blob), (c.their_mode, c.their_blob))
+              if m in _PLAIN_MODES}
+    contents = blobs(git, tree.repo, wanted)
+    diffs = []
+    for change in found:
+        before = contents.get(change.base_blob, b"") if change.base_mode in _PLAIN_MODES else None
+        after = contents.get(change.their_blob, b"") if change.their_mode in _PLAIN_MODES else None
+        sides = [side for side in (before, after) if side is not None]
+        created = change.base_mode == _ABSENT
+        if any(b"\0" in side[:8192] or len(side) > MAX_DIFF_BYTES for side in sides) or (
+                before is None and not created) or (after is None and change.their_mode != _ABSENT):
+            diffs.append(FileDiff(path=change.path, added=0, removed=0, created=created))
+            continue
+        old, new = ((side or b"").decode("utf-8", "replace") for side in (before, after))
+        diffs.append(diff_text(change.path, old, new, created=created))
+    return diffs
 
 
 def merge_file(git: Git, repo: Path, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:

@@ -7,11 +7,19 @@ project (the workspace):
   1. `<ws>/.agentcli/agents/*.md`       agentcli format
   2. `<ws>/.claude/agents/*.md`         Claude Code format
   3. `<ws>/.opencode/agents/*.md`, then `<ws>/.opencode/agent/*.md`   opencode format
+  4. the `agent` entries of `<ws>/opencode.json` (or `opencode.jsonc`)   opencode format
+  5. `<ws>/.codex/agents/**/*.toml`     Codex format
+  6. `<ws>/.gemini/agents/*.md`         Gemini CLI format (files starting with `_` skipped)
+  7. `<ws>/.qwen/agents/*.md`           Qwen Code format
 user:
-  4. `$XDG_CONFIG_HOME/agentcli/agents/*.md` (default `~/.config/agentcli/agents`)
-  5. `~/.claude/agents/*.md`
-  6. `$XDG_CONFIG_HOME/opencode/agents/*.md`, then `.../opencode/agent/*.md`
+  8. `$XDG_CONFIG_HOME/agentcli/agents/*.md` (default `~/.config/agentcli/agents`)
+  9. `~/.claude/agents/*.md`
+  10. `$XDG_CONFIG_HOME/opencode/agents/*.md`, then `.../opencode/agent/*.md`, then the `agent` entries of
+      `$XDG_CONFIG_HOME/opencode/opencode.json`
+  11. `$CODEX_HOME/agents/**/*.toml` (default `~/.codex/agents`), `~/.gemini/agents/*.md`, `~/.qwen/agents/*.md`
 built-in: general, explore, plan, summary.
+
+Other tools' formats are read by `agentcli.subagents.foreign_agents`.
 
 Within one folder, files are read in name order and the first definition of a name wins. A folder
 reached twice (the workspace is the home directory) is read once. A project folder that resolves
@@ -34,12 +42,14 @@ from typing import Literal
 
 from agentcli.prompts import load_prompt
 from agentcli.subagents.agent_files import (
+    DEFAULT_ALIASES,
     AgentType,
     FileFormat,
     LoadProblem,
     Scope,
     parse_agent_file,
 )
+from agentcli.subagents.foreign_agents import opencode_config_agents, parse_codex_agent, parse_markdown_agent
 from agentcli.subagents.front_matter import AgentFileError
 from agentcli.tools.registry import READ_ONLY_TOOLS
 
@@ -119,16 +129,110 @@ def _xdg_config(env: Mapping[str, str], home: Path) -> Path:
 def agent_folders(workspace: Path, env: Mapping[str, str], home: Path) -> list[tuple[Path, Scope, FileFormat]]:
     """Every agent-file folder with its scope and format, highest precedence first."""
     xdg = _xdg_config(env, home)
+    codex_home = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex"
     return [
         (workspace / ".agentcli" / "agents", "project", "agentcli"),
         (workspace / ".claude" / "agents", "project", "claude"),
         (workspace / ".opencode" / "agents", "project", "opencode"),
         (workspace / ".opencode" / "agent", "project", "opencode"),
+        (workspace / ".codex" / "agents", "project", "codex"),
+        (workspace / ".gemini" / "agents", "project", "gemini"),
+        (workspace / ".qwen" / "agents", "project", "qwen"),
         (xdg / "agentcli" / "agents", "user", "agentcli"),
         (home / ".claude" / "agents", "user", "claude"),
         (xdg / "opencode" / "agents", "user", "opencode"),
         (xdg / "opencode" / "agent", "user", "opencode"),
+        (codex_home / "agents", "user", "codex"),
+        (home / ".gemini" / "agents", "user", "gemini"),
+        (home / ".qwen" / "agents", "user", "qwen"),
     ]
+
+
+def opencode_configs(workspace: Path, env: Mapping[str, str], home: Path) -> dict[Path, tuple[Scope, Path]]:
+    """opencode's config files whose `agent` entries are subagents, keyed by the agent folder they follow
+    (their place in the precedence), with their scope."""
+    xdg = _xdg_config(env, home)
+    configs: dict[Path, tuple[Scope, Path]] = {}
+    for folder, scope, base in ((workspace / ".opencode" / "agent", "project", workspace),
+                                (xdg / "opencode" / "agent", "user", xdg / "opencode")):
+        for name in ("opencode.json", "opencode.jsonc"):
+            if (base / name).is_file():
+                configs[folder] = ("project" if scope == "project" else "user", base / name)
+                break
+    return configs
+
+
+def _files(folder: Path, file_format: FileFormat) -> list[Path]:
+    """The agent files of one folder, in name order (Codex's folders recursively, as Codex reads them)."""
+    if file_format == "codex":
+        return sorted(p for p in folder.rglob("*.toml") if not p.name.startswith(".") and p.is_file())
+    files = sorted(p for p in folder.glob("*.md") if not p.name.startswith(".") and p.is_file())
+    if file_format == "gemini":
+        files = [p for p in files if not p.name.startswith("_")]
+    return files
+
+
+def _read_folder(
+    folder: Path,
+    scope: Scope,
+    file_format: FileFormat,
+    aliases: tuple[str, ...] | None,
+    real_workspace: Path,
+    user_folders: set[Path | None],
+    seen_folders: set[Path],
+    problems: list[LoadProblem],
+) -> list[AgentType]:
+    """The agents of one folder (each folder once; a project's only inside the workspace); skipped files noted."""
+    try:
+        real = folder.resolve()
+        if real in seen_folders or not folder.is_dir():
+            return []
+        seen_folders.add(real)
+        untrusted = scope == "project" and real not in user_folders  # the workspace may be the home dir
+        if untrusted and not real.is_relative_to(real_workspace):
+            problems.append(LoadProblem(str(folder), f"the agent folder resolves outside the workspace ({real}); "
+                                                     "not read"))
+            return []
+        files = _files(folder, file_format)
+    except (OSError, RuntimeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        problems.append(LoadProblem(str(folder), f"cannot list the folder: {why}"))
+        return []
+    agents: list[AgentType] = []
+    for path in files:
+        try:
+            if untrusted:
+                _inside(path, real)
+            agents.append(_parse(path, scope, file_format, aliases))
+        except AgentFileError as exc:
+            problems.append(LoadProblem(str(path), str(exc)))
+    return agents
+
+
+def _read_opencode_config(
+    config: Path, scope: Scope, aliases: tuple[str, ...] | None, real_workspace: Path, problems: list[LoadProblem]
+) -> list[AgentType]:
+    """The agents of an opencode config file; a project's must be inside the workspace, and so must the prompt
+    files it names."""
+    root = real_workspace if scope == "project" else None
+    if root is not None:
+        real = _real(config)
+        if real is None or not real.is_relative_to(root):
+            problems.append(LoadProblem(str(config), f"a symlink that leaves the workspace (to {real}); not followed"))
+            return []
+    names = DEFAULT_ALIASES if aliases is None else aliases
+    agents, skipped = opencode_config_agents(config, scope=scope, aliases=names, root=root)
+    problems += [LoadProblem(source, reason) for source, reason in skipped]
+    return agents
+
+
+def _parse(path: Path, scope: Scope, file_format: FileFormat, aliases: tuple[str, ...] | None) -> AgentType:
+    names = DEFAULT_ALIASES if aliases is None else aliases
+    if file_format == "codex":
+        return parse_codex_agent(path, scope=scope, aliases=names)
+    if file_format in ("gemini", "qwen"):
+        return parse_markdown_agent(path, scope=scope, file_format=file_format, aliases=names)
+    return parse_agent_file(path, scope=scope, file_format=file_format, aliases=aliases)
 
 
 def _real(folder: Path) -> Path | None:
@@ -204,35 +308,23 @@ class AgentRegistry:
         seen_folders: set[Path] = set()
         real_workspace = workspace.resolve()
         folders = agent_folders(workspace, env, home)
+        configs = opencode_configs(workspace, env, home)
         user_folders = {_real(folder) for folder, scope, _ in folders if scope == "user"}
+
+        def add(agent: AgentType) -> None:
+            if agent.name in found:
+                shadowed.append(agent)
+            else:
+                found[agent.name] = agent
+
         for folder, scope, file_format in folders:
-            try:
-                real = folder.resolve()
-                if real in seen_folders or not folder.is_dir():
-                    continue
-                seen_folders.add(real)
-                untrusted = scope == "project" and real not in user_folders  # the workspace may be the home dir
-                if untrusted and not real.is_relative_to(real_workspace):
-                    reason = f"the agent folder resolves outside the workspace ({real}); not read"
-                    problems.append(LoadProblem(str(folder), reason))
-                    continue
-                files = sorted(p for p in folder.glob("*.md") if not p.name.startswith(".") and p.is_file())
-            except (OSError, RuntimeError) as exc:
-                why = getattr(exc, "strerror", None) or exc
-                problems.append(LoadProblem(str(folder), f"cannot list the folder: {why}"))
-                continue
-            for path in files:
-                try:
-                    if untrusted:
-                        _inside(path, real)
-                    agent = parse_agent_file(path, scope=scope, file_format=file_format, aliases=alias_names)
-                except AgentFileError as exc:
-                    problems.append(LoadProblem(str(path), str(exc)))
-                    continue
-                if agent.name in found:
-                    shadowed.append(agent)
-                else:
-                    found[agent.name] = agent
+            for agent in _read_folder(folder, scope, file_format, alias_names, real_workspace, user_folders,
+                                      seen_folders, problems):
+                add(agent)
+            if folder in configs:  # opencode.json's agents come right after opencode's agent folders
+                config_scope, config = configs[folder]
+                for agent in _read_opencode_config(config, config_scope, alias_names, real_workspace, problems):
+                    add(agent)
         types: list[AgentType] = []
         for builtin in builtin_types():
             if builtin.name in found:

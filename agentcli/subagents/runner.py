@@ -32,7 +32,7 @@ from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.fork import ForkPoint, fork_point
-from agentcli.subagents.isolation import Isolation
+from agentcli.subagents.isolation import Isolation, Left
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
 from agentcli.subagents.mailbox import PostOffice
 from agentcli.subagents.message_tools import message_tools
@@ -40,6 +40,7 @@ from agentcli.subagents.messaging import Switchboard
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
 from agentcli.subagents.result_cache import ResultCache
 from agentcli.subagents.supervisor import Supervisor
+from agentcli.subagents.task_hooks import task_hook
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
 from agentcli.subagents.toolbox import Toolbox
@@ -386,7 +387,7 @@ class SubagentRunner:
                 self._save(handle)
                 sup.report()
                 message = handle.plan.user_message + await self.isolation.enter(handle)
-                message += await self._subagent_hook(handle, "SubagentStart")
+                message += await task_hook(self.hooks, handle, "SubagentStart")
                 loop, fork = self._child_loop(handle), handle.fork
                 opening = fork.start(handle.session, message, self.store) if fork is not None else message
                 status, result, error = await sup.run(loop, opening, handle.output_schema)
@@ -403,37 +404,22 @@ class SubagentRunner:
             # The parent, the person (Esc) or a session budget stopped the whole turn: record it, then propagate.
             status, reason = sup.stopped or ("cancelled", "cancelled")
             self._finish(handle, status, sup.last_text(), reason)
-            await self.isolation.leave(handle)  # its changes kept on its branch, the worktree removed
+            left = await self.isolation.leave(handle)  # its changes kept on its branch, the worktree removed
             await self._store_record(handle)
+            self._tell_left(handle, left)
             raise
         finally:
             self.limiter.release(handle.slot)
             self.leases.release(record.task_id)
             self.cache.finished(record)
-        merged = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
+        left = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
         await self._store_record(handle)  # the full result is stored before the parent sees anything
-        said = merged + await self._subagent_hook(handle, "SubagentStop")
+        self._tell_left(handle, left)
+        said = (left.note if left else "") + await task_hook(self.hooks, handle, "SubagentStop")
         self._announce(handle)
         max_tokens = self.settings.task_tool.max_result_tokens
         answer = results.parent_result(handle.record, handle.plan.model.display, max_tokens)
         return dataclasses.replace(answer, content=answer.content + said) if said else answer
-
-    async def _subagent_hook(self, handle: TaskHandle, event: str) -> str:
-        """Run the SubagentStart / SubagentStop hooks of a task (SubagentStop gets its finished record); what
-        they tell the model, framed, to append to the child's first message (start) or the parent's result (stop)."""
-        if self.hooks is None or not self.hooks.has(event):
-            return ""
-        record, parent = handle.record, handle.parent
-        data: dict[str, Any] = {"agent_id": record.task_id, "agent_type": record.subagent_type,
-                                "task_id": record.task_id, "description": record.description}
-        if event == "SubagentStop":
-            data |= {"stop_hook_active": False, "status": record.status, "result": record.result or "",
-                     "error": record.error, "task": record.model_dump(mode="json")}
-        verdict = await self.hooks.fire(event, data, session_id=parent.session.id, agent=parent.session.agent,
-                                        emit=parent.emit, target=record.subagent_type)
-        said = [f"A {event} hook says: {verdict.reason}"] if verdict.blocked and event == "SubagentStop" else []
-        said += verdict.context
-        return "".join(f"\n\n<system-notice>{defang_tags(text)}</system-notice>" for text in said)
 
     # --- finishing ----------------------------------------------------------------------------------
 
@@ -472,6 +458,10 @@ class SubagentRunner:
             record.output_tokens, record.cache_read_tokens + record.cache_write_tokens,
             "unknown" if record.cost_usd is None else f"${record.cost_usd:.4f}", record.time_ms,
         )
+
+    def _tell_left(self, handle: TaskHandle, left: Left | None) -> None:
+        if left is not None and (event := left.event(handle)) is not None:
+            self._emit_parent(handle, event)  # the block shows the merge and its diff
 
     def _announce(self, handle: TaskHandle) -> None:
         if handle.background:

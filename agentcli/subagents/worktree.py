@@ -7,27 +7,36 @@ uncommitted and untracked (not ignored) files. The snapshot is a commit built wi
 (`git add -A` into a copy of the index, `write-tree`, `commit-tree`): the person's index, HEAD and branches are
 never touched. Git runs through its own command line, with nothing the repository configured that would run a
 command (fsmonitor, its own filter drivers: `prompts.safe_git_env`; hooks: `core.hooksPath=/dev/null`).
+
+Beside each worktree folder, `<task id>.owner.json` says which process made it (pid and start time), for which
+workspace, on which branch and snapshot: a worktree whose process is gone is pruned at the next start
+(`worktree_admin`). It is written before the worktree exists and removed after it is gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.paths import ensure_private_dir, worktrees_dir
 from agentcli.prompts import git_executable, safe_git_env
+from agentcli.store.writes import own_identity
 
 #: The author and committer of agentcli's commits when the person has no git identity.
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "agentcli", "GIT_AUTHOR_EMAIL": "agentcli@localhost",
                      "GIT_COMMITTER_NAME": "agentcli", "GIT_COMMITTER_EMAIL": "agentcli@localhost"}
 _GIT_TIMEOUT = 120.0
 _UNAVAILABLE = "Worktree isolation is unavailable: "
+OWNER_SUFFIX = ".owner.json"
 
 
 class WorktreeError(Exception):
@@ -131,8 +140,25 @@ def snapshot(git: Git, workspace: Path, label: str) -> str:
     return git.commit_tree(workspace, tree, head, f"agentcli: the workspace as {label} started from it")
 
 
-def create(workspace: Path, task_id: str) -> Worktree:
-    """The worktree of one task, at a snapshot of `workspace` (blocking: call it in a thread)."""
+def owner_file(path: Path) -> Path:
+    """The file beside worktree `path` naming the process that owns it."""
+    return path.with_name(path.name + OWNER_SUFFIX)
+
+
+def write_owner(path: Path, *, workspace: Path, repo: Path, branch: str, snapshot: str) -> None:
+    """Say that this process owns worktree `path` (of the session in `workspace`), atomically."""
+    pid, started = own_identity()
+    owner = {"pid": pid, "started": started, "workspace": str(workspace), "repo": str(repo), "branch": branch,
+             "snapshot": snapshot, "created": time.time()}
+    target = owner_file(path)
+    tmp = target.with_name(f".{target.name}.{pid}")
+    tmp.write_text(json.dumps(owner), encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def create(workspace: Path, task_id: str, session_workspace: Path | None = None) -> Worktree:
+    """The worktree of one task, at a snapshot of `workspace` (blocking: call it in a thread); its owner file
+    names this process and `session_workspace` (default: `workspace`), where the next start looks for it."""
     git = repository(workspace)
     repo = workspace.resolve()
     root = ensure_private_dir(worktree_root(repo))
@@ -141,16 +167,26 @@ def create(workspace: Path, task_id: str) -> Worktree:
         raise WorktreeError(_UNAVAILABLE + f"agentcli's worktree folder ({root}) is inside the workspace")
     start = snapshot(git, repo, task_id)
     branch = f"agentcli/{task_id}"
-    git.run(repo, "worktree", "add", "--quiet", "-b", branch, str(path), start)
+    write_owner(path, workspace=(session_workspace or repo).resolve(), repo=repo, branch=branch, snapshot=start)
+    try:
+        git.run(repo, "worktree", "add", "--quiet", "-b", branch, str(path), start)
+    except WorktreeError:
+        with contextlib.suppress(OSError):
+            owner_file(path).unlink()
+        raise
     return Worktree(repo, path.resolve(), branch, start, git)
 
 
 def remove(tree: Worktree, *, keep_branch: bool) -> None:
-    """Remove the worktree (and its branch unless `keep_branch`); what git cannot remove is left and logged."""
+    """Remove the worktree, its owner file (and its branch unless `keep_branch`); what git cannot remove is left
+    and logged."""
     tree.git.run(tree.repo, "worktree", "remove", "--force", str(tree.path), check=False)
     if tree.path.exists():
         shutil.rmtree(tree.path, ignore_errors=True)
         tree.git.run(tree.repo, "worktree", "prune", check=False)
+    if not tree.path.exists():
+        with contextlib.suppress(OSError):
+            owner_file(tree.path).unlink()
     if not keep_branch:
         tree.git.run(tree.repo, "branch", "-D", "--quiet", tree.branch, check=False)
 

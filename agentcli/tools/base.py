@@ -156,6 +156,7 @@ class ToolContext:
     web_fetch: WebFetchLimits = field(default_factory=WebFetchLimits)  # [web_fetch]: reach, caps, time limit
     sandbox: Sandbox | None = None  # the session's Bash sandbox ([sandbox]); None: Bash runs unconfined
     files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
+    worktree: bool = False  # `workspace` is the git worktree of an isolated task (approvals mark it `[worktree]`)
 
 
 A = TypeVar("A", bound=ToolArgs)

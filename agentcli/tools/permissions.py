@@ -2,12 +2,15 @@
 
 Order of decision for one call:
 1. A matching **deny** rule refuses it: deny wins over everything (auto mode, read-only tools).
-2. Tools that are not `mutating` (Read, LS, Glob, Grep, TodoWrite) run.
-3. Mode `readonly` refuses every mutating tool (allow rules do not reopen it).
-4. Mode `auto`, a matching **allow** rule, or an earlier "allow always" answer lets it run; so does
+2. A matching **ask** rule (Claude Code's `permissions.ask`) asks the person every time, whatever the mode,
+   the allow rules and earlier answers say (mode readonly still refuses a mutating call; with no one to ask the
+   call is refused, --yes or not). Ask rules match like deny rules (any part of a Bash command).
+3. Tools that are not `mutating` (Read, LS, Glob, Grep, TodoWrite) run.
+4. Mode `readonly` refuses every mutating tool (allow rules do not reopen it).
+5. Mode `auto`, a matching **allow** rule, or an earlier "allow always" answer lets it run; so does
    mode `accept_edits` for a tool that edits files (`edits_files`: Write, Edit, MultiEdit), while
    Bash and every other mutating tool still ask.
-5. Otherwise the approver (the TUI) is asked; requests from parallel agents are asked one at
+6. Otherwise the approver (the TUI) is asked; requests from parallel agents are asked one at
    a time. Without an approver (a one-shot run) the call is refused with a reason the model
    can act on. A request carries the tool's preview of what the call will change (the diff of an
    edit, worked out just before asking), or the reason there is none.
@@ -23,7 +26,8 @@ backticks, `${…}`, here-documents, output redirection to a file, `eval`, `sh -
 by a plain `Bash` rule or a rule equal to the whole command. Bash deny rules also match any part of
 a command and any word onward, a program named by its path also by its base name (`Bash(rm *)`
 blocks `sudo rm -rf x`, `/bin/rm x` and `find . -exec rm {} ;`): a guard rail, not a sandbox
-(`tools/bash_rules`).
+(`tools/bash_rules`). A WebFetch pattern `domain:example.com` (Claude Code's) matches a URL whose host is
+that name (`domain:*.example.com`: any name below it); any other WebFetch pattern matches the URL with `*`.
 A deny rule wins over everything, whoever asks (the main agent or any subagent): mode auto,
 --yes, allow rules and remembered "allow always" answers never reopen a denied call.
 
@@ -58,6 +62,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from agentcli.diffs import FileDiff
 from agentcli.status import PermissionMode
@@ -77,6 +82,7 @@ from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
 from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
 
 if TYPE_CHECKING:
+    from agentcli.claude_settings import ClaudeRule
     from agentcli.config_schema import PermissionsSettings
 
 log = logging.getLogger(__name__)
@@ -106,6 +112,7 @@ class PermissionRequest:
     tool_call_id: str = ""
     session_id: str = ""  # the asking agent's session
     outside_sandbox: bool = False  # a refused Bash command asked to run again without the sandbox
+    worktree: bool = False  # the agent works in its task's git worktree: paths are relative to it (`[worktree]`)
 
 
 @dataclass(frozen=True)
@@ -159,16 +166,21 @@ class PermissionRule:
     tool: str  # canonical tool name (as written when agentcli has no such tool)
     pattern: str | None
     text: str
+    origin: str = ""  # where the rule was written, when not agentcli's [permissions] (a Claude Code settings file)
 
     @classmethod
-    def parse(cls, text: str) -> PermissionRule:
+    def parse(cls, text: str, origin: str = "") -> PermissionRule:
         """Parse a rule; ValueError on bad syntax."""
         match = _RULE.match(text)
         if not match:
             raise ValueError(f"bad permission rule {text!r}: write Tool or Tool(pattern), e.g. 'Bash(git status*)'")
         pattern = match.group(2)
         pattern = pattern.strip() if pattern is not None else None
-        return cls(_tool_key(match.group(1)), pattern or None, text.strip())
+        return cls(_tool_key(match.group(1)), pattern or None, text.strip(), origin)
+
+    def where(self, kind: str) -> str:
+        """Where the rule is written: `[permissions] deny`, or the settings file and key it came from."""
+        return f"{self.origin} permissions.{kind}" if self.origin else f"[permissions] {kind}"
 
     def covers(self, tool: str) -> bool:
         """Whether the rule is about `tool` (an Edit rule covers every file-editing tool)."""
@@ -194,7 +206,19 @@ def _guarded(name: str, target: str, workspace: Path) -> str:
 
 def _folded(rule: PermissionRule) -> PermissionRule:
     """`rule` with its pattern in lower case (for matching lower-cased paths)."""
-    return PermissionRule(rule.tool, rule.pattern.lower() if rule.pattern else None, rule.text)
+    return PermissionRule(rule.tool, rule.pattern.lower() if rule.pattern else None, rule.text, rule.origin)
+
+
+def _domain_match(pattern: str, url: str) -> bool:
+    """Claude Code's `domain:host` (`domain:*.host` for the names below it) against a URL's host."""
+    wanted = pattern[len("domain:"):].strip().lower().rstrip(".")
+    try:
+        host = (urlsplit(url.strip()).hostname or "").rstrip(".")
+    except ValueError:
+        return False
+    if wanted.startswith("*."):
+        return host.endswith(wanted[1:])
+    return host == wanted
 
 
 class PermissionPolicy:
@@ -208,11 +232,13 @@ class PermissionPolicy:
         approver: Approver | None = None,
         *,
         non_interactive: bool = False,
+        ask: Sequence[str] = (),
     ) -> None:
         self.mode: Mode = mode
         self.started_mode: Mode = mode  # what the session began with (decides whether auto is in the cycle)
         self.allow = [PermissionRule.parse(rule) for rule in allow]
         self.deny = [PermissionRule.parse(rule) for rule in deny]
+        self.ask = [PermissionRule.parse(rule) for rule in ask]
         self.approver = approver
         self.non_interactive = non_interactive
         self._approval_lock = asyncio.Lock()
@@ -238,7 +264,22 @@ class PermissionPolicy:
         mode: Mode = perms.mode
         if mode != "readonly" and (yes or (oneshot and perms.allow_mutating_in_run)):
             mode = "auto"
-        return cls(mode, perms.allow, perms.deny, approver, non_interactive=oneshot)
+        return cls(mode, perms.allow, perms.deny, approver, non_interactive=oneshot, ask=perms.ask)
+
+    def use_claude_rules(self, rules: Sequence[ClaudeRule]) -> list[str]:
+        """Join Claude Code's settings rules (`claude_settings`) to the config's, in place of those joined
+        before; one note per rule agentcli has no tool for (it is kept, and never matches)."""
+        notes: list[str] = []
+        lists = {"allow": self.allow, "deny": self.deny, "ask": self.ask}
+        for kept in lists.values():
+            kept[:] = [rule for rule in kept if not rule.origin]
+        for claude in rules:
+            rule = PermissionRule.parse(claude.rule, claude.source)
+            if canonical_tool_name(rule.tool) is None and not mcp_names.is_mcp_name(rule.tool):
+                notes.append(f"{claude.source}: permissions.{claude.kind} rule {claude.written!r} has no effect: "
+                             f"agentcli has no {rule.tool} tool")
+            lists[claude.kind].append(rule)
+        return notes
 
     @staticmethod
     def yes_ignored(perms: PermissionsSettings, yes: bool) -> str | None:
@@ -280,27 +321,30 @@ class PermissionPolicy:
     async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
         """Whether this call may run; may wait for the person's answer."""
         name = tool.name
-        if not tool.mutating and not any(rule.denies(name) for rule in self.deny):
+        if not tool.mutating and not any(rule.denies(name) for rule in (*self.deny, *self.ask)):
             return _ALLOWED  # the common case (reads): no path resolution, no parsing
         raw_target = tool.permission_target(args)
         target = self._resolved_target(name, raw_target, ctx)
-        rule = self._denying_rule(name, raw_target, target)
+        rule = self._matching_rule(self.deny, name, raw_target, target)
         if rule is not None:
             return PermissionDecision(
                 False,
-                f"Permission denied: {name} {target} is blocked by the rule {rule.text!r} in [permissions] deny. "
+                f"Permission denied: {name} {target} is blocked by the rule {rule.text!r} in {rule.where('deny')}. "
                 "Do not retry this call; continue without it or explain what you would have done.",
             )
-        if not tool.mutating:
+        asking = self._matching_rule(self.ask, name, raw_target, target)
+        if not tool.mutating and asking is None:
             return _ALLOWED
         guard = _guarded(name, target, ctx.workspace)
-        guarded = bool(guard)
-        if (by_mode := self._by_mode(tool, guarded)) is not None:
+        guarded = bool(guard) or asking is not None  # asked every time, like a guarded file
+        if asking is not None and not guard:
+            guard = f"the rule {asking.text!r} in {asking.where('ask')}"
+        if (by_mode := self._by_mode(tool, guarded, asking is not None)) is not None:
             return by_mode
         if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
             return _ALLOWED
         if self.approver is None:
-            return PermissionDecision(False, self._no_approver_reason(name, target, guard))
+            return PermissionDecision(False, self._no_approver_reason(name, target, guard, asking))
         request = PermissionRequest(
             agent=ctx.agent,
             tool=name,
@@ -310,9 +354,10 @@ class PermissionPolicy:
             tool_input=args.model_dump(mode="json", exclude_unset=True),
             tool_call_id=ctx.tool_call_id,
             session_id=ctx.session_id,
+            worktree=ctx.worktree,
         )
         async with self._one_question():  # one question at a time, across parallel subagents
-            if (by_mode := self._by_mode(tool, guarded)) is not None:  # the mode changed while this one queued
+            if (by_mode := self._by_mode(tool, guarded, asking is not None)) is not None:  # mode changed meanwhile
                 return by_mode
             if not guarded and self._remembered(name, target):  # answered "always" while this one queued
                 return _ALLOWED
@@ -335,14 +380,17 @@ class PermissionPolicy:
             "ask them what to do instead, or continue another way.",
         )
 
-    def _by_mode(self, tool: Tool[Any], guarded: bool) -> PermissionDecision | None:
-        """The current mode's verdict on a mutating call, or None when the mode leaves it to rules and the person."""
-        if self.mode == "readonly":
+    def _by_mode(self, tool: Tool[Any], guarded: bool, asked: bool = False) -> PermissionDecision | None:
+        """The current mode's verdict on a mutating call, or None when the mode leaves it to rules and the person
+        (always for a call an ask rule names, but in readonly mode)."""
+        if self.mode == "readonly" and tool.mutating:
             return PermissionDecision(
                 False,
                 f"Permission denied: {tool.name} is not allowed in readonly mode. It changes files or runs "
                 "commands; continue with read-only tools, or explain what you would have done.",
             )
+        if asked or not tool.mutating:
+            return None  # an ask rule: the person answers, whatever the mode
         if self.mode == "auto" and tool.name == "Bash" and self.bash_unsandboxed:
             return None  # no sandbox: the person is asked (or the call refused), whatever the mode says
         if self.mode == "auto" or (self.mode == "accept_edits" and tool.edits_files and not guarded):
@@ -368,6 +416,7 @@ class PermissionPolicy:
             tool_call_id=ctx.tool_call_id,
             session_id=ctx.session_id,
             outside_sandbox=True,
+            worktree=ctx.worktree,
         )
         async with self._one_question():
             if self.mode not in ("ask", "accept_edits"):
@@ -396,12 +445,17 @@ class PermissionPolicy:
     def _matches(rule: PermissionRule, name: str, target: str) -> bool:
         if rule.pattern is None:
             return True
+        if name == "WebFetch" and rule.pattern.startswith("domain:"):
+            return _domain_match(rule.pattern, target)
         if name in PATH_TOOLS:
             return match_glob(rule.pattern, target, anchored=False)
         return wild_match(rule.pattern, normalize_ws(target))
 
-    def _denying_rule(self, name: str, raw: str, target: str) -> PermissionRule | None:
-        rules = [rule for rule in self.deny if rule.denies(name)]
+    def _matching_rule(
+        self, rules_of_kind: Sequence[PermissionRule], name: str, raw: str, target: str
+    ) -> PermissionRule | None:
+        """The first deny (or ask) rule that matches the call, read as deny rules are (any part of a command)."""
+        rules = [rule for rule in rules_of_kind if rule.denies(name)]
         if not rules:
             return None
         # Paths also in lower case against lower-case patterns: on a case-insensitive file system
@@ -457,14 +511,24 @@ class PermissionPolicy:
     def _scope(self, name: str, target: str, guard: str = "") -> str:
         """Words for the dialog: what "allow always" would allow (`guard`: what a guarded file is)."""
         if guard:
-            return f"this edit only: {target} is asked every time ({guard})"
+            return f"this call only: {target} is asked every time ({guard})"
         if name in EDIT_TOOLS:
             return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
         if name != "Bash":
             return f"every {name} call for the rest of this session"
         return BashAnswers.scope(split_command(target))
 
-    def _no_approver_reason(self, name: str, target: str, guard: str = "") -> str:
+    def _no_approver_reason(
+        self, name: str, target: str, guard: str = "", asking: PermissionRule | None = None
+    ) -> str:
+        if asking is not None:
+            who = "this is a non-interactive run (agentcli run)" if self.non_interactive else "there is no one to ask"
+            return (
+                f"Permission denied: {name} {target} is asked every time by the rule {asking.text!r} in "
+                f"{asking.where('ask')}, and {who}; --yes, auto mode and allow rules do not cover it. The person can "
+                "run agentcli interactively to answer. Do not retry this call; continue without it or explain what "
+                "you would have done."
+            )
         if name == "Bash" and self.mode == "auto" and self.bash_unsandboxed:
             return (
                 f"Permission denied: Bash runs without a sandbox here ({self.bash_unsandboxed}), so auto mode and "

@@ -7,11 +7,13 @@ unless `network = "allow"`. Mechanisms, found once per session:
 - Landlock (Linux 5.13+, `tools/landlock`): the file rules; from ABI 6 also no signal to a process outside the
   command and, with the network off, no abstract unix socket of the host;
 - the network off: a network namespace of the command's own (`tools/netns`) where user namespaces are allowed,
-  which stops every protocol; otherwise Landlock's TCP rules (ABI 4+), which stop TCP bind and connect only.
+  which stops every protocol; otherwise Landlock's TCP rules (ABI 4+), which stop TCP bind and connect only;
+- on macOS, Seatbelt (`tools/seatbelt`): the command runs under `sandbox-exec` with a profile of the same policy
+  (files, signals, and with the network off every network operation).
 
 `mode = "auto"` uses what there is and says so; `"required"` refuses Bash when a part of the policy cannot be
-enforced; `"off"` runs Bash as the person's own commands. macOS's `sandbox-exec` is not implemented: there,
-as on any system without Landlock, there is no sandbox and the session says so.
+enforced; `"off"` runs Bash as the person's own commands. On a system with neither Landlock nor Seatbelt there
+is no sandbox and the session says so.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agentcli.tools import landlock, netns
+from agentcli.tools import landlock, netns, seatbelt
 from agentcli.tools.sandbox_notes import blocked_notes
 from agentcli.tools.sandbox_rules import RuleSet, build_rules, deny_read_paths, open_grants
 
@@ -57,18 +59,21 @@ class Mechanisms:
     """What this system offers for the spec: the Landlock ABI (0: none) and how the network is cut."""
 
     abi: int
-    network: Literal["namespace", "landlock-tcp", "none", "allowed"]
+    network: Literal["namespace", "landlock-tcp", "seatbelt", "none", "allowed"]
     missing: tuple[str, ...] = ()  # parts of the policy nothing here enforces, in words
+    seatbelt: bool = False  # macOS: the whole policy through sandbox-exec (abi is 0)
 
     @property
     def available(self) -> bool:
-        """Whether there is a sandbox at all (Landlock's file rules)."""
-        return self.abi > 0
+        """Whether there is a sandbox at all (Landlock's file rules, or Seatbelt)."""
+        return self.abi > 0 or self.seatbelt
 
 
 def detect(spec: SandboxSpec, abi: int | None = None) -> Mechanisms:
     """Which mechanisms serve `spec` on this system (a Landlock query; for the network, one probe start)."""
     abi = landlock.abi_version() if abi is None else abi
+    if abi == 0 and seatbelt.available():
+        return Mechanisms(0, "allowed" if spec.network == "allow" else "seatbelt", seatbelt=True)
     if abi == 0:
         return Mechanisms(0, "none", ("Landlock is not available on this system (Linux 5.13+ with Landlock on)",))
     if spec.network == "allow":
@@ -98,6 +103,8 @@ class Sandbox:
         # The ABI now (one system call); the network's mechanism on first need (`mechanisms`: a probe start).
         self.abi = mechanisms.abi if mechanisms is not None else (
             landlock.abi_version() if spec.mode != "off" else 0)
+        self.seatbelt = spec.mode != "off" and self.abi == 0 and (
+            mechanisms.seatbelt if mechanisms is not None else seatbelt.available())
         self._lock = threading.Lock()
         self._tmpdir: Path | None = None
         self._built: _Built | None = None
@@ -120,7 +127,7 @@ class Sandbox:
     @property
     def active(self) -> bool:
         """Whether Bash commands run inside it."""
-        return self.spec.mode != "off" and self.abi > 0
+        return self.spec.mode != "off" and (self.abi > 0 or self.seatbelt)
 
     def refusal(self) -> str | None:
         """Why Bash is refused (`mode = "required"` and a part of the policy is not enforced here), else None."""
@@ -132,7 +139,7 @@ class Sandbox:
 
     def unsandboxed_reason(self) -> str:
         """Why Bash runs outside any sandbox though the person did not turn it off ("" when it does not)."""
-        if self.spec.mode != "auto" or self.abi > 0:
+        if self.spec.mode != "auto" or self.abi > 0 or self.seatbelt:
             return ""
         return "; ".join(self.mechanisms.missing) or "no sandbox on this system"
 
@@ -142,8 +149,11 @@ class Sandbox:
             return "sandbox off"
         if not self.mechanisms.available:
             return "no sandbox"
-        net = {"namespace": " + netns", "landlock-tcp": " + tcp", "none": ", net open", "allowed": ", net on"}
-        return f"sandbox: landlock {self.mechanisms.abi}{net[self.mechanisms.network]}"
+        net = {"namespace": " + netns", "landlock-tcp": " + tcp", "seatbelt": "", "none": ", net open",
+               "allowed": ", net on"}[self.mechanisms.network]
+        if self.mechanisms.seatbelt:
+            return f"sandbox: seatbelt{net}"
+        return f"sandbox: landlock {self.mechanisms.abi}{net}"
 
     def describe(self) -> str:
         """One line: on or off, with what, and what it does not cover (`config show`, the warning line)."""
@@ -154,13 +164,15 @@ class Sandbox:
                     "auto mode and --yes ask before each Bash command instead")
             return f"Bash sandbox: none ({'; '.join(self.mechanisms.missing)}); {tail}"
         abi = self.mechanisms.abi
-        parts = [f"Landlock ABI {abi}: writes only in the workspace, the session's temp folder and devices; "
-                 "reads everywhere but the deny list"]
-        if abi >= 6:
+        files = ("writes only in the workspace, the session's temp folder and devices; reads everywhere but the deny "
+                 "list")
+        parts = [f"Seatbelt (sandbox-exec): {files}" if self.mechanisms.seatbelt else f"Landlock ABI {abi}: {files}"]
+        if abi >= 6 or self.mechanisms.seatbelt:
             parts.append("no signals to processes outside")
         network = {
             "namespace": "network off: a network namespace of its own (every protocol)",
             "landlock-tcp": "network off: Landlock TCP rules (TCP only; UDP and unix sockets not covered)",
+            "seatbelt": "network off: Seatbelt denies every network operation",
             "allowed": 'network on ([sandbox] network = "allow")',
             "none": "network NOT restricted",
         }[self.mechanisms.network]
@@ -218,8 +230,8 @@ class Sandbox:
         Builds (or reuses) the ruleset here, in the parent; the child only unshares and restricts itself. A
         child that cannot enter the sandbox fails to start: a command never runs outside it by accident.
         """
-        if not self.active:
-            return before
+        if not self.active or self.seatbelt:
+            return before  # Seatbelt: `argv` runs the command under sandbox-exec
         fd = self._ruleset().ruleset.fd
         isolate = self.mechanisms.network == "namespace"
         uid, gid = self._uid, self._gid
@@ -233,6 +245,14 @@ class Sandbox:
 
         return hook
 
+    def argv(self, argv: list[str]) -> list[str]:
+        """The command line that runs `argv` in the sandbox: under `sandbox-exec` on macOS; as it is with Landlock
+        (the child hook restricts the child before `exec`) or when the sandbox is not active."""
+        if not (self.active and self.seatbelt):
+            return argv
+        return seatbelt.command(argv, self.write_roots(), self.denied(),
+                                network_off=self.mechanisms.network == "seatbelt")
+
     def notes(self, output: str) -> list[str]:
         """Lines naming the sandbox for each refusal the output shows (a path or the network)."""
         if not self.active:
@@ -241,7 +261,7 @@ class Sandbox:
         denied = built.denied if built is not None else self.denied()
         return blocked_notes(
             output, workspace=str(self.spec.workspace), write_roots=self.write_roots(), denied=denied,
-            network_off=self.mechanisms.network in ("namespace", "landlock-tcp"),
+            network_off=self.mechanisms.network in ("namespace", "landlock-tcp", "seatbelt"),
         )
 
     def close(self) -> None:

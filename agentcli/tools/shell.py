@@ -213,11 +213,10 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
             hook = sandbox.child_hook(hook)
         except OSError as exc:
             raise ToolError(f"Cannot set up the Bash sandbox: {exc}") from None
+    argv = ["bash", "-c", command] if sandbox is None else sandbox.argv(["bash", "-c", command])
     spawn = asyncio.ensure_future(loop.subprocess_exec(
             lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
-            "bash",
-            "-c",
-            command,
+            *argv,
             cwd=ctx.workspace,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

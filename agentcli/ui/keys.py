@@ -39,6 +39,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+E, Right on a block", "open that agent's own transcript, live (Esc or Left goes back)"),
     ("Ctrl+X on a running block", "cancel that subagent only (its siblings and the parent go on)"),
     ("Ctrl+T on a running block", "message that subagent: /msg ID in the prompt (it reads it at its next turn)"),
+    ("Ctrl+D on a block of an isolated task", "its merge back and the diff of what it changed (Esc closes)"),
     ("y / a / n, Esc in an approval", "allow once / allow always / deny"),
     ("Ctrl+Q", "quit (while a turn runs: twice, and the turn is stopped)"),
 )

@@ -16,7 +16,7 @@ from typing import Literal
 
 from agentcli.diffs import FileDiff
 from agentcli.llm.base import tokens_for_chars
-from agentcli.status import ACTIVE_TASK_STATUSES, TaskStatus
+from agentcli.status import ACTIVE_TASK_STATUSES, MergeOutcome, TaskStatus
 
 
 @dataclass(eq=False)
@@ -115,6 +115,30 @@ class TodoListItem:
 
 
 @dataclass(eq=False)
+class MergeItem:
+    """How an isolated task's worktree was merged back (`merged`, `conflict`, `no_changes`, `kept`) and what the
+    task changed; names are terminal-safe."""
+
+    outcome: MergeOutcome
+    branch: str | None = None
+    files_merged: list[str] = field(default_factory=list)
+    files_conflicted: list[str] = field(default_factory=list)
+    diffs: list[FileDiff] = field(default_factory=list)
+    look: str = ""  # the git command that shows a kept branch
+
+    def summary(self) -> str:
+        """`merged 2 files`, `conflict in app.py: kept on agentcli/tsk_1`, `kept on agentcli/tsk_1`, `no changes`."""
+        if self.outcome == "merged":
+            count = len(self.files_merged)
+            return f"merged {count} file{'s' if count != 1 else ''}"
+        if self.outcome == "conflict":
+            return f"conflict in {', '.join(self.files_conflicted)}: kept on {self.branch}"
+        if self.outcome == "kept":
+            return f"changes kept on {self.branch}"
+        return "no changes"
+
+
+@dataclass(eq=False)
 class Transcript:
     """The items one agent produced, in order, and the text item currently streaming."""
 
@@ -150,6 +174,7 @@ class BlockItem(Transcript):
     context: tuple[int, int] | None = None  # the subagent's own context: (tokens used, window)
     result: str = ""  # the subagent's final answer (terminal-safe), once it finished
     cached_from: str | None = None  # answered from this earlier task's result (no subagent ran)
+    merge: MergeItem | None = None  # isolated in a git worktree: how its merge back ended (Ctrl+D: the diff)
     streamed: dict[str, int] = field(default_factory=dict)  # characters streamed by requests not yet counted
 
     @property

@@ -44,6 +44,7 @@ from agentcli.events import (
     SubagentBlockFinishedEvent,
     SubagentBlockUpdatedEvent,
     SubagentEvent,
+    SubagentMergedEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolCallFinishedEvent,
@@ -59,6 +60,7 @@ from agentcli.text import terminal_safe
 from agentcli.ui.model import (
     BlockItem,
     Entry,
+    MergeItem,
     NoteItem,
     TextItem,
     ThinkingItem,
@@ -438,6 +440,17 @@ class UIRouter(MessageManager):
         else:
             block.collapsed = True
         self._dirty_blocks.pop(block, None)
+
+    def on_subagent_merged(self, event: SubagentMergedEvent, owner: BlockItem | None = None) -> None:
+        """An isolated task's merge back: its block's line says how it ended; Ctrl+D on it shows the diff."""
+        block = self.blocks.get(event.task_id)
+        if block is None:
+            return
+        safe = terminal_safe
+        block.merge = MergeItem(event.merge, safe(event.branch) if event.branch else None,
+                                [safe(p) for p in event.files_merged], [safe(p) for p in event.files_conflicted],
+                                list(event.diffs), safe(event.look))
+        self._refresh_header(block)
 
     def _refresh_header(self, block: BlockItem) -> None:
         view = self.views.block_view(block)

@@ -3,8 +3,11 @@ the person, a conflict kept on its branch, the person's uncommitted edits seen, 
 
 from __future__ import annotations
 
+import json
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +193,55 @@ def test_an_agent_files_isolation_with_manual_merge_keeps_the_change_on_its_bran
     assert _left_behind(tmp_path, ws) == ([], branch)
     shown = run_cli(["tasks", "show", task["task_id"]], cli_env("anthropic", server, tmp_path), ws)
     assert f"worktree:       not merged; kept on branch {branch}" in shown.stdout, shown.stderr
+    # `worktrees list` shows the kept branch with its task's record; `prune --branches` removes it.
+    env = cli_env("anthropic", server, tmp_path)
+    listed = run_cli(["worktrees", "list"], env, ws)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [line.split() for line in listed.stdout.splitlines() if line.startswith(task["task_id"])]
+    assert row[:4] == [task["task_id"], branch, "completed", "kept"] and row[-1] == "-"
+    as_json = json.loads(run_cli(["worktrees", "list", "--json"], env, ws).stdout)
+    assert [(e["task_id"], e["branch"], e["worktree"], e["merge"]) for e in as_json] == [
+        (task["task_id"], branch, None, "kept")]
+    assert run_cli(["worktrees", "prune"], env, ws).stdout == "Nothing to prune.\n"
+    pruned = run_cli(["worktrees", "prune", "--branches"], env, ws)
+    assert pruned.stdout == f"Removed branch {branch} (task {task['task_id']}).\n", pruned.stderr
+    assert _left_behind(tmp_path, ws) == ([], "")
+    assert run_cli(["worktrees", "list"], env, ws).stdout == "No agentcli worktrees or branches in this repository.\n"
+
+
+def test_worktrees_list_outside_a_repository_says_why_in_one_line(tmp_path: Path) -> None:
+    with FakeLLMServer(Script(steps=[])) as server:
+        proc = run_cli(["worktrees", "list", "--cwd", str(tmp_path)], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("agentcli: Worktree isolation is unavailable: ") and proc.stderr.count("\n") == 1
+
+
+def test_a_kill_9_mid_task_leaves_a_worktree_that_the_next_start_prunes(tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    steps = [Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="first"),
+                  reply=Reply(tool_calls=[_task("Wait forever")])),
+             Step(match=Match(system_contains="# Task\nWait forever", turn=0), reply=Reply(text="never"),
+                  hold="never"),
+             Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="again"), reply=Reply(text="fresh"))]
+    with FakeLLMServer(Script(steps=steps)) as server:
+        env = cli_env("anthropic", server, tmp_path, **NO_IDENTITY)
+        proc = subprocess.Popen([sys.executable, "-m", "agentcli", "run", "--yes", "--cwd", str(ws), "first"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            server.wait_for_requests(2, timeout=60)  # the subagent's request, held: it works in its worktree
+            folders, branches = _left_behind(tmp_path, ws)
+            (task_id,) = [f.name for f in folders if f.is_dir()]
+            assert sorted(f.name for f in folders) == [task_id, f"{task_id}.owner.json"]
+            assert branches == f"+ agentcli/{task_id}"  # checked out in a worktree
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        assert len(_left_behind(tmp_path, ws)[0]) == 2  # nothing cleaned up after a kill -9
+        listed = run_cli(["worktrees", "list"], env, ws)
+        assert "process gone" in listed.stdout, listed.stderr
+        again = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(ws), "again"], env)
+        assert again.returncode == 0, again.stderr
+        assert last_json(again.stdout)["result"] == "fresh"
+    assert _left_behind(tmp_path, ws) == ([], "")  # the next start pruned the worktree, its owner file and branch
+    assert git(ws, "worktree", "list", "--porcelain").count("worktree ") == 1  # git's metadata too
+    assert git(ws, "status", "--porcelain") == "" and (ws / "app.py").read_text() == APP

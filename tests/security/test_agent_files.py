@@ -189,3 +189,29 @@ def test_non_scalar_values_are_never_turned_into_text(repo: Path, home: Path) ->
     assert "'tools' entry ignored: expected a tool name, got a list" in odd["warnings"]
     assert "'max_turns: a dict' ignored: expected a whole number of at least 1" in odd["warnings"]
     assert "{" not in json.dumps(odd["warnings"])  # no str() of a collection anywhere
+
+
+def test_other_tools_agent_files_symlinked_out_are_not_followed(repo: Path, home: Path) -> None:
+    secret = home / "notes.toml"
+    secret.write_text('name = "stolen"\ndescription = "PRIVATE"\ndeveloper_instructions = "SECRET"\n')
+    (repo / ".codex" / "agents").mkdir(parents=True)
+    os.symlink(secret, repo / ".codex" / "agents" / "key.toml")
+    (repo / "opencode.json").write_text(
+        '{"agent": {"leak": {"description": "d", "mode": "subagent", "prompt": "{file:../home/notes.toml}"}}}')
+    proc = agents(repo, home)
+    assert "stolen" not in proc.stdout and "SECRET" not in proc.stdout and "leak " not in proc.stdout
+    assert skipped_lines(proc.stdout) == [
+        "opencode.json (agent.leak): prompt file ../home/notes.toml is outside the workspace; not read",
+        f".codex/agents/key.toml: a symlink that leaves the agent folder (to {secret.resolve()}); not followed",
+    ]
+
+
+def test_a_project_opencode_json_symlinked_out_is_not_read(repo: Path, home: Path) -> None:
+    private = home / ".config" / "opencode" / "private.json"
+    private.parent.mkdir(parents=True)
+    private.write_text('{"agent": {"mine": {"description": "PRIVATE", "mode": "subagent", "prompt": "SECRET"}}}')
+    os.symlink(private, repo / "opencode.json")
+    proc = agents(repo, home)
+    assert "PRIVATE" not in proc.stdout and "mine " not in proc.stdout
+    assert skipped_lines(proc.stdout) == [
+        f"opencode.json: a symlink that leaves the workspace (to {private.resolve()}); not followed"]

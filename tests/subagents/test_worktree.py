@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from agentcli.subagents import worktree
 from agentcli.subagents.agent_files import parse_agent_file
-from agentcli.subagents.merge_back import merge_into
+from agentcli.subagents.merge_back import change_diffs, merge_into
 from agentcli.subagents.plan import Refusal
 from agentcli.subagents.worktree import WorktreeError
 from agentcli.tools.base import FileLocks
@@ -113,6 +113,26 @@ def test_non_overlapping_changes_merge_and_overlapping_ones_apply_nothing(tmp_pa
     log = git(ws, "log", "--format=%an <%ae>", "-1", "agentcli/tsk_3")
     assert log == "agentcli <agentcli@localhost>"  # no identity: the fallback author
     assert git(ws, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+
+
+def test_the_changes_shown_to_the_person_are_the_tasks_own_file_by_file(tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    (ws / "gone.txt").write_text("bye\n")
+    tree = worktree.create(ws, "tsk_show")
+    (tree.path / "app.py").write_text((tree.path / "app.py").read_text().replace("return 2", "return 'two'"))
+    (tree.path / "data.bin").write_bytes(b"\0\1\2")
+    (tree.path / "new.py").write_text("x = 1\n")
+    (tree.path / "gone.txt").unlink()
+    tip = worktree.commit_all(tree, "work")
+    assert tip is not None
+    (ws / "app.py").write_text("changed by the person meanwhile\n")  # never part of what the task changed
+    diffs = {d.path: d for d in change_diffs(tree, tip)}
+    assert sorted(diffs) == ["app.py", "data.bin", "gone.txt", "new.py"]
+    assert (diffs["app.py"].added, diffs["app.py"].removed) == (1, 1)
+    assert "+    return 'two'" in diffs["app.py"].unified() and "person" not in diffs["app.py"].unified()
+    assert diffs["new.py"].created and diffs["new.py"].added == 1
+    assert (diffs["gone.txt"].added, diffs["gone.txt"].removed) == (0, 1)
+    assert diffs["data.bin"].hunks == () and diffs["data.bin"].created  # binary: changed, no lines
 
 
 def test_nothing_changed_is_no_tip(tmp_path: Path) -> None:

@@ -27,8 +27,13 @@ COMMAND_HINT_LINES = 8  # a command box taller than this says how to scroll it
 
 
 def request_line(request: PermissionRequest) -> str:
-    """`[explore#2] wants to run: rm -rf build/` (for Bash the command; else the tool and its target)."""
+    """`[explore#2] wants to run: rm -rf build/` (for Bash the command; else the tool and its target); an agent in
+    its task's git worktree: `[general#2] wants to run: Edit [worktree] src/app.py` (the path is the workspace's
+    as the worktree mirrors it; the change lands in the workspace only when the task's merge back does)."""
     what = request.summary if request.tool == "Bash" else f"{request.tool} {request.summary or request.target}"
+    if request.worktree:
+        what = (f"[worktree] {what}" if request.tool == "Bash"
+                else f"{request.tool} [worktree] {request.summary or request.target}")
     return terminal_safe(f"[{request.agent}] wants to run: {what}")
 
 

@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agentcli.figures import compact_tokens
-from agentcli.status import TaskStatus
+from agentcli.status import MergeOutcome, TaskStatus
 from agentcli.ui.model import BlockItem, Entry, format_seconds, result_line
 
 STATUS_LOOK: dict[TaskStatus, tuple[str, str, str]] = {  # icon, word, style of each task status
@@ -36,6 +36,8 @@ STATUS_LOOK: dict[TaskStatus, tuple[str, str, str]] = {  # icon, word, style of 
     "budget_exceeded": ("⊘", "over budget", "$warning"),
 }
 
+MERGE_STYLES: dict[MergeOutcome, str] = {"merged": "$success", "conflict": "bold $error", "kept": "$warning",
+                                         "no_changes": "$text-muted"}
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_HZ = 8
@@ -96,6 +98,8 @@ def block_header(item: BlockItem, *, collapsed: bool, dense: bool = False) -> Co
     parts += [("  — ", "$text-muted"), (outcome or word, style if item.status != "completed" else "")]
     if item.code and item.status != "completed":
         parts += [" ", (f"[{item.code}]", style)]
+    if item.merge is not None:  # before the figures: a narrow terminal's ellipsis cuts those first
+        parts += [("  · ", "$text-muted"), (item.merge.summary(), MERGE_STYLES[item.merge.outcome])]
     parts.append(("  · " + " · ".join(f for f in (item.model, *counters(item)) if f), "$text-muted"))
     return Content.assemble(*parts)
 
@@ -196,6 +200,7 @@ class SubagentBlock(Widget):
         Binding("ctrl+e,right", "open_agent", "Open agent view"),
         Binding("ctrl+x", "cancel_subagent", "Cancel subagent"),  # never a text key: those go to the prompt
         Binding("ctrl+t", "message_subagent", "Message subagent"),
+        Binding("ctrl+d", "show_changes", "Show changes"),
     ]
 
     collapsed: reactive[bool] = reactive(False, init=False)
@@ -248,7 +253,7 @@ class SubagentBlock(Widget):
         self.filled = False  # body widgets mounted (the router mounts new entries directly from then on)
         self.dense = False  # one line even while running compact (many agents at once: the router sets it)
         self._rows = 0
-        self._shown_status = ""
+        self._shown_status: tuple[str, bool] = ("", False)  # the status and whether a merge is known
         self.set_reactive(SubagentBlock.collapsed, item.collapsed)
         self._sync_classes()
 
@@ -305,8 +310,8 @@ class SubagentBlock(Widget):
         rows = content.plain.count("\n") + 1
         self.header.update(content, layout=rows != self._rows)
         self._rows = rows
-        if self._shown_status != self.item.status:
-            self._shown_status = self.item.status
+        if self._shown_status != (self.item.status, self.item.merge is not None):
+            self._shown_status = (self.item.status, self.item.merge is not None)
             self._sync_classes()
             if self.is_mounted and self.has_focus_within:  # the footer shows the focused block's keys only
                 self.refresh_bindings()
@@ -329,10 +334,20 @@ class SubagentBlock(Widget):
         """Show this subagent's own transcript on a screen of its own (Esc comes back)."""
         self.post_message(self.OpenRequested(self.item))
 
+    def action_show_changes(self) -> None:
+        """An isolated task's merge back and the diff of what it changed, in a dialog (Esc closes it)."""
+        if self.item.merge is not None:
+            from agentcli.ui.widgets.changes_screen import ChangesScreen
+
+            self.app.push_screen(ChangesScreen(self.item.label, self.item.merge))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancel and message are offered only while the subagent runs (or waits for a slot)."""
+        """Cancel and message are offered only while the subagent runs (or waits for a slot); its changes once an
+        isolated task was merged back (or kept)."""
         if action in ("cancel_subagent", "message_subagent"):
             return self.item.active
+        if action == "show_changes":
+            return self.item.merge is not None
         return True
 
     def on_block_header_toggle(self, event: BlockHeader.Toggle) -> None:

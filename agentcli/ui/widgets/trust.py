@@ -67,7 +67,8 @@ class TrustApp(App[TrustChoice]):
                          markup=False)
             with VerticalScroll(id="trust-lists"):
                 if report.settings:
-                    yield Static(terminal_safe(f"{report.project_file} sets options an untrusted project may not:"),
+                    where = report.project_file or "Its Claude Code settings file"
+                    yield Static(terminal_safe(f"{where} sets options an untrusted project may not:"),
                                  id="trust-settings-explain", markup=False)
                     yield Static(text(report.settings), id="trust-settings", markup=False)
                 if report.arms:
