@@ -193,8 +193,9 @@ def test_a_todowrite_call_runs_and_its_result_goes_back(proxy: RecordingProxy, t
 def test_a_task_starts_a_subagent_on_the_light_model(proxy: RecordingProxy, tmp_path: Path) -> None:
     reader = {"description": "Reads one file.", "tools": ["Read"], "model": "light", "maxTurns": 1,
               "prompt": "Reply with exactly: " + _call("Read", {"file_path": "notes.txt"})}
-    # The arguments in the schema's order: the grammar holds the reply to it, so the model copies them verbatim.
-    task = {"description": "Read the notes", "prompt": "Read notes.txt.", "subagent_type": "reader"}
+    # The arguments in the schema's order (the grammar holds the reply to it); "Read the notes" for a description
+    # made it ramble on into ".txt. This is a command that ...", so no value here starts another one.
+    task = {"description": "Check one file", "prompt": "Read notes.txt", "subagent_type": "reader"}
     result = _agentcli(proxy, tmp_path, "Task", "Reply with exactly: " + _call("Task", task),
                        "--agents", json.dumps({"reader": reader}))
     home = tmp_path / "home"
@@ -203,7 +204,7 @@ def test_a_task_starts_a_subagent_on_the_light_model(proxy: RecordingProxy, tmp_
     with db(home) as conn:
         first = conn.execute("SELECT subagent_type, model_used, status, child_session_id FROM tasks WHERE "
                              "parent_tool_call_id = ?", (call["id"],)).fetchone()
-        assert first is not None and first[:2] == ("reader", "light"), (first, call)
+        assert first is not None and first[:2] == ("reader", "light"), (first, call, result)
         child = conn.execute("SELECT parent_session_id, agent_type FROM sessions WHERE id = ?", (first[3],)).fetchone()
     assert child == (result["session_id"], "reader")
     assert first[2] in ("completed", "budget_exceeded")  # an answer, or the subagent's turn limit (maxTurns 1)
