@@ -11,11 +11,13 @@ Rules (`permissions.allow` / `deny` / `ask`) keep Claude Code's syntax where age
 (`Bash(npm run test:*)`, `Bash(git * main)`, `Edit(src/**)`, `Read(./secrets/**)`, `WebFetch(domain:x.com)`,
 `mcp__server`, `mcp__server__tool`; `Task(Explore)` / `Agent(Explore)` name a subagent type); paths are
 rewritten where the two differ: `//abs/path` and `~/path` become
-workspace-relative when they fall inside the workspace (agentcli's file tools never leave it; a rule about a
-place outside is moot and named as such). What agentcli cannot express (`mcp__server__get_*`, a rule that does
-not parse) is one note naming the file and the rule, never an error. `defaultMode` maps onto `permissions.mode`
-(default → ask, acceptEdits → accept_edits, plan → readonly, bypassPermissions → auto); agentcli's own config
-files set the mode over it. `additionalDirectories` are named once: agentcli's tools work in the one workspace.
+workspace-relative when they fall inside the workspace, `//abs/path` otherwise (it matches the absolute paths of
+files in an additional directory, `tools.paths.match_glob`). What agentcli cannot express (`mcp__server__get_*`,
+a rule that does not parse) is one note naming the file and the rule, never an error. `defaultMode` maps onto
+`permissions.mode` (default → ask, acceptEdits → accept_edits, plan → readonly, bypassPermissions → auto);
+agentcli's own config files set the mode over it. `additionalDirectories` (`ClaudePermissions.directories`)
+join agentcli's `[permissions] additional_directories` (`additional_dirs`): folders beside the workspace the file
+tools and Bash may work in.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class ClaudePermissions:
     mode_source: str = ""
     notes: list[str] = field(default_factory=list)  # one line each: a rule or key agentcli does not use, and why
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (file, key) an untrusted project may not set
+    directories: list[tuple[str, str]] = field(default_factory=list)  # (additionalDirectories entry, its file)
 
     def of(self, kind: RuleKind) -> list[ClaudeRule]:
         """The rules of one kind, in file order."""
@@ -125,7 +128,7 @@ def _path_pattern(pattern: str, workspace: Path | None, home: Path | None) -> tu
         return "**", ""
     if text.startswith(root + "/"):
         return text[len(root) + 1:], ""
-    return None, "the path is outside the workspace, where agentcli's file tools never go"
+    return "/" + text, ""  # outside: `//abs/…`, matched against the absolute paths of additional directories
 
 
 def read_claude_permissions(
@@ -225,6 +228,14 @@ def _read_permissions(
         else:
             found.notes.append(f"{path}: permissions.defaultMode {mode!r} not used: agentcli knows "
                                f"{', '.join(CLAUDE_MODES)}")
-    if permissions.get("additionalDirectories"):
-        found.notes.append(f"{path}: permissions.additionalDirectories not used: agentcli's tools work in the one "
-                           "workspace")
+    folders = permissions.get("additionalDirectories")
+    if folders is None:
+        return
+    if not isinstance(folders, list):
+        found.notes.append(f"{path}: permissions.additionalDirectories skipped: expected a list of paths")
+        return
+    for folder in folders:
+        if isinstance(folder, str) and folder.strip():
+            found.directories.append((folder.strip(), source))
+        else:
+            found.notes.append(f"{path}: permissions.additionalDirectories entry {folder!r} skipped: expected a path")

@@ -67,6 +67,8 @@ GROUPS: dict[str, tuple[str, str]] = {
     "sessions": ("agentcli.cli_sessions", "sessions_app"),
     "mcp": ("agentcli.cli_mcp", "mcp_app"),
     "worktrees": ("agentcli.cli_worktrees", "worktrees_app"),
+    "skills": ("agentcli.cli_skills", "skills_app"),
+    "commands": ("agentcli.cli_skills", "commands_app"),
 }
 
 
@@ -258,6 +260,7 @@ def config_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON with each value's layer.")] = False,
 ) -> None:
     """Print the effective merged config, the layer each value came from, secrets redacted."""
+    from agentcli.cli_common import context_windows
     from agentcli.config import render_config
     from agentcli.text import json_safe, terminal_safe
     from agentcli.tools.sandbox import session_sandbox
@@ -266,7 +269,10 @@ def config_show(
     loaded = load(workspace, config)
     text = render_config(loaded, json=as_json)
     if not as_json:  # what [sandbox] amounts to on this system: on or off, with what
-        text = text.replace("\n\n", f"\n# {session_sandbox(loaded.settings, workspace).describe()}\n\n", 1)
+        sandbox = session_sandbox(loaded.settings, workspace)
+        sandbox.add_write_roots([d.path for d in loaded.additional_dirs[0]])
+        windows = "".join(f"# {line}\n" for line in context_windows(loaded.settings))
+        text = text.replace("\n\n", f"\n# {sandbox.describe()}\n{windows}\n", 1)
     print(json_safe(text) if as_json else terminal_safe(text))  # project config values are untrusted
 
 

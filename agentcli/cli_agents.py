@@ -117,7 +117,7 @@ def agents_show(
     as_json: JsonOption = False,
 ) -> None:
     """Show one subagent type: where it came from, its model, tools, limits, warnings and prompt."""
-    registry, _ = _registry(cwd, config)
+    registry, workspace = _registry(cwd, config)
     agent = registry.normalize(name)
     if agent is None:
         fail(f"no agent named '{name}'. Available: {', '.join(registry.names())}")
@@ -140,6 +140,12 @@ def agents_show(
     ]
     if agent.fork_context:
         fields.append(("fork", "yes: every task starts from its parent's conversation"))
+    if agent.skills:
+        from agentcli.subagents.skills import SkillCatalog
+
+        catalog = SkillCatalog.load(workspace)
+        named = [name if catalog.get(name) is not None else f"{name} (not found)" for name in agent.skills]
+        fields.append(("skills", ", ".join(named) + ": preloaded into its system prompt"))
     fields += [("warning", w) for w in agent.warnings]
     width = max(len(k) for k, _ in fields) + 1
     pad = " " * (width + 3)

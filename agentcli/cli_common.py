@@ -20,7 +20,7 @@ from agentcli.text import json_safe, terminal_safe
 
 if TYPE_CHECKING:
     from agentcli.agent.ledger import Ledger
-    from agentcli.config import LoadedConfig
+    from agentcli.config import LoadedConfig, Settings
     from agentcli.llm.base import Message, ToolUseBlock
     from agentcli.store.db import Store
     from agentcli.store.records import ToolCallRecord, TreeSpend
@@ -217,3 +217,36 @@ def transcript(messages: list[Message], calls: list[ToolCallRecord]) -> str:
                     out.append(_excerpt(block.content))
         out.append("")
     return "\n".join(out).rstrip() if out else "(no messages)"
+
+
+def context_windows(settings: Settings) -> list[str]:
+    """One line per configured model (main, light): its context window and where it came from, an OpenAI-compatible
+    server asked as a session would (`[context] server_window_timeout_seconds`)."""
+    import asyncio
+
+    from agentcli.agent.compaction import window_and_source
+    from agentcli.llm.base import ProviderError
+    from agentcli.llm.models import resolve_model
+    from agentcli.llm.server_window import discover
+    from agentcli.llm.tls import verify_for
+
+    cfg = settings.context
+    lines = []
+    for label in ("main", "light"):
+        try:
+            model = resolve_model(label, settings)
+        except (ProviderError, ValueError) as exc:
+            lines.append(f"models.{label} context window: unknown ({exc})")
+            continue
+        tokens, source = window_and_source(model, cfg.default_window)
+        if (model.provider == "openai-compatible" and not model.context_window and model.base_url
+                and cfg.server_window_timeout_seconds > 0):
+            found = asyncio.run(discover(model.base_url, model.model, model.api_key,
+                                         timeout=cfg.server_window_timeout_seconds, default=cfg.default_window,
+                                         verify=verify_for(model.base_url)))
+            if found is not None:
+                tokens, source = found.tokens, f"server: {found.source}"
+            else:
+                source += f"; {model.base_url} did not say"
+        lines.append(f"models.{label} context window: {tokens} tokens ({source})")
+    return lines

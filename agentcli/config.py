@@ -40,6 +40,7 @@ from agentcli.config_layers import (
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
+    from agentcli.additional_dirs import AdditionalDir
     from agentcli.claude_settings import ClaudePermissions
     from agentcli.config_merge import LayerStack
     from agentcli.config_schema import (
@@ -115,6 +116,7 @@ class LoadedConfig:
     stack: LayerStack | None = field(default=None, repr=False, compare=False)
     #: The permission rules of Claude Code's settings files (`claude_settings`), for `config show`.
     claude: ClaudePermissions | None = field(default=None, repr=False, compare=False)
+    home: Path | None = field(default=None, repr=False, compare=False)  # `~` of additional directories
 
     @functools.cached_property
     def provenance(self) -> Mapping[str, Source]:
@@ -122,6 +124,17 @@ class LoadedConfig:
         sets it."""
         origins = self.stack.provenance() if self.stack is not None else {}
         return {dotted(path): origins.get(path, BUILTIN) for path, _ in _leaves(self.settings)}
+
+    @functools.cached_property
+    def additional_dirs(self) -> tuple[list[AdditionalDir], list[str]]:
+        """The usable additional directories (`additional_dirs`) with where each was named, and one line per
+        skipped one."""
+        from agentcli.additional_dirs import session_additional_dirs
+
+        configured = self.settings.permissions.additional_directories
+        location = self.source_of("permissions.additional_directories").location if configured else ""
+        claude = self.claude.directories if self.claude is not None else []
+        return session_additional_dirs(self.workspace or Path.cwd(), configured, claude, location, self.home)
 
     def ignored_settings(self) -> list[str]:
         """`key = value` of each ignored project setting, secrets redacted (for the TUI's trust prompt)."""
@@ -246,6 +259,7 @@ def load_config(
         ignored_values=ignored,
         stack=stack,
         claude=claude,
+        home=Path(env["HOME"]) if env.get("HOME") else None,
     )
 
 
@@ -451,6 +465,13 @@ def render_config(loaded: LoadedConfig, *, json: bool = False) -> str:
                 "layer": "claude",
                 "location": ", ".join(dict.fromkeys(r.source for r in rules)),
             }
+        dirs, _ = loaded.additional_dirs
+        if dirs:
+            doc["permissions.additional_directories.resolved"] = {
+                "value": [{"path": str(d.path), "written": d.written, "location": d.source} for d in dirs],
+                "layer": "resolved",
+                "location": ", ".join(dict.fromkeys(d.source for d in dirs)),
+            }
         return jsonlib.dumps(doc, indent=2, ensure_ascii=False)
     sections: dict[KeyPath, list[tuple[str, str]]] = {}
     for path, value, src in rows:
@@ -470,6 +491,13 @@ def render_config(loaded: LoadedConfig, *, json: bool = False) -> str:
         blocks.append(f"[{dotted(section)}]\n{body}\n")
     if loaded.claude is not None and (loaded.claude.rules or loaded.claude.notes):
         blocks.append(_claude_block(loaded.claude))
+    dirs, skipped = loaded.additional_dirs
+    if dirs or skipped:
+        lines = ["# Additional directories (the file tools and Bash also work there):"]
+        lines += [f"#   {d.path}" + (f"  (written {d.written})" if d.written != str(d.path) else "") + f"  # {d.source}"
+                  for d in dirs]
+        lines += [f"#   skipped: {note}" for note in skipped]
+        blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
 

@@ -218,6 +218,8 @@ class ContextSettings(_Section):
     keep_recent_ratio: float = Field(0.25, ge=0.05, le=0.6)
     max_messages: int = Field(120, ge=20, le=100_000)
     default_window: int = Field(128_000, ge=1000, le=100_000_000)
+    server_window_timeout_seconds: float = Field(2.0, ge=0, le=60)  # asking an OpenAI-compatible server; 0: never
+    lean_below_tokens: int = Field(32_000, ge=0, le=100_000_000)  # a smaller window gets the lean prompt; 0: never
 
 
 class PermissionsSettings(_Section):
@@ -228,6 +230,8 @@ class PermissionsSettings(_Section):
     deny: list[PermissionRule] = Field(default_factory=list)
     ask: list[PermissionRule] = Field(default_factory=list)  # asked every time, whatever the mode (Claude Code's)
     allow_mutating_in_run: bool = False
+    # Folders beside the workspace the file tools and Bash may also work in (`additional_dirs`)
+    additional_directories: list[str] = Field(default_factory=list)
 
 
 class AgentSettings(_Section):

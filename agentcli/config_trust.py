@@ -4,8 +4,8 @@
 (defaults, user file) and keeps only what cannot widen:
 
 - `permissions.mode`: only when at least as strict as the value below (auto < accept_edits < ask < readonly);
-- `permissions.allow`, `agent.bash_pass_env`, `web_fetch.allow_private_hosts`: only when every entry is already
-  allowed below;
+- `permissions.allow`, `permissions.additional_directories`, `agent.bash_pass_env`, `web_fetch.allow_private_hosts`:
+  only when every entry is already allowed below (a project may not add a folder the tools work in);
 - `hooks`: never (a hook is a command agentcli runs: an untrusted project starts none);
 - `permissions.allow_mutating_in_run`, `context.auto_compact`, `task_tool.enabled`, `task_tool.allow_model_override`,
   `task_tool.cache_results`: only `false`;
@@ -37,7 +37,8 @@ from agentcli.status import PERMISSION_MODE_STRICTNESS
 # Keyed by any string a file may hold, so an unknown value is a plain miss.
 _STRICTNESS: dict[str, int] = {mode: rank for mode, rank in PERMISSION_MODE_STRICTNESS.items()}
 _SUBSET_LISTS: frozenset[KeyPath] = frozenset(
-    {("permissions", "allow"), ("agent", "bash_pass_env"), ("web_fetch", "allow_private_hosts")}
+    {("permissions", "allow"), ("permissions", "additional_directories"), ("agent", "bash_pass_env"),
+     ("web_fetch", "allow_private_hosts")}
 )
 _UNION_LISTS: frozenset[KeyPath] = frozenset(
     {("permissions", "deny"), ("permissions", "ask"), ("task_tool", "deny_tools"), ("sandbox", "deny_read")}
@@ -60,6 +61,7 @@ _CEILINGS: frozenset[KeyPath] = frozenset({
     *(("agent", key) for key in ("max_turns", "bash_timeout_seconds", "bash_output_limit_bytes",
                                  "tool_timeout_seconds", "read_max_chars")),
     *(("web_fetch", key) for key in ("max_download_bytes", "max_output_chars", "timeout_seconds", "max_redirects")),
+    ("context", "server_window_timeout_seconds"),
 })
 _MODEL_CEILINGS = frozenset({"max_output_tokens", "thinking_budget_tokens"})
 #: What `below` returns for a key no lower layer sets.

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.additional_dirs import session_additional_dirs
 from agentcli.agent.compaction import Compaction
 from agentcli.agent.ledger import Ledger
 from agentcli.agent.loop import AgentLoop, RunOutcome
@@ -43,6 +44,8 @@ from agentcli.subagents.budget import SessionBudget
 from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
+from agentcli.subagents.skill_tool import skill_tool_class
+from agentcli.subagents.skills import SkillCatalog
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.subagents.worktree_admin import prune_at_start
@@ -110,9 +113,16 @@ class Conversation:
         self.file_locks = FileLocks()
         self._files: FileAccess | None = None  # an editor's buffers for the file tools' text (`use_files`)
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
+        self.skills = SkillCatalog.load(workspace)  # names and descriptions only; bodies when used
+        if (skill_tool := skill_tool_class(self.skills)) is not None:  # no skill: no tool, the requests as before
+            self.toolbox.add([skill_tool])
         self._instructions = project_instructions(workspace) if settings.agent.project_instructions else ""
         self.hook_notes: list[str] = []  # hook settings not taken, told once with the first turn
         self._sources: frozenset[str] | None = None  # Claude Code's setting sources read (None: all)
+        self.extra_dirs: list[Path] = []  # additional directories (`additional_dirs`), shared with every AgentKit
+        self._claude_dirs: list[tuple[str, str]] = []  # Claude Code's additionalDirectories read (entry, file)
+        self._flag_dirs: list[tuple[str, str]] = []  # folders a program's flags added (`add_directories`)
+        self._dir_notes: list[str] = []  # the skipped folders' lines, among `hook_notes`
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self._load_hooks()
         self._use_claude_rules()
@@ -128,6 +138,7 @@ class Conversation:
         self.runner = self._new_runner()
         self._system: tuple[str | None, str] = (None, "")  # a program's own system prompt, and text to append
         self._offers: Callable[[str], bool] = lambda name: True  # which tools the main agent is offered
+        self._read_roots: list[Path] = []  # folders the main agent may read once its loop is built (`allow_reads`)
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
         self._turn: asyncio.Task[RunOutcome] | None = None
@@ -194,6 +205,8 @@ class Conversation:
             hooks=self.hooks,
             before_task=self._task_servers,
             sandbox=self.sandbox,
+            skills=self.skills,
+            extra_roots=self.extra_dirs,
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
@@ -219,16 +232,39 @@ class Conversation:
 
     def _use_claude_rules(self) -> None:
         """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
-        ones until it is trusted); what agentcli cannot use is told once, with the first turn."""
+        ones until it is trusted), its additionalDirectories the config's `additional_directories`; what agentcli
+        cannot use (a missing folder) is told once, with the first turn."""
         from agentcli import trust
         from agentcli.claude_settings import read_claude_permissions
 
         claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
                                          sources=self._sources)
         notes = claude.notes + self.permissions.use_claude_rules(claude.rules)
+        self._claude_dirs = claude.directories
         for note in notes:
             log.info("%s", note)  # the person is told through the first turn's notices
         self.hook_notes += notes
+        self._use_dirs()
+
+    def _use_dirs(self) -> None:
+        """The session's additional directories, from the config, Claude Code's settings and the flags: every
+        agent's file tools (but a worktree's) and Bash's sandbox work there too; a skipped one is told once."""
+        dirs, skipped = session_additional_dirs(self.workspace, self.settings.permissions.additional_directories,
+                                                [*self._claude_dirs, *self._flag_dirs])
+        self.extra_dirs[:] = [d.path for d in dirs]  # in place: the runner's AgentKit holds this list
+        self.sandbox.add_write_roots(self.extra_dirs)
+        self.hook_notes = [note for note in self.hook_notes if note not in self._dir_notes] + skipped
+        self._dir_notes = skipped
+
+    def add_directories(self, named: list[tuple[str, str]]) -> None:
+        """Before the first turn: more additional directories ((path, the flag that named it): Claude Code's
+        `--add-dir`, `--settings`' additionalDirectories), the person's own as the config's are."""
+        if self._loop is not None:
+            raise RuntimeError("add directories before the first turn")
+        self._flag_dirs += named
+        self._use_dirs()
+        if not self.session.messages:
+            self.session = self._new_session()  # the prompt names them
 
     def _say_sandbox(self) -> None:
         """Where no sandbox can hold Bash, say so once, with the first turn (beside the hook notes)."""
@@ -277,10 +313,18 @@ class Conversation:
 
     def _new_session(self) -> Session:
         role, appended = self._system
-        system = render_system_prompt(self.workspace, instructions=self._instructions, role=role)  # read in __init__
+        system = render_system_prompt(self.workspace, instructions=self._instructions, role=role,  # read in __init__
+                                      extra_dirs=self.extra_dirs)
         stable = f"{system.stable}\n\n{appended}" if appended else system.stable
         return Session(system_prompt=stable + system.current, system_stable=len(stable), model=self.model,
                        workspace=self.workspace)
+
+    def allow_reads(self, folder: Path) -> None:
+        """Let the main agent's Read and LS read inside `folder` (never write): a skill the person invoked as
+        `/name`, whose bundled files its instructions name (`tools.paths.resolve_for_read`)."""
+        roots = self._loop.context.read_roots if self._loop is not None else self._read_roots
+        if folder not in roots:
+            roots.append(folder)
 
     def use_setting_sources(self, sources: frozenset[str]) -> None:
         """Before the first turn: read only these of Claude Code's settings (`--setting-sources`): `user`,
@@ -336,6 +380,8 @@ class Conversation:
             provider = self.pool.get(self.model)
             self._after_send = on_sent or (lambda: None)
         context = self.runner.tool_context(self.session)
+        context.read_roots.extend(self._read_roots)  # skills the person invoked before the first turn was ready
+        self._read_roots = []
         link = ParentLink(self.session, self.bus)
         tools = main_agent_tools(self.runner, link)
         tools = [t for t in tools if not is_mcp_name(t.name) and self._offers(t.name)]  # MCP tools: `_start_servers`
@@ -351,6 +397,7 @@ class Conversation:
             inbox=self.runner.post.inbox(self.session.id),
             compactor=self.runner.compactor(self.session, context),
             hooks=self.hooks,
+            lean_below=self.settings.context.lean_below_tokens,
         )
         link.specs = self._loop.tool_specs  # what a fork of the main agent is offered (MCP tools join it later)
         if self._fallback:
@@ -452,6 +499,11 @@ class Conversation:
         """(tokens the next request would send, the model's window), None before the first prepare."""
         return self._loop.context_use() if self._loop is not None else None
 
+    def window_source(self) -> str:
+        """Where the main agent's window came from (configured, `server: …`, model table, default); "" before
+        the first prepare."""
+        return self._loop.window_source() if self._loop is not None else ""
+
     def cancel_turn(self) -> bool:
         """Stop the running turn (Esc / Ctrl-C): every subagent under it stops too."""
         if self._turn is None or self._turn.done():
@@ -470,7 +522,11 @@ class Conversation:
 
     def set_model(self, spec: str) -> ResolvedModel:
         """Switch the main agent's model for the next turns (`/model`)."""
-        model = resolve_model(spec, self.settings)
+        return self.use_model(resolve_model(spec, self.settings))
+
+    def use_model(self, model: ResolvedModel) -> ResolvedModel:
+        """Switch the main agent to a model already resolved (`set_model`; the TUI gives the model back after a
+        custom command's turn that used its own `model:`)."""
         self.model = model
         self.session.model = model
         if self._loop is not None:

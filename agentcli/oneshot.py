@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agentcli.agent.session import Session
     from agentcli.config import LoadedConfig
     from agentcli.conversation import Conversation
+    from agentcli.llm.base import Message
     from agentcli.output import Printer
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,11 @@ async def _run(
         if options.input_format == "stream-json":
             outcome = await _drive(conversation, printer, options, out, err, driven)
         else:
-            outcome = await conversation.send(options.prompt)
+            prompt = await command_prompt(conversation, options, err)
+            if prompt is None:
+                outcome = RunOutcome("failed", "", 0, "the slash command could not be expanded")
+                return EXIT_FAILURE  # the reason is said; the result line follows (finally)
+            outcome = await conversation.send(prompt)
     finally:
         if stop is not None:
             stop.disarm()
@@ -195,6 +200,49 @@ async def _run(
     if outcome.status == "completed":
         return EXIT_OK
     return _failed(outcome, err)
+
+
+async def command_prompt(conversation: Conversation, options: OneShotOptions, err: TextIO) -> str | Message | None:
+    """The prompt to send: `/name args` naming a custom command (`slash_commands`) is its expansion, with its
+    `!`commands`` run (trusted workspace, approved: refused without --yes) and `@paths` attached; any other prompt
+    as given. None after saying (one line) why the command cannot be expanded."""
+    from agentcli.slash_commands import CommandSet, model_spec
+    from agentcli.text import terminal_safe
+
+    text = options.prompt.strip()
+    word, _, arguments = text.partition(" ")
+    if len(word) < 2 or not word.startswith("/") or "/" in word[1:]:
+        return options.prompt
+    found = CommandSet.load(options.workspace, skills=conversation.skills.skills.values()).find(word[1:])
+    if found is None:
+        return options.prompt
+    if isinstance(found, list):
+        names = ", ".join(f"/{c.qualified}" for c in found)
+        err.write(terminal_safe(f"agentcli: {word} is ambiguous: {names}") + "\n")
+        return None
+    from agentcli import trust
+    from agentcli.subagents.front_matter import AgentFileError
+    from agentcli.ui.command_files import command_message
+    from agentcli.ui.mentions import user_message
+
+    ctx = conversation.runner.tool_context(conversation.session)
+    try:
+        message = await command_message(found, arguments, ctx, trusted=trust.is_trusted(options.workspace))
+    except AgentFileError as exc:
+        err.write(terminal_safe(f"agentcli: {word}: {found.path}: {exc}") + "\n")
+        return None
+    for note in message.notes:
+        err.write(terminal_safe(f"agentcli: {word}: {note}") + "\n")
+    if found.skill_folder is not None:  # a skill invoked by name: the files it bundles are readable
+        conversation.allow_reads(found.skill_folder)
+    if found.model and not options.keep_model:
+        try:
+            conversation.set_model(model_spec(found.model, conversation.settings))
+        except Exception as exc:  # a model this configuration cannot use: go on with the current one
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            err.write(terminal_safe(f"agentcli: {word}: model {found.model!r} not used ({why}); "
+                                    f"using {conversation.model.display}") + "\n")
+    return user_message(message.prompt, message.extras)
 
 
 def summarize(conversation: Conversation, outcome: RunOutcome, printer: Printer) -> None:

@@ -8,6 +8,7 @@ import platform
 import shutil
 import subprocess
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import cache
@@ -188,16 +189,21 @@ def render_system_prompt(
     instructions: bool | str = True,
     today: _dt.date | None = None,
     role: str | None = None,
+    extra_dirs: Sequence[Path] = (),
 ) -> SystemPrompt:
     """The main agent's system prompt: its role (`system.md`, or `role`: a program's own prompt, taken as written),
     the rules for untrusted data and the workspace facts (`system_facts.md`), the project instructions (all
     stable), then `system_now.md` with the date and the git status (current).
 
     `instructions`: True reads AGENTS.md / CLAUDE.md, False leaves them out, a string is their text already read.
+    `extra_dirs`: the additional directories, one line in the facts (none: the prompt as without them).
     """
     facts = Template(load_prompt("system_facts.md")).safe_substitute(
         workspace=str(workspace), platform=f"{platform.system()} {platform.release()}"
     ).rstrip()
+    if extra_dirs:
+        facts += "\n" + Template(load_prompt("system_dirs.md")).safe_substitute(
+            dirs=", ".join(str(d) for d in extra_dirs)).strip()
     head = (load_prompt("system.md") if role is None else role).strip()
     stable = f"{head}\n\n{facts}" if head else facts
     extra = instructions if isinstance(instructions, str) else ""

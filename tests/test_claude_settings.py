@@ -19,6 +19,8 @@ from agentcli.claude_settings import agentcli_rule, read_claude_permissions
     ("Edit(/src/**/*.ts)", "Edit(/src/**/*.ts)"),
     ("Read(//ws/docs/**)", "Read(docs/**)"),
     ("Read(~/ws/notes.md)", "Read(notes.md)"),
+    ("Read(//etc/passwd)", "Read(//etc/passwd)"),  # outside: matched against additional directories' files
+    ("Edit(~/.bashrc)", "Edit(//.bashrc)"),  # home is / here
     ("WebFetch(domain:example.com)", "WebFetch(domain:example.com)"),
     ("mcp__github", "mcp__github"),
     ("mcp__github__create_issue", "mcp__github__create_issue"),
@@ -31,8 +33,6 @@ def test_claude_rules_read_as_agentcli_rules(written: str, read: str) -> None:
 
 
 @pytest.mark.parametrize(("written", "why"), [
-    ("Read(//etc/passwd)", "outside the workspace"),
-    ("Edit(~/.bashrc)", "outside the workspace"),
     ("mcp__github__get_*", "no other wildcards"),
     ("Bash(", "not a rule"),
     ("WebFetch(domain:)", "names no host"),
@@ -64,8 +64,8 @@ def test_untrusted_project_gives_only_deny_and_names_what_it_would_widen(tmp_pat
     trusted = read_claude_permissions(ws, trusted=True, env=env)
     assert ("allow", "Bash") in [(r.kind, r.rule) for r in trusted.rules]
     assert (trusted.mode, trusted.mode_source) == ("auto", str(shared))
-    assert trusted.notes == [f"{shared}: permissions.additionalDirectories not used: agentcli's tools work in the "
-                             "one workspace"]
+    assert trusted.notes == []
+    assert found.directories == [] and trusted.directories == [("../other", str(shared))]
 
 
 def test_local_settings_mode_wins_and_sources_limit_the_files(tmp_path: Path) -> None:
@@ -84,13 +84,11 @@ def test_broken_files_and_entries_are_one_note_each_never_fatal(tmp_path: Path) 
     shared = _write(ws / ".claude" / "settings.json", {"permissions": {
         "deny": "Bash", "allow": [3, "Read(//elsewhere/x)"], "defaultMode": "dontAsk"}})
     found = read_claude_permissions(ws, trusted=True, env={"CLAUDE_CONFIG_DIR": str(claude_dir)})
-    assert found.rules == []
+    assert [r.rule for r in found.rules] == ["Read(//elsewhere/x)"]
     assert found.notes == [
         f"permissions in {user} not read: not valid JSON (line 1: Expecting property name enclosed in double quotes)",
         f"{shared}: permissions.deny skipped: expected a list of rules",
         f"{shared}: permissions.allow entry 3 skipped: expected a rule string",
-        f"{shared}: permissions.allow rule 'Read(//elsewhere/x)' not used: the path is outside the workspace, where "
-        "agentcli's file tools never go",
         f"{shared}: permissions.defaultMode 'dontAsk' not used: agentcli knows default, acceptEdits, plan, "
         "bypassPermissions",
     ]

@@ -27,7 +27,8 @@ def test_a_flag_agentcli_does_not_honour_is_a_warning_and_keeps_its_value_off_th
     args = parse(["-p", "--thinking", "adaptive", "--add-dir", "../a", "../b", "--betas=x", "--frobnicate",
                   "fix it"])
     assert args.print and args.prompt == "fix it"
-    assert [w.split(" ")[0] for w in args.warnings] == ["--thinking", "--add-dir", "--betas", "--frobnicate"]
+    assert [w.split(" ")[0] for w in args.warnings] == ["--thinking", "--betas", "--frobnicate"]
+    assert args.add_dir == ["../a", "../b"]  # honoured: additional directories
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -79,3 +80,9 @@ def test_settings_permissions_map_like_the_settings_files_rules() -> None:
     settings = '{"permissions": {"allow": ["Read(./src/**)"], "deny": ["mcp__github__*"], "ask": ["Bash(git push:*)"]}}'
     mapped = map_flags(parse(["-p", "x", "--settings", settings]))
     assert mapped.allow == ["Read(src/**)"] and mapped.deny == ["mcp__github"] and mapped.ask == ["Bash(git push:*)"]
+
+
+def test_add_dir_and_settings_additional_directories_are_named_with_their_flag() -> None:
+    mapped = map_flags(parse(["-p", "x", "--add-dir", "../a", "/b", "--settings",
+                              '{"permissions": {"additionalDirectories": ["~/c", 3]}}']))
+    assert mapped.dirs == [("../a", "--add-dir"), ("/b", "--add-dir"), ("~/c", "--settings")]

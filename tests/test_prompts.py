@@ -104,3 +104,14 @@ def test_a_prefetched_git_status_is_used_once_and_matches_a_direct_one(tmp_path:
     (repo / "later.txt").write_text("y")
     assert prompts.git_summary(repo) == prefetched  # taken from the prefetch, before later.txt existed
     assert "?? later.txt" in prompts.git_summary(repo)  # used once: git runs again
+
+
+def test_additional_directories_add_one_fact_line_and_nothing_without_them(tmp_path: Path) -> None:
+    day = dt.date(2026, 1, 2)
+    plain = render_system_prompt(tmp_path, instructions=False, today=day)
+    assert render_system_prompt(tmp_path, instructions=False, today=day, extra_dirs=()).text == plain.text
+    assert "Additional directories" not in plain.text
+    extra = render_system_prompt(tmp_path, instructions=False, today=day, extra_dirs=[Path("/srv/a"), Path("/b")])
+    added = set(extra.text.splitlines()) - set(plain.text.splitlines())
+    assert added == {"- Additional directories: /srv/a, /b (file tools and Bash also work inside them: use absolute "
+                     "paths)"}

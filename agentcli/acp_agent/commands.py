@@ -1,6 +1,7 @@
 """The slash commands an editor offers over ACP (`available_commands_update`) and what they do. A prompt that
 starts with one of them runs it here, answers with one message and ends the turn; any other text goes to the
-model (a path such as `/usr/lib` too)."""
+model (a path such as `/usr/lib` too). The person's and the project's own commands and skills (`slash_commands`)
+are offered after them, and a prompt naming one is sent as its expansion (`session.AcpSession.prompt`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from agentcli.conversation import Conversation
 from agentcli.figures import context_text, format_cost, spend_text, tokens_text
+from agentcli.slash_commands import CommandSet
 
 Handler = Callable[[Conversation, str], Awaitable[str]]
 
@@ -71,11 +73,17 @@ COMMANDS: dict[str, tuple[Handler, str, str | None]] = {
 }
 
 
-def available() -> list[AvailableCommand]:
-    """The commands as ACP describes them."""
+def available(custom: CommandSet | None = None) -> list[AvailableCommand]:
+    """The commands as ACP describes them: the built-in ones, then `custom` (command files, skills)."""
+    offered = [(name, text, hint) for name, (_, text, hint) in COMMANDS.items()]
+    if custom is not None:
+        for name, label in custom.completions().items():
+            found = custom.find(name)
+            hint = found.argument_hint if found is not None and not isinstance(found, list) else ""
+            offered.append((name, label, hint or None))
     return [AvailableCommand(name=name, description=text,
                              input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None)
-            for name, (_, text, hint) in COMMANDS.items()]
+            for name, text, hint in offered]
 
 
 def parse(prompt: str) -> tuple[Handler, str] | None:

@@ -39,6 +39,7 @@ from agentcli.acp_agent.approver import AcpApprover
 from agentcli.acp_agent.updates import EventMapper, Outbox, Update
 from agentcli.conversation import Conversation
 from agentcli.llm.base import Message, TextBlock
+from agentcli.slash_commands import CommandSet
 from agentcli.status import PermissionMode
 from agentcli.text import defang_tags, terminal_safe
 
@@ -81,12 +82,15 @@ class AcpSession:
         self.approver = AcpApprover(lambda call, options: ask(self.id, call, options), self.outbox, self.mapper,
                                     workspace)
         self.conversation: Conversation  # set by `attach`
+        self.custom = CommandSet()  # the person's and the project's commands and skills, set by `attach`
         self._task: asyncio.Task[Any] | None = None
         self._cancelled = False
 
     def attach(self, conversation: Conversation) -> None:
         """The session's conversation: its policy asks through the approver, its events become updates."""
         self.conversation = conversation
+        self.custom = CommandSet.load(conversation.workspace, reserved=commands.COMMANDS,
+                                      skills=conversation.skills.skills.values())
         self.id = conversation.session.id
         self.approver.policy = conversation.permissions
         conversation.bus.subscribe(self.mapper)
@@ -106,7 +110,8 @@ class AcpSession:
 
     def announce_commands(self) -> None:
         """`available_commands_update`, once the response that names the session is on its way."""
-        asyncio.get_running_loop().call_soon(self.outbox.put, update_available_commands(commands.available()))
+        update = update_available_commands(commands.available(self.custom))
+        asyncio.get_running_loop().call_soon(self.outbox.put, update)
 
     # --- prompts ------------------------------------------------------------------------------------------
 
@@ -123,6 +128,7 @@ class AcpSession:
             self.outbox.put(update_agent_message_text(await handler(self.conversation, arg)))
             await self.outbox.flush()
             return PromptResponse(stop_reason="end_turn")
+        message = await self._expanded(text, message)
         self._cancelled = False
         self.mapper.begin_turn()
         self._task = task = asyncio.create_task(self.conversation.send(message), name="acp-prompt")
@@ -147,6 +153,37 @@ class AcpSession:
         stop = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens",
                 "refusal": "refusal"}.get(outcome.stop_reason or "", "end_turn")
         return PromptResponse(stop_reason=stop, usage=self._usage())
+
+    async def _expanded(self, text: str, message: str | Message) -> str | Message:
+        """A prompt naming one of the person's or the project's commands (or skills) as its expansion, with its
+        `!`commands`` run (trusted workspace, approved through the editor) and `@paths` attached
+        (`ui.command_files`); what was not run is said in the agent's text first. Any other prompt as it came."""
+        word, _, arguments = text.strip().partition(" ")
+        if len(word) < 2 or not word.startswith("/") or "/" in word[1:]:
+            return message
+        found = self.custom.find(word[1:])
+        if found is None:
+            return message
+        if isinstance(found, list):
+            raise invalid(f"{word} is ambiguous: {', '.join('/' + c.qualified for c in found)}")
+        from agentcli import trust
+        from agentcli.subagents.front_matter import AgentFileError
+        from agentcli.ui.command_files import command_message
+        from agentcli.ui.mentions import user_message
+
+        conversation = self.conversation
+        ctx = conversation.runner.tool_context(conversation.session)
+        try:
+            built = await command_message(found, arguments, ctx, trusted=trust.is_trusted(conversation.workspace))
+        except AgentFileError as exc:
+            raise invalid(terminal_safe(f"{word}: {found.path}: {exc}")) from None
+        refused = [note for note in built.notes if note.startswith("!")]
+        if refused:
+            self.outbox.put(update_agent_message_text("\n".join(f"{word}: {note}" for note in refused) + "\n\n"))
+        if found.skill_folder is not None:
+            conversation.allow_reads(found.skill_folder)
+        extras = [] if isinstance(message, str) else [b.text for b in message.content[1:] if isinstance(b, TextBlock)]
+        return user_message(built.prompt, built.extras + extras)
 
     def cancel(self) -> None:
         """`session/cancel`: stop the running turn (its subagents too); the prompt answers `cancelled`."""

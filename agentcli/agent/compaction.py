@@ -72,11 +72,22 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
 
 def window_of(model: ResolvedModel, default: int) -> int:
     """The model's context window: configured, else the price/model table's, else `default`."""
+    return window_and_source(model, default)[0]
+
+
+def window_and_source(model: ResolvedModel, default: int) -> tuple[int, str]:
+    """The model's context window without asking its server, and where it came from (`WINDOW_SOURCES`)."""
     if model.context_window:
-        return model.context_window
+        return model.context_window, "configured"
     from agentcli.llm.prices import context_window
 
-    return context_window(model.provider, model.model) or default
+    known = context_window(model.provider, model.model)
+    return (known, "model table") if known else (default, "default")
+
+
+#: Where a window came from, as `config show` and the status bar say it ("server: …" names the server's answer).
+WINDOW_SOURCES = ("configured", "model table", "default")
+Discover = Callable[[], Awaitable["tuple[int, str] | None"]]  # the server's window and its source, asked once
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +196,12 @@ class Compactor:
         facts: Callable[[], Facts] | None = None,
         editing_tools: frozenset[str] = frozenset(),
         window: Callable[[], int] | None = None,
+        discover: Discover | None = None,
     ) -> None:
         self._policy = policy
         self._window = window  # looked up on first use (the model table takes ~70 ms to load)
+        self._discover = discover  # asks the model's server for its window, once, before the first request
+        self.window_source = "default"  # where the window came from (`window` may set it, `settle` does)
         self.summarize = summarize
         self.facts = facts or Facts
         self.editing_tools = editing_tools
@@ -202,6 +216,19 @@ class Compactor:
             self._policy = dataclasses.replace(self._policy, window=self._window())
             self._window = None
         return self._policy
+
+    async def settle(self) -> None:
+        """Ask the server for the window, once (an OpenAI-compatible server's own answer wins over the model
+        table and the default; a configured window was never asked for)."""
+        discover, self._discover = self._discover, None
+        if discover is None:
+            return
+        found = await discover()
+        if found is not None:
+            self._policy = dataclasses.replace(self._policy, window=found[0])
+            self._window = None
+            self.window_source = found[1]
+            self._cached = None
 
     @property
     def window(self) -> int:
@@ -234,6 +261,7 @@ class Compactor:
         `next_seq` is the stored seq the next message will get (the context's tail is stored seq
         `next_seq - 1`, and so on back). Returns what was done, in order (nothing: it fits).
         """
+        await self.settle()
         if not (force or overflow) and not (self.compactable(messages) and self.over(messages)):
             return []  # nothing could be dropped anyway: the window is not needed yet (a first request)
         before = self.used(messages)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcli.agent.compaction import Compaction, Compactor
+from agentcli.agent.cuts import CONTEXT_CUT_NOTICE, cut_kind, full_line, short_line, window_words
 from agentcli.agent.session import Session
 from agentcli.agent.spending import PriceFn, Spending, Unfinished
 from agentcli.agent.tool_calls import CANCELLED_RESULT, ToolCalls, fire_hook, report
+from agentcli.agent.tool_offer import ToolOffer, specs_chars
 from agentcli.events import (
     CompactionEvent,
     ErrorEvent,
@@ -50,11 +52,12 @@ from agentcli.llm.deprecation import announce_once
 from agentcli.safe_text import scrub_model
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolContext, tool_specs
+from agentcli.tools.base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
 
 MAX_STOP_HOOK_TURNS = 3  # a Stop hook may send the main agent back to work this many times per run
+MIN_OUTPUT_ROOM = 256  # max_tokens never asked below this for a small window's sake
 
 
 # Told to whoever reads a result (a parent agent, a script) when the last turn did not end normally.
@@ -103,6 +106,7 @@ class AgentLoop:
         hooks: HookEngine | None = None,
         inbox: Callable[[], list[str]] | None = None,
         specs: Sequence[ToolSpec] | None = None,
+        lean_below: int = 0,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -120,7 +124,9 @@ class AgentLoop:
         self.fallback: Callable[[ProviderError], bool] | None = None
         # Offered: its tools' specs in the one listing order every agent shares (prompt caching), or `specs` (a
         # fork's: its parent's, byte for byte; a listed tool not in `tools` is `unavailable`)
-        self._specs = tool_specs(tools) if specs is None else list(specs)
+        # A window below `lean_below` tokens gets the lean prompt (`ToolOffer`, chosen before the first request)
+        self._offer = ToolOffer(self.tools, specs, lean_below)
+        self._offer.on_change = self._refit
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
             self.use_compactor(compactor)
@@ -130,6 +136,7 @@ class AgentLoop:
         self._stop_cancelled = False  # `stop` cancelled the run's task (it was asked from another task)
         self._calls = ToolCalls(self)
         self._spending = Spending(self)
+        self._max_tokens = 0  # the last request's max_tokens
 
     def stop(self, status: RunStatus, reason: str) -> bool:
         """End the running turn with `status` (a limit was reached, someone cancelled it), keeping its partial result.
@@ -213,11 +220,13 @@ class AgentLoop:
                 return self._stopped_outcome()
             try:
                 await self._fit_context()
+                self._offer.choose(self._known_window())
                 response = await self._model_turn()
             except ContextOverflowError as exc:
                 if overflowed or not await self._fit_context(overflow=True):
-                    self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
-                    return RunOutcome("failed", self._last_text(), session.turns, str(exc))
+                    line = f"{self._window_words()} cannot hold the request, even compacted: {exc}"
+                    self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=line))
+                    return RunOutcome("failed", self._last_text(), session.turns, line)
                 overflowed = True
                 continue
             except ProviderError as exc:
@@ -227,10 +236,27 @@ class AgentLoop:
                 self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
                 return RunOutcome("failed", self._last_text(), session.turns, str(exc))
             session.turns += 1
+            kind, used = cut_kind(response, window=self.compactor.window if self.compactor is not None else 0,
+                                  max_tokens=self._max_tokens or session.model.max_output_tokens,
+                                  compatible=session.model.provider == "openai-compatible")
+            if kind == "full":  # finish_reason length, but the window is what ran out
+                response = dataclasses.replace(response, stop_reason="model_context_window_exceeded")
             message = response.message()  # never empty, never a whitespace-only text block
             self._append(message)
-            self._stop_notice(response)
             calls = response.tool_uses()
+            if kind in ("full", "reported") and self.compactor is not None:
+                compacted = not overflowed and await self._compact_cut(used)
+                if compacted:
+                    overflowed = True
+                    if not calls:  # the model finishes what it was writing, in the room compaction made
+                        self._append(Message.user(CONTEXT_CUT_NOTICE))
+                        continue
+            elif kind == "short":
+                self._event(NoticeEvent(session_id=session.id, agent=session.agent, message=short_line(
+                    response.usage.output_tokens, self._max_tokens or session.model.max_output_tokens, used,
+                    self._window_words(), session.model.display)))
+            else:
+                self._stop_notice(response)
             if not calls and response.stop_reason == "pause_turn":
                 continue  # Anthropic paused a long turn: sending the history back lets the model go on
             if not calls and (letters := self._letters()):  # a message came while it answered: it reads it
@@ -243,8 +269,10 @@ class AgentLoop:
             if not calls:
                 return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason,
                                   empty=response.empty)
-            if response.stop_reason == "max_tokens":  # a call cut mid-arguments: say why, so the model can redo it
-                cut = "the call was cut at the output token limit"
+            if response.stop_reason in ("max_tokens", "model_context_window_exceeded"):  # a call cut mid-arguments:
+                # say why, so the model can redo it
+                cut = ("the call was cut at the output token limit" if response.stop_reason == "max_tokens"
+                       else "the call was cut: the context window was full")
                 calls = [
                     c.model_copy(update={"input_error": f"{cut} ({c.input_error})"}) if c.input_error is not None else c
                     for c in calls
@@ -254,15 +282,43 @@ class AgentLoop:
             "max_turns", self._last_text(), session.turns, f"stopped after max_turns={self.max_turns} turns"
         )
 
+    async def _compact_cut(self, used: int) -> bool:
+        """A reply the window cut after `used` tokens: compact, and say so in one line (True: the turn may go on in
+        the room made)."""
+        compactor, session = self.compactor, self.session
+        assert compactor is not None
+        done = await self._fit_context(overflow=True)
+        compacted = bool(done) and done[-1].tokens_after < compactor.policy.threshold * compactor.window
+        self._event(NoticeEvent(session_id=session.id, agent=session.agent,
+                                message=full_line(self._window_words(), used, compacted)))
+        return compacted
+
+    def _window_words(self) -> str:
+        """`the context window (8192 tokens, server: llama.cpp /props)`, as far as it is known."""
+        if self.compactor is None:
+            return window_words(0, "")
+        return window_words(self.compactor.window, self.compactor.window_source)
+
+    def _output_room(self) -> int:
+        """`max_output_tokens`, or less on an OpenAI-compatible server whose window leaves less room after the
+        request (vLLM refuses a request whose prompt plus max_tokens pass its max_model_len)."""
+        limit = self.session.model.max_output_tokens
+        compactor = self.compactor
+        if compactor is None or self.session.model.provider != "openai-compatible":
+            return limit
+        room = int((compactor.window - compactor.used(self.session.messages)) * 0.9)
+        return max(min(limit, room), min(limit, MIN_OUTPUT_ROOM))
+
     async def _model_turn(self) -> ModelResponse:
         session = self.session
+        self._max_tokens = self._output_room()
         request = ModelRequest(
             model=session.model.model,
             system=session.system_prompt,
             system_stable=session.system_stable,
             messages=tuple(session.messages),
-            tools=self._specs,
-            max_tokens=session.model.max_output_tokens,
+            tools=self._offer.specs,
+            max_tokens=self._max_tokens,
             thinking=session.model.thinking,
             thinking_budget_tokens=session.model.thinking_budget_tokens,
             reasoning_effort=session.model.reasoning_effort,
@@ -321,7 +377,7 @@ class AgentLoop:
 
     def _fixed_tokens(self) -> int:
         """What every request sends besides the messages (system prompt, tool specs), estimated."""
-        return (len(self.session.system_prompt) + _specs_chars(self._specs)) // CHARS_PER_TOKEN
+        return (len(self.session.system_prompt) + specs_chars(self._offer.specs)) // CHARS_PER_TOKEN
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """Compact the context now (`/compact [focus]`): prune, then summarise with the light model."""
@@ -334,6 +390,10 @@ class AgentLoop:
         if self.compactor is None:
             return None
         return self.compactor.used(self.session.messages), self.compactor.window
+
+    def window_source(self) -> str:
+        """Where the window the context is kept in came from ("" when nothing watches the context)."""
+        return self.compactor.window_source if self.compactor is not None else ""
 
     async def _fit_context(self, *, force: bool = False, focus: str = "", overflow: bool = False) -> list[Compaction]:
         compactor = self.compactor
@@ -438,16 +498,31 @@ class AgentLoop:
 
     def add_tools(self, tools: Iterable[Tool[Any]]) -> None:
         """Offer more tools from the next request on (an MCP server's, once it runs); known names are kept."""
-        for tool in tools:
-            if tool.name not in self.tools:
-                self.tools[tool.name] = tool
-        self._specs = tool_specs(self.tools.values())
+        self._offer.add(tools)
+
+    def _refit(self) -> None:
+        """The offered list changed: the fixed part of every request weighs what it now does."""
         if self.compactor is not None:
             self.compactor.gauge.fixed_tokens = self._fixed_tokens()
 
+    def _known_window(self) -> int:
+        """The window, when it is known without loading the model table: configured, or an OpenAI-compatible
+        server's (asked) or the default (anthropic and openai models have large windows: 0, no lean prompt)."""
+        model = self.session.model
+        if model.context_window:
+            return model.context_window
+        if self.compactor is None or model.provider != "openai-compatible":
+            return 0
+        return self.compactor.window
+
+    @property
+    def lean(self) -> bool:
+        """Whether this agent's requests carry the lean prompt (chosen at its first request)."""
+        return bool(self._offer.lean)
+
     def tool_specs(self) -> list[ToolSpec]:
         """The tools the next request offers, as sent (what a fork of this agent is offered too)."""
-        return list(self._specs)
+        return list(self._offer.specs)
 
     def last_text(self) -> str:
         """The latest assistant text of the session (what a stopped run produced so far)."""
@@ -461,23 +536,3 @@ class AgentLoop:
 
     def _event(self, event: Event) -> None:
         report(self.emit, event)
-
-
-_SPEC_CHARS: dict[tuple[str, str, int], tuple[object, int]] = {}  # (name, description, id(schema)) -> (schema, len)
-
-
-def _specs_chars(specs: Sequence[ToolSpec]) -> int:
-    """The length of the tools' JSON (`[[name, description, schema], ...]`), each tool's measured once: every
-    subagent's loop has the same few tools, and serialising their schemas again cost a fan-out dearly."""
-    total = 2 + 2 * max(len(specs) - 1, 0)  # the brackets and the ", " between entries
-    for spec in specs:
-        key = (spec.name, spec.description, id(spec.input_schema))
-        entry = _SPEC_CHARS.get(key)
-        if entry is None or entry[0] is not spec.input_schema:  # the schema is held: its id is never reused
-            entry = (spec.input_schema, len(json.dumps([spec.name, spec.description, spec.input_schema],
-                                                       ensure_ascii=False)))
-            if len(_SPEC_CHARS) < 1024:
-                _SPEC_CHARS[key] = entry
-        total += entry[1]
-    return total
-

@@ -220,6 +220,8 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     if mapped.sources is not None:
         conversation.use_setting_sources(mapped.sources)
     conversation.shape_main_agent(system_prompt=mapped.system_prompt, append=mapped.append, offers=mapped.offers())
+    if mapped.dirs:
+        conversation.add_directories(mapped.dirs)
     policy = conversation.permissions
     policy.allow += [PermissionRule.parse(rule) for rule in mapped.allow]
     policy.deny += [PermissionRule.parse(rule) for rule in mapped.deny]

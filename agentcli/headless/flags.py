@@ -50,6 +50,7 @@ HONOURED: Final[tuple[Flag, ...]] = (
     Flag(("--model",), "model", "value"),
     Flag(("--fallback-model",), "fallback_model", "value"),
     Flag(("--mcp-config",), "mcp_config", "list"),
+    Flag(("--add-dir",), "add_dir", "list"),
     Flag(("--strict-mcp-config",), "strict_mcp_config", "bool"),
     Flag(("--setting-sources",), "setting_sources", "value"),
     Flag(("--settings",), "settings", "value"),
@@ -71,7 +72,6 @@ HONOURED: Final[tuple[Flag, ...]] = (
 
 #: Flags accepted and not carried out, each with the reason its warning gives.
 IGNORED: Final[dict[str, tuple[Kind, str]]] = {
-    "--add-dir": ("list", "agentcli's tools work in the one workspace (--cwd)"),
     "--betas": ("list", "agentcli sends no beta headers"),
     "--task-budget": ("value", "use [task_tool] max_tokens / max_cost_usd"),
     "--thinking": ("value", "set [models.main] thinking instead"),
@@ -114,6 +114,7 @@ class HeadlessArgs:
     permission_prompt_tool: str | None = None
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
+    add_dir: list[str] = field(default_factory=list)  # additional directories, as [permissions] additional_directories
     tools: list[str] | None = None
     max_turns: str | None = None
     max_budget_usd: str | None = None

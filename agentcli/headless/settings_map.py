@@ -41,6 +41,7 @@ class Mapped:
     schema: dict[str, Any] | None = None  # --json-schema: every answer is a JSON document it validates
     sources: frozenset[str] | None = None  # --setting-sources: Claude Code settings read (None: all)
     effort: str = ""  # --effort, on agentcli's scale (low | medium | high)
+    dirs: list[tuple[str, str]] = field(default_factory=list)  # additional directories: (path, the flag naming it)
 
     def set(self, key: str, value: object, flag: str) -> None:
         self.overrides[key] = value
@@ -89,6 +90,7 @@ def map_flags(args: HeadlessArgs) -> Mapped:
     for value in args.mcp_config:
         mapped.mcp_servers.update(_mcp_servers(value))
     mapped.strict_mcp = args.strict_mcp_config
+    mapped.dirs = [(path, "--add-dir") for path in args.add_dir]
     mapped.model = args.model
     if args.effort is not None:  # Claude Code's xhigh and max are agentcli's high (its most thinking)
         mapped.effort = "high" if args.effort in ("xhigh", "max") else args.effort
@@ -157,12 +159,15 @@ def _mcp_servers(value: str) -> dict[str, Any]:
 
 
 def _claude_settings(mapped: Mapped, data: dict[str, Any]) -> None:
-    """`--settings`: a Claude Code settings object's permissions (allow, deny, ask, defaultMode), model and hooks."""
+    """`--settings`: a Claude Code settings object's permissions (allow, deny, ask, defaultMode,
+    additionalDirectories), model and hooks."""
     permissions = data.get("permissions") or {}
     if isinstance(permissions, dict):
         mapped.allow += [_rule(r) for r in permissions.get("allow") or [] if isinstance(r, str)]
         mapped.deny += [_rule(r) for r in permissions.get("deny") or [] if isinstance(r, str)]
         mapped.ask += [_rule(r) for r in permissions.get("ask") or [] if isinstance(r, str)]
+        folders = permissions.get("additionalDirectories") or []
+        mapped.dirs += [(f, "--settings") for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
         mode = permissions.get("defaultMode")
         if mode in MODES_BY_NAME and "permissions.mode" not in mapped.overrides:
             mapped.set("permissions.mode", MODES_BY_NAME[mode], "--settings")

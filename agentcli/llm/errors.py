@@ -138,8 +138,15 @@ _OVERFLOW = re.compile(
 )
 
 
+# llama.cpp's server answers a prompt longer than a slot's window (context shift on, a model that cannot split
+# its batch) with a server error: "input is larger than the max context size. skipping" (tools/server/server.cpp).
+_SERVER_OVERFLOW = re.compile(r"larger than the max context size", re.IGNORECASE)
+
+
 def _overflow(status: int | None, kind: str | None, message: str) -> bool:
-    if kind == "context_length_exceeded":
+    if kind in ("context_length_exceeded", "exceed_context_size_error"):
+        return True
+    if status == 500 and _SERVER_OVERFLOW.search(message):
         return True
     return status in (400, 413, 422, None) and _OVERFLOW.search(message) is not None
 
@@ -149,7 +156,7 @@ def classify(
 ) -> ProviderError:
     """Pick the provider error class: unambiguous statuses first, then the error type, then 4xx/5xx."""
     cls: type[ProviderError]
-    if (status is None or 400 <= status < 500) and status not in _BY_STATUS and _overflow(status, kind, message):
+    if (status is None or 400 <= status <= 500) and status not in _BY_STATUS and _overflow(status, kind, message):
         cls = ContextOverflowError
     elif status in _BY_STATUS:
         cls = _BY_STATUS[status]

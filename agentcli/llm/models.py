@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from collections.abc import Mapping
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentcli.llm.base import PROVIDERS, MissingCredentialsError, Provider, ProviderName, RetryPolicy
+from agentcli.llm.server_window import ServerWindow, discover
 from agentcli.llm.tls import verify_for
 from agentcli.redact import register_secret
 
@@ -162,6 +164,7 @@ class ProviderPool:
         self.connect_timeout = connect_timeout
         self._providers: dict[tuple[str, str | None, str], Provider] = {}
         self._clients: list[Any] = []
+        self._windows: dict[tuple[str, str], asyncio.Future[ServerWindow | None]] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProviderPool:
@@ -216,8 +219,25 @@ class ProviderPool:
             oclient, self.policy, name=model.provider, compatible=model.provider == "openai-compatible"
         )
 
+    async def server_window(self, model: ResolvedModel, *, timeout: float, default: int) -> ServerWindow | None:
+        """The window the server at `model.base_url` runs `model` with (`llm.server_window`), asked once per base
+        URL and model for this pool's life (every agent of the session shares the answer), None when it said
+        nothing useful within `timeout` seconds."""
+        if not model.base_url:
+            return None
+        key = (model.base_url, model.model)
+        asked = self._windows.get(key)
+        if asked is None:
+            asked = self._windows[key] = asyncio.ensure_future(discover(
+                model.base_url, model.model, model.api_key, timeout=timeout, default=default,
+                verify=verify_for(model.base_url)))
+        return await asyncio.shield(asked)  # one agent cancelled: the others still get the answer
+
     async def aclose(self) -> None:
         """Close every client's connection pool."""
+        for asked in self._windows.values():
+            asked.cancel()
+        self._windows.clear()
         clients, self._clients = self._clients, []
         self._providers.clear()
         for client in clients:

@@ -17,6 +17,7 @@ from pydantic import ConfigDict
 
 from agentcli.safe_text import scrub, scrub_deep
 from agentcli.text import defang_tags, one_line, terminal_safe
+from agentcli.tools.arg_schema import self_contained
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.mcp_names import full_name
 
@@ -47,11 +48,13 @@ class McpTool(Tool[McpArgs]):
     args_model = McpArgs
     mutating = True
     external = True  # listed after agentcli's own tools, whose order (and the prompt cache) it never disturbs
+    on_demand = True  # a lean prompt (a small window) offers it once loaded (LoadTool)
     own_time_limit = True  # the manager's [mcp] call_timeout_seconds, not [agent] tool_timeout_seconds
     server: ClassVar[str]
     remote_name: ClassVar[str]
     remote_description: ClassVar[str]
-    schema: ClassVar[dict[str, Any]]
+    schema: ClassVar[dict[str, Any]]  # the server's, checked: what calls are validated against
+    offered: ClassVar[dict[str, Any]]  # the same made self-contained (`arg_schema.self_contained`): what is sent
     caller: ClassVar[McpCaller]
 
     def description(self) -> str:
@@ -59,8 +62,9 @@ class McpTool(Tool[McpArgs]):
         return f"[MCP server {self.server}] {self.remote_description}".strip()
 
     def input_schema(self) -> dict[str, Any]:
-        """The server's input schema, as checked by `tool_class`."""
-        return self.schema
+        """The server's input schema, as checked by `tool_class`, its local references inlined (a server that
+        constrains output by the schema cannot follow a `$ref`)."""
+        return self.offered
 
     def parse(self, raw: dict[str, Any]) -> McpArgs:
         """Validate against the server's schema; ToolError listing the problems."""
@@ -149,6 +153,7 @@ def tool_class(
         "remote_name": name,
         "remote_description": safe_description(description),
         "schema": schema,
+        "offered": self_contained(schema),
         "caller": caller,
         "read_only": read_only,
         "concurrency_safe": read_only,

@@ -50,12 +50,19 @@ from agentcli.subagents.front_matter import (
     AgentFileError,
     is_scalar,
     parse_front_matter,
+    read_bounded,
     show_value,
     split_front_matter,
     text_value,
 )
 from agentcli.tools.mcp_names import covers, is_mcp_name
-from agentcli.tools.registry import EDIT_TOOLS, KNOWN_TOOL_NAMES, canonical_tool_name, names_with
+from agentcli.tools.registry import (
+    EDIT_TOOLS,
+    KNOWN_TOOL_NAMES,
+    SKILL_TOOL_NAME,
+    canonical_tool_name,
+    names_with,
+)
 
 Scope = Literal["built-in", "user", "project"]
 FileFormat = Literal["built-in", "agentcli", "claude", "opencode", "codex", "gemini", "qwen"]
@@ -100,6 +107,7 @@ class AgentType:
     warnings: tuple[str, ...] = ()
     mcp_servers: tuple[str, ...] = ()  # `mcpServers:` the servers it uses (their tools join its allow list)
     mcp_specs: tuple[ServerSpec, ...] = ()  # the servers its file defines itself (started when it runs)
+    skills: tuple[str, ...] = ()  # `skills:` the skills preloaded into its system prompt (`subagents.skills`)
 
     def allowed_tools(self, available: Iterable[str]) -> list[str]:
         """(tools or available) ∩ available − disallowed, in `available` order (`mcp__server`: all its tools)."""
@@ -138,6 +146,7 @@ class AgentType:
             "fork_context": self.fork_context,
             "isolation": self.isolation,
             "warnings": list(self.warnings),
+            "skills": list(self.skills),
         }
         if prompt:
             data["prompt"] = self.prompt
@@ -186,6 +195,8 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
 
 
 def _canonical(name: str) -> str | None:
+    if name.strip().lower() == SKILL_TOOL_NAME.lower():
+        return SKILL_TOOL_NAME  # exists once the session has skills (`subagents.skill_tool`)
     return None if "(" in name else canonical_tool_name(name)
 
 
@@ -326,16 +337,7 @@ def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
 
 def read_agent_text(path: Path) -> str:
     """The text of an agent file, read bounded (at most `MAX_FILE_BYTES`), UTF-8; AgentFileError otherwise."""
-    try:
-        with path.open("rb") as handle:  # a bounded read: never trust a size taken before the read
-            content = handle.read(MAX_FILE_BYTES + 1)
-        if len(content) > MAX_FILE_BYTES:
-            raise AgentFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
-        return content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentFileError("not UTF-8 text") from exc
-    except OSError as exc:
-        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
+    return read_bounded(path, MAX_FILE_BYTES)
 
 
 def parse_agent_file(
@@ -420,6 +422,7 @@ def agent_from_front_matter(
         tools = (*tools, *(f"mcp__{name}" for name in servers if f"mcp__{name}" not in tools))
 
     model = _model(text_value(data, "model", warnings), file_format, aliases, warnings)
+    skills = _tool_items(data.get("skills"), "skills", warnings) or []
     prompt = body.strip()
     if not prompt:
         warnings.append("empty body: the description is used as the role prompt")
@@ -442,4 +445,5 @@ def agent_from_front_matter(
         warnings=tuple(warnings),
         mcp_servers=servers,
         mcp_specs=tuple(specs),
+        skills=tuple(dict.fromkeys(skills)),
     )

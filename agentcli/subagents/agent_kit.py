@@ -6,7 +6,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.agent.compaction import Compactor, ContextPolicy, Facts, SummaryReply, model_summarizer, window_of
+from agentcli.agent.compaction import (
+    Compactor,
+    ContextPolicy,
+    Discover,
+    Facts,
+    SummaryReply,
+    model_summarizer,
+    window_and_source,
+)
 from agentcli.agent.session import Session
 from agentcli.subagents.plan import Scopes
 from agentcli.tools.base import FileAccess, FileLocks, ToolContext
@@ -15,7 +23,7 @@ from agentcli.tools.shell_env import session_bash_env
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
-    from agentcli.llm.models import ProviderPool
+    from agentcli.llm.models import ProviderPool, ResolvedModel
     from agentcli.tools.permissions import PermissionPolicy
     from agentcli.tools.sandbox import Sandbox
 
@@ -33,6 +41,7 @@ class AgentKit:
         pool: ProviderPool,
         task_lines: Callable[[str], list[str]],
         sandbox: Sandbox | None = None,
+        extra_roots: list[Path] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -42,6 +51,8 @@ class AgentKit:
         self.task_lines = task_lines  # a session's delegated tasks, one line each: a compaction keeps them
         self.sandbox = sandbox  # every agent's Bash runs in it (the conversation's, [sandbox])
         self.files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
+        # The session's additional directories (`additional_dirs`), resolved: a list the conversation keeps up to date
+        self.extra_roots: list[Path] = extra_roots if extra_roots is not None else []
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
         fetch = settings.web_fetch
         self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
@@ -59,7 +70,7 @@ class AgentKit:
     ) -> ToolContext:
         """The ToolContext of one agent of this tree (shared permissions and file locks, its own todos); an agent in
         a worktree has it as its `workspace`, with a `sandbox` writing there (and its files on the disk: an editor's
-        buffers are the workspace's)."""
+        buffers are the workspace's), and no additional directory: it keeps to its worktree."""
         agent = self.settings.agent
         return ToolContext(
             workspace=(workspace or self.workspace).resolve(),
@@ -79,6 +90,7 @@ class AgentKit:
             sandbox=sandbox or self.sandbox,
             files=self.files if workspace is None else None,
             worktree=workspace is not None,
+            extra_roots=self.extra_roots if workspace is None else [],
         )
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:
@@ -101,9 +113,27 @@ class AgentKit:
             ]
             return Facts(tasks=self.task_lines(session.id), todos=todos)
 
-        return Compactor(
-            policy, summarize=self._summarize, facts=facts, window=lambda: window_of(session.model, cfg.default_window)
-        )
+        def window() -> int:
+            tokens, compactor.window_source = window_and_source(session.model, cfg.default_window)
+            return tokens
+
+        compactor = Compactor(policy, summarize=self._summarize, facts=facts, window=window,
+                              discover=self._discover(session.model))
+        return compactor
+
+    def _discover(self, model: ResolvedModel) -> Discover | None:
+        """Asks an OpenAI-compatible server for its window when none is configured (`[context]
+        server_window_timeout_seconds`; 0: never); the session's pool asks each server once."""
+        cfg = self.settings.context
+        if model.provider != "openai-compatible" or model.context_window or cfg.server_window_timeout_seconds <= 0:
+            return None
+
+        async def discover() -> tuple[int, str] | None:
+            found = await self.pool.server_window(model, timeout=cfg.server_window_timeout_seconds,
+                                                  default=cfg.default_window)
+            return (found.tokens, f"server: {found.source}") if found is not None else None
+
+        return discover
 
     async def _summarize(self, transcript: str, focus: str) -> SummaryReply:
         """Summaries are the light model's work (resolved at the first compaction, not before)."""

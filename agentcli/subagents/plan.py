@@ -13,6 +13,7 @@ write matches). Which tool is which comes from the tool classes' traits.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -25,7 +26,9 @@ from agentcli.prompts import SystemPrompt
 from agentcli.status import DELEGATION_FAILED
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.budget import Budgets
+from agentcli.subagents.front_matter import AgentFileError
 from agentcli.subagents.limits import cycle_error, depth_error
+from agentcli.subagents.skills import Skill, SkillCatalog, loaded_text, skill_body
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolResult
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from agentcli.subagents.registry import AgentRegistry, AgentType
 
 Scopes = tuple[tuple[str, ...], ...]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,7 @@ class TaskPlan:
     fork: bool = False  # starts from the parent's conversation, with its system prompt (fork.py)
     isolated: bool = False  # works in its own git worktree, merged back when it finishes (isolation.py)
     keep_branch: bool = False  # isolated with `merge: "manual"`: its changes stay on its branch
+    skill_roots: tuple[Path, ...] = ()  # folders of the skills its type preloads: its Read may read there
 
 
 def inherited_scopes(scopes: Scopes, write_paths: list[str] | None, read_only: bool) -> Scopes:
@@ -116,12 +121,15 @@ class Planner:
         workspace: Path,
         tool_classes: Mapping[str, type[Tool[Any]]],
         instructions: str = "",
+        skills: SkillCatalog | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.workspace = workspace
         self.tool_classes = tool_classes  # the tools a child may be built with (Task tools come on top)
         self.instructions = instructions  # project AGENTS.md / CLAUDE.md, read once
+        self.skills = skills or SkillCatalog()  # what agent files' `skills:` preload
+        self._skill_texts: dict[str, str] = {}
 
     # --- what an agent is offered -------------------------------------------------------------------
 
@@ -220,6 +228,7 @@ class Planner:
             fork=fork,
             isolated=isolated,
             keep_branch=args.merge == "manual",
+            skill_roots=tuple(skill.folder for skill in self.preloaded(agent_type)),
         )
 
     def budgets(self, args: TaskArgs) -> Budgets:
@@ -315,6 +324,31 @@ class Planner:
         """Mutating without being a file tool: write confinement cannot hold it (Bash)."""
         return self._trait(name, "mutating") and not self._trait(name, "edits_files")
 
+    def preloaded(self, agent_type: AgentType) -> list[Skill]:
+        """The skills its agent file's `skills:` names that exist (an unknown name is passed over, and logged)."""
+        found: list[Skill] = []
+        for name in agent_type.skills:
+            skill = self.skills.get(name)
+            if skill is None:
+                log.warning("agent %s: skill %r is not found; not preloaded", agent_type.name, name)
+            elif skill not in found:
+                found.append(skill)
+        return found
+
+    def preloaded_text(self, agent_type: AgentType) -> str:
+        """The preloaded skills' bodies, after the role prompt (the same for every task of the type: cached)."""
+        parts: list[str] = []
+        for skill in self.preloaded(agent_type):
+            text = self._skill_texts.get(skill.name)
+            if text is None:  # read once per session: every task of the type sends the same prompt
+                try:
+                    text = self._skill_texts[skill.name] = loaded_text(skill, skill_body(skill))
+                except AgentFileError as exc:
+                    log.warning("agent %s: skill %s not preloaded: %s", agent_type.name, skill.name, exc)
+                    continue
+            parts.append(text)
+        return "".join(f"\n\n{text}" for text in parts)
+
     def system_prompt(
         self, agent_type: AgentType, description: str, write_paths: list[str] | None, scopes: Scopes, today: date,
         *, instructions: bool = True,
@@ -322,6 +356,7 @@ class Planner:
         """Role prompt (stable: every task of the type shares it), then `# Task` and the description, the
         confinement said in words, project instructions (SPEC §4's order; a fork's leave them out)."""
         stable = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
+        stable += self.preloaded_text(agent_type)
         text = f"\n\n# Task\n{description}"
         every = [*scopes, *([tuple(write_paths)] if write_paths else [])]
         if () in every:

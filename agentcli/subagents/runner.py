@@ -39,6 +39,7 @@ from agentcli.subagents.message_tools import message_tools
 from agentcli.subagents.messaging import Switchboard
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
 from agentcli.subagents.result_cache import ResultCache
+from agentcli.subagents.skills import SkillCatalog
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_hooks import task_hook
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
@@ -83,6 +84,8 @@ class SubagentRunner:
         hooks: HookEngine | None = None,
         before_task: Callable[[TaskArgs], Awaitable[None]] | None = None,
         sandbox: Sandbox | None = None,
+        skills: SkillCatalog | None = None,
+        extra_roots: list[Path] | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -94,7 +97,7 @@ class SubagentRunner:
         self.toolbox = toolbox or Toolbox.builtin()  # what children's tools are built from
         self.hooks = hooks  # the person's hooks: every agent's tool calls, SubagentStart / SubagentStop here
         self.before_task = before_task  # readies what a task's type needs first (its MCP servers) before planning
-        self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions)
+        self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions, skills)
         cfg = settings.task_tool
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
         self.leases = WriteLeases()
@@ -102,7 +105,8 @@ class SubagentRunner:
         self.handles = self.table.handles
         self.post = PostOffice()  # messages to running agents, by session
         self.switchboard = Switchboard(self.table, self.post, self.run_task, self.argument_limits)
-        self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines, sandbox)
+        self.kit = AgentKit(settings, workspace, permissions, self.file_locks, pool, self.table.task_lines, sandbox,
+                            extra_roots)
         self._background: set[asyncio.Task[ToolResult]] = set()
         self._notices: dict[str, list[str]] = {}
         self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported
@@ -169,11 +173,12 @@ class SubagentRunner:
 
     # --- the Task tools' Delegator ------------------------------------------------------------------
 
-    def task_tool_description(self) -> str:
-        """The Task tool's description: the bundled text plus every type, the same at every depth."""
+    def task_tool_description(self, *, lean: bool = False) -> str:
+        """The Task tool's description: the bundled text (`lean`: its short form) plus every type, the same at every
+        depth."""
         from agentcli.prompts import load_prompt
 
-        return self.planner.task_description(load_prompt("tools/task.md"))
+        return self.planner.task_description(load_prompt("tools/lean/task.md" if lean else "tools/task.md"))
 
     def argument_limits(self) -> Mapping[str, Any]:
         """The validation context of `TaskArgs`."""
@@ -350,6 +355,7 @@ class SubagentRunner:
         tools += [t for t in message_tools(self.switchboard, link) if t.name not in denied]  # it has a parent
         context = self.tool_context(session, write_paths=plan.write_paths, write_scopes=plan.write_scopes,
                                     progress=sup.touch, workspace=handle.root, sandbox=handle.sandbox)
+        context.read_roots.extend(plan.skill_roots)  # its preloaded skills' folders, read-only
         unavailable, fork = self.withheld(session.depth), handle.fork
         if fork is not None:  # offered its parent's tools, byte-identical; what its plan withholds is refused
             tools, unavailable = fork.tools(tools, plan, self.planner, session.depth)
@@ -367,6 +373,7 @@ class SubagentRunner:
             compactor=self.compactor(session, context),
             hooks=self.hooks,
             specs=fork.specs if fork is not None else None,
+            lean_below=self.settings.context.lean_below_tokens,
         )
         link.specs = loop.tool_specs  # what a fork of this subagent is offered
         return loop

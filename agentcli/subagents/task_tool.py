@@ -32,8 +32,9 @@ class ParentLink:
 class Delegator(Protocol):
     """What the Task tools need of the subagent runtime."""
 
-    def task_tool_description(self) -> str:
-        """The Task tool's description (the agent types): the same for every agent of the tree."""
+    def task_tool_description(self, *, lean: bool = False) -> str:
+        """The Task tool's description (the agent types): the same for every agent of the tree (`lean`: its short
+        form, for a small window's lean prompt)."""
         ...
 
     def argument_limits(self) -> Mapping[str, Any]:
@@ -216,6 +217,14 @@ class TaskTool(Tool[TaskArgs]):
     def description(self) -> str:
         return self.runner.task_tool_description()
 
+    def lean_description(self) -> str:
+        return self.runner.task_tool_description(lean=True)
+
+    def lean_input_schema(self) -> dict[str, Any]:
+        """The arguments a small model needs (`LEAN_ARGUMENTS`); budgets, forks, schemas, isolation and the rest are
+        still accepted when sent."""
+        return _lean_schema(self.input_schema())
+
     def parse(self, raw: dict[str, Any]) -> TaskArgs:
         try:
             return TaskArgs.model_validate(raw, context=dict(self.runner.argument_limits()))
@@ -227,6 +236,20 @@ class TaskTool(Tool[TaskArgs]):
 
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
         return await self.runner.run_task(args, self.parent, ctx.tool_call_id)
+
+
+#: The Task arguments a lean prompt offers (every required one among them).
+LEAN_ARGUMENTS = frozenset({"description", "prompt", "subagent_type", "model", "run_in_background", "resume"})
+_LEAN_SCHEMAS: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # id(full schema) -> (full, lean)
+
+
+def _lean_schema(full: dict[str, Any]) -> dict[str, Any]:
+    """`full` with only `LEAN_ARGUMENTS`, built once per schema (the same object every time: a stable tool list)."""
+    held = _LEAN_SCHEMAS.get(id(full))
+    if held is None or held[0] is not full:
+        properties = {k: v for k, v in full["properties"].items() if k in LEAN_ARGUMENTS}
+        held = _LEAN_SCHEMAS[id(full)] = (full, {**full, "properties": properties})
+    return held[1]
 
 
 class TaskOutputArgs(ToolArgs):
@@ -241,6 +264,7 @@ class TaskOutputTool(Tool[TaskOutputArgs]):
     """Status of a task and its full result from an offset (background or finished tasks)."""
 
     name: ClassVar[str] = "TaskOutput"
+    on_demand: ClassVar[bool] = True
     args_model: ClassVar[type[ToolArgs]] = TaskOutputArgs
     own_time_limit: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
@@ -265,6 +289,7 @@ class TaskCancelTool(Tool[TaskCancelArgs]):
     """Stop a running (usually background) subagent; its transcript is kept and it can be resumed."""
 
     name: ClassVar[str] = "TaskCancel"
+    on_demand: ClassVar[bool] = True
     args_model: ClassVar[type[ToolArgs]] = TaskCancelArgs
     own_time_limit: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True

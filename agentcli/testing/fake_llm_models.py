@@ -179,6 +179,9 @@ class Script(_Strict):
     """An ordered list of steps; the first matching step with uses left answers a request."""
 
     steps: list[Step] = Field(default_factory=list)
+    # The window the server says it runs with, as llama.cpp's `/props` says it (agentcli asks an OpenAI-compatible
+    # server for it); None: the server does not say (404, as a server without that endpoint answers).
+    context_window: int | None = Field(None, ge=1)
 
     @model_validator(mode="before")
     @classmethod

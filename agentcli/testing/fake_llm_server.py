@@ -14,6 +14,9 @@ never by arrival order. A request no step matches is answered with HTTP 500 and 
 `finished_at` are recorded just after its last byte, so a client may finish first: call
 `wait_for_finished(n)` before asserting on them. A step with a `hold` answers only once the test
 calls `release(hold)`, so a test can keep a reply back until it has seen what it waits for.
+The paths agentcli asks an OpenAI-compatible server's window on (`WINDOW_PATHS`) are not steps:
+`/props` answers the script's `context_window` in llama.cpp's shape, the others 404
+(`window_asks` lists them).
 Import it from `agentcli.testing.fake_llm`, which also runs it for another process
 (`python -m agentcli.testing.fake_llm --script FILE`).
 """
@@ -49,6 +52,8 @@ _ROUTES: dict[str, ApiName] = {
     "/v1/chat/completions": "openai",
     "/chat/completions": "openai",
 }
+#: Where agentcli asks an OpenAI-compatible server for its window (`llm.server_window`): never script steps.
+WINDOW_PATHS = frozenset({"/props", "/api/v0/models", "/v1/models", "/models", "/api/show", "/api/ps"})
 _SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "cookie", "proxy-authorization")
 _SECRET_WORDS = ("key", "token", "secret", "auth")
 
@@ -89,6 +94,8 @@ class FakeLLMServer:
         if not is_loopback(host):
             raise ValueError(f"fake_llm: refusing to listen on {host!r}; use a loopback address like 127.0.0.1")
         steps = script.steps if isinstance(script, Script) else list(script or [])
+        self.context_window = script.context_window if isinstance(script, Script) else None
+        self.window_asks: list[str] = []  # `METHOD /path` of every request asking for the window (not steps)
         self.latency_ms = latency_ms
         self.chunk_delay_ms = chunk_delay_ms
         self.strict_on_exit = strict_on_exit
@@ -337,6 +344,12 @@ class FakeLLMServer:
         return self._id_counter
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if request.path in WINDOW_PATHS:  # agentcli asking an OpenAI-compatible server for its window
+            with self._lock:
+                self.window_asks.append(f"{request.method} {request.path}")
+            if request.path == "/props" and self.context_window is not None:
+                return web.json_response({"default_generation_settings": {"n_ctx": self.context_window}})
+            return web.Response(status=404, text="File Not Found")
         received = time.monotonic()
         task = asyncio.current_task()
         if task is not None:

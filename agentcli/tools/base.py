@@ -157,6 +157,12 @@ class ToolContext:
     sandbox: Sandbox | None = None  # the session's Bash sandbox ([sandbox]); None: Bash runs unconfined
     files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
     worktree: bool = False  # `workspace` is the git worktree of an isolated task (approvals mark it `[worktree]`)
+    # Resolved folders outside the workspace that Read and LS may read (never write): the skills this agent loaded.
+    # A list shared by the per-call copies of the context, so a folder the Skill tool adds stays readable.
+    read_roots: list[Path] = field(default_factory=list)
+    # Resolved folders beside the workspace the file tools may read AND write (`additional_dirs`: the person's
+    # `additional_directories`); empty for an agent in a worktree (it keeps to its worktree).
+    extra_roots: list[Path] = field(default_factory=list)
 
 
 A = TypeVar("A", bound=ToolArgs)
@@ -182,6 +188,7 @@ class Tool(ABC, Generic[A]):
     # no command, so a type that has it can still be read-only (its subagents get read-only tools all the same)
     external: ClassVar[bool] = False  # offered by an outside server (MCP): listed after agentcli's own tools
     every_agent: ClassVar[bool] = False  # every agent of a delegation tree has it, whatever its type (SendMessage)
+    on_demand: ClassVar[bool] = False  # rarely needed: a lean prompt (a small window) offers it only once loaded
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""
@@ -189,12 +196,27 @@ class Tool(ABC, Generic[A]):
 
         return load_prompt(f"tools/{self.name.lower()}.md").strip()
 
+    def lean_description(self) -> str:
+        """The short description a lean prompt sends: `prompts/tools/lean/<name>.md`, else the description's first
+        paragraph (the schema's property descriptions say the rest)."""
+        from agentcli.prompts import load_prompt
+
+        try:
+            return load_prompt(f"tools/lean/{self.name.lower()}.md").strip()
+        except FileNotFoundError:
+            return first_paragraph(self.description())
+
     def input_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments, as sent to the model (built once per argument model; do not mutate)."""
         cached = _SCHEMAS.get(self.args_model)
         if cached is None:
             cached = _SCHEMAS[self.args_model] = model_schema(self.args_model)  # no titles, docstrings, null noise
         return cached
+
+    def lean_input_schema(self) -> dict[str, Any]:
+        """The schema a lean prompt sends: `input_schema` unless the tool leaves rarely used optional arguments out
+        (they are still accepted when sent)."""
+        return self.input_schema()
 
     def parse(self, raw: dict[str, Any]) -> A:
         """Validate raw arguments; raises `ToolError` listing every problem."""
@@ -234,8 +256,8 @@ T = TypeVar("T", bound="Tool[Any] | type[Tool[Any]]")
 def listing_rank(tool: Tool[Any] | type[Tool[Any]]) -> int:
     """Where a tool is listed to the model, from its traits: 0 the read-only tools, 1 the tools every agent of
     the tree has (`every_agent`), 2 the mutating ones, 3 the rest of agentcli's own (Task and its kin: only
-    agents that may delegate have them), 4 an outside server's (MCP). Groups 0 and 1 are the head that a
-    read-only subagent's list consists of."""
+    agents that may delegate have them; Skill: only sessions with skills), 4 an outside server's (MCP). Groups 0
+    and 1 are the head that a read-only subagent's list consists of."""
     if tool.external:
         return 4
     if tool.read_only:
@@ -255,12 +277,19 @@ def in_listing_order(tools: Iterable[T]) -> list[T]:
     return sorted(tools, key=listing_rank)
 
 
-def tool_specs(tools: Iterable[Tool[Any]]) -> list[ToolSpec]:
+def tool_specs(tools: Iterable[Tool[Any]], *, lean: bool = False) -> list[ToolSpec]:
     """The tools as offered to the model, in listing order; `cache_break` marks the end of the head a read-only
-    subagent's list shares (the read-only tools and those every agent has)."""
+    subagent's list shares (the read-only tools and those every agent has). `lean`: their short descriptions."""
     ordered = in_listing_order(tools)
     shared = sum(1 for tool in ordered if listing_rank(tool) <= 1)
     return [
-        ToolSpec(tool.name, tool.description(), tool.input_schema(), cache_break=i == shared - 1)
+        ToolSpec(tool.name, tool.lean_description() if lean else tool.description(),
+                 tool.lean_input_schema() if lean else tool.input_schema(), cache_break=i == shared - 1)
         for i, tool in enumerate(ordered)
     ]
+
+
+def first_paragraph(text: str, limit: int = 400) -> str:
+    """`text` up to its first blank line, at most `limit` characters."""
+    head = text.strip().split("\n\n", 1)[0].strip()
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"

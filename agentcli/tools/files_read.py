@@ -13,7 +13,7 @@ from typing import ClassVar, TextIO
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_in_workspace
+from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_for_read
 from agentcli.tools.sniff import is_binary_file
 
 READ_DEFAULT_LINES = 2000
@@ -161,7 +161,7 @@ class ReadTool(Tool[ReadArgs]):
         return args.file_path.strip()  # as given: PermissionPolicy resolves it to the workspace-relative path
 
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx, args.file_path)
+        path = resolve_for_read(ctx, args.file_path)
         rel = display_path(ctx, path)
         if not path.exists():
             raise ToolError(f"File does not exist: {rel}")
@@ -251,7 +251,7 @@ class LSTool(Tool[LSArgs]):
         return args.path.strip() or "."
 
     async def run(self, args: LSArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx, args.path)
+        path = resolve_for_read(ctx, args.path)
         rel = display_path(ctx, path)
         if not path.exists():
             raise ToolError(f"Directory does not exist: {rel}")

@@ -60,7 +60,6 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -199,9 +198,16 @@ class PermissionRule:
         return self.covers(tool)
 
 
-def _guarded(name: str, target: str, workspace: Path) -> str:
-    """What the file is when this is an edit of a guarded file (`tools.guarded`: asked every time), else ""."""
-    return guarded_reason(target, workspace) if name in EDIT_TOOLS else ""
+def _guarded(name: str, target: str, ctx: ToolContext) -> str:
+    """What the file is when this is an edit of a guarded file (`tools.guarded`: asked every time), else "".
+    An additional directory's files are guarded as the workspace's (its `.git`, `.claude`, … and the person's
+    own config folders)."""
+    if name not in EDIT_TOOLS:
+        return ""
+    for root in (ctx.workspace, *ctx.extra_roots):
+        if reason := guarded_reason(target, root):
+            return reason
+    return ""
 
 
 def _folded(rule: PermissionRule) -> PermissionRule:
@@ -335,7 +341,7 @@ class PermissionPolicy:
         asking = self._matching_rule(self.ask, name, raw_target, target)
         if not tool.mutating and asking is None:
             return _ALLOWED
-        guard = _guarded(name, target, ctx.workspace)
+        guard = _guarded(name, target, ctx)
         guarded = bool(guard) or asking is not None  # asked every time, like a guarded file
         if asking is not None and not guard:
             guard = f"the rule {asking.text!r} in {asking.where('ask')}"
@@ -433,7 +439,8 @@ class PermissionPolicy:
 
     @staticmethod
     def _resolved_target(name: str, raw: str, ctx: ToolContext) -> str:
-        """For file tools, the workspace-relative path after following symlinks."""
+        """For file tools, the workspace-relative path after following symlinks (absolute in an additional
+        directory: rules written as workspace-relative globs never match there, `//abs/**` ones do)."""
         if name not in PATH_TOOLS or not raw:
             return raw
         try:

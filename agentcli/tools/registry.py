@@ -30,6 +30,9 @@ ALL_TOOLS: dict[str, type[Tool[Any]]] = {
 # import: the one list of their names (a test checks it against their classes).
 TASK_TOOL_NAMES: tuple[str, ...] = ("Task", "TaskOutput", "TaskCancel")
 
+# The subagent layer's Skill tool (agentcli.subagents.skill_tool): offered only when the session has skills.
+SKILL_TOOL_NAME = "Skill"
+
 #: Every tool an agent could be given, in the order tools are listed: ours, then the Task tools.
 KNOWN_TOOL_NAMES: tuple[str, ...] = (*ALL_TOOLS, *TASK_TOOL_NAMES)
 

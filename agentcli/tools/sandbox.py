@@ -52,6 +52,7 @@ class SandboxSpec:
     network: NetworkPolicy = "deny"
     deny_read: tuple[str, ...] = ()
     home: str | None = None  # the home folder whose credentials are denied (None: the process's)
+    extra_write: tuple[Path, ...] = ()  # additional directories (`additional_dirs`): written too, minus the deny list
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,18 @@ class Sandbox:
         self._uid, self._gid = os.getuid(), os.getgid()
 
     def rooted(self, workspace: Path) -> Sandbox:
-        """The same policy and mechanisms writing in another folder instead (a subagent's worktree); its own temp
-        folder, removed by its `close`."""
-        return Sandbox(dataclasses.replace(self.spec, workspace=workspace.resolve()), self._mechanisms)
+        """The same policy and mechanisms writing in another folder instead (a subagent's worktree; no additional
+        directory); its own temp folder, removed by its `close`."""
+        return Sandbox(dataclasses.replace(self.spec, workspace=workspace.resolve(), extra_write=()), self._mechanisms)
+
+    def add_write_roots(self, folders: list[Path]) -> None:
+        """Let commands write in these folders too (the session's additional directories, in place of any set
+        before); the ruleset is built again for the next command."""
+        with self._lock:
+            self.spec = dataclasses.replace(self.spec, extra_write=tuple(folders))
+            built, self._built = self._built, None
+        if built is not None:
+            built.ruleset.close()
 
     # ---- what it is ---------------------------------------------------------------------------
 
@@ -164,8 +174,9 @@ class Sandbox:
                     "auto mode and --yes ask before each Bash command instead")
             return f"Bash sandbox: none ({'; '.join(self.mechanisms.missing)}); {tail}"
         abi = self.mechanisms.abi
-        files = ("writes only in the workspace, the session's temp folder and devices; reads everywhere but the deny "
-                 "list")
+        extra = " and additional directories" if self.spec.extra_write else ""
+        files = (f"writes only in the workspace{extra}, the session's temp folder and devices; reads everywhere but "
+                 "the deny list")
         parts = [f"Seatbelt (sandbox-exec): {files}" if self.mechanisms.seatbelt else f"Landlock ABI {abi}: {files}"]
         if abi >= 6 or self.mechanisms.seatbelt:
             parts.append("no signals to processes outside")
@@ -189,8 +200,10 @@ class Sandbox:
             return self._tmpdir
 
     def write_roots(self) -> list[str]:
-        """Where a sandboxed command may write: the workspace and the session's temp folder."""
-        return [os.path.realpath(self.spec.workspace), str(self.tmpdir())]
+        """Where a sandboxed command may write: the workspace, the additional directories and the session's temp
+        folder (a denied path inside any of them stays closed: `sandbox_rules.build_rules`)."""
+        extra = [os.path.realpath(folder) for folder in self.spec.extra_write]
+        return [os.path.realpath(self.spec.workspace), *extra, str(self.tmpdir())]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """`env` with the temp-folder variables pointing at the session's temp folder."""

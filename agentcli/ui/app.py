@@ -32,6 +32,7 @@ from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
 
 from agentcli.config_write import SaveError, save_user_setting
+from agentcli.slash_commands import CommandSet, CustomCommand
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.approval_queue import ApprovalQueue
@@ -112,12 +113,14 @@ class AgentApp(App[int]):
         self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
+        self.custom_commands = CommandSet.load(conversation.workspace, reserved=COMMANDS,
+                                               skills=conversation.skills.skills.values())  # .claude/commands
         ui = conversation.settings.ui
         self.notifier = Notifier(ui.notify, ui.notify_after_seconds)
         self.prompt = PromptInput(
             id="prompt",
             history=PromptHistory.for_workspace(conversation.workspace),
-            commands={name: text for name, (_, text) in COMMANDS.items()},
+            commands={**{name: text for name, (_, text) in COMMANDS.items()}, **self.custom_commands.completions()},
             paths=PathIndex(conversation.workspace, hidden=conversation.permissions.read_denied),
         )
         self.status_bar = StatusBar()
@@ -252,6 +255,7 @@ class AgentApp(App[int]):
             model=self.conversation.model.display, input_tokens=spent.usage.input_tokens,
             output_tokens=spent.usage.output_tokens, cost_usd=spent.cost_usd if spent.requests else 0.0,
             running=running, queued=queued, state=state, context=self.conversation.context_use(),
+            window_source=self.conversation.window_source(),
             mode=self.conversation.permissions.mode, sandbox=self.conversation.sandbox.summary(),
         ))
 
@@ -406,6 +410,10 @@ class AgentApp(App[int]):
     def start_turn(self, text: str) -> None:
         """Send `text` as the person's next prompt (shown as theirs)."""
         self.turns.start(text)
+
+    def start_command(self, line: str, command: CustomCommand, arguments: str) -> None:
+        """Send a custom command's expansion (`line` is what the person typed, shown as theirs)."""
+        self.turns.start(line, command, arguments)
 
     @work(group="command", exit_on_error=False)
     async def _command(self, line: str) -> None:

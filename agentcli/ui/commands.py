@@ -1,5 +1,6 @@
-"""Slash commands of the TUI: /help, /agents, /tasks, /mcp, /model, /new (/clear), /resume, /cost, /compact, /copy,
-/export, /notify, /go, /quit."""
+"""Slash commands of the TUI: /help, /agents, /skills, /tasks, /mcp, /model, /new (/clear), /resume, /cost, /compact,
+/copy, /export, /notify, /go, /quit; then the person's and the project's own (`slash_commands`), which never take a
+built-in's name."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from agentcli.ui.plan import GO_PROMPT
 
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation
+    from agentcli.slash_commands import CommandSet, CustomCommand
     from agentcli.stored_sessions import Resumed
     from agentcli.ui.model import Entry
     from agentcli.ui.notify import Notifier, NotifyMode
@@ -56,6 +58,11 @@ class CommandHost(Protocol):
 
     def copy_to_clipboard(self, text: str) -> None: ...
 
+    @property
+    def custom_commands(self) -> CommandSet: ...
+
+    def start_command(self, line: str, command: CustomCommand, arguments: str) -> None: ...
+
 
 Handler = Callable[[CommandHost, str], Awaitable[None]]
 
@@ -69,7 +76,24 @@ KEYS_HELP = keys_help() + (
 
 async def _help(host: CommandHost, arg: str) -> None:
     lines = ["Commands:"] + [f"  /{name:<7} {text}" for name, (_, text) in COMMANDS.items()]
+    custom = host.custom_commands
+    if custom.commands:
+        lines += ["", "Your commands (.claude/commands):"]
+        lines += [f"  /{name} {label}" for name, label in custom.completions().items()]
+    lines += [f"  not used: {problem.path}: {problem.reason}" for problem in custom.problems]
     host.say("\n".join([*lines, "", KEYS_HELP]))
+
+
+async def _skills(host: CommandHost, arg: str) -> None:
+    catalog = host.conversation.skills
+    if not catalog.skills and not catalog.problems:
+        host.say("No skills (folders with a SKILL.md in .claude/skills or .agents/skills, of the workspace or ~).")
+        return
+    lines = ["Skills (the model sees each name and description, and loads one with the Skill tool):"]
+    lines += [f"  {skill.name} ({skill.scope}): {skill.description}" for skill in catalog.skills.values()]
+    lines += [f"  skipped: {problem.path}: {problem.reason}" for problem in catalog.problems]
+    lines += [f"  shadowed: {skill.path} (by {catalog.skills[skill.name].path})" for skill in catalog.shadowed]
+    host.say("\n".join(lines))
 
 
 async def _agents(host: CommandHost, arg: str) -> None:
@@ -316,6 +340,7 @@ async def _go(host: CommandHost, args: str) -> None:
 COMMANDS: dict[str, tuple[Handler, str]] = {
     "help": (_help, "this help"),
     "agents": (_agents, "list the subagent types with their descriptions"),
+    "skills": (_skills, "list the skills the model may load (SKILL.md folders), and the files skipped"),
     "tasks": (_tasks, "this session's subagent tasks and their status"),
     "msg": (_msg, "message a running subagent: /msg ID text (also Ctrl+T on its block); it reads it at its next turn"),
     "model": (_model, "show or set the model: /model main | light | provider:model"),
@@ -343,7 +368,15 @@ async def run_command(host: CommandHost, line: str) -> None:
     """Run one `/command args` line; an unknown command gets a one-line error."""
     name, _, arg = line.strip()[1:].partition(" ")
     entry = COMMANDS.get(name.lower())
-    if entry is None:
-        host.say_error(f"Unknown command /{name}. Type /help for the list.")
+    if entry is not None:
+        await entry[0](host, arg.strip())
         return
-    await entry[0](host, arg.strip())
+    custom = host.custom_commands.find(name)
+    if isinstance(custom, list):
+        host.say_error(f"/{name} is ambiguous: {', '.join('/' + c.qualified for c in custom)}")
+    elif custom is None:
+        host.say_error(f"Unknown command /{name}. Type /help for the list.")
+    elif host.turn_running:
+        host.say_error(f"/{name}: a turn is running; send it once the turn has ended (or press Esc to stop it)")
+    else:
+        host.start_command(line.strip(), custom, arg.strip())

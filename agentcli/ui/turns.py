@@ -15,6 +15,8 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from agentcli.slash_commands import model_spec
+from agentcli.ui.command_files import command_message
 from agentcli.ui.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions, user_message
 from agentcli.ui.person_command import run_person_command
 from agentcli.ui.plan import PLAN_MODE_NOTE, PLAN_READY_NOTE
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
     from agentcli.conversation import Conversation
     from agentcli.llm.base import Message
+    from agentcli.llm.models import ResolvedModel
+    from agentcli.slash_commands import CustomCommand
     from agentcli.ui.notify import Notifier
     from agentcli.ui.router import UIRouter
     from agentcli.ui.widgets.message_list import MessageList
@@ -68,13 +72,14 @@ class TurnRunner:
         """Whether a `!command` runs (Esc stops it)."""
         return any(worker.group == "shell" and not worker.is_finished for worker in self._app.workers)
 
-    def start(self, text: str) -> None:
-        """Send `text` as the person's next prompt (shown as theirs)."""
+    def start(self, text: str, command: CustomCommand | None = None, arguments: str = "") -> None:
+        """Send `text` as the person's next prompt (shown as theirs); with `command`, its expansion is sent instead
+        (`text` is the `/command arguments` line they typed)."""
         self.plan_ready = False
         self._messages.follow()
         self._router.add_note(text, "user")
         self.started = time.monotonic()
-        self._turn = self._worker("turn", partial(self._run, text))
+        self._turn = self._worker("turn", partial(self._run, text, command, arguments))
 
     def run_person_command(self, command: str) -> None:
         """Run `command` (a `!command` without its `!`) through the Bash tool; its output rides with the next prompt."""
@@ -141,11 +146,53 @@ class TurnRunner:
         if run.error is None:
             self.pending_context.append(run.frame())
 
-    async def _run(self, prompt: str) -> None:
-        started = time.monotonic()
+    async def _command_message(self, command: CustomCommand, arguments: str) -> Message | str:
+        """A custom command's expansion, its `!`commands`` run (trusted workspace, approved) and `@paths` attached."""
+        from agentcli import trust
+        from agentcli.subagents.front_matter import AgentFileError
+
+        ctx = self._conversation.runner.tool_context(self._conversation.session)
         try:
-            message = await self._user_message(prompt)
+            built = await command_message(command, arguments, ctx,
+                                          trusted=trust.is_trusted(self._conversation.workspace))
+        except AgentFileError as exc:
+            raise RuntimeError(f"/{command.name}: {command.path}: {exc}") from None
+        notes = [n for n in built.notes if n.startswith(ATTACHMENT_MARK)]
+        if notes:
+            self._router.add_note("\n".join(notes), "attachment")
+        for note in built.notes:
+            if not note.startswith(ATTACHMENT_MARK):
+                self._say_error(f"/{command.name}: {note}")
+        extras, self.pending_context = self.pending_context, []
+        if self._conversation.permissions.mode == "readonly":
+            extras.append(PLAN_MODE_NOTE)
+        return user_message(built.prompt, extras + built.extras)
+
+    def _command_model(self, command: CustomCommand | None) -> ResolvedModel | None:
+        """Switch to a command's `model:` for its turn; the model to go back to, or None (unchanged)."""
+        if command is None or not command.model:
+            return None
+        previous = self._conversation.model
+        try:
+            self._conversation.set_model(model_spec(command.model, self._conversation.settings))
+        except Exception as exc:
+            self._say_error(f"/{command.name}: model {command.model!r} not used "
+                            f"({first_line(str(exc)) or type(exc).__name__}); using {previous.display}")
+            return None
+        return previous
+
+    async def _run(self, prompt: str, command: CustomCommand | None = None, arguments: str = "") -> None:
+        started = time.monotonic()
+        previous: ResolvedModel | None = None
+        try:
+            if command is not None:
+                message = await self._command_message(command, arguments)
+            else:
+                message = await self._user_message(prompt)
             await self.sdk_ready.wait()
+            if command is not None and command.skill_folder is not None:  # the files its skill bundles
+                self._conversation.allow_reads(command.skill_folder)
+            previous = self._command_model(command)
             outcome = await self._conversation.send(message)
         except asyncio.CancelledError:
             self._say("Turn stopped.")
@@ -156,6 +203,9 @@ class TurnRunner:
             self._say_error(f"error: {first_line(str(exc)) or type(exc).__name__}")
             self._turn_over("failed", started)
             return
+        finally:
+            if previous is not None:  # a command's own model served its turn only
+                self._conversation.use_model(previous)
         if outcome.status == "cancelled":
             self._say("Turn stopped.")
         elif outcome.status == "budget_exceeded":  # what was spent against which limit

@@ -103,3 +103,34 @@ def test_a_trusted_projects_rules_and_mode_apply_and_config_show_names_each_file
     as_json = json.loads(run_cli(["config", "show", "--json", "--cwd", str(ws)], env).stdout)
     assert {"kind": "allow", "rule": "Bash(npm run test:*)", "written": "Bash(npm run test:*)",
             "location": str(local)} in as_json["claude.permissions"]["value"]
+
+
+def test_additional_directories_of_the_persons_settings_are_edited_with_yes(tmp_path: Path) -> None:
+    """`additionalDirectories` in ~/.claude/settings.json: the model is told of the folder, its Edit there runs with
+    --yes, and a Write outside both the workspace and that folder is refused."""
+    ws, home, shared = tmp_path / "ws", tmp_path / "home", (tmp_path / "shared").resolve()
+    ws.mkdir()
+    shared.mkdir()
+    (shared / "util.py").write_text("VALUE = 1\n")
+    _settings(home / ".claude", {"additionalDirectories": [str(shared)]})
+    elsewhere = tmp_path / "elsewhere.txt"
+    script = Script(steps=[
+        Step(match=Match(system_contains=f"Additional directories: {shared}", turn=0),
+             reply=Reply(tool_calls=[ToolCall(name="Edit", input={
+                 "file_path": str(shared / "util.py"), "old_string": "VALUE = 1", "new_string": "VALUE = 2"})])),
+        Step(match=Match(system_contains=MAIN, turn=1),
+             reply=Reply(tool_calls=[ToolCall(name="Write", input={"file_path": str(elsewhere), "content": "x"})])),
+        Step(match=Match(system_contains=MAIN, turn=2, last_user_contains="outside the workspace"),
+             reply=Reply(text="Edited the shared folder; the other file is out of reach.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--output-format", "json", "--yes", "--cwd", str(ws), "bump the value"],
+                       cli_env("anthropic", server, home, HOME=str(home)))
+    assert proc.returncode == 0, proc.stderr
+    server.assert_done()
+    assert (shared / "util.py").read_text() == "VALUE = 2\n"
+    assert not elsewhere.exists()
+    edited = server.requests[1].body["messages"][-1]["content"][0]
+    assert not edited.get("is_error"), edited
+    refused = server.requests[2].body["messages"][-1]["content"][0]
+    assert refused["is_error"] is True and f"additional directories ({shared})" in str(refused["content"])

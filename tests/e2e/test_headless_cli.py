@@ -29,7 +29,8 @@ def test_print_mode_answers_with_json_and_honours_the_flags(tmp_path: Path) -> N
     text = json.dumps(system)
     assert "You are agentcli, a coding assistant" in text  # no --system-prompt: agentcli's own role
     assert "PROJECT-MEMORY-MARKER" not in text  # --setting-sources without project: no CLAUDE.md
-    assert "agentcli: warning: --add-dir is not honoured" in proc.stderr
+    assert "--add-dir" not in proc.stderr  # honoured: the folder is an additional directory, named to the model
+    assert f"Additional directories: {tmp_path.resolve()}" in text
     assert thinking == {"type": "enabled", "budget_tokens": 2048}  # --effort low, as a Task call's effort
 
 

@@ -15,6 +15,11 @@ from agentcli.llm.errors import classify
         (400, "context_length_exceeded", "This model's maximum context length is 128000 tokens."),
         (400, None, "This model's maximum context length is 32768 tokens. However, you requested 40000 tokens"),
         (400, None, "the request exceeds the available context size, try increasing it"),
+        # llama.cpp's server, word for word (tools/server/server.cpp of the llama-cpp-python 0.3.16 sdist)
+        (400, "invalid_request_error", "the request exceeds the available context size. try increasing the context "
+                                       "size or enable context shift"),
+        (500, "server_error", "input is larger than the max context size. skipping"),
+        (400, "exceed_context_size_error", "request (9000 tokens) exceeds the available context size (8192 tokens)"),
         (413, "request_too_large", "input is too long for requested model"),
     ],
 )

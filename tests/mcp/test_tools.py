@@ -117,3 +117,40 @@ async def test_mcp_tools_go_through_the_permission_rules_and_ask_with_server_and
     assert not (await denied.check(tool, args, _ctx(tmp_path, denied))).allowed
     readonly = PermissionPolicy("readonly")
     assert not (await readonly.check(tool, args, _ctx(tmp_path, readonly))).allowed
+
+
+# What a pydantic-based server (FastMCP) sends for a nested model and an optional field.
+NESTED = {
+    "type": "object", "title": "add_todosArguments",
+    "$defs": {"Item": {"type": "object", "title": "Item", "description": "One todo",
+                       "properties": {"content": {"type": "string", "title": "Content"},
+                                      "done": {"anyOf": [{"type": "boolean"}, {"type": "null"}], "default": None}},
+                       "required": ["content"]}},
+    "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}, "title": "Items"},
+                   "first": {"$ref": "#/definitions/Legacy"},
+                   "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "Note"}},
+    "definitions": {"Legacy": {"type": "integer", "minimum": 1}},
+    "required": ["items"],
+}
+RECURSIVE = {"type": "object", "$defs": {"Node": {"type": "object", "properties": {
+    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+    "properties": {"root": {"$ref": "#/$defs/Node"}}}
+
+
+def test_a_servers_references_are_inlined_in_what_is_offered_and_validation_keeps_its_schema() -> None:
+    tool = tool_class("todo", "add_todos", "d", NESTED, None, Caller())()
+    offered = tool.input_schema()
+    assert "$ref" not in str(offered) and "$defs" not in offered and "definitions" not in offered
+    assert offered["properties"]["items"]["items"] == {
+        "type": "object", "description": "One todo", "required": ["content"],
+        "properties": {"content": {"type": "string"}, "done": {"type": "boolean"}}}  # default null: optional
+    assert offered["properties"]["first"] == {"type": "integer", "minimum": 1}
+    assert offered["properties"]["note"]["anyOf"] == [{"type": "string"}, {"type": "null"}]  # no default: kept
+    with pytest.raises(ToolError, match=r"items\.0: 'content' is a required property"):
+        tool.parse({"items": [{"done": True}]})  # checked against the server's own schema, references and all
+    assert tool.parse({"items": [{"content": "x", "done": None}]}).model_dump()["items"][0]["done"] is None
+
+
+def test_a_recursive_schema_is_offered_as_the_server_sent_it() -> None:
+    tool = tool_class("tree", "walk", "d", RECURSIVE, None, Caller())()
+    assert tool.input_schema() == check_schema(RECURSIVE)

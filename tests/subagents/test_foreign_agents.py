@@ -64,10 +64,10 @@ def test_codex_model_names_go_through_the_aliases(tmp_path: Path) -> None:
 def test_gemini_and_qwen_tool_names_map_onto_agentclis(tmp_path: Path) -> None:
     registry, _ = _load(tmp_path, "gemini", "qwen")
     visualizer = registry.types["architecture-visualizer"]
-    assert visualizer.tools == ("Bash", "Write", "Grep", "LS", "Read", "Edit",
-                                "mcp__mermaid-guide__get_mermaid_style_guide")
+    assert set(visualizer.tools or ()) == {"Bash", "Write", "Grep", "LS", "Read", "Edit", "Skill",
+                                           "mcp__mermaid-guide__get_mermaid_style_guide"}
     assert visualizer.max_turns == 30 and visualizer.model == "inherit"
-    assert "tools agentcli lacks were dropped: activate_skill" in visualizer.warnings
+    assert not any("activate_skill" in w for w in visualizer.warnings)  # Gemini's skill loader is our Skill
     reviewer = registry.types["product-direction-reviewer"]
     assert set(reviewer.disallowed_tools) >= {"Bash", "Write", "Read", "Grep", "Glob", "Task"}
     assert registry.types["worker"].tools is None

@@ -8,10 +8,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+from agentcli.subagents.message_tools import ListAgentsTool, SendMessageTool
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.base import ToolArgs
+from agentcli.tools.on_demand import LoadTool
 from agentcli.tools.registry import ALL_TOOLS
+
+BUILTIN = [*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), SendMessageTool, ListAgentsTool, LoadTool]
 
 
 def _walk(node: Any, path: str = "") -> list[tuple[str, Any]]:
@@ -27,7 +31,7 @@ def _walk(node: Any, path: str = "") -> list[tuple[str, Any]]:
     return found
 
 
-@pytest.mark.parametrize("cls", [*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values()], ids=lambda c: c.name)
+@pytest.mark.parametrize("cls", BUILTIN, ids=lambda c: c.name)
 def test_every_builtin_schema_is_free_of_pydantic_noise(cls: type[Any]) -> None:
     schema = model_schema(cls.args_model)
     raw = cls.args_model.model_json_schema()

@@ -20,6 +20,12 @@ def test_everything_shows_when_there_is_room() -> None:
         assert part in line
 
 
+def test_the_context_says_where_its_window_came_from() -> None:
+    served = Status(model="main", context=(4096, 8192), window_source="server: llama.cpp /props")
+    assert "context 50% of 8.2k (server)" in fit(served, 400).plain
+    assert "(server)" not in fit(served, 40).plain  # the first thing a narrower bar lets go of
+
+
 @pytest.mark.parametrize(
     ("width", "expected"),
     [

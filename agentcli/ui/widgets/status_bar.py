@@ -47,7 +47,7 @@ Form = tuple[Piece, ...]  # an empty form: the part is not shown
 
 #: The order in which parts give way to a narrow terminal: (part, its next form). "sep" narrows separators.
 DEGRADE_STEPS: tuple[str, ...] = (
-    "sandbox", "model", "mode", "tokens", "sep", "context", "agents", "sandbox", "cost", "tokens",
+    "sandbox", "model", "mode", "tokens", "sep", "context", "context", "agents", "sandbox", "cost", "tokens",
     "model", "context", "agents", "state", "state", "mode",
 )
 ORDER = ("mode", "sandbox", "model", "tokens", "cost", "context", "agents", "state")  # left to right
@@ -65,6 +65,7 @@ class Status:
     queued: int = 0
     state: str = READY  # LOADING | READY | WORKING | APPROVAL | QUIT_ARMED
     context: tuple[int, int] | None = None  # the main agent's context: (tokens used, window)
+    window_source: str = ""  # where the window came from: configured, server: …, model table, default
     mode: str = "ask"  # the permission mode (tools.permissions.Mode)
     sandbox: str = ""  # Bash's sandbox in a few words (tools.sandbox.Sandbox.summary); "" shows nothing
 
@@ -113,7 +114,9 @@ def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
     if status.context is not None and status.context[1] > 0:
         used, window = status.context
         style = "$error" if used >= 0.9 * window else "$warning" if used >= 0.7 * window else ""
+        source = status.window_source.partition(":")[0]  # "server: llama.cpp /props" reads as server
         parts["context"] = (
+            (("context ", muted), (context_text(used, window), style), (f" ({source})" if source else "", muted)),
             (("context ", muted), (context_text(used, window), style)),
             ((f"ctx {100 * used / window:.0f}%", style),),
             (),

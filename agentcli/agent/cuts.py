@@ -1,0 +1,61 @@
+"""Why a reply was cut, and the one line that says so: the output limit, the context window, or a server's own.
+
+A reply that stops with `max_tokens` (OpenAI's `finish_reason: length`) is read against its usage: when the
+request and the reply filled the window agentcli keeps, the window ran out (`full`: compaction follows); when an
+OpenAI-compatible server stopped it far below the `max_tokens` it was sent, the server's own window (or limit)
+ran out, which agentcli does not know (`short`); else it is the output limit, as it says.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agentcli.llm.base import ModelResponse
+
+CutKind = Literal["", "reported", "full", "short"]
+
+#: Told to the model when the turn goes on after a cut reply was compacted away.
+CONTEXT_CUT_NOTICE = (
+    "<system-notice>Your last reply was cut because the context window was full; older context has been compacted. "
+    "Continue from where your reply stopped.</system-notice>"
+)
+FULL_SHARE = 0.95  # request and reply past this share of the window: the window ran out
+AT_LIMIT_SHARE = 0.98  # a reply this close to max_tokens: the output limit, as the finish reason says
+
+
+def cut_kind(response: ModelResponse, *, window: int, max_tokens: int, compatible: bool) -> tuple[CutKind, int]:
+    """Why `response` was cut, with the tokens of its request and itself: "reported" (the provider said the window
+    was full), "full", "short" (see the module docstring) or "" (not cut, or at the output limit). `window`: the
+    window agentcli keeps (0: none watched); `compatible`: an OpenAI-compatible server answered."""
+    usage = response.usage
+    used = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
+    if response.stop_reason == "model_context_window_exceeded":
+        return "reported", used
+    if response.stop_reason != "max_tokens" or not usage.output_tokens:
+        return "", 0
+    if usage.output_tokens >= AT_LIMIT_SHARE * max_tokens:
+        return "", 0
+    if window and used >= FULL_SHARE * window:
+        return "full", used
+    if compatible and usage.output_tokens < max_tokens // 2:
+        return "short", used
+    return "", 0
+
+
+def window_words(window: int, source: str) -> str:
+    """`the context window (8192 tokens, server: llama.cpp /props)`; without one, the model's."""
+    return f"the context window ({window} tokens, {source})" if window else "the model's context window"
+
+
+def full_line(window: str, used: int, compacted: bool) -> str:
+    """The window ran out: what was done about it."""
+    return f"the reply was cut: {window} is full ({used} tokens with the reply); " + (
+        "older context was compacted and the turn goes on" if compacted
+        else "nothing is left to compact: give the model a larger window or start a new session")
+
+
+def short_line(output: int, max_tokens: int, used: int, window: str, model: str) -> str:
+    """A server stopped the reply far below max_tokens: not agentcli's output limit, most likely its window."""
+    return (f"the reply was cut by the server after {output} tokens, far below max_output_tokens = {max_tokens}: its "
+            f"own limit ran out at {used} tokens with the request, most likely its context window (agentcli keeps "
+            f"{window}); set context_window for {model}")

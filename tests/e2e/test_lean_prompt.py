@@ -1,0 +1,74 @@
+"""A small window gets the lean prompt, through the real CLI against an OpenAI-compatible server: short tool
+descriptions, the rarely used tools named in LoadTool's description, loaded when the model asks and then used."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
+
+
+def _local_env(server: FakeLLMServer, home: Path) -> dict[str, str]:
+    return cli_env("openai", server, home, AGENTCLI_MODELS__MAIN__PROVIDER="openai-compatible",
+                   AGENTCLI_MODELS__MAIN__MODEL="smollm2", AGENTCLI_MODELS__LIGHT__PROVIDER="openai-compatible",
+                   AGENTCLI_MODELS__LIGHT__MODEL="smollm2")
+
+
+def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [tool["function"] for tool in body["tools"]]
+
+
+def test_a_small_window_loads_a_rare_tool_on_demand_and_uses_it(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    load = ToolCall(name="LoadTool", input={"names": ["MultiEdit"]})
+    edit = ToolCall(name="MultiEdit", input={"file_path": "a.txt", "edits": [
+        {"old_string": "one", "new_string": "uno"}, {"old_string": "two", "new_string": "dos"}]})
+    script = Script(context_window=16_384, steps=[
+        Step(match=Match(api="openai", system_contains=MAIN, turn=0), reply=Reply(tool_calls=[load])),
+        Step(match=Match(api="openai", turn=1), reply=Reply(tool_calls=[edit])),
+        Step(match=Match(api="openai", turn=2), reply=Reply(text="Both lines translated.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(tmp_path), "translate a.txt"],
+                       _local_env(server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    server.assert_done()
+    assert last_json(proc.stdout)["result"] == "Both lines translated."
+    assert (tmp_path / "a.txt").read_text() == "uno\ndos\n"
+    first, second, third = (_tools(r.body) for r in server.requests)
+    names = [tool["name"] for tool in first]
+    assert "LoadTool" in names and not {"MultiEdit", "WebFetch", "TaskOutput", "TaskCancel"} & set(names)
+    loader = next(tool for tool in first if tool["name"] == "LoadTool")
+    assert "- MultiEdit: " in loader["description"] and "- WebFetch: " in loader["description"]
+    read = next(tool for tool in first if tool["name"] == "Read")
+    assert read["description"].startswith("Read a text file") and "Arguments:" not in read["description"]
+    task = next(tool for tool in first if tool["name"] == "Task")["parameters"]
+    assert "fork_context" not in task["properties"] and task["required"] == ["description", "prompt", "subagent_type"]
+    assert second[:-1] == first and second[-1]["name"] == "MultiEdit"  # added at the end: the prefix is kept
+    assert third == second  # and it stays offered
+    assert json.dumps(second).startswith(json.dumps(first)[:-1])  # byte for byte
+
+
+def test_a_large_window_gets_every_tool_with_its_full_description(tmp_path: Path) -> None:
+    script = Script(context_window=131_072, steps=[Step(match=Match(api="openai"), reply=Reply(text="Hi."))])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--cwd", str(tmp_path), "hello"], _local_env(server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    names = [tool["name"] for tool in _tools(server.requests[0].body)]
+    assert "LoadTool" not in names and {"MultiEdit", "WebFetch", "Read"} <= set(names)
+
+
+def test_loading_a_tool_the_agent_does_not_have_is_a_tool_error(tmp_path: Path) -> None:
+    load = ToolCall(name="LoadTool", input={"names": ["Nope"]})
+    script = Script(context_window=8192, steps=[
+        Step(match=Match(api="openai", turn=0), reply=Reply(tool_calls=[load])),
+        Step(match=Match(api="openai", turn=1, last_user_contains="No such tool to load: Nope. Tools that can be "
+                                                                  "loaded: "), reply=Reply(text="OK.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--cwd", str(tmp_path), "hello"], _local_env(server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    server.assert_done()
