@@ -36,6 +36,7 @@ from agentcli.subagents.front_matter import (
     AgentFileError,
     parse_front_matter,
     quote_raw_values,
+    read_bounded,
     split_front_matter,
     text_value,
 )
@@ -126,16 +127,7 @@ class Expansion:
 
 
 def _read(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:
-            content = handle.read(MAX_COMMAND_BYTES + 1)
-        if len(content) > MAX_COMMAND_BYTES:
-            raise AgentFileError(f"file is larger than {MAX_COMMAND_BYTES // 1024} KiB")
-        return content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentFileError("not UTF-8 text") from exc
-    except OSError as exc:
-        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
+    return read_bounded(path, MAX_COMMAND_BYTES)
 
 
 def _parts(text: str) -> tuple[dict[str, Any], str, list[str]]:

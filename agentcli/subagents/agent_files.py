@@ -50,6 +50,7 @@ from agentcli.subagents.front_matter import (
     AgentFileError,
     is_scalar,
     parse_front_matter,
+    read_bounded,
     show_value,
     split_front_matter,
     text_value,
@@ -336,16 +337,7 @@ def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
 
 def read_agent_text(path: Path) -> str:
     """The text of an agent file, read bounded (at most `MAX_FILE_BYTES`), UTF-8; AgentFileError otherwise."""
-    try:
-        with path.open("rb") as handle:  # a bounded read: never trust a size taken before the read
-            content = handle.read(MAX_FILE_BYTES + 1)
-        if len(content) > MAX_FILE_BYTES:
-            raise AgentFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
-        return content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentFileError("not UTF-8 text") from exc
-    except OSError as exc:
-        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
+    return read_bounded(path, MAX_FILE_BYTES)
 
 
 def parse_agent_file(

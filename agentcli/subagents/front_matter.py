@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from agentcli.text import one_line
@@ -183,3 +184,18 @@ def quote_raw_values(raw: str, keys: frozenset[str]) -> str:
         if match and match.group(1) in keys and value and value[0] not in "\"'|>":
             lines[i] = f"{match.group(1)}: {json.dumps(value)}"
     return "\n".join(lines)
+
+
+def read_bounded(path: Path, limit: int) -> str:
+    """A file's UTF-8 text, read bounded (at most `limit` bytes: never trust a size taken before the read);
+    AgentFileError with the reason otherwise."""
+    try:
+        with path.open("rb") as handle:
+            content = handle.read(limit + 1)
+        if len(content) > limit:
+            raise AgentFileError(f"file is larger than {limit} bytes")
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentFileError("not UTF-8 text") from exc
+    except OSError as exc:
+        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc

@@ -45,6 +45,7 @@ from agentcli.subagents.front_matter import (
     is_scalar,
     parse_front_matter,
     quote_raw_values,
+    read_bounded,
     show_value,
     split_front_matter,
     text_value,
@@ -114,16 +115,7 @@ def skill_folders(workspace: Path, home: Path) -> list[tuple[Path, SkillScope]]:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:  # bounded: never trust a size taken before the read
-            content = handle.read(MAX_SKILL_BYTES + 1)
-        if len(content) > MAX_SKILL_BYTES:
-            raise AgentFileError(f"file is larger than {MAX_SKILL_BYTES} bytes")
-        return content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentFileError("not UTF-8 text") from exc
-    except OSError as exc:
-        raise AgentFileError(f"cannot read: {exc.strerror or exc}") from exc
+    return read_bounded(path, MAX_SKILL_BYTES)
 
 
 def _split(text: str) -> tuple[dict[str, Any], str, list[str]]:

@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from agentcli.claude_settings import ClaudeRule
-from agentcli.tools.base import Tool, ToolContext
-from agentcli.tools.permissions import Approval, PermissionDecision, PermissionPolicy, PermissionRequest
-from agentcli.tools.registry import build_tools
-
-TOOLS: dict[str, Tool[Any]] = {tool.name: tool for tool in build_tools()}
-
-
-class Approver:
-    def __init__(self, *answers: Approval) -> None:
-        self.answers = list(answers)
-        self.requests: list[PermissionRequest] = []
-
-    async def __call__(self, request: PermissionRequest) -> Approval:
-        self.requests.append(request)
-        return self.answers.pop(0)
-
-
-async def check(policy: PermissionPolicy, ctx: ToolContext, name: str, **raw: Any) -> PermissionDecision:
-    tool = TOOLS[name]
-    return await policy.check(tool, tool.parse(raw), dataclasses.replace(ctx, permissions=policy))
+from agentcli.tools.base import ToolContext
+from agentcli.tools.permissions import PermissionPolicy
+from tests.tools.test_permissions import ScriptedApprover as Approver
+from tests.tools.test_permissions import check
 
 
 async def test_an_ask_rule_asks_in_auto_mode_over_an_allow_rule_and_every_time(ctx: ToolContext) -> None:
