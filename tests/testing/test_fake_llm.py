@@ -646,11 +646,21 @@ def test_is_loopback(host: str, ok: bool) -> None:
 def test_unknown_endpoint_is_404_and_listed(make_server: MakeServer) -> None:
     server = make_server()
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(server.base_url + "/v1/models", timeout=5)
+        urllib.request.urlopen(server.base_url + "/v1/files", timeout=5)
     assert err.value.code == 404
     [req] = server.requests
-    assert req.api == "unknown" and req.unexpected == ["no such endpoint GET /v1/models"]
+    assert req.api == "unknown" and req.unexpected == ["no such endpoint GET /v1/files"]
     assert len(server.problems()) == 1
+
+
+def test_a_window_ask_is_no_step_and_no_problem(make_server: MakeServer) -> None:
+    """agentcli asks an OpenAI-compatible server for its window: a 404 (no `context_window` in the script),
+    listed apart from the requests the script answers."""
+    server = make_server()
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(server.base_url + "/v1/models", timeout=5)
+    assert err.value.code == 404
+    assert server.requests == [] and server.window_asks == ["GET /v1/models"] and server.problems() == []
 
 
 def test_echo_last_user_and_tool_result_predicate() -> None:
