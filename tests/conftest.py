@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -40,6 +41,15 @@ _SCRUBBED = (
     "CLAUDE_CONFIG_DIR",  # the person's Claude Code settings: a test reads only the ones it writes
     "CODEX_HOME",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests that press Ctrl-C (SIGINT to an `agentcli` child) stand for a person at a terminal, where SIGINT has its
+    default action. A suite started as a background job of a shell without job control (`pytest ... &` in a script)
+    inherits SIGINT ignored, every child it starts inherits that across exec, and agentcli, like every program, keeps
+    a signal its parent chose to ignore: those tests then wait for an exit that never comes. Undo it here, once."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _is_local(address: Any) -> bool:
