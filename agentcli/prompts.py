@@ -5,8 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
-import shutil
-import subprocess
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -15,64 +13,19 @@ from functools import cache
 from pathlib import Path
 from string import Template
 
+from agentcli.gitsafe import GitError, NoRepository, Repo, copy_index
 from agentcli.resources import prompts_dir
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 INSTRUCTIONS_LIMIT = 20_000  # characters of project instructions put in a system prompt
 GIT_STATUS_LINES = 30
+_STATUS_TIMEOUT = 3.0  # seconds for each git command of the prompt's status
 
 
 @cache
 def load_prompt(relative: str) -> str:
     """Text of `prompts/<relative>`."""
     return (prompts_dir() / relative).read_text(encoding="utf-8")
-
-
-#: Filter settings a repository's own `.git/config` could use to run a command during `git status`.
-_FILTER_KEYS = r"^filter\..*\.(clean|smudge|process)$"
-_PERSONS_SCOPES = (b"system", b"global", b"command")
-
-
-def safe_git_env(git: str, workspace: Path) -> dict[str, str] | None:
-    """The environment for a `git status` that runs nothing the repository configured; None if unsure.
-
-    A workspace's `.git/config` is as untrusted as its files: `core.fsmonitor` and filter drivers
-    (`filter.X.clean` / `process`, used with `.gitattributes`) would run commands the moment git
-    looks at the tree. Configuration passed through `GIT_CONFIG_COUNT` wins over the repository's
-    (and reaches the git processes it starts): fsmonitor off, every filter the repository's own
-    config defines emptied (the person's system and global ones, such as git-lfs, are kept).
-    """
-    env = {
-        k: v for k, v in os.environ.items()
-        if k != "GIT_CONFIG_COUNT" and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
-    }
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    try:
-        proc = subprocess.run(
-            [git, "-C", str(workspace), "config", "--show-scope", "--null", "--get-regexp", _FILTER_KEYS],
-            capture_output=True, env=env, timeout=3,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode not in (0, 1):  # 1: no such setting
-        return None
-    fields = proc.stdout.split(b"\0")  # scope, "key\nvalue", scope, "key\nvalue", ...
-    keys = [
-        entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
-        for scope, entry in zip(fields[0::2], fields[1::2], strict=False)
-        if scope not in _PERSONS_SCOPES  # the person's own filters (git-lfs) keep working
-    ]
-    overrides = [("core.fsmonitor", ""), *((key, "") for key in keys)]  # "": no hook, in old and new git
-    env["GIT_CONFIG_COUNT"] = str(len(overrides))
-    for n, (key, value) in enumerate(overrides):
-        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
-    return env
-
-
-def git_executable() -> str | None:
-    """The `git` on an absolute PATH entry (an empty or relative one would run a repository's own), or None."""
-    path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
-    return shutil.which("git", path=path)
 
 
 _prefetched: dict[Path, Future[str]] = {}
@@ -102,35 +55,57 @@ def prefetch_git_summary(workspace: Path) -> Future[str]:
 def git_summary(workspace: Path) -> str:
     """`git status --short --branch`, trimmed; a note when the workspace is not a git repository.
 
-    Runs nothing the repository configured (see `safe_git_env`) and leaves submodules alone. A prefetched
-    result (`prefetch_git_summary`) is used once.
+    Runs nothing the repository configured: the branch is read from its refs, the status in a private git dir
+    over a copy of its index (`gitsafe`); submodules are left alone. A prefetched result (`prefetch_git_summary`)
+    is used once.
     """
     with _prefetch_lock:
         future = _prefetched.pop(workspace, None)
     return future.result() if future is not None else _git_summary(workspace)
 
 
+def _branch_line(repo: Repo) -> tuple[str, str | None]:
+    """`git status --branch`'s first line (`## main...origin/main [ahead 1]`) and the HEAD commit (None: unborn)."""
+    ref = repo.plumbing("symbolic-ref", "-q", "HEAD", check=False, timeout=_STATUS_TIMEOUT)
+    name = ref.stdout.decode("utf-8", "surrogateescape").strip()
+    if ref.returncode != 0 or not name.startswith("refs/heads/"):
+        head = repo.plumbing("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False, timeout=_STATUS_TIMEOUT)
+        return "## HEAD (no branch)", head.stdout.decode().strip() or None
+    out = repo.plumbing("for-each-ref", "--format=%(refname)%00%(objectname)%00%(upstream:short)%00%(upstream:track)",
+                        name, timeout=_STATUS_TIMEOUT).stdout.decode("utf-8", "surrogateescape")
+    short = name.removeprefix("refs/heads/")
+    for line in out.splitlines():
+        refname, commit, upstream, track = [*line.split("\0"), "", "", ""][:4]
+        if refname == name:
+            return f"## {short}" + (f"...{upstream}" if upstream else "") + (f" {track}" if track else ""), commit
+    return f"## No commits yet on {short}", None
+
+
 def _git_summary(workspace: Path) -> str:
-    git = git_executable()
-    env = safe_git_env(git, workspace) if git else None
-    if git is None or env is None:
-        return "(git status unavailable)"
     try:
-        proc = subprocess.run(
-            [git, "-C", str(workspace), "status", "--short", "--branch", "--ignore-submodules=all"],
-            capture_output=True,
-            text=True,
-            timeout=3,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "(git status unavailable)"
-    if proc.returncode != 0:
+        repo = Repo.discover(workspace)
+    except NoRepository:
         return "(not a git repository)"
-    lines = proc.stdout.splitlines()
+    except GitError:
+        return "(git status unavailable)"
+    if repo.top is None:
+        return "(not a git repository)"
+    where = workspace.resolve()
+    if not where.is_relative_to(repo.top.resolve()) or not os.path.lexists(repo.top / ".git"):
+        return "(git status unavailable)"  # a work tree the repository's config moved elsewhere
+    try:
+        branch, head = _branch_line(repo)
+        with repo.private(head, excludes=True) as private:
+            index = private.git_dir / "index"
+            copy_index(repo.git_dir / "index", index)
+            proc = private.run("status", "--short", "--ignore-submodules=all", work_tree=repo.top, index=index,
+                               cwd=where, timeout=_STATUS_TIMEOUT)
+    except GitError:
+        return "(git status unavailable)"
+    lines = [branch, *proc.stdout.decode("utf-8", "replace").splitlines()]
     if len(lines) > GIT_STATUS_LINES:
         lines = [*lines[:GIT_STATUS_LINES], f"... and {len(lines) - GIT_STATUS_LINES} more changed files"]
-    return "\n".join(lines) or "(clean)"
+    return "\n".join(lines)
 
 
 def _read_instructions(workspace: Path, name: str) -> str | None:

@@ -6,7 +6,8 @@ Run: python bench/worktrees.py [--files 30000] [--repeat 5] [--calls 10]
 1. On a git repository of at least --files files (bench/tools.py's generated tree: copies of site-packages,
    committed once), --repeat times each, medians:
    - create: `worktree.create` (the snapshot of the workspace as the person sees it, through a copy of the
-     index, then `git worktree add` of it), beside plain `git worktree add --detach HEAD` (git's own floor),
+     index, then `git worktree add --no-checkout` of it and its checkout, both in a private git dir: `gitsafe`),
+     beside plain `git worktree add --detach HEAD` (git's own floor),
      on a clean workspace and with 20 files edited and 20 added in it (the snapshot is then a new commit);
    - merge back: 20 files changed in the worktree (10 of them also changed elsewhere in the workspace, a
      three-way merge each): `commit_all` + `merge_into` (all files under their locks) + `remove`.

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent / "agentcli"
 # subpackage of agentcli/; it may import units of lower layers only (and itself).
 LAYERS: list[set[str]] = [
     {"paths", "resources", "redact", "text", "safe_text", "status", "figures", "config_layers", "config_schema",
-     "diffs", "process_exit"},
+     "diffs", "process_exit", "gitsafe"},
     {"config_merge", "config_trust", "config_write", "trust", "logs", "prompts", "claude_settings",
      "additional_dirs"},
     {"config"},

@@ -70,25 +70,90 @@ def test_every_builtin_subagent_role_prompt_says_the_same() -> None:
         assert _says_untrusted(agent.prompt), agent.name
 
 
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_git_status_empties_the_repositorys_filters_and_keeps_the_persons(
+def test_git_status_runs_no_filter_hook_or_fsmonitor_of_the_repository_or_the_persons_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentcli.prompts import safe_git_env
+    from agentcli.prompts import git_summary
 
+    marks = tmp_path / "marks"
+    marks.mkdir()
     home = tmp_path / "home"
     home.mkdir()
-    (home / ".gitconfig").write_text('[filter "person"]\n\tclean = cat\n')
+    (home / ".gitconfig").write_text(f'[filter "person"]\n\tclean = "touch {marks}/person; cat"\n')
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
     repo = tmp_path / "repo"
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    with (repo / ".git" / "config").open("a") as config:
-        config.write('[filter "Evil.One"]\n\tprocess = touch pwned\n')
-    env = safe_git_env(shutil.which("git") or "git", repo)
-    assert env is not None
-    overrides = {env[f"GIT_CONFIG_KEY_{n}"]: env[f"GIT_CONFIG_VALUE_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))}
-    assert overrides == {"core.fsmonitor": "", "filter.Evil.One.process": ""}
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitattributes").write_text("*.txt filter=x\n*.md filter=person\n")
+    for name in ("a.txt", "b.md"):
+        (repo / name).write_text("content\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "init")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "post-index-change").write_text(f"#!/bin/sh\ntouch {marks}/hook\n")
+    (hooks / "post-index-change").chmod(0o755)
+    (repo / ".git" / "evil.cfg").write_text(
+        f'[filter "x"]\n\tclean = "touch {marks}/clean; cat"\n\tprocess = "touch {marks}/process"\n'
+        f'[core]\n\tfsmonitor = "touch {marks}/fsmonitor; echo"\n\thooksPath = {hooks}\n')
+    with (repo / ".git" / "config").open("a") as config:  # behind a condition that holds here
+        config.write('[includeIf "onbranch:main"]\n\tpath = evil.cfg\n')
+    (repo / ".git" / "index").unlink()  # stat data that no longer matches: git compares every file's content
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=repo, check=True, env={"PATH": "/usr/bin:/bin"})
+    (repo / "a.txt").write_text("changed\n")
+    (repo / "new.txt").write_text("new\n")
+    for mark in marks.iterdir():  # what the set-up's own git ran
+        mark.unlink()
+    summary = git_summary(repo)
+    assert sorted(p.name for p in marks.iterdir()) == []
+    assert summary.splitlines() == ["## main", " M a.txt", "?? new.txt"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_status_reads_as_gits_own(tmp_path: Path) -> None:
+    from agentcli.prompts import git_summary
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitignore").write_text("*.log\n")
+    for name in ("kept.py", "gone.py", "staged.py"):
+        (repo / name).write_text(f"{name}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "one")
+    _git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    _git(repo, "remote", "add", "origin", "https://example.invalid/repo.git")
+    _git(repo, "config", "branch.main.remote", "origin")
+    _git(repo, "config", "branch.main.merge", "refs/heads/main")
+    (repo / "kept.py").write_text("changed\n")
+    _git(repo, "commit", "-qam", "two")  # one ahead of its upstream
+    (repo / "gone.py").unlink()
+    (repo / "staged.py").write_text("staged\n")
+    _git(repo, "add", "staged.py")
+    (repo / "staged.py").write_text("staged, then changed\n")
+    (repo / "debug.log").write_text("ignored\n")
+    (repo / "dir").mkdir()
+    (repo / "dir" / "untracked.py").write_text("x\n")
+    (repo / ".git" / "info" / "exclude").write_text("secret.txt\n")
+    (repo / "secret.txt").write_text("excluded by the person\n")
+    own = _git(repo, "status", "--short", "--branch", "--ignore-submodules=all").strip()
+    assert git_summary(repo) == own
+    assert own.splitlines()[0] == "## main...origin/main [ahead 1]"
+    _git(repo, "checkout", "-q", "--detach")
+    assert git_summary(repo).splitlines()[0] == "## HEAD (no branch)"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    _git(fresh, "init", "-q", "-b", "trunk")
+    (fresh / "a.py").write_text("a\n")
+    _git(fresh, "add", "a.py")
+    assert git_summary(fresh) == _git(fresh, "status", "--short", "--branch").strip()
 
 
 def test_a_prefetched_git_status_is_used_once_and_matches_a_direct_one(tmp_path: Path) -> None:

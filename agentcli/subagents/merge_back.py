@@ -7,6 +7,7 @@ All or nothing: every file is merged in memory first, under the per-file locks, 
 are they written (each atomically, by rename); a conflict writes nothing, so no half-applied change and no
 conflict marker ever lands in the person's files. HEAD and the index are never touched: merged changes are
 uncommitted, as if the person had made them. Symlinks and submodules are not merged (a conflict, said so).
+Git reads the objects in a private git dir (`gitsafe.Private`): nothing the repository configured runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.diffs import FileDiff, diff_text
-from agentcli.subagents.worktree import Git, Worktree, WorktreeError
+from agentcli.gitsafe import Private
+from agentcli.subagents.worktree import Worktree, WorktreeError
 from agentcli.tools.base import FileLocks
 
 _ABSENT = "000000"
@@ -48,9 +50,11 @@ class MergePlan:
     conflicts: dict[str, str] = field(default_factory=dict)  # path → why
 
 
-def changes(git: Git, tree: Worktree, tip: str) -> list[Change]:
-    """The files `tip` changes against the snapshot (`git diff --raw`, renames as delete and add)."""
-    raw = git.run(tree.repo, "diff", "--raw", "-z", "--no-renames", "--no-abbrev", tree.snapshot, tip).stdout
+def changes(tree: Worktree, tip: str) -> list[Change]:
+    """The files `tip` changes against the snapshot (`git diff-tree --raw`, renames as delete and add)."""
+    with tree.git.private() as private:
+        raw = private.run("diff-tree", "-r", "--raw", "-z", "--no-renames", "--no-abbrev", tree.snapshot,
+                          tip).stdout
     fields = raw.decode("utf-8", "surrogateescape").split("\0")
     found = []
     for head, path in zip(fields[0::2], fields[1::2], strict=False):
@@ -60,12 +64,12 @@ def changes(git: Git, tree: Worktree, tip: str) -> list[Change]:
     return found
 
 
-def blobs(git: Git, repo: Path, ids: set[str]) -> dict[str, bytes]:
+def blobs(private: Private, ids: set[str]) -> dict[str, bytes]:
     """The contents of the blobs `ids`, read by one `git cat-file --batch`."""
     order = sorted(ids)
     if not order:
         return {}
-    out = git.run(repo, "cat-file", "--batch", stdin="".join(f"{i}\n" for i in order).encode()).stdout
+    out = private.run("cat-file", "--batch", stdin="".join(f"{i}\n" for i in order).encode()).stdout
     found: dict[str, bytes] = {}
     at = 0
     for blob in order:
@@ -83,11 +87,11 @@ def change_diffs(tree: Worktree, tip: str) -> list[FileDiff]:
     """What the task changed (its snapshot against `tip`), file by file, for the person to look at (blocking).
 
     A binary or huge file, a symlink or a submodule shows as changed with no lines."""
-    git = tree.git
-    found = changes(git, tree, tip)[:MAX_DIFF_FILES]
+    found = changes(tree, tip)[:MAX_DIFF_FILES]
     wanted = {b for c in found for m, b in ((c.base_mode, c.base_blob), (c.their_mode, c.their_blob))
               if m in _PLAIN_MODES}
-    contents = blobs(git, tree.repo, wanted)
+    with tree.git.private() as private:
+        contents = blobs(private, wanted)
     diffs = []
     for change in found:
         before = contents.get(change.base_blob, b"") if change.base_mode in _PLAIN_MODES else None
@@ -103,14 +107,14 @@ def change_diffs(tree: Worktree, tip: str) -> list[FileDiff]:
     return diffs
 
 
-def merge_file(git: Git, repo: Path, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
+def merge_file(private: Private, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
     """`git merge-file` of the three versions: the merged bytes, or None when hunks overlap (or it cannot)."""
     with tempfile.TemporaryDirectory(prefix="agentcli-merge-") as tmp:
         names = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
             (Path(tmp) / name).write_bytes(data)
             names.append(str(Path(tmp) / name))
-        proc = git.run(repo, "merge-file", "-p", "--quiet", *names, check=False)
+        proc = private.run("merge-file", "-p", "--quiet", *names, cwd=Path(tmp), check=False)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -126,12 +130,17 @@ def _current(target: Path, workspace: Path) -> tuple[bytes | None, str]:
     return (target.read_bytes() if target.exists() else None), ""
 
 
-def plan_merge(git: Git, tree: Worktree, found: list[Change], workspace: Path) -> MergePlan:
+def plan_merge(tree: Worktree, found: list[Change], workspace: Path) -> MergePlan:
     """Merge every changed file in memory (blocking; the caller holds their locks)."""
+    with tree.git.private() as private:
+        return _plan(private, found, workspace)
+
+
+def _plan(private: Private, found: list[Change], workspace: Path) -> MergePlan:
     plan = MergePlan(paths=sorted(c.path for c in found))
     wanted = {c.base_blob for c in found if c.base_mode != _ABSENT} | {c.their_blob for c in found
                                                                       if c.their_mode != _ABSENT}
-    contents = blobs(git, tree.repo, wanted)
+    contents = blobs(private, wanted)
     for change in found:
         rel = change.path
         if any(m not in (*_PLAIN_MODES, _ABSENT) for m in (change.base_mode, change.their_mode)):
@@ -153,7 +162,7 @@ def plan_merge(git: Git, tree: Worktree, found: list[Change], workspace: Path) -
         elif ours is None or base is None or theirs is None:
             plan.conflicts[rel] = "changed in the workspace meanwhile (added or deleted on one side)"
         else:
-            merged = merge_file(git, tree.repo, ours, base, theirs)
+            merged = merge_file(private, ours, base, theirs)
             if merged is None:
                 plan.conflicts[rel] = "overlapping changes in the workspace meanwhile"
             else:
@@ -192,13 +201,12 @@ def apply(plan: MergePlan, workspace: Path) -> list[str]:
 
 async def merge_into(tree: Worktree, tip: str, workspace: Path, locks: FileLocks) -> MergePlan:
     """Merge the branch tip into `workspace` under the per-file locks: all of it, or (conflicts) nothing."""
-    git = tree.git
-    found = await asyncio.to_thread(changes, git, tree, tip)
+    found = await asyncio.to_thread(changes, tree, tip)
     root = workspace.resolve()
     async with contextlib.AsyncExitStack() as held:
         for target in sorted({(root / c.path).resolve() for c in found}):  # one order: no deadlock
             await held.enter_async_context(locks.lock(target))
-        plan = await asyncio.to_thread(plan_merge, git, tree, found, root)
+        plan = await asyncio.to_thread(plan_merge, tree, found, root)
         if not plan.conflicts:
             await asyncio.to_thread(apply, plan, root)
     return plan

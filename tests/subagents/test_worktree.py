@@ -161,3 +161,41 @@ def test_the_call_and_an_agent_file_ask_for_isolation(tmp_path: Path, monkeypatc
         'Invalid parameters: merge: "manual" needs isolation: "worktree"')
     with pytest.raises(ValidationError):
         args("general", isolation="container")
+
+
+@pytest.mark.parametrize("change", ["a new repository", "another worktree's git dir", "a symlink"])
+def test_a_worktree_whose_git_was_changed_is_never_committed(tmp_path: Path, change: str) -> None:
+    ws = repo(tmp_path)
+    tree, other = worktree.create(ws, "tsk_taken"), worktree.create(ws, "tsk_other")
+    (tree.path / "app.py").write_text("changed\n")
+    gitfile = tree.path / ".git"
+    gitfile.unlink()
+    if change == "a new repository":
+        git(tree.path, "init", "-q")
+    elif change == "another worktree's git dir":
+        gitfile.write_text((other.path / ".git").read_text())
+    else:
+        gitfile.symlink_to(other.path / ".git")
+    with pytest.raises(WorktreeError, match=r"its worktree's \.git was changed"):
+        worktree.commit_all(tree, "work")
+    assert git(ws, "rev-parse", "agentcli/tsk_taken") == tree.snapshot  # nothing committed
+    worktree.remove(tree, keep_branch=False)
+    assert not tree.path.exists() and other.path.is_dir()
+    assert worktree.commit_all(other, "idle") is None  # the other worktree is untouched
+
+
+def test_a_sha256_repository_is_isolated_too(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main", "--object-format=sha256")
+    (ws / "app.py").write_text("x = 1\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "start")
+    (ws / "new.py").write_text("y = 2\n")  # untracked: the snapshot is a commit of its own
+    tree = worktree.create(ws, "tsk_sha")
+    assert len(tree.snapshot) == 64 and (tree.path / "new.py").read_text() == "y = 2\n"
+    (tree.path / "app.py").write_text("x = 10\n")
+    tip = worktree.commit_all(tree, "work")
+    assert tip is not None
+    assert not asyncio.run(merge_into(tree, tip, ws, FileLocks())).conflicts
+    assert (ws / "app.py").read_text() == "x = 10\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.prompts import git_executable
+from agentcli.gitsafe import git_executable
 from agentcli.subagents import worktree, worktree_admin
 from agentcli.subagents.worktree_admin import leftovers, prune, prune_at_start
 from tests.subagents.test_worktree import _no_identity, git, repo
@@ -89,7 +89,7 @@ def test_the_next_start_prunes_only_its_own_workspaces_dead_worktrees(tmp_path: 
 
 
 def test_prune_at_start_without_any_worktrees_runs_no_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_git(workspace: Path) -> worktree.Git:
+    def no_git(workspace: Path) -> object:
         raise AssertionError("git was run")
 
     monkeypatch.setattr(worktree, "repository", no_git)
