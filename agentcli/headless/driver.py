@@ -215,7 +215,7 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     """The flags' system prompt, tools, rules and MCP servers, before the first turn. ValueError: a bad rule or
     server definition (one line)."""
     from agentcli.mcp.specs import SpecError
-    from agentcli.tools.permissions import PermissionRule
+    from agentcli.tools.permission_rules import PermissionRule
 
     if mapped.sources is not None:
         conversation.use_setting_sources(mapped.sources)
