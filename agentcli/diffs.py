@@ -2,9 +2,10 @@
 
 Pure and UI-agnostic, built on `difflib`. A `FileDiff` holds hunks with their line numbers and the
 `+added −removed` counts of the whole change; it keeps at most `MAX_LINES` lines of hunks (a rewrite of
-a big file keeps its first lines and says how many more there were). Lines are split on `\\n` only,
-as a file's lines are; a last line without a line end gets unified diff's `\\ No newline at end of
-file` marker. The text is kept as it is in the file: whoever shows it makes it safe for a terminal.
+a big file keeps its first lines and says how many more there were), or all of them for an approval's
+preview. Lines are split on `\\n` only, as a file's lines are; a last line without a line end gets unified
+diff's `\\ No newline at end of file` marker. The text is kept as it is in the file: whoever shows it makes it
+safe for a terminal.
 """
 
 from __future__ import annotations
@@ -104,6 +105,20 @@ class FileDiff(BaseModel):
         text = "\n".join(out) + "\n"
         return text + (f"… {self.omitted} more lines\n" if self.omitted else "")
 
+    def head(self, max_lines: int) -> FileDiff:
+        """The diff cut to its first `max_lines` hunk lines (the rest counted in `omitted`); itself when it fits."""
+        hunks: list[DiffHunk] = []
+        kept, omitted = 0, self.omitted
+        for hunk in self.hunks:
+            lines = list(hunk.lines[: max(max_lines - kept, 0)])
+            omitted += len(hunk.lines) - len(lines)
+            if lines:
+                hunks.append(_hunk(hunk.old_start, hunk.new_start, lines))
+                kept += len(lines)
+        if omitted == self.omitted:
+            return self
+        return self.model_copy(update={"hunks": tuple(hunks), "omitted": omitted})
+
 
 def _range(start: int, count: int) -> str:
     if count == 1:
@@ -124,9 +139,10 @@ def split_lines(text: str) -> list[str]:
 
 
 def diff_text(
-    path: str, old: str, new: str, *, created: bool = False, context: int = CONTEXT, max_lines: int = MAX_LINES
+    path: str, old: str, new: str, *, created: bool = False, context: int = CONTEXT, max_lines: int | None = MAX_LINES
 ) -> FileDiff:
-    """The unified diff from `old` to `new` (the whole file's text before and after) of the file at `path`."""
+    """The unified diff from `old` to `new` (the whole file's text before and after) of the file at `path`; every
+    line of it with `max_lines=None` (an approval shows all it approves)."""
     a, b = split_lines(old), split_lines(new)
     codes = _opcodes(a, b)
     added = sum(j2 - j1 for tag, _, _, j1, j2 in codes if tag in ("replace", "insert"))
@@ -135,7 +151,7 @@ def diff_text(
     kept = omitted = 0
     for group in _grouped(codes, context):
         lines = _hunk_lines(group, a, b)
-        room = max_lines - kept
+        room = len(lines) if max_lines is None else max_lines - kept
         if len(lines) > room:
             omitted += len(lines) - room
             lines = lines[:room]

@@ -199,6 +199,8 @@ async def _run(
         return EXIT_FAILURE if outcome.status == "completed" else _failed(outcome, err)
     if outcome.status == "completed":
         return EXIT_OK
+    if options.input_format == "stream-json" and not driven.busy:
+        return EXIT_FAILURE  # each bad line and failed turn said why when it happened: not again at the exit
     return _failed(outcome, err)
 
 

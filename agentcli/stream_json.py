@@ -11,6 +11,7 @@ their own `subtype`.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -169,6 +170,11 @@ class InputLineError(ValueError):
     """A line of `--input-format stream-json` input that is not a user message agentcli can send."""
 
 
+#: How deep a line of input may nest arrays and objects (Claude Code's messages and control lines nest a few levels).
+MAX_INPUT_DEPTH = 100
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')  # a string (skipped whole) or a bracket
+
+
 @dataclass(frozen=True, slots=True)
 class UserInput:
     """One user turn read from standard input."""
@@ -177,17 +183,48 @@ class UserInput:
     prompt: str | Message  # one text block: its text, as a command-line prompt; several: the message
 
 
+def nested_deeper(text: str, limit: int) -> bool:
+    """Whether the JSON text `text` nests arrays and objects deeper than `limit` (brackets inside strings do not
+    count); linear, without parsing (Python's parser recurses once a level and would blow its stack first)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in "]}":
+            depth -= 1
+    return False
+
+
+def load_line(text: str, where: str) -> Any:
+    """One line of input as JSON; `InputLineError` (one line naming `where`) when it is not JSON or nests deeper
+    than `MAX_INPUT_DEPTH`."""
+    if nested_deeper(text, MAX_INPUT_DEPTH):
+        raise InputLineError(f"{where}: JSON nested deeper than {MAX_INPUT_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputLineError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:  # not reached below the limit; never a traceback all the same
+        raise InputLineError(f"{where}: JSON nested too deep") from None
+
+
 def parse_input_line(text: str, number: int) -> UserInput | None:
     """One stdin line as a user turn; None for a blank line; `InputLineError` (one line, naming the line)
     for anything else. Accepts Claude Code's `{"type": "user", "message": {"role": "user", "content":
     "text" | [{"type": "text", "text": ...}, ...]}}`; other keys (session_id, parent_tool_use_id) are ignored."""
     if not text.strip():
         return None
+    return user_input(load_line(text, f"standard input line {number}"), number)
+
+
+def user_input(data: Any, number: int) -> UserInput:
+    """A parsed stdin line (`load_line`) as a user turn; `InputLineError` when it is not a user message."""
     where = f"standard input line {number}"
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputLineError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(data, dict):
         raise InputLineError(f"{where}: expected a JSON object, got {type(data).__name__}")
     if data.get("type") != "user":

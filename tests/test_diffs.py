@@ -169,3 +169,14 @@ def test_big_stretches_are_cut_at_unique_lines_and_still_apply(monkeypatch: pyte
     unique = "".join(f"line {n}\n" for n in range(100))
     diff = diff_text("f", unique, unique.replace("line 10\n", "line ten\n").replace("line 90\n", "line ninety\n"))
     assert (diff.added, diff.removed, len(diff.hunks)) == (2, 2, 2)  # cut at anchors: still the smallest diff
+
+
+def test_head_cuts_a_whole_diff_as_the_capped_diff_is_cut() -> None:
+    """The approval's whole diff, cut to the transcript's cap, is the diff the run reports."""
+    old = "".join(f"line {n}\n" for n in range(300))
+    new = "".join(f"line {n}\n" if n % 7 else f"changed {n}\n" for n in range(300)) + "tail"
+    whole = diff_text("f.txt", old, new, max_lines=None)
+    assert whole.omitted == 0
+    for cap in (0, 1, 5, 37, 100, 10_000):
+        assert whole.head(cap) == diff_text("f.txt", old, new, max_lines=cap), cap
+    assert whole.head(10_000) is whole

@@ -137,3 +137,14 @@ def test_nested_subagents_carry_their_own_task_calls_id() -> None:
     result = lines[-1]
     assert result["duration_api_ms"] == 50 and result["total_cost_usd"] == 0.0 and result["cost_usd"] is None
     assert result["usage"]["cache_read_input_tokens"] == 0 and result["num_turns"] == 1
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    from agentcli.stream_json import MAX_INPUT_DEPTH, nested_deeper
+
+    text = json.dumps({"type": "user", "message": {"role": "user", "content": "[" * 5000 + '\\"{' * 300}})
+    assert not nested_deeper(text, MAX_INPUT_DEPTH)
+    assert parse_input_line(text, 1) is not None  # a prompt full of brackets is still a prompt
+    assert nested_deeper("[" * 101 + "]" * 101, 100) and not nested_deeper("[" * 100 + "]" * 100, 100)
+    with pytest.raises(InputLineError, match="nested deeper than"):
+        parse_input_line('{"a": ' + "[" * 200 + "]" * 200 + "}", 7)

@@ -59,3 +59,16 @@ def short_line(output: int, max_tokens: int, used: int, window: str, model: str)
     return (f"the reply was cut by the server after {output} tokens, far below max_output_tokens = {max_tokens}: its "
             f"own limit ran out at {used} tokens with the request, most likely its context window (agentcli keeps "
             f"{window}); set context_window for {model}")
+
+
+def unfit_line(window: str, fixed: int, threshold: float, *, lean: bool) -> str:
+    """The one line saying `window` (its words) cannot hold the fixed prompt of `fixed` tokens: compaction keeps the
+    context under `threshold` of the window and could never make room, so every request would be compacted."""
+    need = -(-int(2 * fixed / threshold) // 1024) * 1024  # room for the conversation as well, in whole KiB
+    prompt = "lean prompt" if lean else "prompt"
+    line = (f"{window} cannot hold agentcli's fixed {prompt}: the system prompt and the tool definitions alone take "
+            f"about {fixed} tokens, more than the {threshold:.0%} of the window compaction keeps a request under, so "
+            f"every request would be compacted and still not fit. Give the model a window of at least {need} tokens")
+    if not lean:
+        line += " or let agentcli use its lean prompt ([context] lean_below_tokens above the window)"
+    return line

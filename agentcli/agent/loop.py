@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcli.agent.compaction import Compaction, Compactor
-from agentcli.agent.cuts import CONTEXT_CUT_NOTICE, cut_kind, full_line, short_line, window_words
+from agentcli.agent.cuts import CONTEXT_CUT_NOTICE, cut_kind, full_line, short_line, unfit_line, window_words
 from agentcli.agent.model_request import output_room, session_request, stream_response
 from agentcli.agent.session import Session
 from agentcli.agent.spending import PriceFn, Spending
@@ -212,6 +212,9 @@ class AgentLoop:
             try:
                 await self._fit_context()
                 self._offer.choose(self._known_window())
+                if (unfit := self._unfit_prompt()) is not None:  # said once: the run ends here, nothing is sent
+                    self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=unfit))
+                    return RunOutcome("failed", self._last_text(), session.turns, unfit)
                 response = await self._model_turn()
             except ContextOverflowError as exc:
                 if overflowed or not await self._fit_context(overflow=True):
@@ -284,6 +287,17 @@ class AgentLoop:
         self._event(NoticeEvent(session_id=session.id, agent=session.agent,
                                 message=full_line(self._window_words(), used, compacted)))
         return compacted
+
+    def _unfit_prompt(self) -> str | None:
+        """The line saying the window cannot hold the fixed prompt (system prompt and tool definitions): compaction
+        could never bring a request under its threshold and would run before every one. None when it fits."""
+        compactor = self.compactor
+        if compactor is None:
+            return None
+        policy, fixed = compactor.policy, compactor.gauge.fixed_tokens
+        if fixed < policy.threshold * policy.window:
+            return None
+        return unfit_line(self._window_words(), fixed, policy.threshold, lean=bool(self._offer.lean))
 
     def _window_words(self) -> str:
         """`the context window (8192 tokens, server: llama.cpp /props)`, as far as it is known."""

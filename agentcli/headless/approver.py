@@ -12,7 +12,8 @@ from typing import Any
 
 from agentcli.headless.control import ControlChannel, ControlError
 from agentcli.headless.printer import MODES_BY_NAME, HeadlessPrinter
-from agentcli.tools.permissions import Answer, PermissionPolicy, PermissionRequest, PermissionRule
+from agentcli.tools.permission_rules import PermissionRule
+from agentcli.tools.permissions import Answer, PermissionPolicy, PermissionRequest
 from agentcli.tools.registry import EDIT_TOOLS
 
 log = logging.getLogger(__name__)

@@ -215,7 +215,7 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     """The flags' system prompt, tools, rules and MCP servers, before the first turn. ValueError: a bad rule or
     server definition (one line)."""
     from agentcli.mcp.specs import SpecError
-    from agentcli.tools.permissions import PermissionRule
+    from agentcli.tools.permission_rules import PermissionRule
 
     if mapped.sources is not None:
         conversation.use_setting_sources(mapped.sources)
@@ -314,25 +314,23 @@ class Driver:
         threading.Thread(target=importlib.import_module, args=(name,), name="agentcli-sdk-import", daemon=True).start()
 
     def _line(self, text: str, number: int) -> None:
-        from agentcli.stream_json import InputLineError, parse_input_line
+        from agentcli.stream_json import InputLineError, load_line, user_input
 
         if not text.strip():
             return
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self._bad(f"standard input line {number}: not JSON ({exc.msg} at column {exc.colno})")
+            data = load_line(text, f"standard input line {number}")
+        except InputLineError as exc:
+            self._bad(str(exc))
             return
         if isinstance(data, dict) and self.channel.receive(data):
             return
         if isinstance(data, dict) and data.get("type") == "keep_alive":
             return
         try:
-            item = parse_input_line(text, number)
+            item = user_input(data, number)
         except InputLineError as exc:
             self._bad(str(exc))
-            return
-        if item is None:
             return
         if self.args.replay_user_messages:
             self.printer.write({**data, "session_id": self.conversation.session.id,

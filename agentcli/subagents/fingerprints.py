@@ -2,7 +2,9 @@
 
 A `Target` is one look: a Read of a file, an LS of a folder, or a Glob / Grep over a tree (a folder
 and everything under it, or one file). `fingerprint` digests what the target names now: every entry's
-type, size, mtime, ctime, inode and device, a folder's names, the path each symlink points to.
+type, size, mtime, ctime, inode and device, a folder's names, the path each symlink points to. It digests
+what a target names wherever it lies: the file tools also read the person's additional directories and the
+folders of loaded skills, by path or through a symlink in the workspace.
 
 Taken with `since_ns` (the wall-clock time the tool call started), it also proves that what it digests
 is what the tool saw: every entry's ctime must be older than the call, minus the filesystem's timestamp
@@ -65,20 +67,19 @@ def window_ns(st: os.stat_result) -> int:
 
 
 def resolve(workspace: Path, raw: str) -> Path | None:
-    """`raw` as the file tools resolve it (relative to the workspace, symlinks followed), or None when it
-    lands outside the workspace or cannot be resolved (the tools refuse such a call)."""
+    """`raw` as the file tools resolve it (relative to the workspace, symlinks followed), wherever it lands: in the
+    workspace, in one of the person's additional directories or a skill's folder (the tools read those too), or
+    elsewhere (the tools refuse it; digesting it anyway costs a miss at most). None when it cannot be resolved."""
     text = raw.strip() or "."
     if "\x00" in text:
         return None
-    root = workspace.resolve()
     candidate = Path(os.path.expanduser(text))
     if not candidate.is_absolute():
-        candidate = root / candidate
+        candidate = workspace.resolve() / candidate
     try:
-        resolved = candidate.resolve(strict=False)
-    except (OSError, RuntimeError):
+        return candidate.resolve(strict=False)
+    except (OSError, RuntimeError, ValueError):
         return None
-    return resolved if resolved == root or resolved.is_relative_to(root) else None
 
 
 def covers(target: Target, workspace: Path, written: Path) -> bool:
@@ -156,7 +157,7 @@ def fingerprint(workspace: Path, target: Target, *, since_ns: int | None = None)
     digest = _Digest(since_ns)
     path = resolve(workspace, target.raw)
     if path is None:
-        digest.add("path", "outside the workspace")  # the tool refused it: no file was read
+        digest.add("path", "unresolvable")  # the tool refused it: no file was read
         return digest.hexdigest()
     digest.add("path", str(path))
     _links(digest, workspace, target.raw)
@@ -170,14 +171,15 @@ def fingerprint(workspace: Path, target: Target, *, since_ns: int | None = None)
 
 
 def _links(digest: _Digest, workspace: Path, raw: str) -> None:
-    """The symlinks on the way to `raw` (a retargeted link changes what it names without touching the target)."""
+    """The symlinks on the way to `raw`, in the workspace or out of it (a retargeted link changes what it names
+    without touching the target)."""
     root = workspace.resolve()
     candidate = Path(os.path.expanduser(raw.strip() or "."))
     if not candidate.is_absolute():
         candidate = root / candidate
     for step in (candidate, *candidate.parents):
-        if step == root or not step.is_relative_to(root):
-            break
+        if step == root or step == step.parent:
+            break  # the workspace is given resolved: no link above it; `/` is none
         if step.is_symlink():
             digest.stat(f"link {step}", step, follow=False)
             digest.add(f"link {step}", os.readlink(step))

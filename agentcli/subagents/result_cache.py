@@ -14,7 +14,8 @@ When a hit is allowed (README "Reused results" says the same to the person):
   other agents), a message queued for it or a task below it, an MCP tool or any other tool makes it
   never reused;
 - everything it looked at is provably unchanged (`fingerprints`): each file it read, each folder it
-  listed, each tree it searched with Glob or Grep (the workspace when the call named no path) was,
+  listed, each tree it searched with Glob or Grep (the workspace when the call named no path), wherever
+  it lies (the workspace, an additional directory, a skill's folder, through a symlink or not), was,
   when the run finished, what it was when the call started (ctimes older than the call), and is the
   same now (equal digests);
 - no write of this session happened under what it looked at since the original task was started:
@@ -215,7 +216,7 @@ class ResultCache:
             raw = call.args.get("file_path") if name in FILE_WRITERS else None
             path = resolve(self.workspace, raw) if isinstance(raw, str) else None
             if name in FILE_WRITERS and path is None:
-                return  # outside the workspace or no path: the tool refuses it, nothing is written
+                return  # no path it could name: the tool refuses it, nothing is written
             write = _Write(path, self._clock, None, f"{name} {raw}" if raw else name)
             self._writes.append(write)
             self._running[(call.session_id, call.tool_call_id)] = write

@@ -238,7 +238,8 @@ class Tool(ABC, Generic[A]):
         return self.summary(args)
 
     async def preview(self, args: A, ctx: ToolContext) -> FileDiff | None:
-        """What the call would change, computed without changing anything (shown when the person is asked).
+        """What the call would change, computed without changing anything (shown when the person is asked): every
+        line of it, so nothing approved is out of sight.
 
         None: nothing to show (the default). Raises `ToolError` with the reason the call would fail, or why
         its change cannot be shown.

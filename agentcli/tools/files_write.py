@@ -159,7 +159,7 @@ class WriteTool(Tool[WriteArgs]):
             _check_writable_target(path, rel)
             existed = path.exists()
             old = await _current_text(ctx, path, rel, for_diff=True) if existed else ""
-        return await asyncio.to_thread(diff_text, rel, old, args.content, created=not existed)
+        return await asyncio.to_thread(diff_text, rel, old, args.content, created=not existed, max_lines=None)
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx, args.file_path, for_write=True)
@@ -278,7 +278,7 @@ async def _preview_edits(ctx: ToolContext, raw_path: str, edits: list[EditSpec])
     rel = display_path(ctx, path)
     async with ctx.file_locks.lock(path):
         edited = await _apply_edits(ctx, path, rel, edits)
-    return await asyncio.to_thread(diff_text, rel, edited.old, edited.new, created=edited.creating)
+    return await asyncio.to_thread(diff_text, rel, edited.old, edited.new, created=edited.creating, max_lines=None)
 
 
 async def _edit_file(ctx: ToolContext, raw_path: str, edits: list[EditSpec]) -> ToolResult:

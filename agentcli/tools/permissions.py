@@ -13,7 +13,10 @@ Order of decision for one call:
 6. Otherwise the approver (the TUI) is asked; requests from parallel agents are asked one at
    a time. Without an approver (a one-shot run) the call is refused with a reason the model
    can act on. A request carries the tool's preview of what the call will change (the diff of an
-   edit, worked out just before asking), or the reason there is none.
+   edit, worked out just before asking), or the reason there is none. An answer that changes the call's
+   arguments (a driving program's `updatedInput`) is not the end: the changed call is decided again from
+   step 1, as if the model had made it; the answer stands for the question it needs, but a guarded file or an
+   ask rule is asked again about the changed call (at most `MAX_CHANGES` rounds).
 
 Rules: `Tool` or `Tool(pattern)`; tool names are case-insensitive (`edit` = `Edit`), and an
 `Edit(...)` rule also covers Write and MultiEdit (every tool that edits files). Patterns of
@@ -57,11 +60,9 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from agentcli.diffs import FileDiff
 from agentcli.status import PermissionMode
@@ -72,13 +73,14 @@ from agentcli.tools.bash_rules import (
     deny_candidates,
     every_part_allowed,
     normalize_ws,
-    rule_stem,
     wild_match,
 )
 from agentcli.tools.bash_syntax import collapse_blanks, split_command
 from agentcli.tools.guarded import guarded_reason
 from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
-from agentcli.tools.registry import EDIT_TOOLS, FILE_SHOWING_TOOLS, PATH_TOOLS, canonical_tool_name
+from agentcli.tools.permission_reasons import no_approver_reason
+from agentcli.tools.permission_rules import PermissionRule, domain_match, folded
+from agentcli.tools.registry import EDIT_TOOLS, PATH_TOOLS, canonical_tool_name
 
 if TYPE_CHECKING:
     from agentcli.claude_settings import ClaudeRule
@@ -93,7 +95,7 @@ Mode = PermissionMode
 #: readonly.
 MODE_CYCLE: tuple[Mode, ...] = ("ask", "accept_edits", "readonly")
 
-_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+MAX_CHANGES = 3  # an approver that changes a call again each time it is asked about the changed one is refused
 
 
 @dataclass(frozen=True)
@@ -154,50 +156,6 @@ async def _with_preview(
     return dataclasses.replace(request, diff=diff) if diff is not None else request
 
 
-def _tool_key(name: str) -> str:
-    return canonical_tool_name(name) or name.strip()
-
-
-@dataclass(frozen=True)
-class PermissionRule:
-    """One `Tool` or `Tool(pattern)` rule."""
-
-    tool: str  # canonical tool name (as written when agentcli has no such tool)
-    pattern: str | None
-    text: str
-    origin: str = ""  # where the rule was written, when not agentcli's [permissions] (a Claude Code settings file)
-
-    @classmethod
-    def parse(cls, text: str, origin: str = "") -> PermissionRule:
-        """Parse a rule; ValueError on bad syntax."""
-        match = _RULE.match(text)
-        if not match:
-            raise ValueError(f"bad permission rule {text!r}: write Tool or Tool(pattern), e.g. 'Bash(git status*)'")
-        pattern = match.group(2)
-        pattern = pattern.strip() if pattern is not None else None
-        return cls(_tool_key(match.group(1)), pattern or None, text.strip(), origin)
-
-    def where(self, kind: str) -> str:
-        """Where the rule is written: `[permissions] deny`, or the settings file and key it came from."""
-        return f"{self.origin} permissions.{kind}" if self.origin else f"[permissions] {kind}"
-
-    def covers(self, tool: str) -> bool:
-        """Whether the rule is about `tool` (an Edit rule covers every file-editing tool)."""
-        if self.tool == "Edit":
-            return tool in EDIT_TOOLS
-        return self.tool.lower() == tool.lower() or mcp_names.covers(self.tool, tool)
-
-    def denies(self, tool: str) -> bool:
-        """Whether this rule, as a deny rule, is about `tool`: a rule on any file-editing tool covers
-        them all (`Write(x)` also stops Edit and MultiEdit on x: they change the same file), and a Read
-        rule also stops Edit and MultiEdit (they read the file and show the changed part)."""
-        if self.tool in EDIT_TOOLS:
-            return tool in EDIT_TOOLS
-        if self.tool == "Read" and tool in FILE_SHOWING_TOOLS:
-            return True
-        return self.covers(tool)
-
-
 def _guarded(name: str, target: str, ctx: ToolContext) -> str:
     """What the file is when this is an edit of a guarded file (`tools.guarded`: asked every time), else "".
     An additional directory's files are guarded as the workspace's (its `.git`, `.claude`, … and the person's
@@ -208,23 +166,6 @@ def _guarded(name: str, target: str, ctx: ToolContext) -> str:
         if reason := guarded_reason(target, root):
             return reason
     return ""
-
-
-def _folded(rule: PermissionRule) -> PermissionRule:
-    """`rule` with its pattern in lower case (for matching lower-cased paths)."""
-    return PermissionRule(rule.tool, rule.pattern.lower() if rule.pattern else None, rule.text, rule.origin)
-
-
-def _domain_match(pattern: str, url: str) -> bool:
-    """Claude Code's `domain:host` (`domain:*.host` for the names below it) against a URL's host."""
-    wanted = pattern[len("domain:"):].strip().lower().rstrip(".")
-    try:
-        host = (urlsplit(url.strip()).hostname or "").rstrip(".")
-    except ValueError:
-        return False
-    if wanted.startswith("*."):
-        return host.endswith(wanted[1:])
-    return host == wanted
 
 
 class PermissionPolicy:
@@ -326,6 +267,10 @@ class PermissionPolicy:
 
     async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
         """Whether this call may run; may wait for the person's answer."""
+        return await self._decide(tool, args, ctx, 0)
+
+    async def _decide(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, changes: int) -> PermissionDecision:
+        """`check`, for a call the approver has changed `changes` times so far (and approved as changed)."""
         name = tool.name
         if not tool.mutating and not any(rule.denies(name) for rule in (*self.deny, *self.ask)):
             return _ALLOWED  # the common case (reads): no path resolution, no parsing
@@ -349,8 +294,13 @@ class PermissionPolicy:
             return by_mode
         if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
             return _ALLOWED
+        if changes and not guarded:
+            return _ALLOWED  # the approver's own change: its allow is the answer (a guarded file is asked again)
         if self.approver is None:
-            return PermissionDecision(False, self._no_approver_reason(name, target, guard, asking))
+            rule_words = (asking.text, asking.where("ask")) if asking is not None else None
+            return PermissionDecision(False, no_approver_reason(
+                name, target, guard, rule_words, mode=self.mode, bash_unsandboxed=self.bash_unsandboxed,
+                non_interactive=self.non_interactive))
         request = PermissionRequest(
             agent=ctx.agent,
             tool=name,
@@ -362,22 +312,13 @@ class PermissionPolicy:
             session_id=ctx.session_id,
             worktree=ctx.worktree,
         )
-        async with self._one_question():  # one question at a time, across parallel subagents
-            if (by_mode := self._by_mode(tool, guarded, asking is not None)) is not None:  # mode changed meanwhile
-                return by_mode
-            if not guarded and self._remembered(name, target):  # answered "always" while this one queued
-                return _ALLOWED
-            request = await _with_preview(request, tool, args, ctx)  # now: earlier answers may have changed the file
-            try:
-                reply = await self.approver(request)
-            except Exception as exc:  # the UI went away: refuse, never crash the agent
-                return PermissionDecision(False, f"Permission denied: asking the person for approval failed ({exc}).")
-            answer = reply.approval if isinstance(reply, Answer) else reply
-            if answer == "allow_always" and not guarded:
-                self._remember(name, target)
-            if answer in ("allow_once", "allow_always"):
-                changed = reply.updated_input if isinstance(reply, Answer) else None
-                return _ALLOWED if changed is None else PermissionDecision(True, updated_input=changed)
+        reply = await self._ask(tool, args, ctx, request, guarded, asking is not None)
+        if isinstance(reply, PermissionDecision):
+            return reply
+        answer = reply.approval if isinstance(reply, Answer) else reply
+        if answer in ("allow_once", "allow_always"):
+            changed = reply.updated_input if isinstance(reply, Answer) else None
+            return _ALLOWED if changed is None else await self._changed(tool, args, ctx, changed, changes)
         if isinstance(reply, Answer) and reply.message:  # a program's own words, passed as Claude Code passes them
             return PermissionDecision(False, reply.message)
         return PermissionDecision(
@@ -385,6 +326,45 @@ class PermissionPolicy:
             f"Permission denied: the person declined this {name} call ({request.summary}). Do not retry it; "
             "ask them what to do instead, or continue another way.",
         )
+
+    async def _ask(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, request: PermissionRequest,
+                   guarded: bool, asked: bool) -> Approval | Answer | PermissionDecision:
+        """The approver's answer (an "allow always" remembered), or the decision the wait for it came to."""
+        async with self._one_question():  # one question at a time, across parallel subagents
+            if (by_mode := self._by_mode(tool, guarded, asked)) is not None:  # the mode changed meanwhile
+                return by_mode
+            if not guarded and self._remembered(request.tool, request.target):  # "always" while this one queued
+                return _ALLOWED
+            request = await _with_preview(request, tool, args, ctx)  # now: earlier answers may have changed the file
+            try:
+                reply = await self.approver(request) if self.approver is not None else "deny"
+            except Exception as exc:  # the UI went away: refuse, never crash the agent
+                return PermissionDecision(False, f"Permission denied: asking the person for approval failed ({exc}).")
+            answer = reply.approval if isinstance(reply, Answer) else reply
+            if answer == "allow_always" and not guarded:
+                self._remember(request.tool, request.target)
+            return reply
+
+    async def _changed(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, changed: dict[str, Any],
+                       changes: int) -> PermissionDecision:
+        """An approval that changed the call's arguments (a program's `updatedInput`): the changed call is decided
+        again as if the model had made it (deny and ask rules, guarded files, the mode), so an answer never reaches
+        past what the policy refuses. Where it needs a question, the approver's allow of its own change answers
+        it, but for a guarded file or an ask rule: those are asked again, about the changed call."""
+        try:
+            new_args = tool.parse(changed)
+        except ToolError as exc:
+            return PermissionDecision(False, f"The approved arguments are invalid: {exc}")
+        if new_args.model_dump(mode="json") == args.model_dump(mode="json"):
+            return _ALLOWED  # the same call (the SDK sends the input back unchanged)
+        if changes >= MAX_CHANGES:
+            return PermissionDecision(False, f"Permission denied: the approver changed this {tool.name} call "
+                                             f"{changes + 1} times in a row; it does not run.")
+        decision = await self._decide(tool, new_args, ctx, changes + 1)
+        if not decision.allowed:
+            return PermissionDecision(False, f"The approver changed this {tool.name} call, and the changed call is "
+                                             f"refused. {decision.reason}")
+        return PermissionDecision(True, updated_input=decision.updated_input or changed)
 
     def _by_mode(self, tool: Tool[Any], guarded: bool, asked: bool = False) -> PermissionDecision | None:
         """The current mode's verdict on a mutating call, or None when the mode leaves it to rules and the person
@@ -453,7 +433,7 @@ class PermissionPolicy:
         if rule.pattern is None:
             return True
         if name == "WebFetch" and rule.pattern.startswith("domain:"):
-            return _domain_match(rule.pattern, target)
+            return domain_match(rule.pattern, target)
         if name in PATH_TOOLS:
             return match_glob(rule.pattern, target, anchored=False)
         return wild_match(rule.pattern, normalize_ws(target))
@@ -469,7 +449,7 @@ class PermissionPolicy:
         # (macOS, Windows) `.ENV` is the file `.env` a rule names.
         candidates = deny_candidates(target) if name == "Bash" else {target, raw}
         if name in PATH_TOOLS:
-            rules += [_folded(rule) for rule in rules if rule.pattern]
+            rules += [folded(rule) for rule in rules if rule.pattern]
             candidates |= {c.lower() for c in candidates}
         for rule in rules:
             if rule.pattern is None or any(self._matches(rule, name, c) for c in candidates):
@@ -479,7 +459,7 @@ class PermissionPolicy:
     def read_denied(self, rel: str) -> bool:
         """Whether a Read deny rule covers the workspace-relative path `rel` (Grep leaves such files out)."""
         rules = [rule for rule in self.deny if rule.denies("Read")]
-        rules += [_folded(rule) for rule in rules if rule.pattern]
+        rules += [folded(rule) for rule in rules if rule.pattern]
         return any(self._matches(rule, "Read", c) for rule in rules for c in {rel, rel.lower()})
 
     @property
@@ -524,51 +504,3 @@ class PermissionPolicy:
         if name != "Bash":
             return f"every {name} call for the rest of this session"
         return BashAnswers.scope(split_command(target))
-
-    def _no_approver_reason(
-        self, name: str, target: str, guard: str = "", asking: PermissionRule | None = None
-    ) -> str:
-        if asking is not None:
-            who = "this is a non-interactive run (agentcli run)" if self.non_interactive else "there is no one to ask"
-            return (
-                f"Permission denied: {name} {target} is asked every time by the rule {asking.text!r} in "
-                f"{asking.where('ask')}, and {who}; --yes, auto mode and allow rules do not cover it. The person can "
-                "run agentcli interactively to answer. Do not retry this call; continue without it or explain what "
-                "you would have done."
-            )
-        if name == "Bash" and self.mode == "auto" and self.bash_unsandboxed:
-            return (
-                f"Permission denied: Bash runs without a sandbox here ({self.bash_unsandboxed}), so auto mode and "
-                '--yes do not approve it. The person can run agentcli interactively to approve each command, or set '
-                '[sandbox] mode = "off" to run Bash unsandboxed on purpose. Do not retry this call; continue '
-                "without it or explain what you would have done."
-            )
-        if guard:
-            who = "this is a non-interactive run (agentcli run)" if self.non_interactive else "there is no one to ask"
-            return (
-                f"Permission denied: {name} of {target} needs approval every time: it is {guard}. Allow rules, "
-                f'"allow always" and accept_edits mode do not cover it, and {who}. The person can make this change '
-                "themselves, or re-run with --yes. Do not retry this call; continue without it or explain what "
-                "you would have done."
-            )
-        if name == "Bash":
-            parsed = split_command(target)
-            if not parsed.certain:  # only a rule equal to the whole command would allow it
-                example = f"Bash({parsed.text})" if "\n" not in parsed.text else "Bash"
-            else:
-                example = f"Bash({rule_stem(parsed.segments[0])}*)"
-        elif name in PATH_TOOLS:
-            example = f"Edit({target})" if name in EDIT_TOOLS else f"{name}({target})"
-        else:
-            example = name
-        if self.non_interactive:
-            return (
-                f"Permission denied: {name} needs approval, and this is a non-interactive run (agentcli run). "
-                f'The person can re-run with --yes or allow it in config ([permissions] allow = ["{example}"]). '
-                "Do not retry this call; continue without it or explain what you would have done."
-            )
-        return (
-            f"Permission denied: {name} needs approval and there is no one to ask in this session. The person can "
-            f'allow it in config ([permissions] allow = ["{example}"]) or set [permissions] mode = "auto". '
-            "Do not retry this call; continue without it or explain what you would have done."
-        )

@@ -8,6 +8,9 @@ unless `network = "allow"`. Mechanisms, found once per session:
   command and, with the network off, no abstract unix socket of the host;
 - the network off: a network namespace of the command's own (`tools/netns`) where user namespaces are allowed,
   which stops every protocol; otherwise Landlock's TCP rules (ABI 4+), which stop TCP bind and connect only;
+- devices: no terminal (a command's output comes back through a pipe; the person's terminal is never opened), and
+  never the host's `/dev/shm`: a folder of the session bound over it in a mount namespace of the command's own
+  where user namespaces are allowed (POSIX shared memory works), else none;
 - on macOS, Seatbelt (`tools/seatbelt`): the command runs under `sandbox-exec` with a profile of the same policy
   (files, signals, and with the network off every network operation).
 
@@ -30,8 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from agentcli.tools import landlock, netns, seatbelt
+from agentcli.tools.netns import SHM
 from agentcli.tools.sandbox_notes import blocked_notes
-from agentcli.tools.sandbox_rules import RuleSet, build_rules, deny_read_paths, open_grants
+from agentcli.tools.sandbox_rules import RuleSet, build_rules, deny_read_paths, open_grants, terminal_devices
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -63,6 +67,7 @@ class Mechanisms:
     network: Literal["namespace", "landlock-tcp", "seatbelt", "none", "allowed"]
     missing: tuple[str, ...] = ()  # parts of the policy nothing here enforces, in words
     seatbelt: bool = False  # macOS: the whole policy through sandbox-exec (abi is 0)
+    private_shm: bool = False  # a /dev/shm of the command's own (a mount namespace); else the host's is closed
 
     @property
     def available(self) -> bool:
@@ -77,11 +82,12 @@ def detect(spec: SandboxSpec, abi: int | None = None) -> Mechanisms:
         return Mechanisms(0, "allowed" if spec.network == "allow" else "seatbelt", seatbelt=True)
     if abi == 0:
         return Mechanisms(0, "none", ("Landlock is not available on this system (Linux 5.13+ with Landlock on)",))
+    private_shm = netns.probe(shm=True) is None
     if spec.network == "allow":
-        return Mechanisms(abi, "allowed")
-    why_not = netns.probe()
+        return Mechanisms(abi, "allowed", private_shm=private_shm)
+    why_not = None if private_shm else netns.probe()
     if why_not is None:
-        return Mechanisms(abi, "namespace")
+        return Mechanisms(abi, "namespace", private_shm=private_shm)
     if abi >= 4:
         return Mechanisms(abi, "landlock-tcp")
     return Mechanisms(abi, "none", (f"the network stays reachable: Landlock ABI {abi} has no network rules "
@@ -93,6 +99,7 @@ class _Built:
     rules: RuleSet
     ruleset: landlock.Ruleset
     denied: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
 
 
 class Sandbox:
@@ -175,8 +182,9 @@ class Sandbox:
             return f"Bash sandbox: none ({'; '.join(self.mechanisms.missing)}); {tail}"
         abi = self.mechanisms.abi
         extra = " and additional directories" if self.spec.extra_write else ""
-        files = (f"writes only in the workspace{extra}, the session's temp folder and devices; reads everywhere but "
-                 "the deny list")
+        shm = "its own /dev/shm" if self.mechanisms.private_shm else "no /dev/shm"
+        files = (f"writes only in the workspace{extra}, the session's temp folder and a few devices ({shm}, no "
+                 "terminal); reads everywhere but the deny list")
         parts = [f"Seatbelt (sandbox-exec): {files}" if self.mechanisms.seatbelt else f"Landlock ABI {abi}: {files}"]
         if abi >= 6 or self.mechanisms.seatbelt:
             parts.append("no signals to processes outside")
@@ -214,14 +222,30 @@ class Sandbox:
         """The resolved paths no command may read."""
         return deny_read_paths(self.spec.home, self.spec.deny_read)
 
+    def closed_devices(self) -> list[str]:
+        """The devices no command may open: the terminals, and the host's `/dev/shm` (a command with a private one
+        sees its own there)."""
+        return [*terminal_devices(), SHM]
+
+    def shm_dir(self) -> str | None:
+        """The folder bound over `/dev/shm` for every command of the session (in its temp folder, so it goes with
+        the session), or None when this system cannot give commands a private one."""
+        if not (self.mechanisms.private_shm and self.mechanisms.abi > 0):
+            return None
+        folder = self.tmpdir() / "shm"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        return str(folder)
+
     def _ruleset(self) -> _Built:
         """The built ruleset, built again when a folder it split has changed."""
         built = self._built
         if built is not None and not built.rules.stale():
             return built
         roots = self.write_roots()
-        denied = self.denied()
-        rules = build_rules(roots, denied)
+        if (shm := self.shm_dir()) is not None:
+            roots.append(shm)  # its own rule: a file below the bind mount is reached from it, not from the temp folder
+        denied, devices = self.denied(), self.closed_devices()
+        rules = build_rules(roots, [*denied, *devices])
         net_by_landlock = self.mechanisms.network == "landlock-tcp"
         scoped = landlock.SCOPE_SIGNAL
         if net_by_landlock:
@@ -234,7 +258,7 @@ class Sandbox:
             raise
         if built is not None:
             built.ruleset.close()  # every child forked with it has exec'd: Popen returns only after exec
-        self._built = _Built(rules, ruleset, denied)
+        self._built = _Built(rules, ruleset, denied, devices)
         return self._built
 
     def child_hook(self, before: Callable[[], None] | None) -> Callable[[], None] | None:
@@ -246,14 +270,15 @@ class Sandbox:
         if not self.active or self.seatbelt:
             return before  # Seatbelt: `argv` runs the command under sandbox-exec
         fd = self._ruleset().ruleset.fd
-        isolate = self.mechanisms.network == "namespace"
+        network = self.mechanisms.network == "namespace"
+        shm = self.shm_dir()
         uid, gid = self._uid, self._gid
 
         def hook() -> None:
             if before is not None:
                 before()
-            if isolate:
-                netns.isolate_network(uid, gid)
+            if network or shm is not None:
+                netns.enter(uid, gid, network=network, shm=shm)
             landlock.restrict_self(fd)
 
         return hook
@@ -272,9 +297,10 @@ class Sandbox:
             return []
         built = self._built
         denied = built.denied if built is not None else self.denied()
+        devices = built.devices if built is not None else self.closed_devices()
         return blocked_notes(
             output, workspace=str(self.spec.workspace), write_roots=self.write_roots(), denied=denied,
-            network_off=self.mechanisms.network in ("namespace", "landlock-tcp", "seatbelt"),
+            devices=devices, network_off=self.mechanisms.network in ("namespace", "landlock-tcp", "seatbelt"),
         )
 
     def close(self) -> None:

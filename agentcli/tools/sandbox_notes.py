@@ -53,7 +53,17 @@ def _resolve(path: str, workspace: str) -> str:
 _PROC_PID = re.compile(r"^/proc/\d+/")
 
 
-def _path_note(path: str, line: str, write_roots: list[str], denied: list[str]) -> str | None:
+def _device_note(path: str) -> str:
+    if is_within(path, "/dev/shm"):
+        return (f"[sandbox] {path}: the host's /dev/shm is closed to Bash commands (no mount namespace for a private "
+                "one on this system); use $TMPDIR.")
+    return (f"[sandbox] {path}: the Bash sandbox keeps commands off the person's terminals; a command's output "
+            "comes back through agentcli and its input is closed.")
+
+
+def _path_note(path: str, line: str, write_roots: list[str], denied: list[str], devices: list[str]) -> str | None:
+    if any(is_within(path, device) for device in devices):
+        return _device_note(path)
     if _PROC_PID.match(path):
         return (f"[sandbox] {path}: the Bash sandbox keeps commands from inspecting processes outside it "
                 "(their environment, memory and file descriptors).")
@@ -71,7 +81,7 @@ def _path_note(path: str, line: str, write_roots: list[str], denied: list[str]) 
 
 
 def blocked_notes(output: str, *, workspace: str, write_roots: list[str], denied: list[str],
-                  network_off: bool) -> list[str]:
+                  network_off: bool, devices: list[str] | None = None) -> list[str]:
     """One `[sandbox] …` line per distinct refusal the output shows (at most `MAX_NOTES`)."""
     notes: list[str] = []
     net_targets: list[str] = []
@@ -79,7 +89,7 @@ def blocked_notes(output: str, *, workspace: str, write_roots: list[str], denied
     for line in output.splitlines():
         if _FS_REFUSAL.search(line):
             for raw in _candidates(line):
-                note = _path_note(_resolve(raw, workspace), line, write_roots, denied)
+                note = _path_note(_resolve(raw, workspace), line, write_roots, denied, devices or [])
                 if note is not None and note not in notes:
                     notes.append(note)
         if network_off and (_NET_REFUSAL.search(line) or (

@@ -15,6 +15,7 @@ built before it existed: `RuleSet.stale` notices a change of any split folder an
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +29,12 @@ HOME_DENY_READ: tuple[str, ...] = (
     ".docker/config.json", ".pypirc", ".config/gh", ".config/github-copilot",
     ".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",  # other agents' logins
 )
-#: Device files and folders a command may write to (where they exist).
-DEVICE_FILES: tuple[str, ...] = (
-    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx",
-)
-DEVICE_DIRS: tuple[str, ...] = ("/dev/pts", "/dev/shm")
+#: Device files a command may write to (where they exist). No terminal: a command's output comes back to agentcli
+#: through a pipe (its stdin is closed), and the person's terminal is theirs (`terminal_devices`).
+DEVICE_FILES: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+#: The names under `/dev` of terminals and their screens: the pseudo-terminals (`pts/`, `ptmx`), the controlling
+#: terminal (`tty`), consoles and virtual terminals (`console`, `tty1`, `ttyS0`, …) and their screen memory (`vcs*`).
+_TERMINAL_NAMES = re.compile(r"pts|ptmx|console|tty.*|vcs.*|pty.*")
 
 _DEVICE_RIGHTS = landlock.READ_FILE | landlock.WRITE_FILE | landlock.TRUNCATE | landlock.IOCTL_DEV
 
@@ -54,6 +56,17 @@ def deny_read_paths(home: str | None = None, extra: Iterable[str] = ()) -> list[
         if real != "/" and real not in resolved:
             resolved.append(real)
     return resolved
+
+
+def terminal_devices(dev: str = "/dev") -> list[str]:
+    """The terminal devices under `dev` (the person's terminal among them): a sandboxed command may neither read nor
+    write them, so it can neither steal the person's keystrokes nor write escape sequences past agentcli's output
+    filtering (a title, the clipboard) to the screen it finds through `/proc/$PPID/stat`."""
+    try:
+        names = sorted(os.listdir(dev))
+    except OSError:
+        return []
+    return [os.path.join(dev, name) for name in names if _TERMINAL_NAMES.fullmatch(name)]
 
 
 def is_within(path: str, root: str) -> bool:
@@ -114,7 +127,7 @@ def _split(root: str, rights: int, denied: list[str], out: RuleSet, is_dir: bool
 
 def build_rules(write_roots: Iterable[str], denied: list[str]) -> RuleSet:
     """Read (and run) everywhere but `denied`; list every folder; write, create and remove in `write_roots`
-    (minus `denied`) and on the usual devices."""
+    (minus `denied`) and on the usual devices (never a terminal, never the host's `/dev/shm`)."""
     rules = RuleSet()
     rules.grants.append(Grant("/", landlock.READ_DIR, True))
     _split("/", landlock.READ_RIGHTS, denied, rules)
@@ -124,9 +137,6 @@ def build_rules(write_roots: Iterable[str], denied: list[str]) -> RuleSet:
     for device in DEVICE_FILES:
         if os.path.exists(device):
             rules.grants.append(Grant(device, _DEVICE_RIGHTS, False))
-    for folder in DEVICE_DIRS:
-        if os.path.isdir(folder):
-            rules.grants.append(Grant(folder, everything, True))
     return rules
 
 

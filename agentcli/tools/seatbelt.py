@@ -1,11 +1,12 @@
 """macOS's sandbox (Seatbelt, through `/usr/bin/sandbox-exec`): the profile of the Bash sandbox's policy.
 
 The profile starts from `(allow default)` and takes away what the policy forbids, later rules winning as SBPL
-reads them: every write but below the write roots and a few devices; reads of the deny list (and writes there,
-should one lie inside a root); signals to processes outside the sandbox; and, with the network off, every
-network operation (unix sockets included: the command talks to nothing outside). Paths reach the profile only as
-parameters (`sandbox-exec -D NAME=path`, read by `(param "NAME")`), never pasted into its text, so a path can hold
-any character. Paths are given resolved (macOS's `/tmp` is `/private/tmp`): Seatbelt matches real paths.
+reads them: every write but below the write roots and a few devices; reads and writes of the terminals; reads of
+the deny list (and writes there, should one lie inside a root); signals to processes outside the sandbox; and,
+with the network off, every network operation (unix sockets included: the command talks to nothing outside).
+Paths reach the profile only as parameters (`sandbox-exec -D NAME=path`, read by `(param "NAME")`), never pasted
+into its text, so a path can hold any character. Paths are given resolved (macOS's `/tmp` is `/private/tmp`):
+Seatbelt matches real paths.
 
 This is written from the policy and SBPL's documented forms; the test suite checks the profile and the command
 line it builds, but runs on Linux: it has not been run under `sandbox-exec` by this project's CI.
@@ -18,9 +19,12 @@ import sys
 from collections.abc import Sequence
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
-#: Devices a command may write (the terminal's, the null sink, its own descriptors).
-WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/dtracehelper")
-WRITABLE_DEVICE_PATTERNS = (r"^/dev/fd/[0-9]+$", r"^/dev/ttys[0-9]+$")
+#: Devices a command may write (the null sink, its own descriptors). No terminal: its output comes back through a pipe.
+WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/dtracehelper")
+WRITABLE_DEVICE_PATTERNS = (r"^/dev/fd/[0-9]+$",)
+#: The terminals (the person's `/dev/ttys00N` among them), neither read nor written: no keystroke taken from the
+#: person, no escape sequence written past agentcli's output filtering.
+TERMINAL_PATTERN = r"^/dev/(tty|pty|ptmx|console)"
 
 
 def available() -> bool:
@@ -35,6 +39,7 @@ def profile(roots: int, denied: int, *, network_off: bool) -> str:
     allowed += [f'(literal "{device}")' for device in WRITABLE_DEVICES]
     allowed += [f'(regex #"{pattern}")' for pattern in WRITABLE_DEVICE_PATTERNS]
     lines.append("(allow file-write*\n    " + "\n    ".join(allowed) + ")")
+    lines.append(f'(deny file-read* file-write* (regex #"{TERMINAL_PATTERN}"))')
     if denied:
         paths = "\n    ".join(f'(subpath (param "DENY_{i}"))' for i in range(denied))
         lines.append(f"(deny file-read*\n    {paths})")

@@ -58,13 +58,13 @@ def test_a_reply_the_server_cut_far_below_max_tokens_is_not_blamed_on_it(tmp_pat
 
 
 def test_a_full_window_with_nothing_to_compact_is_one_clear_line(tmp_path: Path) -> None:
-    script = Script(context_window=2000, steps=[Step(match=Match(api="openai"), reply=Reply(
-        text="Hel", stop_reason="max_tokens", usage=Usage(input_tokens=1990, output_tokens=3)))])
+    script = Script(context_window=4000, steps=[Step(match=Match(api="openai"), reply=Reply(
+        text="Hel", stop_reason="max_tokens", usage=Usage(input_tokens=3990, output_tokens=3)))])
     with FakeLLMServer(script) as server:
         proc = run_cli(["run", "--cwd", str(tmp_path), "hello"], _local_env(server, tmp_path))
     assert proc.returncode == 0, proc.stderr
     server.assert_done()
-    assert ("the reply was cut: the context window (2000 tokens, server: llama.cpp /props) is full (1993 tokens with "
+    assert ("the reply was cut: the context window (4000 tokens, server: llama.cpp /props) is full (3993 tokens with "
             "the reply); nothing is left to compact: give the model a larger window or start a new session"
             ) in proc.stderr
 

@@ -58,8 +58,10 @@ def test_the_profile_is_well_formed_and_says_the_policy() -> None:
     assert ["literal", '"/dev/null"'] in allow_write
     # Later rules win in SBPL: the deny list comes after the write roots, for reads and writes alike.
     denies = [form for form in forms[4:] if isinstance(form, list) and form[0] == "deny"]
-    assert [form[1] for form in denies] == ["file-read*", "file-write*", "signal", "network*"]
-    for form in denies[:2]:
+    assert [form[1] for form in denies] == ["file-read*", "file-read*", "file-write*", "signal", "network*"]
+    assert denies[0] == ["deny", "file-read*", "file-write*", ["regex", '#"^/dev/(tty|pty|ptmx|console)"']]
+    assert not any("tty" in str(part) for part in allow_write)  # no terminal is writable: no escape reaches one
+    for form in denies[1:3]:
         assert form[2:] == [["subpath", ["param", f'"DENY_{i}"']] for i in range(3)]
     assert ["allow", "signal", ["target", "same-sandbox"]] in forms
     assert "network*" not in str(parse(seatbelt.profile(1, 0, network_off=False)))

@@ -114,11 +114,16 @@ def test_a_tree_too_large_to_check_is_unprovable(ws: Path, monkeypatch: pytest.M
     fingerprint(ws, tree("src/pkg"))  # a smaller one still is
 
 
-def test_paths_outside_the_workspace_read_nothing(ws: Path, tmp_path: Path) -> None:
-    outside = Target("file", str(tmp_path / "elsewhere.txt"), time.time_ns())
-    before = fingerprint(ws, outside)
-    (tmp_path / "elsewhere.txt").write_text("x")
-    assert fingerprint(ws, outside) == before
+def test_paths_outside_the_workspace_are_fingerprinted_too(ws: Path, tmp_path: Path) -> None:
+    """An additional directory's file (or a skill's) is read by the tools: its change is seen like any other, by
+    its path or through a workspace symlink to it; and a write there covers it."""
+    elsewhere = tmp_path / "elsewhere.txt"
+    (ws / "link.txt").symlink_to(elsewhere)
+    direct, linked = Target("file", str(elsewhere), time.time_ns()), Target("file", "link.txt", time.time_ns())
+    before = fingerprint(ws, direct), fingerprint(ws, linked)
+    elsewhere.write_text("x")
+    assert fingerprint(ws, direct) != before[0] and fingerprint(ws, linked) != before[1]
+    assert covers(direct, ws, elsewhere.resolve()) and covers(linked, ws, elsewhere.resolve())
 
 
 def test_which_writes_cover_which_looks(ws: Path) -> None:

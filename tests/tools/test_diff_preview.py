@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.diffs import FileDiff
+from agentcli.diffs import MAX_LINES, FileDiff
 from agentcli.tools.base import Tool, ToolContext, ToolError
 from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
 from agentcli.tools.registry import ALL_TOOLS
@@ -40,8 +40,8 @@ async def preview_then_run(ctx: ToolContext, name: str, **raw: Any) -> FileDiff:
     assert (path.read_bytes() if path.exists() else None) == before  # nothing written
     result = await t.run(args, ctx)
     assert not result.is_error, result.content
-    assert result.metadata["diff"] == diff
     assert diff is not None
+    assert result.metadata["diff"] == diff.head(MAX_LINES)  # the transcript's diff: the approved one, capped
     return diff
 
 
@@ -129,12 +129,15 @@ async def test_write_over_a_binary_file_writes_without_a_diff(ctx: ToolContext, 
     assert (workspace / "blob.bin").read_text() == "text\n"
 
 
-async def test_a_huge_write_is_capped_but_counted(ctx: ToolContext, workspace: Path) -> None:
+async def test_a_huge_write_is_previewed_whole_and_reported_capped_but_counted(ctx: ToolContext,
+                                                                              workspace: Path) -> None:
     content = "".join(f"row {n}\n" for n in range(20_000))
     diff = await preview_then_run(ctx, "Write", file_path="big.csv", content=content)
     assert (diff.added, diff.removed) == (20_000, 0)
-    assert sum(len(h.lines) for h in diff.hunks) + diff.omitted == 20_000
-    assert diff.omitted > 0
+    assert sum(len(h.lines) for h in diff.hunks) == 20_000 and diff.omitted == 0  # the approval sees every line
+    reported = diff.head(MAX_LINES)
+    assert sum(len(h.lines) for h in reported.hunks) + reported.omitted == 20_000
+    assert reported.omitted > 0
 
 
 async def test_other_tools_have_no_preview(ctx: ToolContext) -> None:

@@ -305,3 +305,29 @@ def test_rule_parsing() -> None:
     assert PermissionRule.parse("Edit").covers("Write") and not PermissionRule.parse("Write").covers("Edit")
     with pytest.raises(ValueError, match=r"bad permission rule"):
         PermissionRule.parse("Bash(")
+
+
+async def test_a_changed_call_is_decided_again_and_an_endless_changer_is_refused(ctx: ToolContext) -> None:
+    """A program's `updatedInput`: a deny rule and an ask rule see the changed call; an approver that changes a call
+    it is asked about again each time is refused after `MAX_CHANGES` rounds."""
+    from agentcli.tools.permissions import MAX_CHANGES, Answer
+
+    asked: list[dict[str, Any]] = []
+
+    async def rewrite(request: PermissionRequest) -> Answer:
+        asked.append(request.tool_input)
+        command = request.tool_input["command"]
+        return Answer("allow_once", updated_input={"command": "git push" if command == "ls" else command + " -f"})
+
+    policy = PermissionPolicy("ask", deny=["Bash(rm *)"], ask=["Bash(git push*)"], approver=rewrite)
+    decision = await check(policy, ctx, "Bash", command="ls")
+    assert not decision.allowed and f"changed this Bash call {MAX_CHANGES + 1} times" in decision.reason
+    assert [a["command"] for a in asked] == ["ls", "git push", "git push -f", "git push -f -f"]
+
+    async def to_rm(request: PermissionRequest) -> Answer:
+        return Answer("allow_once", updated_input={"command": "rm -rf /"})
+
+    policy = PermissionPolicy("ask", deny=["Bash(rm *)"], approver=to_rm)
+    decision = await check(policy, ctx, "Bash", command="ls")
+    assert not decision.allowed and "the changed call is refused" in decision.reason
+    assert "'Bash(rm *)'" in decision.reason

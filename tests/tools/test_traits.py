@@ -11,7 +11,7 @@ from typing import Any
 from agentcli.subagents import agent_files, task_tool
 from agentcli.tools import registry
 from agentcli.tools.base import Tool
-from agentcli.tools.permissions import PermissionRule
+from agentcli.tools.permission_rules import PermissionRule
 from tests import test_layers
 
 PACKAGE = Path(registry.__file__).resolve().parent.parent  # agentcli/

@@ -1,9 +1,10 @@
 """Approval of mutating tool calls: a modal naming the agent that asks, and the Approver the engine calls.
 
 For Edit, MultiEdit and Write the modal shows the coloured diff of what the call will change (scrollable,
-PageUp/PageDown), or why there is none (the call would fail: the reason the tool will give). A Bash command,
-a URL or another target longer than its one-line summary is shown whole in a box of its own that
-PageUp/PageDown scroll too; what the dialog cannot show (diff lines past the preview's cap) it names.
+PageUp/PageDown), or why there is none (the call would fail: the reason the tool will give). The preview
+holds every line of the change; the dialog draws its first `PREVIEW_LINES`, and a longer diff says how many
+more there are and that `d` opens the whole of it (`full_diff`). A Bash command, a URL or another target
+longer than its one-line summary is shown whole in a box of its own that PageUp/PageDown scroll too.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from agentcli.diffs import FileDiff
 from agentcli.text import terminal_safe
 from agentcli.tools.permissions import Approval, PermissionRequest
 from agentcli.ui.widgets.diff_view import diff_content, diff_title
+from agentcli.ui.widgets.full_diff import FullDiffScreen
 
 _PATH_SUMMARY_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "Read", "LS", "Glob", "Grep"})  # summary: the path
 SCROLL_HINT_LINES = 20  # a diff longer than this says how to scroll it
 COMMAND_HINT_LINES = 8  # a command box taller than this says how to scroll it
+PREVIEW_LINES = 400  # diff lines drawn in the dialog; the rest are one key away (`d`: the whole diff)
 
 
 def request_line(request: PermissionRequest) -> str:
@@ -48,6 +52,7 @@ class ApprovalScreen(ModalScreen[Approval]):
         Binding("n,escape", "answer('deny')", "Deny"),
         Binding("pageup", "scroll_diff(-1)", "Scroll diff up", show=False),
         Binding("pagedown", "scroll_diff(1)", "Scroll diff down", show=False),
+        Binding("d", "full_diff", "Whole diff"),
     ]
 
     def __init__(self, request: PermissionRequest, waiting: int = 0) -> None:
@@ -70,16 +75,7 @@ class ApprovalScreen(ModalScreen[Approval]):
                 with VerticalScroll(id="approval-target-box"):
                     yield Static(target, id="approval-target", markup=False)
             if request.diff is not None:
-                title = diff_title(request.diff)
-                if sum(len(hunk.lines) + 1 for hunk in request.diff.hunks) > SCROLL_HINT_LINES:
-                    title = Content.assemble(title, ("  PageUp/PageDown scroll", "$text-muted"))
-                yield Static(title, id="approval-diff-title", markup=False)
-                with VerticalScroll(id="approval-diff"):
-                    yield Static(diff_content(request.diff), id="approval-diff-lines", markup=False)
-                if request.diff.omitted:
-                    hidden = (f"{request.diff.omitted} more diff lines are not shown: the call makes those changes too "
-                              f"({request.diff.added} lines added, {request.diff.removed} removed in all)")
-                    yield Static(hidden, id="approval-diff-omitted", markup=False)
+                yield from self._diff(request.diff)
             elif request.preview_note:
                 note = terminal_safe(request.preview_note if request.outside_sandbox
                                      else f"No diff to show: {request.preview_note}")
@@ -91,6 +87,28 @@ class ApprovalScreen(ModalScreen[Approval]):
                 yield Button(Content("Allow once [y]"), id="allow_once", variant="success")
                 yield Button(Content("Allow always [a]"), id="allow_always", variant="primary")
                 yield Button(Content("Deny [n]"), id="deny", variant="error")
+
+    def _diff(self, diff: FileDiff) -> Any:
+        """The diff's title, its first `PREVIEW_LINES` lines, and the line that says what else there is."""
+        shown = diff.head(PREVIEW_LINES)
+        title = diff_title(diff)
+        if sum(len(hunk.lines) + 1 for hunk in shown.hunks) > SCROLL_HINT_LINES:
+            title = Content.assemble(title, ("  PageUp/PageDown scroll", "$text-muted"))
+        yield Static(title, id="approval-diff-title", markup=False)
+        with VerticalScroll(id="approval-diff"):
+            yield Static(diff_content(shown), id="approval-diff-lines", markup=False)
+        if shown.omitted:
+            more = shown.omitted - diff.omitted  # lines the preview holds past the dialog's (the rest it never had)
+            hidden = (f"{shown.omitted} more diff lines are not shown here: the call makes those changes too "
+                      f"({diff.added} lines added, {diff.removed} removed in all)")
+            if more:
+                hidden += f"; press d to read the whole diff ({more} more lines there)"
+            yield Static(hidden, id="approval-diff-omitted", markup=False)
+
+    def action_full_diff(self) -> None:
+        """`d`: every line of the diff, in a screen of its own (Esc comes back here)."""
+        if self.request.diff is not None:
+            self.app.push_screen(FullDiffScreen(self.request.diff))
 
     def set_waiting(self, count: int) -> None:
         """How many requests wait behind this one (they arrive and leave while it is open). The app's frame timer

@@ -63,6 +63,11 @@ def _language(extension: str) -> str | None:
     return None if language == "default" else language
 
 
+def highlight_line(text: str, language: str | None) -> Content:
+    """One safe line (`safe_line`) highlighted on its own (a long diff drawn line by line as it scrolls)."""
+    return _highlighted([text], language)[0]
+
+
 def _highlighted(lines: list[str], language: str | None) -> list[Content]:
     """Each line highlighted as part of its side of the hunk (so a multi-line string keeps its colour)."""
     code = "\n".join(lines)
@@ -111,7 +116,7 @@ def diff_content(diff: FileDiff, *, max_lines: int | None = None) -> Content:
         shown = dict(zip(old_side, _highlighted([texts[i] for i in old_side], language), strict=True))
         shown.update(zip(new_side, _highlighted([texts[i] for i in new_side], language), strict=True))
         for i, line in enumerate(hunk):
-            rows.append(_row(line, shown.get(i, Content(texts[i])), width))
+            rows.append(diff_row(line, shown.get(i, Content(texts[i])), width))
     if max_lines is not None and len(rows) > max_lines:
         more += len(rows) - max_lines
         rows = rows[:max_lines]
@@ -120,7 +125,17 @@ def diff_content(diff: FileDiff, *, max_lines: int | None = None) -> Content:
     return Content("\n").join(rows)
 
 
-def _row(line: DiffLine, text: Content, width: int) -> Content:
+def line_number_width(diff: FileDiff) -> int:
+    """How many digits the gutter's line numbers take (the last line a hunk names, on either side)."""
+    last = 1
+    for hunk in diff.hunks:
+        last = max(last, hunk.old_start + hunk.old_count - 1, hunk.new_start + hunk.new_count - 1)
+    return len(str(last))
+
+
+def diff_row(line: DiffLine, text: Content, width: int) -> Content:
+    """One row: the old and new line numbers (`width` digits), the sign and `text` (the line, safe and maybe
+    highlighted), on the line's colour."""
     if line.kind == "hunk":
         return Content.styled(" " * (2 * width + 2) + line.text, HUNK_STYLE)
     if line.kind == "no_newline":
