@@ -247,6 +247,11 @@ class Conversation(ModelSwitching, StoredSessions):
         if not self.session.messages:
             self.session = self._new_session()
 
+    @property
+    def started(self) -> bool:
+        """Whether the main agent is built (its first turn began): its shape is fixed from then on."""
+        return self._loop is not None
+
     def shape_main_agent(self, *, system_prompt: str | None = None, append: str = "",
                          offers: Callable[[str], bool] | None = None) -> None:
         """Before the first turn: the main agent's role replaced by `system_prompt` (the rules for untrusted data, the

@@ -129,6 +129,7 @@ class Planner:
         self.tool_classes = tool_classes  # the tools a child may be built with (Task tools come on top)
         self.instructions = instructions  # project AGENTS.md / CLAUDE.md, read once
         self.skills = skills or SkillCatalog()  # what agent files' `skills:` preload
+        self.subagent_append = ""  # added to every subagent's role (a program's `appendSubagentSystemPrompt`)
         self._skill_texts: dict[str, str] = {}
 
     # --- what an agent is offered -------------------------------------------------------------------
@@ -357,6 +358,8 @@ class Planner:
         confinement said in words, project instructions (SPEC §4's order; a fork's leave them out)."""
         stable = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
         stable += self.preloaded_text(agent_type)
+        if self.subagent_append.strip():
+            stable += f"\n\n{self.subagent_append.strip()}"
         text = f"\n\n# Task\n{description}"
         every = [*scopes, *([tuple(write_paths)] if write_paths else [])]
         if () in every:
