@@ -40,7 +40,7 @@ from agentcli.llm.base import (
     ToolSpec,
     ToolUseBlock,
 )
-from agentcli.llm.deprecation import announce_once
+from agentcli.llm.deprecation import announce_once, failure_line
 from agentcli.safe_text import scrub_model
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
@@ -224,8 +224,9 @@ class AgentLoop:
                 if not fell_back and self.fallback is not None and self.fallback(exc):
                     fell_back = True
                     continue
-                self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=str(exc)))
-                return RunOutcome("failed", self._last_text(), session.turns, str(exc))
+                line = failure_line(session.model, exc)
+                self._event(ErrorEvent(session_id=session.id, agent=session.agent, message=line))
+                return RunOutcome("failed", self._last_text(), session.turns, line)
             session.turns += 1
             kind, used = cut_kind(response, window=self.compactor.window if self.compactor is not None else 0,
                                   max_tokens=self._max_tokens or session.model.max_output_tokens,

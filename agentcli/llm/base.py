@@ -372,6 +372,10 @@ class BadRequestError(ProviderError):
     """The request was refused as malformed or too large (400/404/413/422)."""
 
 
+class ModelNotFoundError(BadRequestError):
+    """The provider does not serve the model asked for: retired, misspelt, or not on this account or server."""
+
+
 class ContextOverflowError(BadRequestError):
     """The request was refused because the conversation does not fit the model's context window."""
 

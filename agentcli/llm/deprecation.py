@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Container
 from typing import Protocol
 
+from agentcli.llm.base import ModelNotFoundError, ProviderError
+
 
 class ModelChoice(Protocol):
     """What these warnings need of a resolved model (`agentcli.llm.models.ResolvedModel` is one).
@@ -87,16 +89,52 @@ def deprecation_line(model: ModelChoice) -> str | None:
     date = end_of_life(model.provider, model.model)
     if date is None:
         return None
+    return f"{_named(model)} is deprecated by Anthropic (end of life {date}); {_change(model)}"
+
+
+def retired_line(model: ModelChoice, detail: str) -> str:
+    """The failure of a request for a model the provider does not serve (retired, misspelt, not on the account),
+    naming the setting that chose it and, for Anthropic, a current model; `detail` is the provider's own words."""
+    who = _PROVIDERS.get(model.provider, "the server")
+    return f"{_named(model)} is retired or unknown to {who} ({detail}); {_change(model, _current(model))}"
+
+
+_PROVIDERS = {"anthropic": "Anthropic", "openai": "OpenAI"}
+
+
+def failure_line(model: ModelChoice, error: ProviderError) -> str:
+    """The one line a failed request ends a run with: the provider's words, or for a model it does not serve,
+    which setting chose it and what to choose instead."""
+    if not isinstance(error, ModelNotFoundError):
+        return str(error)
+    status = f"HTTP {error.status}: " if error.status else ""
+    return retired_line(model, f"{status}{error.message}")
+
+
+def _named(model: ModelChoice) -> str:
+    """`model X (models.main.model)` for a configured model, `model provider:X` for one asked for by name."""
+    if model.label in ("main", "light"):
+        return f"model {model.model} (models.{model.label}.model)"
+    return f"model {model.provider}:{model.model}"
+
+
+def _change(model: ModelChoice, current: str | None = None) -> str:
+    """What the person changes: the setting, or the agent file's or Task call's model; with a current model."""
+    instead = f" such as {current}" if current else ""
     if model.label in ("main", "light"):
         setting = f"models.{model.label}.model"
-        return (
-            f"model {model.model} ({setting}) is deprecated by Anthropic (end of life {date}); "
-            f"set {setting} to a current model"
-        )
-    return (
-        f"model {model.provider}:{model.model} is deprecated by Anthropic (end of life {date}); "
-        f"ask for a current model instead (the agent file's or Task call's model, or --model)"
-    )
+        return f"set {setting} to a current model{instead}"
+    return f"ask for a current model{instead} instead (the agent file's or Task call's model, or --model)"
+
+
+def _current(model: ModelChoice) -> str | None:
+    """agentcli's own default for the model's role, when the provider is Anthropic and that default is another."""
+    if model.provider != "anthropic":
+        return None
+    from agentcli.config_schema import LightModelSettings, ModelSettings  # only when a request failed
+
+    default = (LightModelSettings() if model.label == "light" else ModelSettings()).model
+    return default if default != model.model else None
 
 
 def thinking_line(model: ModelChoice) -> str | None:

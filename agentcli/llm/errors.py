@@ -9,6 +9,7 @@ from agentcli.llm.base import (
     AuthenticationError,
     BadRequestError,
     ContextOverflowError,
+    ModelNotFoundError,
     OverloadedError,
     ProviderConnectionError,
     ProviderError,
@@ -175,6 +176,17 @@ def classify(
     return error
 
 
+def _model_missing(status: int | None, body: object, kind: str | None, message: str) -> bool:
+    """The provider says the model does not exist for it: Anthropic's 404 `not_found_error` ("model: X"), OpenAI's
+    `model_not_found` code, or a compatible server's 404 that names the model (vLLM, Ollama) or has no endpoint
+    for it (OpenRouter)."""
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    code = inner.get("code") if isinstance(inner, dict) else None
+    if code == "model_not_found" or (kind == "not_found_error" and message.startswith("model:")):
+        return True
+    return status == 404 and re.search(r"\bmodel\b|no endpoints found", message, re.IGNORECASE) is not None
+
+
 def from_sdk_exception(provider: str, exc: BaseException, *, streamed: bool) -> ProviderError:
     """Translate an exception raised by either SDK (or its HTTP layer) during a request.
 
@@ -190,8 +202,10 @@ def from_sdk_exception(provider: str, exc: BaseException, *, streamed: bool) -> 
     headers = getattr(response, "headers", None) if response is not None else None
     name = type(exc).__name__
     if status is not None or body is not None:
-        text = message or getattr(exc, "message", None) or str(exc) or name
-        return classify(provider, status, kind, one_line(text, 300), _retry_after(headers))
+        text = one_line(message or getattr(exc, "message", None) or str(exc) or name, 300)
+        if _model_missing(status, body, kind, text):
+            return ModelNotFoundError(text, provider=provider, status=status)
+        return classify(provider, status, kind, text, _retry_after(headers))
     if name == "APITimeoutError" or "Timeout" in name:
         return ProviderConnectionError("request timed out", provider=provider)
     if name == "APIConnectionError":

@@ -18,6 +18,7 @@ from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.testing.fake_llm import FakeLLMServer, Reply, Script, Step
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions import PermissionPolicy
+from tests.llm.sdk_tables import ADAPTIVE_ONLY, use_fake_tables
 
 
 @pytest.fixture
@@ -86,13 +87,14 @@ def test_a_budget_above_max_output_tokens_is_one_line(tmp_path: Path) -> None:
 
 
 async def test_thinking_on_where_the_sdk_wants_adaptive_is_one_notice(
-    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path
+    server: FakeLLMServer, pool: ProviderPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     forget_announcements()
-    toml = '[models.main]\nmodel = "claude-opus-4-6"\nthinking = "on"\n'
+    use_fake_tables(monkeypatch)  # the SDK warns for the fake table's model, and agentcli reads the same table
+    toml = f'[models.main]\nmodel = "{ADAPTIVE_ONLY}"\nthinking = "on"\n'
     model = _resolved(tmp_path, server, toml)
     assert thinking_line(model) == (
-        'model claude-opus-4-6 wants adaptive thinking; set models.main.thinking = "adaptive" instead of "on"')
+        f'model {ADAPTIVE_ONLY} wants adaptive thinking; set models.main.thinking = "adaptive" instead of "on"')
     events: list[Event] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
