@@ -53,13 +53,13 @@ def _where(path: str, workspace: Path) -> str:
 def tools_summary(agent: AgentType) -> str:
     """`all`, `read-only`, `all except ...` or the allowed tools."""
     from agentcli.subagents.agent_files import all_tool_names
+    from agentcli.subagents.registry import READ_ONLY_AGENT
     from agentcli.tools.mcp_names import is_mcp_name
-    from agentcli.tools.registry import READ_ONLY_TOOLS
 
     allowed = agent.allowed_tools(all_tool_names())
     if agent.tools is None and not agent.disallowed_tools:
         return "all"
-    if set(allowed) == set(READ_ONLY_TOOLS):
+    if set(allowed) == set(READ_ONLY_AGENT):  # the read-only tools and messaging, as the built-in read-only types
         return "read-only"
     if agent.tools is None:
         return "all except " + ", ".join(agent.disallowed_tools)

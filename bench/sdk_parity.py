@@ -372,8 +372,9 @@ def only_loopback() -> bool:
     return {line.split(":")[0].strip() for line in lines} == {"lo"}
 
 
-def enter_loopback_namespace() -> None:
-    """Return only inside a loopback-only network namespace; else re-exec into one, or exit with one line."""
+def enter_loopback_namespace(script: Path | None = None) -> None:
+    """Return only inside a loopback-only network namespace; else re-exec `script` (this one by default) with the
+    same arguments into one, or exit with one line."""
     if only_loopback():
         return
     if os.environ.get(NETNS_MARK):
@@ -382,7 +383,7 @@ def enter_loopback_namespace() -> None:
             ["unshare", "-rn", "true"], capture_output=True, check=False).returncode != 0:
         sys.exit("sdk_parity: cannot make a loopback-only network namespace (unshare -rn); refusing to run Claude Code")
     os.environ[NETNS_MARK] = "1"
-    argv = [sys.executable, str(Path(__file__).resolve()), *sys.argv[1:]]
+    argv = [sys.executable, str((script or Path(__file__)).resolve()), *sys.argv[1:]]
     os.execvp("unshare", ["unshare", "-rn", "bash", "-c", 'ip link set lo up && exec "$@"', "bash", *argv])
 
 

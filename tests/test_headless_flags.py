@@ -31,6 +31,23 @@ def test_a_flag_agentcli_does_not_honour_is_a_warning_and_keeps_its_value_off_th
     assert args.add_dir == ["../a", "../b"]  # honoured: additional directories
 
 
+def test_the_typescript_sdks_launch_flags_are_read_and_an_unknown_flag_with_a_value_is_a_warning() -> None:
+    args = parse(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+                  "--allowedTools=mcp__calc__add", "--await-initialize", "--initialize-fields=settings,disallowedTools",
+                  "--managed-settings-in-initialize", "--agent=reviewer", "--some-future-flag=on"])
+    assert args.await_initialize and args.managed_in_initialize
+    assert args.initialize_fields == "settings,disallowedTools"
+    assert [w.split(" ")[0] for w in args.warnings] == ["--agent", "--some-future-flag"]
+    assert args.prompt is None  # no flag's value became the prompt
+
+
+def test_managed_settings_win_over_the_flags_mode_and_model() -> None:
+    mapped = map_flags(parse(["-p", "x", "--permission-mode", "plan", "--model", "sonnet", "--managed-settings",
+                              '{"permissions": {"defaultMode": "default", "deny": ["WebFetch"]}, "model": "opus"}']))
+    assert mapped.overrides["permissions.mode"] == "ask" and mapped.origins["permissions.mode"] == "--managed-settings"
+    assert mapped.model == "opus" and mapped.deny == ["WebFetch"]
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["-p", "--model"], "--model needs a value"),
     (["-p", "--permission-mode", "yolo", "x"], "--permission-mode 'yolo' is not one of"),

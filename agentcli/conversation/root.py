@@ -216,7 +216,7 @@ class Conversation(ModelSwitching, StoredSessions):
             raise RuntimeError("add directories before the first turn")
         self.person_settings.add_directories(named)
         if not self.session.messages:
-            self.session = self._new_session()  # the prompt names them
+            self._reshape_session()  # the prompt names them
 
     def keep_transcript(self) -> None:
         """Write the session's messages to a JSONL transcript in Claude Code's format (`store.transcript`), whose
@@ -230,6 +230,13 @@ class Conversation(ModelSwitching, StoredSessions):
 
     def _new_session(self) -> Session:
         return self.person_settings.new_session(self.model)
+
+    def _reshape_session(self) -> None:
+        """The session, still empty, with the system prompt the settings now make; its id stays (a program may
+        have named it: `--session-id`)."""
+        session_id = self.session.id
+        self.session = self._new_session()
+        self.session.id = session_id
 
     def allow_reads(self, folder: Path) -> None:
         """Let the main agent's Read and LS read inside `folder` (never write): a skill the person invoked as
@@ -245,7 +252,12 @@ class Conversation(ModelSwitching, StoredSessions):
             raise RuntimeError("choose the setting sources before the first turn")
         self.hooks = self.person_settings.use_sources(sources)
         if not self.session.messages:
-            self.session = self._new_session()
+            self._reshape_session()
+
+    @property
+    def started(self) -> bool:
+        """Whether the main agent is built (its first turn began): its shape is fixed from then on."""
+        return self._loop is not None
 
     def shape_main_agent(self, *, system_prompt: str | None = None, append: str = "",
                          offers: Callable[[str], bool] | None = None) -> None:
@@ -257,7 +269,7 @@ class Conversation(ModelSwitching, StoredSessions):
             raise RuntimeError("shape the main agent before its first turn")
         self.person_settings.shape(system_prompt, append, offers)
         if not self.session.messages:
-            self.session = self._new_session()
+            self._reshape_session()
 
     def _load_provider(self) -> Provider:
         """Import the SDK and build its client; warm the price table and the event schemas too."""

@@ -273,6 +273,7 @@ class Driver:
 
     def __init__(self, conversation: Conversation, printer: HeadlessPrinter, channel: ControlChannel,
                  args: HeadlessArgs, err: TextIO, schema: dict[str, Any] | None = None) -> None:
+        from agentcli.headless.init_fields import FlagsGiven
         from agentcli.headless.requests import Requests
 
         self.conversation = conversation
@@ -281,7 +282,9 @@ class Driver:
         self.args = args
         self.err = err
         self.requests = Requests(conversation, channel, printer,
-                                 lambda line: err.write(f"agentcli: warning: {terminal_safe(line)}\n"))
+                                 lambda line: err.write(f"agentcli: warning: {terminal_safe(line)}\n"),
+                                 FlagsGiven(mode=args.permission_mode is not None or args.skip_permissions,
+                                            model=args.model is not None))
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.outcome: RunOutcome | None = None  # the last turn's, or a bad line's after it
         self.schema = schema
@@ -347,6 +350,7 @@ class Driver:
         conversation, printer = self.conversation, self.printer
         while (item := await self.queue.get()) is not None:
             # Built at the first turn, after `initialize` (its agents join the Task tool's description).
+            await self.requests.settled.wait()
             await conversation.prepare(in_thread=False, on_sent=settle_gc)
             printer.start_turn(
                 session_id=conversation.session.id, cwd=str(conversation.workspace),
@@ -355,7 +359,7 @@ class Driver:
                 mcp=[{"name": n, "status": "connected" if s.status == "running" else s.status}
                      for n, s in conversation.mcp.servers.items()],
             )
-            turn = await _turn(conversation, item.prompt, self.schema)
+            turn = await _turn(conversation, item.prompt, self.schema or self.requests.schema)
             self.outcome = outcome = turn.outcome
             printer.end_turn(status=outcome.status, result=outcome.marked_result(), error=outcome.error,
                              stop_reason=outcome.stop_reason, structured=turn.document, subtype=turn.subtype,

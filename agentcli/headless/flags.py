@@ -63,6 +63,12 @@ HONOURED: Final[tuple[Flag, ...]] = (
     Flag(("--json-schema",), "json_schema", "value"),
     Flag(("--agents",), "agents", "value"),
     Flag(("--effort",), "effort", "value", ("low", "medium", "high", "xhigh", "max")),
+    Flag(("--managed-settings",), "managed_settings", "value"),
+    # Settings the program sends in its `initialize` request (the TypeScript SDK's `--await-initialize`): agentcli
+    # always reads `initialize` before its first turn, and reads every field it names (`headless.init_fields`).
+    Flag(("--await-initialize",), "await_initialize", "bool"),
+    Flag(("--initialize-fields",), "initialize_fields", "value"),
+    Flag(("--managed-settings-in-initialize",), "managed_in_initialize", "bool"),
     # agentcli's own, as on `agentcli run`
     Flag(("--cwd",), "cwd", "value"),
     Flag(("--config",), "config", "value"),
@@ -91,6 +97,12 @@ IGNORED: Final[dict[str, tuple[Kind, str]]] = {
     "--no-session-persistence": ("bool", "agentcli always stores its sessions"),
     "--disable-slash-commands": ("bool", "headless prompts are never read as slash commands"),
     "--replay-user-message": ("bool", "did you mean --replay-user-messages?"),
+    "--agent": ("value", "agentcli's main agent keeps its own role; a Task call names a subagent type"),
+    "--plugin-dir-no-mcp": ("list", "agentcli has no plugins"),
+    "--permission-prompts": ("value", "agentcli asks the program through can_use_tool (--permission-prompt-tool)"),
+    "--channels": ("value", "agentcli has no channels"),
+    "--project-config-root": ("value", "agentcli reads the project's config from the workspace (--cwd)"),
+    "--sdk-url": ("value", "agentcli speaks to its program over standard input and output only"),
 }
 
 _BY_NAME: Final[dict[str, Flag]] = {name: flag for flag in HONOURED for name in flag.names}
@@ -133,6 +145,10 @@ class HeadlessArgs:
     json_schema: str | None = None
     agents: str | None = None
     effort: str | None = None
+    managed_settings: str | None = None
+    await_initialize: bool = False
+    initialize_fields: str | None = None
+    managed_in_initialize: bool = False
     cwd: str | None = None
     config: str | None = None
     trust: bool = False
@@ -174,6 +190,8 @@ def parse(argv: list[str]) -> HeadlessArgs:
         name, joined, inline = arg.partition("=")
         flag = _BY_NAME.get(name)
         kind: Kind = flag.kind if flag is not None else IGNORED.get(name, ("bool", ""))[0]
+        if flag is None and name not in IGNORED and joined:
+            kind = "value"  # a flag agentcli does not know, with its value joined: `--new-flag=x`
         value: str | list[str] | bool
         if kind == "bool":
             if joined:

@@ -5,12 +5,14 @@ the SDKs read). The requests agentcli sends the other way are in `approver`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
 from agentcli.headless.control import ControlChannel, Line, RequestError
+from agentcli.headless.init_fields import Applied, FlagsGiven, apply_fields
 from agentcli.headless.printer import MODE_NAMES, MODES_BY_NAME, PROTOCOL_VERSION, HeadlessPrinter, api_key_source
 from agentcli.headless.settings_map import model_spec
 from agentcli.stream_json import new_uuid, system_line
@@ -19,16 +21,24 @@ if TYPE_CHECKING:
     from agentcli.conversation import Conversation
 
 
+#: A hook matcher's fields agentcli reads (the SDKs' `SDKHookCallbackMatcher`).
+MATCHER_FIELDS = frozenset({"matcher", "hookCallbackIds", "timeout", "onFailure"})
+
+
 class Requests:
     """The handlers of one session's control requests."""
 
     def __init__(self, conversation: Conversation, channel: ControlChannel, printer: HeadlessPrinter,
-                 warn: Callable[[str], object]) -> None:
+                 warn: Callable[[str], object], flags: FlagsGiven | None = None) -> None:
         self.conversation = conversation
         self.printer = printer
         self.channel = channel
         self.warn = warn  # what the program asked for and agentcli does not do: one line each on stderr
+        self.flags = flags or FlagsGiven()
         self.initialized = False
+        self.schema: dict[str, Any] | None = None  # initialize's jsonSchema
+        self.settled = asyncio.Event()  # no initialize is being carried out (the first turn waits for it)
+        self.settled.set()
         channel.handlers.update({
             "initialize": self.initialize,
             "interrupt": self.interrupt,
@@ -39,10 +49,23 @@ class Requests:
         })
 
     async def initialize(self, request: Line) -> Line:
-        """The handshake: what this session offers (commands, agents, models, output style, mode, pid)."""
+        """The handshake: the program's settings taken (`init_fields`), then what this session offers (commands,
+        agents, models, output style, mode, pid) and which of the settings were applied."""
         if self.initialized:
             raise RequestError("Already initialized")
+        if self.conversation.started:
+            raise RequestError("initialize must come before the first message")
         self.initialized = True
+        self.settled.clear()
+        try:
+            applied = self._take(request)
+        finally:
+            self.settled.set()
+        self.schema = applied.schema
+        return {**self._offers(), **applied.answer}
+
+    def _take(self, request: Line) -> Applied:
+        """initialize's hooks, agents and the rest of its fields, on the session before its first turn."""
         conversation = self.conversation
         self._hooks(request.get("hooks"))
         if request.get("agents"):
@@ -51,6 +74,13 @@ class Requests:
             for note in define_agents(conversation.registry, request["agents"], source="the program (initialize)",
                                       aliases=conversation.settings.models.aliases):
                 self.warn(note)
+        applied = apply_fields(conversation, request, self.warn, self.flags)
+        if request.get("hooks"):
+            applied.answer["hooks_applied"] = True
+        return applied
+
+    def _offers(self) -> Line:
+        conversation = self.conversation
         settings = conversation.settings
         return {
             "commands": [],
@@ -70,6 +100,7 @@ class Requests:
             "current_permission_mode": MODE_NAMES.get(conversation.permissions.mode, "default"),
             "session_state": "idle",
             "capabilities": [],
+            "hook_on_failure_supported": True,  # a callback's onFailure "block" is honoured
             "agentcli_version": __version__,
         }
 
@@ -89,10 +120,15 @@ class Requests:
                     continue
                 timeout = matcher.get("timeout")
                 seconds = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else 60.0
+                block = matcher.get("onFailure") not in (None, "continue")  # Claude Code reads any other as block
+                for key in sorted(set(matcher) - MATCHER_FIELDS):
+                    if matcher[key] is not None:
+                        self.warn(f"hook matcher field {key} is not honoured: agentcli reads matcher, timeout and "
+                                  "onFailure")
                 for callback_id in matcher.get("hookCallbackIds") or []:
                     engine.config.add(HookCommand(
                         event, f"SDK hook callback {callback_id}", str(matcher.get("matcher") or ""), seconds,
-                        "the program (initialize)", callback_id=str(callback_id)))
+                        "the program (initialize)", callback_id=str(callback_id), block_on_failure=block))
         engine.callback = self._ask_hook
 
     async def _ask_hook(self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:

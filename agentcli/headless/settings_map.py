@@ -73,8 +73,8 @@ def map_flags(args: HeadlessArgs) -> Mapped:
     if args.max_budget_usd is not None:
         mapped.set("budget.session_max_usd", _number(args.max_budget_usd, "--max-budget-usd", float),
                    "--max-budget-usd")
-    mapped.allow = [_rule(r) for r in split_rules(args.allowed_tools)]
-    mapped.deny = [_rule(r) for r in split_rules(args.disallowed_tools)]
+    mapped.allow = [as_rule(r) for r in split_rules(args.allowed_tools)]
+    mapped.deny = [as_rule(r) for r in split_rules(args.disallowed_tools)]
     mapped.withheld = {r for r in mapped.deny if "(" not in r}
     if args.tools is not None:
         names = split_rules(args.tools)
@@ -106,7 +106,10 @@ def map_flags(args: HeadlessArgs) -> Mapped:
     if args.agents is not None:
         mapped.agents = _json_or_file(args.agents, "--agents")
     if args.settings is not None:
-        _claude_settings(mapped, _json_or_file(args.settings, "--settings"))
+        claude_settings(mapped, _json_or_file(args.settings, "--settings"), "--settings")
+    if args.managed_settings is not None:
+        claude_settings(mapped, _json_or_file(args.managed_settings, "--managed-settings"), "--managed-settings",
+                        managed=True)
     return mapped
 
 
@@ -120,7 +123,7 @@ def _number(text: str, flag: str, kind: Callable[[str], int | float]) -> int | f
     return value
 
 
-def _rule(rule: str) -> str:
+def as_rule(rule: str) -> str:
     """A Claude Code permission rule as agentcli reads rules (`claude_settings.agentcli_rule`: `Read(./src/**)`
     names `src/**`); one agentcli cannot express is kept as written (it then fails to parse or never matches)."""
     from agentcli.claude_settings import agentcli_rule
@@ -158,25 +161,26 @@ def _mcp_servers(value: str) -> dict[str, Any]:
     return servers
 
 
-def _claude_settings(mapped: Mapped, data: dict[str, Any]) -> None:
-    """`--settings`: a Claude Code settings object's permissions (allow, deny, ask, defaultMode,
-    additionalDirectories), model and hooks."""
+def claude_settings(mapped: Mapped, data: dict[str, Any], origin: str, *, managed: bool = False) -> None:
+    """`--settings` (or the same object in `initialize`): a Claude Code settings object's permissions (allow,
+    deny, ask, defaultMode, additionalDirectories), model and hooks. `managed` (`--managed-settings`, the
+    organisation's): its defaultMode and model win over the flags' and the other settings'."""
     permissions = data.get("permissions") or {}
     if isinstance(permissions, dict):
-        mapped.allow += [_rule(r) for r in permissions.get("allow") or [] if isinstance(r, str)]
-        mapped.deny += [_rule(r) for r in permissions.get("deny") or [] if isinstance(r, str)]
-        mapped.ask += [_rule(r) for r in permissions.get("ask") or [] if isinstance(r, str)]
+        mapped.allow += [as_rule(r) for r in permissions.get("allow") or [] if isinstance(r, str)]
+        mapped.deny += [as_rule(r) for r in permissions.get("deny") or [] if isinstance(r, str)]
+        mapped.ask += [as_rule(r) for r in permissions.get("ask") or [] if isinstance(r, str)]
         folders = permissions.get("additionalDirectories") or []
-        mapped.dirs += [(f, "--settings") for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
+        mapped.dirs += [(f, origin) for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
         mode = permissions.get("defaultMode")
-        if mode in MODES_BY_NAME and "permissions.mode" not in mapped.overrides:
-            mapped.set("permissions.mode", MODES_BY_NAME[mode], "--settings")
-    if isinstance(data.get("model"), str) and mapped.model is None:
+        if mode in MODES_BY_NAME and (managed or "permissions.mode" not in mapped.overrides):
+            mapped.set("permissions.mode", MODES_BY_NAME[mode], origin)
+    if isinstance(data.get("model"), str) and (managed or mapped.model is None):
         mapped.model = data["model"]
     hooks = data.get("hooks")
     if isinstance(hooks, dict):
         for event, matchers in hooks.items():
-            mapped.set(f"hooks.{event}", matchers, "--settings")
+            mapped.set(f"hooks.{event}", matchers, origin)
 
 
 def model_spec(name: str, settings: Settings) -> str:

@@ -11,7 +11,8 @@ What a decision may do is the callers' business; the engine only narrows: a hook
 reported (`HookVerdict.permission`) and never lets a call past agentcli's own rules or approval.
 
 A hook may also be a program's callback (`HookCommand.callback_id`, the Claude Agent SDK's hooks): the engine's
-`callback` is given the id and the same input, and its JSON answer is read like a command's JSON stdout.
+`callback` is given the id and the same input, and its JSON answer is read like a command's JSON stdout. A callback
+that fails (an error answer, a time-out) lets the action go ahead, unless its matcher said `onFailure: "block"`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from agentcli.hooks.settings import HookCommand, HookConfig
 
 Outcome = Literal["ok", "blocked", "error", "timeout"]
 _CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "SubagentStart"})  # plain stdout is context
+#: Events whose hooks' `onFailure: "block"` is ignored (Claude Code's list; agentcli fires the first two).
+_NEVER_BLOCKED = frozenset({"Stop", "SubagentStop", "TaskCompleted", "TeammateIdle"})
 _KEPT_OUTPUT_CHARS = 4000  # of stdout / stderr on the event (what --verbose and the store show)
 # agentcli's permission modes under Claude Code's names (the `permission_mode` field of the input).
 CLAUDE_MODE = {"ask": "default", "accept_edits": "acceptEdits", "auto": "bypassPermissions", "readonly": "plan"}
@@ -118,6 +121,8 @@ class HookEngine:
         done = await asyncio.gather(*(self._run(hook, stdin, payload, tool_call_id) for hook in hooks))
         for hook, finished in zip(hooks, done, strict=True):
             read = _interpret(event, finished)
+            if hook.block_on_failure and read.outcome in ("error", "timeout") and event not in _NEVER_BLOCKED:
+                read = _Read("blocked", f"the hook failed ({read.reason}) and blocks on failure", blocked=True)
             _merge(verdict, read)
             emit(HookRunEvent(
                 session_id=session_id,

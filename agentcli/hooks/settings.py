@@ -44,6 +44,7 @@ class HookCommand:
     timeout: float
     source: str
     callback_id: str = ""  # not a command: a program's callback (the Claude Agent SDK's hooks), asked by id
+    block_on_failure: bool = False  # a callback's `onFailure: "block"`: its failure blocks what the event guards
 
 
 @dataclass(slots=True)

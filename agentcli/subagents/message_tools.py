@@ -64,9 +64,6 @@ class ListAgentsTool(Tool[ListAgentsArgs]):
         return self.board.list_agents(self.sender)
 
 
-MESSAGE_TOOL_NAMES = (SendMessageTool.name, ListAgentsTool.name)
-
-
 def message_tools(board: Switchboard, sender: ParentLink) -> list[Tool[Any]]:
     """SendMessage and ListAgents bound to one agent."""
     return [SendMessageTool(board, sender), ListAgentsTool(board, sender)]

@@ -32,7 +32,7 @@ from agentcli.subagents.skills import Skill, SkillCatalog, loaded_text, skill_bo
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolResult
-from agentcli.tools.registry import TASK_TOOL_NAMES
+from agentcli.tools.registry import MESSAGE_TOOL_NAMES, TASK_TOOL_NAMES
 
 if TYPE_CHECKING:
     from agentcli.agent.session import Session
@@ -75,6 +75,11 @@ class TaskPlan:
     isolated: bool = False  # works in its own git worktree, merged back when it finishes (isolation.py)
     keep_branch: bool = False  # isolated with `merge: "manual"`: its changes stay on its branch
     skill_roots: tuple[Path, ...] = ()  # folders of the skills its type preloads: its Read may read there
+
+
+def _working(names: list[str]) -> list[str]:
+    """The tools that do the work, without the messaging tools (an agent of only those has nothing to work with)."""
+    return [n for n in names if n not in MESSAGE_TOOL_NAMES]
 
 
 def inherited_scopes(scopes: Scopes, write_paths: list[str] | None, read_only: bool) -> Scopes:
@@ -129,6 +134,7 @@ class Planner:
         self.tool_classes = tool_classes  # the tools a child may be built with (Task tools come on top)
         self.instructions = instructions  # project AGENTS.md / CLAUDE.md, read once
         self.skills = skills or SkillCatalog()  # what agent files' `skills:` preload
+        self.subagent_append = ""  # added to every subagent's role (a program's `appendSubagentSystemPrompt`)
         self._skill_texts: dict[str, str] = {}
 
     # --- what an agent is offered -------------------------------------------------------------------
@@ -279,8 +285,8 @@ class Planner:
         self, agent_type: AgentType, depth: int, write_paths: list[str] | None, scopes: Scopes = ()
     ) -> list[str] | Refusal:
         """Type policy ∩ depth rule − deny_tools, narrowed by the confinement (module docstring)."""
-        available = list(self.tool_classes) + (list(TASK_TOOL_NAMES) if self.can_delegate(depth) else [])
-        allowed = agent_type.allowed_tools(available)
+        available = [*self.tool_classes, *(TASK_TOOL_NAMES if self.can_delegate(depth) else ()), *MESSAGE_TOOL_NAMES]
+        allowed = agent_type.allowed_tools(available)  # an explicit list is exact: the messaging tools only if named
         denied = set(self.settings.task_tool.deny_tools)
         names = [n for n in allowed if n not in denied]
         if () in scopes:  # below a read-only type: non-mutating tools only
@@ -291,7 +297,7 @@ class Planner:
                     "FORBIDDEN",
                 )
             kept = [n for n in names if not self._trait(n, "mutating")]
-            if not kept:
+            if not _working(kept):
                 return Refusal(
                     f"Subagent lacks permission for required tools: {', '.join(names) or 'none'} "
                     "(it would run below a read-only agent: read-only tools only)",
@@ -308,9 +314,9 @@ class Planner:
                     "FORBIDDEN",
                 )
             names = [n for n in names if not self._runs_commands(n)]  # a command could write outside write_paths
-        if not names:
+        if not _working(names):
             return Refusal(
-                f"Subagent lacks permission for required tools: {', '.join(allowed) or 'none'} "
+                f"Subagent lacks permission for required tools: {', '.join(_working(allowed)) or 'none'} "
                 f"(all denied by task_tool.deny_tools)",
                 "FORBIDDEN",
             )
@@ -357,6 +363,8 @@ class Planner:
         confinement said in words, project instructions (SPEC §4's order; a fork's leave them out)."""
         stable = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
         stable += self.preloaded_text(agent_type)
+        if self.subagent_append.strip():
+            stable += f"\n\n{self.subagent_append.strip()}"
         text = f"\n\n# Task\n{description}"
         every = [*scopes, *([tuple(write_paths)] if write_paths else [])]
         if () in every:

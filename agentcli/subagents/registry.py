@@ -51,7 +51,7 @@ from agentcli.subagents.agent_files import (
 )
 from agentcli.subagents.foreign_agents import opencode_config_agents, parse_codex_agent, parse_markdown_agent
 from agentcli.subagents.front_matter import AgentFileError
-from agentcli.tools.registry import READ_ONLY_TOOLS
+from agentcli.tools.registry import MESSAGE_TOOL_NAMES, READ_ONLY_TOOLS
 
 __all__ = ["AgentRegistry", "AgentType", "Fallback", "LoadProblem", "agent_folders", "builtin_types"]
 
@@ -71,6 +71,10 @@ _STOPWORDS = frozenset(
 _WORD = re.compile(r"[a-z0-9]+")
 _NAME_RATIO = 0.8  # difflib ratio of the query to a type's name that counts as a match
 _TOKEN_SHARE = 0.5  # share of the query's words found in a type's name + description
+
+
+#: The read-only built-in types' tools: the read-only tools and the messaging tools every agent of a tree may have.
+READ_ONLY_AGENT: tuple[str, ...] = (*READ_ONLY_TOOLS, *MESSAGE_TOOL_NAMES)
 
 
 def builtin_types() -> list[AgentType]:
@@ -95,7 +99,7 @@ def builtin_types() -> list[AgentType]:
                 "implemented without filling your own context."
             ),
             prompt=prompt("explore"),
-            tools=READ_ONLY_TOOLS,
+            tools=READ_ONLY_AGENT,
             model="light",
         ),
         AgentType(
@@ -105,7 +109,7 @@ def builtin_types() -> list[AgentType]:
                 "plan naming the files and functions to change. Use it before a non-trivial change."
             ),
             prompt=prompt("plan"),
-            tools=READ_ONLY_TOOLS,
+            tools=READ_ONLY_AGENT,
             model="main",
         ),
         AgentType(
@@ -115,7 +119,7 @@ def builtin_types() -> list[AgentType]:
                 "of what matters. Use it to digest large material cheaply."
             ),
             prompt=prompt("summary"),
-            tools=READ_ONLY_TOOLS,
+            tools=READ_ONLY_AGENT,
             model="light",
         ),
     ]

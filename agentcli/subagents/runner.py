@@ -351,8 +351,7 @@ class SubagentRunner:
         link = ParentLink(session, sup.relay, handle.record.task_id)
         if "Task" in plan.tool_names and self.can_delegate(session.depth):
             tools += task_tools(self, link)
-        denied = set(self.settings.task_tool.deny_tools)
-        tools += [t for t in message_tools(self.switchboard, link) if t.name not in denied]  # it has a parent
+        tools += [t for t in message_tools(self.switchboard, link) if t.name in plan.tool_names]  # it has a parent
         context = self.tool_context(session, write_paths=plan.write_paths, write_scopes=plan.write_scopes,
                                     progress=sup.touch, workspace=handle.root, sandbox=handle.sandbox)
         context.read_roots.extend(plan.skill_roots)  # its preloaded skills' folders, read-only

@@ -30,11 +30,15 @@ ALL_TOOLS: dict[str, type[Tool[Any]]] = {
 # import: the one list of their names (a test checks it against their classes).
 TASK_TOOL_NAMES: tuple[str, ...] = ("Task", "TaskOutput", "TaskCancel")
 
+# The subagent layer's messaging tools (agentcli.subagents.message_tools), bound to the agent that sends: an agent
+# type without a tool list has them, one with a list only when it names them (a test checks them against the classes).
+MESSAGE_TOOL_NAMES: tuple[str, ...] = ("SendMessage", "ListAgents")
+
 # The subagent layer's Skill tool (agentcli.subagents.skill_tool): offered only when the session has skills.
 SKILL_TOOL_NAME = "Skill"
 
-#: Every tool an agent could be given, in the order tools are listed: ours, then the Task tools.
-KNOWN_TOOL_NAMES: tuple[str, ...] = (*ALL_TOOLS, *TASK_TOOL_NAMES)
+#: Every tool an agent could be given, in the order tools are listed: ours, then the Task and messaging tools.
+KNOWN_TOOL_NAMES: tuple[str, ...] = (*ALL_TOOLS, *TASK_TOOL_NAMES, *MESSAGE_TOOL_NAMES)
 
 
 def names_with(trait: Callable[[type[Tool[Any]]], bool]) -> tuple[str, ...]:
@@ -69,7 +73,8 @@ def _key(name: str) -> str:
 def canonical_tool_name(name: str) -> str | None:
     """Our name for `name`, case-insensitively (`read` → `Read`, `multi_edit` → `MultiEdit`), or None.
 
-    Task, TaskOutput and TaskCancel are known names (`KNOWN_TOOL_NAMES`), though `build_tools` cannot build them.
+    Task, TaskOutput, TaskCancel, SendMessage and ListAgents are known names (`KNOWN_TOOL_NAMES`), though
+    `build_tools` cannot build them.
     """
     key = _key(name)
     if not key:

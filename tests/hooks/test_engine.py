@@ -161,3 +161,25 @@ async def test_a_hook_that_ignores_a_large_input_does_not_hang(tmp_path: Path) -
     verdict, (run,) = await _fire(engine, "PostToolUse", {"tool_response": {"content": "x" * 2_000_000}},
                                   target="Read")
     assert run.outcome == "ok" and not verdict.blocked
+
+
+async def test_a_failed_program_callback_blocks_only_where_its_matcher_says_on_failure_block(tmp_path: Path) -> None:
+    config = HookConfig()
+    config.add(HookCommand("PreToolUse", "SDK hook callback hook_0", "Bash", 5, "test", callback_id="hook_0"))
+    config.add(HookCommand("PreToolUse", "SDK hook callback hook_1", "Write", 5, "test", callback_id="hook_1",
+                           block_on_failure=True))
+    config.add(HookCommand("Stop", "SDK hook callback hook_2", "", 5, "test", callback_id="hook_2",
+                           block_on_failure=True))
+    engine = HookEngine(config, tmp_path, env={}, mode=lambda: "ask")
+
+    async def failing(callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        raise RuntimeError(f"{callback_id} crashed in the program")
+
+    engine.callback = failing
+    goes_on, runs = await _fire(engine, "PreToolUse", {"tool_name": "Bash"}, target="Bash")
+    assert not goes_on.blocked and runs[0].outcome == "error"  # onFailure continue (the default): it goes ahead
+    blocked, runs = await _fire(engine, "PreToolUse", {"tool_name": "Write"}, target="Write")
+    assert blocked.blocked and runs[0].outcome == "blocked"
+    assert blocked.reason == "the hook failed (hook_1 crashed in the program) and blocks on failure"
+    stop, runs = await _fire(engine, "Stop")
+    assert not stop.blocked and runs[0].outcome == "error"  # Claude Code never blocks Stop on a failure

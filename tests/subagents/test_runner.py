@@ -247,6 +247,30 @@ async def test_deny_tools_removes_tools_from_subagents_only(server: ScriptedLLM,
     server.assert_done()
 
 
+async def test_an_explicit_tool_list_is_exact_and_names_the_messaging_tools_it_wants(
+    server: ScriptedLLM, ws: Path, make: Make
+) -> None:
+    write_agent(ws, "reader", "Reads one file.", tools="Read")
+    write_agent(ws, "talker", "Reads and reports.", tools="Read, SendMessage")
+    write_agent(ws, "anything", "Does anything.")
+    server.add_steps(
+        main_step(0, Reply(tool_calls=[task_call("Read only", "r", "reader"), task_call("Read and talk", "t", "talker"),
+                                       task_call("Do anything", "a", "anything")])),
+        *(Step(match=Match(system_contains=sub(d)), reply=Reply(text="done"))
+          for d in ("Read only", "Read and talk", "Do anything")),
+        main_step(1, Reply(text="ok")),
+    )
+    h = make()
+    await h.run()
+    (reader,) = requests_for(server, sub("Read only"))
+    assert [tool["name"] for tool in reader.body["tools"]] == ["Read"]  # no ListAgents, no SendMessage
+    (talker,) = requests_for(server, sub("Read and talk"))
+    assert tools_of(talker) == {"Read", "SendMessage"}
+    (anything,) = requests_for(server, sub("Do anything"))
+    assert {"SendMessage", "ListAgents", "Read", "Bash"} <= tools_of(anything)  # no list: every tool, messaging too
+    server.assert_done()
+
+
 # --- parallel writers -------------------------------------------------------------------------
 
 

@@ -33,7 +33,8 @@ def test_name_sets_follow_the_traits() -> None:
     assert set(registry.PATH_TOOLS) == {"Read", "Write", "Edit", "MultiEdit", "LS"}
     assert set(registry.FILE_SHOWING_TOOLS) == {"Read", "Edit", "MultiEdit"}
     assert set(agent_files.WRITE_TOOLS) == {"Write", "Edit", "MultiEdit", "Bash"}
-    assert agent_files.all_tool_names() == (*registry.ALL_TOOLS, "Task", "TaskOutput", "TaskCancel")
+    assert agent_files.all_tool_names() == (
+        *registry.ALL_TOOLS, "Task", "TaskOutput", "TaskCancel", "SendMessage", "ListAgents")
     for name, cls in registry.ALL_TOOLS.items():
         assert cls.name == name
         assert not (cls.read_only and cls.mutating), name
@@ -54,6 +55,16 @@ def test_task_tool_classes_match_the_names_tools_knows() -> None:
         assert not (cls.read_only or cls.mutating or cls.edits_files or cls.path_target or cls.shows_file), cls
         assert cls.own_time_limit and cls.concurrency_safe, cls
         assert registry.canonical_tool_name(cls.name.lower()) == cls.name
+
+
+def test_message_tool_classes_match_the_names_tools_knows() -> None:
+    from agentcli.subagents import message_tools
+
+    classes = [message_tools.SendMessageTool, message_tools.ListAgentsTool]
+    assert tuple(cls.name for cls in classes) == registry.MESSAGE_TOOL_NAMES
+    assert all(cls.every_agent and not cls.mutating for cls in classes)
+    assert [registry.canonical_tool_name(name.lower()) for name in registry.MESSAGE_TOOL_NAMES] == list(
+        registry.MESSAGE_TOOL_NAMES)
 
 
 def test_permission_rules_use_the_trait_sets() -> None:
@@ -77,6 +88,7 @@ def _literal_name_sets(path: Path) -> list[tuple[int, list[str]]]:
 
 # The one definition of the Task tools' names, and opencode's `edit` (a name mapping of that format).
 _ALLOWED_LITERALS = {("tools/registry.py", ("Task", "TaskOutput", "TaskCancel")),
+                     ("tools/registry.py", ("SendMessage", "ListAgents")),
                      ("subagents/agent_files.py", ("Edit", "MultiEdit"))}
 
 
