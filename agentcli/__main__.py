@@ -12,9 +12,9 @@ import gc
 
 
 def main() -> None:
-    """The process's entry: collection paused, then the command line (`agentcli.cli.entry`)."""
+    """The process's entry: collection paused, then the command line (`agentcli.cli.app.entry`)."""
     gc.disable()
-    from agentcli.cli import entry
+    from agentcli.cli.app import entry
 
     entry()
 

@@ -3,7 +3,7 @@
 The interpreter's own teardown (freeing every module of the SDKs, the TUI and pydantic) takes 0.2-0.3 s
 after the work is done. The one-shot run and the TUI call `ready()` when their conversation is closed:
 the store committed and closed, SDK clients closed, subagents and tool processes stopped. The process
-entry (`agentcli.cli.entry`) then ends with `finish()`: standard output and error flushed, log handlers
+entry (`agentcli.cli.app.entry`) then ends with `finish()`: standard output and error flushed, log handlers
 flushed and closed, and `os._exit` with the exit code. Without `ready()` (every other command, or
 anything that went wrong before it), the exit is Python's ordinary one.
 """

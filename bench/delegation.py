@@ -15,7 +15,7 @@ Run: python bench/delegation.py [--calls 30] [--latency-ms 500] [--sizes 1,5,16,
    it, minus the model's latency (the wait for the reply it was in); beside it, the same turn's gap
    without a message, measured in the same run.
 4. Cache-hit cost: one explore task repeated once per parent turn (--calls times) at zero model latency;
-   every repeat after the first is answered from the first's result (`subagents/result_cache.py`). A hit's
+   every repeat after the first is answered from the first's result (`subagents/result_cache/cache.py`). A hit's
    wall time = end of the parent's response holding the Task call -> the parent's next request (server
    clock), beside the plain Read turn's gap; the runner's own time of a hit (lookup, re-checking what the
    first run looked at, serving) is the hit's `time_ms`. Twice: a first run that read one file, and one
@@ -38,7 +38,7 @@ from fake_server import server_process
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.conversation import main_agent_tools
 from agentcli.events import EventBus
 from agentcli.llm.base import RetryPolicy
@@ -47,12 +47,12 @@ from agentcli.llm.prices import cost_usd
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
 from agentcli.store.records import TaskRecord
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink
 from agentcli.testing.fake_llm import Match, RecordedRequest, Reply, Script, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 
 MAIN = "MAIN AGENT UNDER BENCH"
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fake_server import server_process
 
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.conversation import Conversation
 from agentcli.store.db import Store
 from agentcli.testing.fake_llm import Match, RecordedRequest, Reply, Script, Step, ToolCall

@@ -34,7 +34,7 @@ from agentcli.llm.base import (
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.testing.fake_llm import Match, Reply, Script, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 

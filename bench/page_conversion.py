@@ -17,8 +17,8 @@ import statistics
 import time
 from pathlib import Path
 
-from agentcli.tools.html_worker import to_markdown
-from agentcli.tools.page_text import html_to_text, plain_text
+from agentcli.tools.web.html_worker import to_markdown
+from agentcli.tools.web.page_text import html_to_text, plain_text
 
 
 def make_page(size: int = 200_000) -> str:

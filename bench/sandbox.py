@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
-from agentcli.tools.sandbox import Sandbox, SandboxSpec
-from agentcli.tools.shell import BashArgs, BashTool
+from agentcli.tools.permissions.policy import PermissionPolicy
+from agentcli.tools.sandbox.policy import Sandbox, SandboxSpec
+from agentcli.tools.shell.bash import BashArgs, BashTool
 
 
 def _ms(values: list[float], q: float) -> float:

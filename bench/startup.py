@@ -120,8 +120,8 @@ import pydantic_settings
 marks.append(time.perf_counter())
 import dynaconf
 marks.append(time.perf_counter())
-import agentcli.config_schema
-from agentcli.config import load_config
+import agentcli.config.schema
+from agentcli.config.load import load_config
 marks.append(time.perf_counter())
 home = Path(sys.argv[1])
 load_config(home, env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / "c")})

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
-from agentcli.tools.search_child import engine_name, find_rg
+from agentcli.tools.search.child import engine_name, find_rg
 
 TOOLS = {tool.name: tool for tool in build_tools(["Grep", "Glob", "Read"])}
 

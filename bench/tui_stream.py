@@ -75,7 +75,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from tui_diagnose import Diagnosis
 
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.conversation import Conversation
 from agentcli.events import Event, SubagentEvent, TextDeltaEvent
 from agentcli.store.db import Store

@@ -35,7 +35,7 @@ from tools import make_tree
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.conversation import main_agent_tools
 from agentcli.events import EventBus
 from agentcli.llm.base import RetryPolicy
@@ -43,14 +43,14 @@ from agentcli.llm.models import ProviderPool, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
-from agentcli.subagents import worktree
-from agentcli.subagents.merge_back import merge_into
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.registry import AgentRegistry
 from agentcli.subagents.runner import SubagentRunner
 from agentcli.subagents.task_tool import ParentLink
+from agentcli.subagents.worktrees import worktree
+from agentcli.subagents.worktrees.merge_back import merge_into
 from agentcli.testing.fake_llm import Match, Reply, Script, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 
 MAIN = "MAIN AGENT UNDER BENCH"
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost", "GIT_COMMITTER_NAME": "bench",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcli.additional_dirs import resolve_additional_dirs
-from agentcli.config import LoadedConfig, load_config, render_config
+from agentcli.config.additional_dirs import resolve_additional_dirs
+from agentcli.config.load import LoadedConfig, load_config, render_config
 
 
 def _write(path: Path, text: str) -> Path:

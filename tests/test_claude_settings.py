@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.claude_settings import agentcli_rule, read_claude_permissions
+from agentcli.config.claude_settings import agentcli_rule, read_claude_permissions
 
 
 @pytest.mark.parametrize(("written", "read"), [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentcli.cli import app
+from agentcli.cli.app import app
 from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.store.db import Store
 from agentcli.store.records import TaskRecord, ToolCount

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agentcli.cli import app
+from agentcli.cli.app import app
 
 runner = CliRunner()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentcli import resources
-from agentcli.config import ConfigError, LoadedConfig, ModelSettings, Settings, load_config, render_config
+from agentcli.config.load import ConfigError, LoadedConfig, ModelSettings, Settings, load_config, render_config
 
 FAKE_KEY = "sk-FAKE-7f3a9c1e5b-REDACT-ME"
 
@@ -474,8 +474,8 @@ def test_keys_match_the_schema_exactly(lay: Layout) -> None:
 
 def test_importing_config_does_not_import_config_libraries() -> None:
     code = (
-        "import sys, agentcli.config\n"
-        "heavy = [m for m in ('pydantic', 'tomllib', 'agentcli.config_schema') if m in sys.modules]\n"
+        "import sys, agentcli.config.load\n"
+        "heavy = [m for m in ('pydantic', 'tomllib', 'agentcli.config.schema') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -573,7 +573,7 @@ def test_underscore_keys_in_a_file_are_unknown_keys_not_model_options(lay: Layou
 
 
 def test_values_nested_thousands_deep_are_a_config_error_not_a_recursion_error(tmp_path: Path) -> None:
-    from agentcli.config_layers import ConfigError, parse_env_value, read_toml, too_deep
+    from agentcli.config.layers import ConfigError, parse_env_value, read_toml, too_deep
 
     deep = tmp_path / "deep.toml"
     deep.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
@@ -604,14 +604,14 @@ def test_values_nested_thousands_deep_are_a_config_error_not_a_recursion_error(t
     ],
 )
 def test_environment_values_are_toml_literals_or_text(raw: str, want_string: bool, expected: object) -> None:
-    from agentcli.config_layers import parse_env_value
+    from agentcli.config.layers import parse_env_value
 
     value = parse_env_value(raw, want_string=want_string)
     assert value == expected and type(value) is type(expected)
 
 
 def test_file_layers_keep_their_keys_and_order_as_written(tmp_path: Path) -> None:
-    from agentcli.config_layers import read_toml
+    from agentcli.config.layers import read_toml
 
     path = _write(tmp_path / "c.toml", '[zeta]\nb = 1\na = "x"\n[alpha]\nlist = [3, 1]\n[models.main]\nAPI_KEY = "k"\n')
     data = read_toml(path)

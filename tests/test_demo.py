@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.demo import demo_conversation, demo_script
+from agentcli.cli.demo import demo_conversation, demo_script
 from agentcli.testing.fake_llm import FakeLLMServer
 
 
@@ -39,7 +39,7 @@ def test_the_demos_end_text_names_a_command_that_works_here(monkeypatch: object)
     import shutil
     import sys
 
-    from agentcli.demo import final_text, start_command
+    from agentcli.cli.demo import final_text, start_command
 
     expected = "agentcli" if shutil.which("agentcli") else f"{sys.executable} -m agentcli"
     assert start_command() == expected
@@ -47,7 +47,7 @@ def test_the_demos_end_text_names_a_command_that_works_here(monkeypatch: object)
 
 
 async def test_the_demo_says_how_to_start_it(tmp_path: Path) -> None:
-    from agentcli.demo import DEMO_TITLE, DEMO_WELCOME
+    from agentcli.cli.demo import DEMO_TITLE, DEMO_WELCOME
     from agentcli.ui.app import AgentApp
 
     with FakeLLMServer(demo_script(latency_ms=0, chunk_delay_ms=0)) as server:

@@ -62,7 +62,7 @@ def test_main_system_prompt_says_tool_output_files_and_subagent_results_are_untr
 
 
 def test_every_builtin_subagent_role_prompt_says_the_same() -> None:
-    from agentcli.subagents.registry import builtin_types
+    from agentcli.subagents.definitions.registry import builtin_types
 
     types = builtin_types()
     assert {t.name for t in types} == {"general", "explore", "plan", "summary"}

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.cli import optional_resume
-from agentcli.config import load_config
+from agentcli.cli.app import optional_resume
+from agentcli.config.load import load_config
 from agentcli.conversation import Conversation
+from agentcli.conversation.stored_sessions import ResumeError
 from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from agentcli.store.db import Store
 from agentcli.store.writes import add_message, add_usage, create_session, own_identity, process_start
-from agentcli.stored_sessions import ResumeError
 
 SESSION = "ses_stored0001"
 Opened = Callable[[], Conversation]

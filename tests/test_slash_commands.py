@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.slash_commands import CommandSet, expand
+from agentcli.frontend.command_files import command_message
+from agentcli.frontend.slash_commands import CommandSet, expand
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
-from agentcli.ui.command_files import command_message
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.ui.commands import COMMANDS
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "commands" / "wshobson"
@@ -123,7 +123,7 @@ async def test_shell_lines_run_only_trusted_and_approved(dirs: tuple[Path, Path]
 
 
 def test_skills_are_commands_too_after_builtins_and_files(dirs: tuple[Path, Path]) -> None:
-    from agentcli.subagents.skills import SkillCatalog
+    from agentcli.subagents.definitions.skills import SkillCatalog
 
     ws, home = dirs
     for name, extra in (("notes", ""), ("hidden", "user-invocable: false\n"), ("review", ""), ("help", "")):

@@ -13,7 +13,7 @@ HEAVY = ("anthropic", "openai", "textual", "httpx2", "aiohttp", "genai_prices")
 
 PROBE = """
 import json, sys
-from agentcli.cli import app
+from agentcli.cli.app import app
 try:
     app(args=sys.argv[1:], prog_name="agentcli")
 except SystemExit as exc:
@@ -59,7 +59,7 @@ GC_PROBE = """
 import atexit, gc, sys
 state = {}
 def audit(event, args):
-    if event == "import" and args[0] == "agentcli.cli" and "cli" not in state:
+    if event == "import" and args[0] == "agentcli.cli.app" and "cli" not in state:
         state["cli"] = gc.isenabled()
 sys.addaudithook(audit)
 atexit.register(lambda: sys.stderr.write(f"GC {state.get('cli')} {gc.isenabled()}\\n"))
@@ -82,12 +82,12 @@ def test_collection_is_paused_from_the_first_line_and_back_on_for_other_commands
 
 GROUPS_PROBE = """
 import sys
-from agentcli.cli import app
+from agentcli.cli.app import app
 try:
     app(args=sys.argv[1:], prog_name="agentcli")
 except SystemExit:
     pass
-built = [m for m in ("agentcli.cli_agents", "agentcli.cli_tasks", "agentcli.cli_sessions", "agentcli.cli_mcp")
+built = [m for m in ("agentcli.cli.agents", "agentcli.cli.tasks", "agentcli.cli.sessions", "agentcli.cli.mcp")
          if m in sys.modules]
 sys.stderr.write("BUILT " + ",".join(built) + "\\n")
 """

@@ -21,7 +21,7 @@ from agentcli.events import (
     UsageEvent,
 )
 from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from agentcli.output import RunSummary, StreamJsonPrinter
+from agentcli.oneshot.printers import RunSummary, StreamJsonPrinter
 from agentcli.stream_json import InputLineError, parse_input_line, result_subtype
 
 

@@ -1,4 +1,4 @@
-"""Trusted workspaces (agentcli.trust), the untrusted project layer, secret masking and Bash's environment."""
+"""Trusted workspaces (agentcli.config.trust), the untrusted project layer, secret masking and Bash's environment."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from agentcli import redact, trust
-from agentcli.config import LoadedConfig, load_config
+from agentcli import redact
+from agentcli.config import trust
+from agentcli.config.load import LoadedConfig, load_config
 from agentcli.llm.base import AuthenticationError
 from agentcli.logs import MaskingFormatter, SecretFilter
-from agentcli.tools.shell_env import bash_environment, session_bash_env
+from agentcli.tools.shell.env import bash_environment, session_bash_env
 
 # ---------------------------------------------------------------- the trust store
 
@@ -238,7 +239,7 @@ def test_the_persons_own_layers_stay_trusted(lay: Layers, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("value", ['"1000"', '"inf"', '"1e9"', "true", "-1"])
 def test_a_spending_limit_that_is_not_a_number_fails_trusted_or_not(lay: Layers, value: str) -> None:
-    from agentcli.config import ConfigError
+    from agentcli.config.load import ConfigError
 
     lay.write("[budget]\nsession_max_usd = 5\n", f"[budget]\nsession_max_usd = {value}\n")
     for trusted in (False, True):
@@ -262,7 +263,7 @@ def test_a_blank_limit_where_there_is_none_is_not_reported(lay: Layers) -> None:
 
 
 def test_invalid_untrusted_values_still_fail_validation(lay: Layers) -> None:
-    from agentcli.config import ConfigError
+    from agentcli.config.load import ConfigError
 
     lay.write("", '[permissions]\nmode = "yolo"\n')
     with pytest.raises(ConfigError, match=r"permissions\.mode"):

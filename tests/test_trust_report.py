@@ -6,11 +6,11 @@ import json
 import os
 from pathlib import Path
 
+from agentcli.conversation.trust_report import AGENT_FOLDERS, ARMING, may_arm, untrusted_warning, what_trust_arms
 from agentcli.hooks.settings import project_claude_settings
 from agentcli.mcp.specs import MCP_JSON
 from agentcli.paths import project_config_file
-from agentcli.subagents.registry import agent_folders
-from agentcli.trust_report import AGENT_FOLDERS, ARMING, may_arm, untrusted_warning, what_trust_arms
+from agentcli.subagents.definitions.registry import agent_folders
 
 PROJECT = """\
 [[hooks.Stop]]
@@ -70,8 +70,8 @@ def test_every_place_and_every_variable(tmp_path: Path) -> None:
 
 
 def test_nothing_to_arm_and_a_trusted_workspace_say_nothing(tmp_path: Path) -> None:
-    from agentcli import trust
-    from agentcli.config import load_config
+    from agentcli.config import trust
+    from agentcli.config.load import load_config
 
     ws = tmp_path / "ws"
     ws.mkdir()

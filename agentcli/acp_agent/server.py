@@ -123,7 +123,7 @@ class AcpAgent:
         """Nothing to log in to: the key is in the environment, or this says which is missing."""
         if method_id != AUTH_METHOD.id:
             raise invalid(f"unknown authentication method {method_id!r} (agentcli offers {AUTH_METHOD.id!r})")
-        from agentcli.cli_common import Failure, load
+        from agentcli.frontend.common import Failure, load
         from agentcli.llm.base import ProviderError
         from agentcli.llm.models import resolve_model
 
@@ -196,8 +196,8 @@ class AcpAgent:
         """A session in `cwd`: its config loaded (trust as recorded), its conversation opened, the editor's MCP
         servers added; with `resume`, the stored session made the current one."""
         from agentcli.conversation import Conversation, OpenError
+        from agentcli.conversation.stored_sessions import ResumeError
         from agentcli.llm.base import MissingCredentialsError
-        from agentcli.stored_sessions import ResumeError
 
         workspace = Path(cwd).expanduser()
         if not workspace.is_absolute() or not workspace.is_dir():
@@ -230,7 +230,7 @@ class AcpAgent:
     def _config(self, workspace: Path) -> tuple[Any, str]:
         """The workspace's settings (`agentcli acp --config` on top) and the model spec (`--model`; a bare model
         id replaces the main model's)."""
-        from agentcli.cli_common import Failure, load
+        from agentcli.frontend.common import Failure, load
 
         spec = self.options.model or "main"
         config = self.options.config

@@ -38,8 +38,8 @@ from agentcli.acp_agent import commands
 from agentcli.acp_agent.approver import AcpApprover
 from agentcli.acp_agent.updates import EventMapper, Outbox, Update
 from agentcli.conversation import Conversation
+from agentcli.frontend.slash_commands import CommandSet
 from agentcli.llm.base import Message, TextBlock
-from agentcli.slash_commands import CommandSet
 from agentcli.status import PermissionMode
 from agentcli.text import defang_tags, terminal_safe
 
@@ -166,10 +166,10 @@ class AcpSession:
             return message
         if isinstance(found, list):
             raise invalid(f"{word} is ambiguous: {', '.join('/' + c.qualified for c in found)}")
-        from agentcli import trust
-        from agentcli.subagents.front_matter import AgentFileError
-        from agentcli.ui.command_files import command_message
-        from agentcli.ui.mentions import user_message
+        from agentcli.config import trust
+        from agentcli.frontend.command_files import command_message
+        from agentcli.frontend.mentions import user_message
+        from agentcli.subagents.definitions.front_matter import AgentFileError
 
         conversation = self.conversation
         ctx = conversation.runner.tool_context(conversation.session)

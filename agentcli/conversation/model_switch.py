@@ -13,7 +13,7 @@ from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 if TYPE_CHECKING:
     from agentcli.agent.loop import AgentLoop
     from agentcli.agent.session import Session
-    from agentcli.config import Settings
+    from agentcli.config.load import Settings
     from agentcli.subagents.runner import SubagentRunner
 
 

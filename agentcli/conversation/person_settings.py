@@ -9,18 +9,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.additional_dirs import session_additional_dirs
 from agentcli.agent.session import Session
+from agentcli.config.additional_dirs import session_additional_dirs
 from agentcli.events import EventBus
 from agentcli.hooks.engine import HookEngine
 from agentcli.hooks.settings import load_hooks
 from agentcli.prompts import project_instructions, render_system_prompt
-from agentcli.tools.permissions import PermissionPolicy
-from agentcli.tools.sandbox import Sandbox
-from agentcli.tools.shell_env import session_bash_env
+from agentcli.tools.permissions.policy import PermissionPolicy
+from agentcli.tools.sandbox.policy import Sandbox
+from agentcli.tools.shell.env import session_bash_env
 
 if TYPE_CHECKING:
-    from agentcli.config import Settings
+    from agentcli.config.load import Settings
     from agentcli.llm.models import ResolvedModel
 
 log = logging.getLogger("agentcli.conversation")
@@ -50,7 +50,7 @@ class PersonSettings:
 
     def load_hooks(self) -> HookEngine:
         """The person's hooks, and a trusted project's (an untrusted workspace's never run: `hooks.settings`)."""
-        from agentcli import trust
+        from agentcli.config import trust
 
         config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace),
                             sources=self.sources)
@@ -64,8 +64,8 @@ class PersonSettings:
         """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
         ones until it is trusted), its additionalDirectories the config's `additional_directories`; what agentcli
         cannot use (a missing folder) is told once, with the first turn."""
-        from agentcli import trust
-        from agentcli.claude_settings import read_claude_permissions
+        from agentcli.config import trust
+        from agentcli.config.claude_settings import read_claude_permissions
 
         claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
                                          sources=self.sources)

@@ -26,28 +26,28 @@ from agentcli.conversation.person_settings import PersonSettings
 from agentcli.conversation.servers import SessionServers
 from agentcli.conversation.sessions import StoredSessions
 from agentcli.conversation.turn_hooks import PromptHooks
+from agentcli.conversation.warm_up import warm_up, warm_up_quietly
 from agentcli.events import EventBus
 from agentcli.llm.base import Message, Provider, ProviderError
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.llm.prices import cost_usd
 from agentcli.mcp.manager import McpManager
 from agentcli.subagents.budget import SessionBudget
-from agentcli.subagents.message_tools import message_tools
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.registry import AgentRegistry
+from agentcli.subagents.definitions.skill_tool import skill_tool_class
+from agentcli.subagents.definitions.skills import SkillCatalog
+from agentcli.subagents.messaging.tools import message_tools
 from agentcli.subagents.runner import SubagentRunner
-from agentcli.subagents.skill_tool import skill_tool_class
-from agentcli.subagents.skills import SkillCatalog
 from agentcli.subagents.task_tool import ParentLink, task_tools
 from agentcli.subagents.toolbox import Toolbox
-from agentcli.subagents.worktree_admin import prune_at_start
+from agentcli.subagents.worktrees.admin import prune_at_start
 from agentcli.tools.base import FileAccess, FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
-from agentcli.tools.permissions import Approver, PermissionPolicy
-from agentcli.tools.sandbox import session_sandbox
-from agentcli.warm_up import warm_up, warm_up_quietly
+from agentcli.tools.permissions.policy import Approver, PermissionPolicy
+from agentcli.tools.sandbox.policy import session_sandbox
 
 if TYPE_CHECKING:
-    from agentcli.config import Settings
+    from agentcli.config.load import Settings
     from agentcli.store.db import Store
 
 log = logging.getLogger("agentcli.conversation")

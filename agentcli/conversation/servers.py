@@ -13,8 +13,8 @@ from agentcli.mcp.manager import McpManager, session_manager
 if TYPE_CHECKING:
     from agentcli.agent.loop import AgentLoop
     from agentcli.agent.session import Session
-    from agentcli.config import Settings
-    from agentcli.subagents.registry import AgentRegistry
+    from agentcli.config.load import Settings
+    from agentcli.subagents.definitions.registry import AgentRegistry
     from agentcli.subagents.task_tool import TaskArgs
     from agentcli.subagents.toolbox import Toolbox
 

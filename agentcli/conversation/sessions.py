@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.agent.ledger import Ledger
-from agentcli.stored_sessions import (
+from agentcli.conversation.stored_sessions import (
     Resumed,
     ResumeError,
     find_session,
@@ -22,7 +22,7 @@ from agentcli.stored_sessions import (
 
 if TYPE_CHECKING:
     from agentcli.agent.session import Session
-    from agentcli.config import Settings
+    from agentcli.config.load import Settings
     from agentcli.conversation.turn_hooks import PromptHooks
     from agentcli.llm.models import ResolvedModel
     from agentcli.store.db import Store

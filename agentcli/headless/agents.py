@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agentcli.subagents.agent_files import AgentType, agent_from_front_matter
-from agentcli.subagents.front_matter import AgentFileError
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.agent_files import AgentType, agent_from_front_matter
+from agentcli.subagents.definitions.front_matter import AgentFileError
+from agentcli.subagents.definitions.registry import AgentRegistry
 
 
 def define_agents(registry: AgentRegistry, definitions: object, *, source: str, aliases: Iterable[str]

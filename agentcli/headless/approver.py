@@ -12,8 +12,8 @@ from typing import Any
 
 from agentcli.headless.control import ControlChannel, ControlError
 from agentcli.headless.printer import MODES_BY_NAME, HeadlessPrinter
-from agentcli.tools.permission_rules import PermissionRule
-from agentcli.tools.permissions import Answer, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.policy import Answer, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.rules import PermissionRule
 from agentcli.tools.registry import EDIT_TOOLS
 
 log = logging.getLogger(__name__)

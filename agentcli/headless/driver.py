@@ -18,21 +18,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentcli import process_exit
-from agentcli.cli_common import EXIT_FAILURE, EXIT_USAGE, Failure, load, workspace_dir
+from agentcli.frontend.common import EXIT_FAILURE, EXIT_USAGE, Failure, load, workspace_dir
 from agentcli.headless.control import ControlChannel
 from agentcli.headless.flags import FlagError, HeadlessArgs, parse
 from agentcli.headless.settings_map import Mapped, map_flags, model_spec
-from agentcli.oneshot import EXIT_INTERRUPTED, EXIT_OK, SignalStop, error_result, settle_gc, stdin_lines
+from agentcli.oneshot.run import EXIT_INTERRUPTED, EXIT_OK, SignalStop, error_result, settle_gc, stdin_lines
 from agentcli.text import terminal_safe
 
 if TYPE_CHECKING:
     from agentcli.agent.loop import RunOutcome
-    from agentcli.config import LoadedConfig
+    from agentcli.config.load import LoadedConfig
     from agentcli.conversation import Conversation
     from agentcli.headless.printer import HeadlessPrinter
     from agentcli.headless.structured import Structured
     from agentcli.llm.base import Message
-    from agentcli.output import Printer
+    from agentcli.oneshot.printers import Printer
 
 log = logging.getLogger(__name__)
 #: Set by the Claude Agent SDK: it reads `session_state_changed` lines.
@@ -60,7 +60,7 @@ def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) 
     try:
         workspace = workspace_dir(Path(args.cwd) if args.cwd else None)
         if args.trust:
-            from agentcli import trust
+            from agentcli.config import trust
 
             trust.trust(workspace)
         loaded, spec = _config(workspace, args, mapped)
@@ -138,10 +138,10 @@ def _config(workspace: Path, args: HeadlessArgs, mapped: Mapped) -> tuple[Loaded
 async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: HeadlessArgs, mapped: Mapped,
                    out: TextIO, err: TextIO, stop: SignalStop) -> int:
     from agentcli.conversation import Conversation, OpenError
+    from agentcli.conversation.stored_sessions import ResumeError
     from agentcli.headless.approver import SdkApprover
     from agentcli.headless.printer import HeadlessPrinter
-    from agentcli.output import make_printer
-    from agentcli.stored_sessions import ResumeError
+    from agentcli.oneshot.printers import make_printer
 
     stop.install(asyncio.get_running_loop(), asyncio.current_task())
     streamed = args.input_format == "stream-json"
@@ -215,7 +215,7 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     """The flags' system prompt, tools, rules and MCP servers, before the first turn. ValueError: a bad rule or
     server definition (one line)."""
     from agentcli.mcp.specs import SpecError
-    from agentcli.tools.permission_rules import PermissionRule
+    from agentcli.tools.permissions.rules import PermissionRule
 
     if mapped.sources is not None:
         conversation.use_setting_sources(mapped.sources)
@@ -255,7 +255,7 @@ async def _turn(conversation: Conversation, prompt: str | Message, schema: dict[
 
 async def _one_turn(conversation: Conversation, printer: Printer, args: HeadlessArgs,
                     schema: dict[str, Any] | None) -> RunOutcome:
-    from agentcli.oneshot import summarize
+    from agentcli.oneshot.run import summarize
 
     assert args.prompt is not None
     await conversation.prepare(in_thread=False, on_sent=settle_gc)

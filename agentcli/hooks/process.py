@@ -1,7 +1,7 @@
 """Run one hook command: `bash -c` in the workspace, the event's JSON on stdin, a time limit.
 
 Like Bash tool calls, the command runs in its own process group with the session's environment
-(provider keys removed, `tools/shell_env`) plus `CLAUDE_PROJECT_DIR`; when it ends or times out the
+(provider keys removed, `tools/shell/env`) plus `CLAUDE_PROJECT_DIR`; when it ends or times out the
 whole group is stopped, and the reaper kills it should agentcli die first.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.tools.reaper import reaper
-from agentcli.tools.shell import DRAIN_GRACE_SECONDS, TERM_GRACE_SECONDS, stop_process_group
+from agentcli.tools.shell.bash import DRAIN_GRACE_SECONDS, TERM_GRACE_SECONDS, stop_process_group
+from agentcli.tools.shell.reaper import reaper
 
 OUTPUT_LIMIT_BYTES = 64_000  # of stdout and of stderr each; the rest is counted, not kept
 

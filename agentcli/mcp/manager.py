@@ -35,7 +35,7 @@ from agentcli.tools.base import ToolError
 if TYPE_CHECKING:
     from mcp import Client
 
-    from agentcli.config_schema import McpSettings
+    from agentcli.config.schema import McpSettings
 
 log = logging.getLogger(__name__)
 Status = Literal["configured", "starting", "running", "failed", "refused", "stopped"]
@@ -477,7 +477,7 @@ def session_manager(
     `origins` maps a config server's name to (its file, whether it is the project's file); without it they
     read as `agentcli config`. Reads files only: nothing starts here, and the SDK is not imported.
     """
-    from agentcli import trust
+    from agentcli.config import trust
     from agentcli.mcp.specs import from_config, read_mcp_json
 
     raw = {name: server.model_dump(exclude_defaults=True) for name, server in settings.servers.items()}

@@ -18,14 +18,14 @@ from agentcli.agent.compaction import (
 from agentcli.agent.session import Session
 from agentcli.subagents.plan import Scopes
 from agentcli.tools.base import FileAccess, FileLocks, ToolContext
-from agentcli.tools.netguard import WebFetchLimits
-from agentcli.tools.shell_env import session_bash_env
+from agentcli.tools.shell.env import session_bash_env
+from agentcli.tools.web.netguard import WebFetchLimits
 
 if TYPE_CHECKING:
-    from agentcli.config import Settings
+    from agentcli.config.load import Settings
     from agentcli.llm.models import ProviderPool, ResolvedModel
-    from agentcli.tools.permissions import PermissionPolicy
-    from agentcli.tools.sandbox import Sandbox
+    from agentcli.tools.permissions.policy import PermissionPolicy
+    from agentcli.tools.sandbox.policy import Sandbox
 
 
 class AgentKit:

@@ -24,7 +24,7 @@ from agentcli.events import Event, EventSink, NoticeEvent, UsageEvent, unwrap
 if TYPE_CHECKING:
     from agentcli.agent.loop import AgentLoop
     from agentcli.agent.session import Session
-    from agentcli.config_schema import BudgetSettings
+    from agentcli.config.schema import BudgetSettings
 
 
 def token_reason(used: int, limit: int, what: str = "token budget") -> str:

@@ -26,9 +26,9 @@ from agentcli.prompts import SystemPrompt
 from agentcli.status import DELEGATION_FAILED
 from agentcli.store.records import TaskRecord
 from agentcli.subagents.budget import Budgets
-from agentcli.subagents.front_matter import AgentFileError
+from agentcli.subagents.definitions.front_matter import AgentFileError
+from agentcli.subagents.definitions.skills import Skill, SkillCatalog, loaded_text, skill_body
 from agentcli.subagents.limits import cycle_error, depth_error
-from agentcli.subagents.skills import Skill, SkillCatalog, loaded_text, skill_body
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.text import defang_tags
 from agentcli.tools.base import Tool, ToolResult
@@ -36,8 +36,8 @@ from agentcli.tools.registry import MESSAGE_TOOL_NAMES, TASK_TOOL_NAMES
 
 if TYPE_CHECKING:
     from agentcli.agent.session import Session
-    from agentcli.config import Settings
-    from agentcli.subagents.registry import AgentRegistry, AgentType
+    from agentcli.config.load import Settings
+    from agentcli.subagents.definitions.registry import AgentRegistry, AgentType
 
 Scopes = tuple[tuple[str, ...], ...]
 log = logging.getLogger(__name__)

@@ -31,31 +31,31 @@ from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
+from agentcli.subagents.definitions.skills import SkillCatalog
 from agentcli.subagents.fork import ForkPoint, fork_point
-from agentcli.subagents.isolation import Isolation, Left
 from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
-from agentcli.subagents.mailbox import PostOffice
-from agentcli.subagents.message_tools import message_tools
-from agentcli.subagents.messaging import Switchboard
+from agentcli.subagents.messaging.mailbox import PostOffice
+from agentcli.subagents.messaging.switchboard import Switchboard
+from agentcli.subagents.messaging.tools import message_tools
 from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
-from agentcli.subagents.result_cache import ResultCache
-from agentcli.subagents.skills import SkillCatalog
+from agentcli.subagents.result_cache.cache import ResultCache
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_hooks import task_hook
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
 from agentcli.subagents.toolbox import Toolbox
-from agentcli.subagents.worktree import WorktreeError
+from agentcli.subagents.worktrees.isolation import Isolation, Left
+from agentcli.subagents.worktrees.worktree import WorktreeError
 from agentcli.text import defang_tags
 from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from agentcli.config import Settings
+    from agentcli.config.load import Settings
     from agentcli.llm.models import ProviderPool
     from agentcli.store.db import Store
-    from agentcli.subagents.registry import AgentRegistry
-    from agentcli.tools.permissions import PermissionPolicy
-    from agentcli.tools.sandbox import Sandbox
+    from agentcli.subagents.definitions.registry import AgentRegistry
+    from agentcli.tools.permissions.policy import PermissionPolicy
+    from agentcli.tools.sandbox.policy import Sandbox
 
 log = logging.getLogger(__name__)
 PriceFn = Callable[[str, str, Usage], float | None]

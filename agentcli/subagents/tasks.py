@@ -18,12 +18,12 @@ from agentcli.subagents.limits import Slot
 from agentcli.subagents.plan import TaskPlan
 from agentcli.subagents.supervisor import Supervisor
 from agentcli.subagents.task_tool import ParentLink
-from agentcli.subagents.worktree import Worktree
+from agentcli.subagents.worktrees.worktree import Worktree
 from agentcli.text import defang_tags, one_line
 
 if TYPE_CHECKING:
     from agentcli.store.db import Store
-    from agentcli.tools.sandbox import Sandbox
+    from agentcli.tools.sandbox.policy import Sandbox
 
 SESSION_ENDED = "the session ended"  # the error of background tasks cancelled when their session closed
 #: A task cancelled with one of these never answered its parent: the session ended (or its process died) first.

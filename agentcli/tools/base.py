@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agentcli.diffs import FileDiff
 from agentcli.llm.base import ToolSpec
 from agentcli.tools.arg_schema import model_schema
-from agentcli.tools.netguard import WebFetchLimits
+from agentcli.tools.web.netguard import WebFetchLimits
 
 if TYPE_CHECKING:
-    from agentcli.tools.sandbox import Sandbox
+    from agentcli.tools.sandbox.policy import Sandbox
 
 
 class ToolArgs(BaseModel):

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from agentcli.tools.base import Tool
-from agentcli.tools.files import EditTool, GlobTool, GrepTool, LSTool, MultiEditTool, ReadTool, WriteTool
-from agentcli.tools.shell import BashTool
+from agentcli.tools.file_tools import EditTool, GlobTool, GrepTool, LSTool, MultiEditTool, ReadTool, WriteTool
+from agentcli.tools.shell.bash import BashTool
 from agentcli.tools.todo import TodoWriteTool
-from agentcli.tools.web_fetch import WebFetchTool
+from agentcli.tools.web.fetch import WebFetchTool
 
 ALL_TOOLS: dict[str, type[Tool[Any]]] = {
     cls.name: cls
@@ -30,11 +30,11 @@ ALL_TOOLS: dict[str, type[Tool[Any]]] = {
 # import: the one list of their names (a test checks it against their classes).
 TASK_TOOL_NAMES: tuple[str, ...] = ("Task", "TaskOutput", "TaskCancel")
 
-# The subagent layer's messaging tools (agentcli.subagents.message_tools), bound to the agent that sends: an agent
+# The subagent layer's messaging tools (agentcli.subagents.messaging.tools), bound to the agent that sends: an agent
 # type without a tool list has them, one with a list only when it names them (a test checks them against the classes).
 MESSAGE_TOOL_NAMES: tuple[str, ...] = ("SendMessage", "ListAgents")
 
-# The subagent layer's Skill tool (agentcli.subagents.skill_tool): offered only when the session has skills.
+# The subagent layer's Skill tool (agentcli.subagents.definitions.skill_tool): offered only when the session has skills.
 SKILL_TOOL_NAME = "Skill"
 
 #: Every tool an agent could be given, in the order tools are listed: ours, then the Task and messaging tools.

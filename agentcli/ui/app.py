@@ -31,17 +31,17 @@ from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
 
-from agentcli.config_write import SaveError, save_user_setting
-from agentcli.slash_commands import CommandSet, CustomCommand
+from agentcli.config.write import SaveError, save_user_setting
+from agentcli.frontend.person_command import is_person_command
+from agentcli.frontend.slash_commands import CommandSet, CustomCommand
 from agentcli.text import terminal_safe
-from agentcli.tools.permissions import Approval, PermissionRequest
+from agentcli.tools.permissions.policy import Approval, PermissionRequest
 from agentcli.ui.approval_queue import ApprovalQueue
 from agentcli.ui.commands import COMMANDS, is_command, run_command
 from agentcli.ui.completion import PathIndex
 from agentcli.ui.focus import FocusRules
 from agentcli.ui.notify import Notifier, with_terminal_writes
 from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
-from agentcli.ui.person_command import is_person_command
 from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter, first_line
 from agentcli.ui.turns import TurnRunner
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from textual.driver import Driver
 
     from agentcli.conversation import Conversation
-    from agentcli.stored_sessions import Resumed
+    from agentcli.conversation.stored_sessions import Resumed
     from agentcli.ui.model import Entry
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from agentcli.ui.widgets.approval import ApprovalScreen
 if TYPE_CHECKING:
     from textual.app import App
 
-    from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
+    from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
     from agentcli.ui.notify import Notifier
 
 

@@ -14,10 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentcli.frontend.mentions import ATTACHMENT_MARK, attached_paths
 from agentcli.llm.base import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentcli.status import short_result
 from agentcli.text import terminal_safe
-from agentcli.ui.mentions import ATTACHMENT_MARK, attached_paths
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem
 
 if TYPE_CHECKING:

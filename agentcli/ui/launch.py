@@ -17,22 +17,22 @@ from agentcli.ui.app import AgentApp
 from agentcli.ui.widgets.approval import Approvals
 
 if TYPE_CHECKING:
-    from agentcli.config import LoadedConfig
+    from agentcli.config.load import LoadedConfig
     from agentcli.conversation import Conversation
-    from agentcli.stored_sessions import Resumed
-    from agentcli.trust_report import TrustReport
+    from agentcli.conversation.stored_sessions import Resumed
+    from agentcli.conversation.trust_report import TrustReport
 
 log = logging.getLogger(__name__)
 
 
 def _trust_question(loaded: LoadedConfig, workspace: Path) -> TrustReport | None:
     """What trusting the workspace would apply, run and reach, when it is untrusted and that is anything."""
-    from agentcli.trust_report import may_arm, what_trust_arms
+    from agentcli.conversation.trust_report import may_arm, what_trust_arms
 
     if not loaded.ignored:  # the config needs no trust: is there a hook or server that does?
         if not may_arm(workspace):
             return None
-        from agentcli import trust
+        from agentcli.config import trust
 
         if trust.is_trusted(workspace):
             return None
@@ -80,7 +80,7 @@ def run_tui(
     async def main() -> int:
         resumed: Resumed | None = None
         if continue_latest or resume:
-            from agentcli.stored_sessions import ResumeError
+            from agentcli.conversation.stored_sessions import ResumeError
 
             try:
                 resumed = await conversation.resume(None if continue_latest else resume, keep_model=keep_model)

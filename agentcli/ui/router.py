@@ -55,7 +55,7 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.figures import compaction_text
-from agentcli.subagents.mailbox import PERSON
+from agentcli.subagents.messaging.mailbox import PERSON
 from agentcli.text import terminal_safe
 from agentcli.ui.model import (
     BlockItem,

@@ -21,7 +21,7 @@ from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock,
 from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 BIG = "x" * 20_000

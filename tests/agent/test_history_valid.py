@@ -17,7 +17,7 @@ from agentcli.llm.base import Message, TextBlock, ToolUseBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Raw, Reply, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 from tests.llm.replay import anthropic_frames, assert_valid_request, openai_chunk
 

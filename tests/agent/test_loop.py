@@ -17,8 +17,8 @@ from agentcli.llm.base import RetryPolicy, ToolResultBlock
 from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
-from agentcli.tools.files import ReadTool
-from agentcli.tools.permissions import Approval, PermissionPolicy
+from agentcli.tools.file_tools import ReadTool
+from agentcli.tools.permissions.policy import Approval, PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 APIS = ("anthropic", "openai")

@@ -16,7 +16,7 @@ from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 

@@ -14,7 +14,7 @@ from agentcli.llm.base import Message, RedactedThinkingBlock, ThinkingBlock
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Raw, RawFrame, Reply, Step
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 from tests.llm.replay import assert_valid_request, openai_chunk
 

@@ -14,8 +14,8 @@ from agentcli.llm.base import ToolResultBlock
 from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
-from agentcli.tools.files import ReadTool, WriteTool
-from agentcli.tools.permissions import PermissionPolicy, PermissionRequest
+from agentcli.tools.file_tools import ReadTool, WriteTool
+from agentcli.tools.permissions.policy import PermissionPolicy, PermissionRequest
 
 
 class HangingRead(ReadTool):

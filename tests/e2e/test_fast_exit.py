@@ -1,6 +1,6 @@
 """The fast exit (`agentcli.process_exit`): a one-shot ends with os._exit only after its records are complete.
 
-The run goes through the real entry (`agentcli.cli.entry`) in a subprocess with an atexit probe: the probe's
+The run goes through the real entry (`agentcli.cli.app.entry`) in a subprocess with an atexit probe: the probe's
 file is never written when the process ended through `os._exit`, so each test knows which way it ended.
 """
 
@@ -19,7 +19,7 @@ import atexit, pathlib, sys
 marker = pathlib.Path(sys.argv[1])
 atexit.register(lambda: marker.write_text("ordinary exit"))
 sys.argv = ["agentcli", *sys.argv[2:]]
-from agentcli.cli import entry
+from agentcli.cli.app import entry
 entry()
 """
 

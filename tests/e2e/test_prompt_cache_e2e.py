@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentcli.subagents.message_tools import ListAgentsTool, SendMessageTool
+from agentcli.subagents.messaging.tools import ListAgentsTool, SendMessageTool
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES
 from agentcli.testing.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, Script, Step, ToolCall
 from agentcli.tools.base import listing_rank

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.subagents.fingerprints import window_ns
+from agentcli.subagents.result_cache.fingerprints import window_ns
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
 

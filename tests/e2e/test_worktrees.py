@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from agentcli.tools import landlock
+from agentcli.tools.sandbox import landlock
 from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

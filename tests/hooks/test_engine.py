@@ -143,8 +143,8 @@ def _running(pid: int) -> bool:
 
 async def test_a_hook_sees_the_sanitized_environment_not_agentclis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                                    ) -> None:
-    from agentcli.config_schema import Settings
-    from agentcli.tools.shell_env import session_bash_env
+    from agentcli.config.schema import Settings
+    from agentcli.tools.shell.env import session_bash_env
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-leak-0123456789")
     monkeypatch.setenv("SAFE", "yes")

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentcli import paths
-from agentcli.config import ConfigError, load_config
-from agentcli.config_schema import HookEventName
+from agentcli.config.load import ConfigError, load_config
+from agentcli.config.schema import HookEventName
 from agentcli.hooks.settings import HOOK_EVENTS, load_hooks
 
 
@@ -105,7 +105,7 @@ def test_a_bad_hooks_table_in_the_config_is_one_line(tmp_path: Path, toml: str, 
 
 
 def test_config_show_prints_hooks_tables(tmp_path: Path) -> None:
-    from agentcli.config import render_config
+    from agentcli.config.load import render_config
 
     paths.user_config_file().parent.mkdir(parents=True)
     paths.user_config_file().write_text('[[hooks.Stop]]\nhooks = [{ command = "check.sh", timeout = 5 }]\n')

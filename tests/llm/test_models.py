@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.llm.base import MissingCredentialsError
 from agentcli.llm.models import ModelSpecError, resolve_model
 
@@ -81,7 +81,7 @@ def test_default_models_are_current_and_priced() -> None:
     """The shipped defaults are not in the installed SDK's deprecation table and genai-prices knows them."""
     from anthropic.resources.messages.messages import DEPRECATED_MODELS
 
-    from agentcli.config_schema import LightModelSettings, ModelSettings
+    from agentcli.config.schema import LightModelSettings, ModelSettings
     from agentcli.llm.prices import cost_per_token_known
 
     for settings in (ModelSettings(), LightModelSettings()):

@@ -29,7 +29,7 @@ from agentcli.llm.base import Message, ProviderName, RedactedThinkingBlock, Retr
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 from tests.llm.replay import RECORDINGS_DIR, assert_valid_request, recording_raw
 

@@ -11,13 +11,13 @@ import pytest
 
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
-from agentcli.config import ConfigError, load_config
+from agentcli.config.load import ConfigError, load_config
 from agentcli.events import Event, NoticeEvent
 from agentcli.llm.deprecation import forget_announcements, thinking_line
 from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
 from agentcli.testing.fake_llm import FakeLLMServer, Reply, Script, Step
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from tests.llm.sdk_tables import ADAPTIVE_ONLY, use_fake_tables
 
 

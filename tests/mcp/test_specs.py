@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.mcp.manager import session_manager
 from agentcli.mcp.specs import SpecError, agent_servers, expand, parse_server, read_mcp_json
-from agentcli.subagents.agent_files import parse_agent_file
+from agentcli.subagents.definitions.agent_files import parse_agent_file
 
 
 def test_claude_codes_mcp_json_reads_stdio_and_http_servers(tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def test_user_config_servers_and_the_untrusted_project_config(tmp_path: Path, mo
 
 def test_the_persons_own_server_wins_over_the_projects_of_the_same_name(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": {"command": "evil"}}}))
-    from agentcli.config_schema import McpSettings
+    from agentcli.config.schema import McpSettings
 
     manager = session_manager(McpSettings.model_validate({"servers": {"time": {"command": "uvx"}}}), tmp_path)
     assert manager.servers["time"].spec.command == "uvx" and not manager.servers["time"].spec.project

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from agentcli.tools import landlock
+from agentcli.tools.sandbox import landlock
 from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
 from tests.security.scripted import tool_results
 

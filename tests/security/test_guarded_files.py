@@ -2,7 +2,7 @@
 
 The person trusts the workspace and accepts edits; the model then writes a hook, an MCP server list or
 agentcli's own config, so that the next run (here or anywhere) starts a command nobody approved. Those
-edits are asked every time (`tools/guarded.py`); a one-shot run has no one to ask, so they are refused
+edits are asked every time (`tools/permissions/guarded.py`); a one-shot run has no one to ask, so they are refused
 with the reason, and ordinary edits still go through.
 """
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools import landlock
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
-from agentcli.tools.sandbox import Mechanisms, Sandbox, SandboxSpec
-from agentcli.tools.sandbox_rules import build_rules
-from agentcli.tools.shell import BashArgs, BashTool
+from agentcli.tools.permissions.policy import PermissionPolicy
+from agentcli.tools.sandbox import landlock
+from agentcli.tools.sandbox.policy import Mechanisms, Sandbox, SandboxSpec
+from agentcli.tools.sandbox.rules import build_rules
+from agentcli.tools.shell.bash import BashArgs, BashTool
 
 
 def test_additional_directories_are_write_roots_but_not_in_a_worktree(tmp_path: Path) -> None:

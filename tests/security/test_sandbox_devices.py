@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer
-from agentcli.tools import landlock, netns
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
-from agentcli.tools.sandbox import Mechanisms, Sandbox, SandboxSpec
-from agentcli.tools.shell import BashArgs, BashTool
+from agentcli.tools.permissions.policy import PermissionPolicy
+from agentcli.tools.sandbox import landlock, netns
+from agentcli.tools.sandbox.policy import Mechanisms, Sandbox, SandboxSpec
+from agentcli.tools.shell.bash import BashArgs, BashTool
 from tests.e2e.helpers import cli_env, run_cli
 from tests.security.scripted import bash_calls, tool_results
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.config_schema import PermissionsSettings
+from agentcli.config.schema import PermissionsSettings
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
-from agentcli.tools.permissions import PermissionPolicy, PermissionRequest
-from agentcli.tools.sandbox import Mechanisms, Sandbox, SandboxSpec
-from agentcli.tools.sandbox_notes import blocked_notes
-from agentcli.tools.shell import BashArgs, BashTool
+from agentcli.tools.permissions.policy import PermissionPolicy, PermissionRequest
+from agentcli.tools.sandbox.notes import blocked_notes
+from agentcli.tools.sandbox.policy import Mechanisms, Sandbox, SandboxSpec
+from agentcli.tools.shell.bash import BashArgs, BashTool
 from agentcli.ui.widgets.status_bar import Status, fit
 from tests.e2e.helpers import run_cli
 

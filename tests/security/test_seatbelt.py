@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools import sandbox as sandbox_module
-from agentcli.tools import seatbelt
-from agentcli.tools.sandbox import Mechanisms, Sandbox, SandboxSpec, detect
+from agentcli.tools.sandbox import policy as sandbox_module
+from agentcli.tools.sandbox import seatbelt
+from agentcli.tools.sandbox.policy import Mechanisms, Sandbox, SandboxSpec, detect
 
 SEATBELT = Mechanisms(0, "seatbelt", seatbelt=True)
 Sexp = str | list["Sexp"]
@@ -118,8 +118,8 @@ def test_bash_starts_through_the_sandboxs_command_line(tmp_path: Path, monkeypat
     """The Bash tool runs what `Sandbox.argv` gives (here a stand-in for sandbox-exec that records its arguments
     and runs the command: Linux has no sandbox-exec)."""
     from agentcli.tools.base import FileLocks, ToolContext
-    from agentcli.tools.permissions import PermissionPolicy
-    from agentcli.tools.shell import BashArgs, BashTool
+    from agentcli.tools.permissions.policy import PermissionPolicy
+    from agentcli.tools.shell.bash import BashArgs, BashTool
 
     log = tmp_path / "argv.txt"
     fake = tmp_path / "sandbox-exec"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.slash_commands import CommandSet
-from agentcli.subagents.skill_tool import SkillArgs, skill_tool_class
-from agentcli.subagents.skills import SkillCatalog
+from agentcli.frontend.command_files import command_message
+from agentcli.frontend.slash_commands import CommandSet
+from agentcli.subagents.definitions.skill_tool import SkillArgs, skill_tool_class
+from agentcli.subagents.definitions.skills import SkillCatalog
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.files_write import WriteArgs, WriteTool
-from agentcli.tools.permissions import PermissionPolicy
-from agentcli.tools.shell import BashArgs, BashTool
-from agentcli.ui.command_files import command_message
+from agentcli.tools.files.write import WriteArgs, WriteTool
+from agentcli.tools.permissions.policy import PermissionPolicy
+from agentcli.tools.shell.bash import BashArgs, BashTool
 
 
 def _ctx(ws: Path, policy: PermissionPolicy) -> ToolContext:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from agentcli.tools import files_write
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.files import write as files_write
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 from tests.e2e.helpers import cli_env, last_json
 
@@ -182,7 +182,7 @@ async def test_tool_deadline_with_a_tool_that_hangs(tmp_path: Path) -> None:
     from agentcli.agent.session import Session
     from agentcli.llm.base import RetryPolicy, ToolResultBlock
     from agentcli.llm.models import ProviderPool, ResolvedModel
-    from agentcli.tools.files import ReadTool
+    from agentcli.tools.file_tools import ReadTool
 
     class Stuck(ReadTool):
         async def run(self, args: Any, ctx: ToolContext) -> Any:

@@ -280,8 +280,8 @@ async def test_trusting_names_every_hook_mcp_server_and_variable_it_arms(
     assert all(text in trusted.stdout for text in named), trusted.stdout
     assert "agentcli trust --revoke" in trusted.stdout
     # The TUI asks before the session although no config needs trust, and its dialog names them all.
-    from agentcli import trust
-    from agentcli.config import load_config
+    from agentcli.config import trust
+    from agentcli.config.load import load_config
     from agentcli.ui import launch
     from agentcli.ui.widgets.trust import TrustApp
 

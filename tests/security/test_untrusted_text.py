@@ -121,7 +121,7 @@ def test_subagent_answer_cannot_close_its_result_frame(api: str, tmp_path: Path)
 
 async def test_agent_name_cannot_forge_a_system_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A background task's notice names its agent type; a hostile name cannot end the notice or add one."""
-    from agentcli.subagents.registry import AgentRegistry, AgentType
+    from agentcli.subagents.definitions.registry import AgentRegistry, AgentType
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -150,7 +150,7 @@ def test_repository_git_or_rg_program_is_never_run_through_an_empty_path_entry(
         proc = run_cli(["run", "hi"], env, cwd=repo)
     assert proc.returncode == 0, proc.stderr
     # In-process, without a bundled rg: the repository's `rg` in the current folder is not picked either.
-    from agentcli.tools import search_child
+    from agentcli.tools.search import child as search_child
 
     monkeypatch.chdir(repo)
     monkeypatch.setenv("PATH", ":" + os.environ.get("PATH", os.defpath))

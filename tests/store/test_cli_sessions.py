@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentcli.cli import app
+from agentcli.cli.app import app
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
 from tests.store.sample_events import CHILD, GRAND, MAIN, sample_events
@@ -115,7 +115,7 @@ def test_json_ledgers_split_the_tree_and_agree(recorded: None) -> None:
 
 def test_list_reads_the_spend_of_every_listed_session_in_one_query(recorded: None, read_statements: list[str]) -> None:
     """`sessions list` runs a constant number of reads (the page, then its spend), not one per session."""
-    from agentcli.cli_common import stored_ledger
+    from agentcli.frontend.common import stored_ledger
     from agentcli.llm.base import Usage
     from agentcli.store.writes import add_usage, create_session
 
@@ -175,6 +175,6 @@ def test_list_through_python_dash_m_marks_dead_rows_cancelled(recorded: None, tm
 
 
 def test_sessions_cli_imports_no_store_at_start_up(tmp_path: Path) -> None:
-    probe = "import sys, agentcli.cli; print([m for m in ('agentcli.store.db', 'sqlite3') if m in sys.modules])"
+    probe = "import sys, agentcli.cli.app; print([m for m in ('agentcli.store.db', 'sqlite3') if m in sys.modules])"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr

@@ -17,7 +17,7 @@ import pytest
 
 from agentcli.agent.loop import AgentLoop, RunOutcome
 from agentcli.agent.session import Session
-from agentcli.config import Settings, load_config
+from agentcli.config.load import Settings, load_config
 from agentcli.conversation import main_agent_tools
 from agentcli.events import Event, EventBus, SubagentEvent
 from agentcli.llm.base import RetryPolicy, Usage
@@ -25,13 +25,13 @@ from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
 from agentcli.subagents.budget import SessionBudget
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.registry import AgentRegistry
 from agentcli.subagents.runner import PriceFn, SubagentRunner
 from agentcli.subagents.task_tool import ParentLink
 from agentcli.testing.fake_llm import FakeLLMServer, RecordedRequest, ToolCall
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, ScriptedRequest, Step
 from agentcli.tools.base import ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 
 MAIN = "You are the main agent under test."
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentcli.subagents.agent_files import (
+from agentcli.subagents.definitions.agent_files import (
     MAX_FILE_BYTES,
     AgentFileError,
     AgentType,
@@ -16,8 +16,8 @@ from agentcli.subagents.agent_files import (
     parse_agent_file,
     parse_front_matter,
 )
-from agentcli.subagents.front_matter import lenient_front_matter
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.front_matter import lenient_front_matter
+from agentcli.subagents.definitions.registry import AgentRegistry
 
 
 def test_anchor_is_refused_before_anything_is_constructed(monkeypatch: pytest.MonkeyPatch) -> None:

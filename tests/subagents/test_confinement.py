@@ -9,7 +9,7 @@ import pytest
 
 from agentcli.llm.base import ToolResultBlock
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
-from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
 from tests.subagents.harness import MAIN, Harness, Make, sub, task_call
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.subagents import fingerprints
-from agentcli.subagents.fingerprints import Target, Unprovable, covers, fingerprint, window_ns
+from agentcli.subagents.result_cache import fingerprints
+from agentcli.subagents.result_cache.fingerprints import Target, Unprovable, covers, fingerprint, window_ns
 
 
 def _settle(path: Path) -> int:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.subagents.foreign_agents import foreign_tool
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.foreign_agents import foreign_tool
+from agentcli.subagents.definitions.registry import AgentRegistry
 from agentcli.tools.registry import READ_ONLY_TOOLS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "agents"

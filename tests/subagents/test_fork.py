@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from agentcli.agent.session import Session
 from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from agentcli.store.records import TaskRecord
-from agentcli.subagents.agent_files import parse_agent_file
+from agentcli.subagents.definitions.agent_files import parse_agent_file
 from agentcli.subagents.fork import OTHER_CALL, OWN_CALL, ForkPoint, fork_point, withheld_reason
 from agentcli.subagents.plan import Refusal
 from agentcli.subagents.task_tool import ParentLink

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcli.subagents.mailbox import PERSON, Letter, PostOffice
+from agentcli.subagents.messaging.mailbox import PERSON, Letter, PostOffice
 
 
 def test_a_siblings_letter_is_data_and_cannot_close_its_frame() -> None:

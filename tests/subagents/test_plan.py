@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from agentcli.agent.session import Session
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.llm.models import ResolvedModel, with_effort
 from agentcli.store.records import TaskRecord
+from agentcli.subagents.definitions.registry import AgentRegistry
 from agentcli.subagents.plan import Planner, Refusal, TaskPlan, inherited_scopes, user_message
-from agentcli.subagents.registry import AgentRegistry
 from agentcli.subagents.task_tool import TaskArgs
 from agentcli.subagents.toolbox import Toolbox
 from tests.subagents.harness import write_agent

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.subagents.agent_files import AgentType, all_tool_names
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.agent_files import AgentType, all_tool_names
+from agentcli.subagents.definitions.registry import AgentRegistry
 
 READ_ONLY = ("LS", "Glob", "Grep", "Read", "TodoWrite")
 

@@ -15,7 +15,7 @@ import pytest
 
 from agentcli.events import SubagentBlockFinishedEvent, ToolCallFinishedEvent, unwrap
 from agentcli.llm.base import ToolResultBlock
-from agentcli.subagents.fingerprints import window_ns
+from agentcli.subagents.result_cache.fingerprints import window_ns
 from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
 from tests.subagents.harness import Harness, Make, main_step, requests_for, sub, task_call, write_agent
 

@@ -26,7 +26,7 @@ from agentcli.events import (
     ToolCallStartedEvent,
 )
 from agentcli.llm.base import ToolResultBlock
-from agentcli.subagents.registry import AgentRegistry
+from agentcli.subagents.definitions.registry import AgentRegistry
 from agentcli.testing.fake_llm_models import Usage
 from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
 from tests.subagents.harness import (

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.config import load_config
-from agentcli.subagents.agent_files import parse_agent_file
+from agentcli.config.load import load_config
+from agentcli.subagents.definitions.agent_files import parse_agent_file
+from agentcli.subagents.definitions.registry import AgentRegistry
+from agentcli.subagents.definitions.skill_tool import SkillArgs, skill_tool_class
+from agentcli.subagents.definitions.skills import LISTED_DESCRIPTION_CHARS, SkillCatalog, listing
 from agentcli.subagents.plan import Planner
-from agentcli.subagents.registry import AgentRegistry
-from agentcli.subagents.skill_tool import SkillArgs, skill_tool_class
-from agentcli.subagents.skills import LISTED_DESCRIPTION_CHARS, SkillCatalog, listing
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
-from agentcli.tools.files_read import LSArgs, LSTool, ReadArgs, ReadTool
-from agentcli.tools.files_write import WriteArgs, WriteTool
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.files.read import LSArgs, LSTool, ReadArgs, ReadTool
+from agentcli.tools.files.write import WriteArgs, WriteTool
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import ALL_TOOLS
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "skills" / "anthropics"

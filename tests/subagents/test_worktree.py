@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agentcli.subagents import worktree
-from agentcli.subagents.agent_files import parse_agent_file
-from agentcli.subagents.merge_back import change_diffs, merge_into
+from agentcli.subagents.definitions.agent_files import parse_agent_file
 from agentcli.subagents.plan import Refusal
-from agentcli.subagents.worktree import WorktreeError
+from agentcli.subagents.worktrees import worktree
+from agentcli.subagents.worktrees.merge_back import change_diffs, merge_into
+from agentcli.subagents.worktrees.worktree import WorktreeError
 from agentcli.tools.base import FileLocks
 from tests.subagents.test_plan import TODAY, args, main_session, planned, planner
 

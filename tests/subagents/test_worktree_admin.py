@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from agentcli.gitsafe import git_executable
-from agentcli.subagents import worktree, worktree_admin
-from agentcli.subagents.worktree_admin import leftovers, prune, prune_at_start
+from agentcli.subagents.worktrees import admin as worktree_admin
+from agentcli.subagents.worktrees import worktree
+from agentcli.subagents.worktrees.admin import leftovers, prune, prune_at_start
 from tests.subagents.test_worktree import _no_identity, git, repo
 
 pytestmark = pytest.mark.skipif(git_executable() is None, reason="needs git")

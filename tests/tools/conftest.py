@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.paths import display_path, match_glob, resolve_for_read, resolve_in_workspace
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 TOOLS: dict[str, Tool[Any]] = {tool.name: tool for tool in build_tools()}

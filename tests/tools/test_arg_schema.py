@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from agentcli.subagents.message_tools import ListAgentsTool, SendMessageTool
+from agentcli.subagents.messaging.tools import ListAgentsTool, SendMessageTool
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.base import ToolArgs

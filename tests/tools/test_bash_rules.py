@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentcli.tools.bash_rules import BashAnswers, command_prefix, deny_candidates, every_part_allowed, wild_match
-from agentcli.tools.bash_syntax import split_command
+from agentcli.tools.shell.rules import BashAnswers, command_prefix, deny_candidates, every_part_allowed, wild_match
+from agentcli.tools.shell.syntax import split_command
 
 
 def _denied(rule: str, command: str) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools.bash_syntax import command_index, split_command
+from agentcli.tools.shell.syntax import command_index, split_command
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 
 from agentcli.diffs import MAX_LINES, FileDiff
 from agentcli.tools.base import Tool, ToolContext, ToolError
-from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
 from agentcli.tools.registry import ALL_TOOLS
 
 CONFIG = "".join(f"line {n}\n" for n in range(1, 31))

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from agentcli.config_schema import PermissionsSettings
+from agentcli.config.schema import PermissionsSettings
 from agentcli.tools.base import ToolContext, ToolError
 from agentcli.tools.paths import resolve_in_workspace
-from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
 from agentcli.tools.registry import build_tools
 
 TOOLS = {tool.name: tool for tool in build_tools()}

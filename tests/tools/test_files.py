@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from agentcli.tools import files_read, search
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.files import read as files_read
 from agentcli.tools.registry import (
     ALL_TOOLS,
     READ_ONLY_TOOLS,
     build_tools,
     canonical_tool_name,
 )
+from agentcli.tools.search import tools as search
 
 TOOLS: dict[str, Tool[Any]] = {tool.name: tool for tool in build_tools()}
 

@@ -58,7 +58,7 @@ def test_many_alternatives_fall_back_to_the_nfa_with_same_answers() -> None:
 
 
 def test_bash_rule_wildcards_do_not_backtrack() -> None:
-    from agentcli.tools.bash_rules import wild_match
+    from agentcli.tools.shell.rules import wild_match
 
     assert wild_match("*a*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 20_000) is False
     assert wild_match("*a*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 20_000 + "b") is True

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from agentcli.tools import grep_engine, grep_hits, rg_listing, search, search_child
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
 from agentcli.tools.registry import build_tools
+from agentcli.tools.search import child as search_child
+from agentcli.tools.search import grep_engine, grep_hits, rg_listing
+from agentcli.tools.search import tools as search
 
 TOOLS = {tool.name: tool for tool in build_tools(["Grep", "Glob"])}
 ENGINES = ["ripgrep", "python"]

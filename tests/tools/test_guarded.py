@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools.guarded import guarded_reason
+from agentcli.tools.permissions.guarded import guarded_reason
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools import page_text
-from agentcli.tools.page_text import html_to_text, plain_text
+from agentcli.tools.web import page_text
+from agentcli.tools.web.page_text import html_to_text, plain_text
 from tests.processes import wait_dead
 
 
@@ -27,7 +27,7 @@ def _workers() -> list[int]:
                 cmdline = fh.read()
         except (OSError, IndexError):
             continue
-        if int(fields[1]) == os.getpid() and b"agentcli.tools.html_worker" in cmdline and fields[0] != b"Z":
+        if int(fields[1]) == os.getpid() and b"agentcli.tools.web.html_worker" in cmdline and fields[0] != b"Z":
             found.append(int(name))
     return found
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from agentcli.claude_settings import ClaudeRule
+from agentcli.config.claude_settings import ClaudeRule
 from agentcli.tools.base import ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from tests.tools.test_permissions import ScriptedApprover as Approver
 from tests.tools.test_permissions import check
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agentcli.config_schema import PermissionsSettings
+from agentcli.config.schema import PermissionsSettings
 from agentcli.tools.base import Tool, ToolContext
-from agentcli.tools.permissions import (
+from agentcli.tools.permissions.policy import (
     Approval,
     PermissionDecision,
     PermissionPolicy,
@@ -310,7 +310,7 @@ def test_rule_parsing() -> None:
 async def test_a_changed_call_is_decided_again_and_an_endless_changer_is_refused(ctx: ToolContext) -> None:
     """A program's `updatedInput`: a deny rule and an ask rule see the changed call; an approver that changes a call
     it is asked about again each time is refused after `MAX_CHANGES` rounds."""
-    from agentcli.tools.permissions import MAX_CHANGES, Answer
+    from agentcli.tools.permissions.policy import MAX_CHANGES, Answer
 
     asked: list[dict[str, Any]] = []
 

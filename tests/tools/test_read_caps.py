@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from agentcli.config_schema import AgentSettings
-from agentcli.tools import files_read
+from agentcli.config.schema import AgentSettings
 from agentcli.tools.base import ToolContext, ToolResult
-from agentcli.tools.files_read import READ_MAX_CHARS, READ_MAX_LINE_CHARS, ReadTool, _read_page
+from agentcli.tools.files import read as files_read
+from agentcli.tools.files.read import READ_MAX_CHARS, READ_MAX_LINE_CHARS, ReadTool, _read_page
 
 
 async def read(ctx: ToolContext, **raw: Any) -> ToolResult:

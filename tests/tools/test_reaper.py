@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools.reaper import MARK_VARIABLE, Reaper, kill_marked, mark_needle, parent_death_hook
+from agentcli.tools.shell.reaper import MARK_VARIABLE, Reaper, kill_marked, mark_needle, parent_death_hook
 from tests.processes import alive, wait_dead
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
@@ -53,7 +53,7 @@ def test_parent_death_signal_kills_the_child(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     code = (
         "import subprocess, sys\n"
-        "from agentcli.tools.reaper import parent_death_hook\n"
+        "from agentcli.tools.shell.reaper import parent_death_hook\n"
         "p = subprocess.Popen(['sleep', '300'], start_new_session=True, preexec_fn=parent_death_hook())\n"
         f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
         "sys.stdin.read()\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
-from agentcli.tools.reaper import MARK_VARIABLE, reaper
-from agentcli.tools.shell import BashTool, OutputBuffer
+from agentcli.tools.shell.bash import BashTool, OutputBuffer
+from agentcli.tools.shell.reaper import MARK_VARIABLE, reaper
 from tests.processes import alive, wait_dead
 
 BASH = BashTool()

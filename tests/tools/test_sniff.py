@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentcli.tools.sniff import SNIFF_BYTES, is_binary_file, looks_binary
+from agentcli.tools.files.sniff import SNIFF_BYTES, is_binary_file, looks_binary
 
 
 def test_a_nul_byte_in_the_first_8_kib_makes_a_file_binary(tmp_path: Path) -> None:
@@ -24,8 +24,8 @@ def test_a_nul_byte_in_the_first_8_kib_makes_a_file_binary(tmp_path: Path) -> No
 
 def test_the_grep_worker_imports_neither_pydantic_nor_the_tool_base() -> None:
     probe = (
-        "import sys, agentcli.tools.grep_worker\n"
-        "print([m for m in ('pydantic', 'agentcli.tools.base', 'agentcli.tools.files_read') if m in sys.modules])"
+        "import sys, agentcli.tools.search.grep_worker\n"
+        "print([m for m in ('pydantic', 'agentcli.tools.base', 'agentcli.tools.files.read') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"

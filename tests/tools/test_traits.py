@@ -8,10 +8,11 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from agentcli.subagents import agent_files, task_tool
+from agentcli.subagents import task_tool
+from agentcli.subagents.definitions import agent_files
 from agentcli.tools import registry
 from agentcli.tools.base import Tool
-from agentcli.tools.permission_rules import PermissionRule
+from agentcli.tools.permissions.rules import PermissionRule
 from tests import test_layers
 
 PACKAGE = Path(registry.__file__).resolve().parent.parent  # agentcli/
@@ -58,7 +59,7 @@ def test_task_tool_classes_match_the_names_tools_knows() -> None:
 
 
 def test_message_tool_classes_match_the_names_tools_knows() -> None:
-    from agentcli.subagents import message_tools
+    from agentcli.subagents.messaging import tools as message_tools
 
     classes = [message_tools.SendMessageTool, message_tools.ListAgentsTool]
     assert tuple(cls.name for cls in classes) == registry.MESSAGE_TOOL_NAMES
@@ -89,12 +90,12 @@ def _literal_name_sets(path: Path) -> list[tuple[int, list[str]]]:
 # The one definition of the Task tools' names, and opencode's `edit` (a name mapping of that format).
 _ALLOWED_LITERALS = {("tools/registry.py", ("Task", "TaskOutput", "TaskCancel")),
                      ("tools/registry.py", ("SendMessage", "ListAgents")),
-                     ("subagents/agent_files.py", ("Edit", "MultiEdit"))}
+                     ("subagents/definitions/agent_files.py", ("Edit", "MultiEdit"))}
 
 
 def test_no_set_of_tool_names_is_written_out_in_tools_or_agent_files() -> None:
-    files = [*sorted((PACKAGE / "tools").glob("*.py")), PACKAGE / "subagents" / "agent_files.py",
-             PACKAGE / "subagents" / "registry.py", PACKAGE / "cli_agents.py"]
+    files = [*sorted((PACKAGE / "tools").rglob("*.py")), PACKAGE / "subagents" / "definitions" / "agent_files.py",
+             PACKAGE / "subagents" / "definitions" / "registry.py", PACKAGE / "cli" / "agents.py"]
     written = [
         f"{path.relative_to(PACKAGE)}:{line} {values}"
         for path in files

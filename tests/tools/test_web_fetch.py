@@ -12,9 +12,9 @@ import pytest
 from aiohttp import web
 
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
-from agentcli.tools.netguard import AddressPolicy, BlockedAddressError, WebFetchLimits, guarded_resolver
-from agentcli.tools.permissions import Approval, PermissionPolicy, PermissionRequest
-from agentcli.tools.web_fetch import WebFetchArgs, WebFetchTool
+from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.web.fetch import WebFetchArgs, WebFetchTool
+from agentcli.tools.web.netguard import AddressPolicy, BlockedAddressError, WebFetchLimits, guarded_resolver
 
 PAGE = """<html><head><title>Doc</title><style>body{color:red}</style><script>alert(1)</script></head>
 <body><h1>Install</h1><p>Run <code>pip install agentcli</code> to <a href="/more">install</a>.</p>

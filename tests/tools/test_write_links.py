@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentcli.tools import files_write
 from agentcli.tools.base import ToolContext, ToolError
+from agentcli.tools.files import write as files_write
 from agentcli.tools.registry import build_tools
 
 TOOLS = {tool.name: tool for tool in build_tools(["Write", "Edit", "MultiEdit"])}

@@ -16,7 +16,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widget import Widget
 
-from agentcli.config import load_config
+from agentcli.config.load import load_config
 from agentcli.conversation import Conversation
 from agentcli.store.db import Store
 from agentcli.testing.fake_llm import FakeLLMServer, ToolCall

@@ -10,7 +10,7 @@ from textual.app import App
 from textual.widgets import Static
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from agentcli.tools.permissions import PermissionRequest
+from agentcli.tools.permissions.policy import PermissionRequest
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen, request_line, waiting_text
 from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, sub, submit, task, wait_for
 
@@ -117,7 +117,7 @@ async def test_stopping_the_turn_closes_an_open_modal(make_app: MakeApp, workspa
 
 async def test_the_dialog_says_how_many_requests_wait_behind_it(make_app: MakeApp, workspace: Path) -> None:
     from agentcli.tools.base import FileLocks, ToolContext
-    from agentcli.tools.shell import BashTool
+    from agentcli.tools.shell.bash import BashTool
 
     with FakeLLMServer(Script(steps=[])) as server:
         app = make_app(server)

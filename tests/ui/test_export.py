@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions import PermissionPolicy
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.ui.export import (
     ExportError,
     code_blocks,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli import trust
+from agentcli.config import trust
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, notes, submit, wait_for
 

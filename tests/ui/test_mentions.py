@@ -7,11 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.frontend.mentions import (
+    MAX_MENTIONS,
+    attach_mentions,
+    attach_one,
+    find_mentions,
+    quote_mention,
+    user_message,
+)
 from agentcli.llm.base import Message
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.files_read import READ_DEFAULT_LINES
-from agentcli.tools.permissions import PermissionPolicy
-from agentcli.ui.mentions import MAX_MENTIONS, attach_mentions, attach_one, find_mentions, quote_mention, user_message
+from agentcli.tools.files.read import READ_DEFAULT_LINES
+from agentcli.tools.permissions.policy import PermissionPolicy
 
 
 def _paths(text: str) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.config_write import SaveError, save_user_setting
+from agentcli.config.write import SaveError, save_user_setting
 from agentcli.paths import user_config_file
 from agentcli.testing.fake_llm import FakeLLMServer, Script
 from tests.ui.conftest import MakeApp, notes, submit, wait_for

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from agentcli.cli_common import stored_ledger
 from agentcli.figures import compact_tokens
+from agentcli.frontend.common import stored_ledger
 from agentcli.store.db import Store
 from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall, Usage
 from agentcli.ui.app import AgentApp

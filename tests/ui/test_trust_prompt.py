@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agentcli import trust
-from agentcli.config import LoadedConfig, load_config
+from agentcli.config import trust
+from agentcli.config.load import LoadedConfig, load_config
+from agentcli.conversation.trust_report import TrustReport, what_trust_arms
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
-from agentcli.trust_report import TrustReport, what_trust_arms
 from agentcli.ui import launch as app_module
 from agentcli.ui.widgets.trust import TrustApp
 from tests.terminal import READY_BOUND, AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout

@@ -1,0 +1,279 @@
+"""Bash: run a command in the workspace with a timeout, an output cap and process-group cleanup.
+
+The command runs as `bash -c` in a new session (its own process group), stdin closed. When it
+finishes, times out or is cancelled, the whole group is stopped (SIGTERM, a short grace,
+SIGKILL), so background children (`sleep 30 &`) never outlive the call; then whatever left the
+group (a daemon: double fork, `setsid`) is found by the call's mark in its environment and killed
+(Linux). Should agentcli itself die, even by SIGKILL, bash gets SIGKILL from the kernel
+(PR_SET_PDEATHSIG, Linux) and the reaper process (`agentcli.tools.shell.reaper`) kills the whole group
+and every process carrying one of this agentcli's marks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import Field
+
+from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from agentcli.tools.shell.reaper import MARK_VARIABLE, kill_marked, mark_needle, reaper
+
+if TYPE_CHECKING:
+    from agentcli.tools.sandbox.policy import Sandbox
+
+TERM_GRACE_SECONDS = 0.5  # after SIGTERM, before SIGKILL
+DRAIN_GRACE_SECONDS = 0.2  # after bash exits, how long background children may still write
+_POLL_SECONDS = 0.02
+_EXTRA_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+
+
+class BashArgs(ToolArgs):
+    """Arguments of Bash."""
+
+    command: str = Field(min_length=1, description="The bash command to run in the workspace")
+    timeout: float | None = Field(None, gt=0, description="Timeout in seconds (default and maximum are configured)")
+    description: str | None = Field(None, description="5-10 words saying what the command does")
+
+
+class OutputBuffer:
+    """Keeps the first and last `limit/2` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Add bytes as they arrive."""
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.tail_limit:
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    def text(self) -> str:
+        """The kept output, with a marker saying how much was cut from the middle."""
+        cut = self.total - len(self.head) - len(self.tail)
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if cut <= 0:
+            return (head + tail).rstrip("\n")
+        return f"{head}\n\n... [{cut} bytes of output cut; {self.total} bytes in all] ...\n\n{tail}".rstrip("\n")
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to a process group (0: just probe); False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a recycled id we do not own
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs. Zombies do not count: an orphan's zombie
+    waits for init to reap it, which some container inits never do. Uses /proc where present."""
+    if not _signal_group(pgid, 0):
+        return False
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+async def stop_process_group(pgid: int, exited: asyncio.Future[int]) -> None:
+    """SIGTERM the command's process group, wait a short grace, SIGKILL what is left, await bash's exit."""
+    try:
+        if _signal_group(pgid, signal.SIGTERM):
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + TERM_GRACE_SECONDS
+            while loop.time() < deadline and _group_alive(pgid):
+                await asyncio.sleep(_POLL_SECONDS)
+    finally:
+        _signal_group(pgid, signal.SIGKILL)
+    if not exited.done():
+        await asyncio.wait({exited}, timeout=TERM_GRACE_SECONDS)
+
+
+class _BashProtocol(asyncio.SubprocessProtocol):
+    """Feeds output into the buffer as it arrives; resolves futures on exit and on pipe close.
+
+    (asyncio's `Process.wait()` also waits for the pipes to close, which a background child
+    holding stdout delays: hence a protocol of our own.)
+    """
+
+    def __init__(self, buffer: OutputBuffer, progress: Callable[[], None], loop: asyncio.AbstractEventLoop,
+                 output: Callable[[bytes], None] = lambda data: None) -> None:
+        self.buffer = buffer
+        self.progress = progress
+        self.output = output
+        self.exited: asyncio.Future[int] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self.transport: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        chunk = data if isinstance(data, bytes) else data.encode()
+        self.buffer.feed(chunk)
+        self.progress()
+        self.output(chunk)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1 and not self.closed.done():
+            self.closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if self.transport is not None and not self.exited.done():
+            code = self.transport.get_returncode()
+            self.exited.set_result(code if code is not None else -1)
+
+
+def max_timeout(ctx: ToolContext) -> int:
+    """The longest timeout a Bash call may ask for: the cap, or the configured default when that is longer
+    (a person who sets `[agent] bash_timeout_seconds` above the cap has chosen commands that long)."""
+    return max(ctx.bash_max_timeout_seconds, ctx.bash_timeout_seconds)
+
+
+class BashTool(Tool[BashArgs]):
+    """Run a shell command."""
+
+    name: ClassVar[str] = "Bash"
+    args_model: ClassVar[type[ToolArgs]] = BashArgs
+    own_time_limit: ClassVar[bool] = True
+    mutating: ClassVar[bool] = True
+
+    def summary(self, args: BashArgs) -> str:
+        lines = args.command.strip().splitlines() or [""]
+        return lines[0][:200] + (" …" if len(lines) > 1 or len(lines[0]) > 200 else "")
+
+    def permission_target(self, args: BashArgs) -> str:
+        return args.command.strip()
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        timeout = args.timeout if args.timeout is not None else float(ctx.bash_timeout_seconds)
+        if timeout > (cap := max_timeout(ctx)):
+            raise ToolError(f"timeout {timeout:g}s is above the maximum of {cap}s")
+        sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.active else None
+        if ctx.sandbox is not None and (refusal := ctx.sandbox.refusal()) is not None:
+            raise ToolError(refusal)
+        result = await _execute(args.command, timeout, ctx, sandbox)
+        if sandbox is None or not (notes := sandbox.notes(result.content)):
+            return result
+        result.content += "\n\n" + "\n".join(notes)
+        result.metadata["sandbox_refused"] = notes
+        if not await ctx.permissions.approve_outside_sandbox(self, args, ctx, "\n".join(notes)):
+            return result
+        again = await _execute(args.command, timeout, ctx, None)
+        again.content = ("[ran again OUTSIDE the sandbox, approved by the person; the sandboxed run was refused: "
+                         + "; ".join(notes) + "]\n\n" + again.content)
+        again.metadata["outside_sandbox"] = True
+        return again
+
+
+async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sandbox | None) -> ToolResult:
+    """Run `command` once, in `sandbox` when one is given."""
+    buffer = OutputBuffer(ctx.bash_output_limit_bytes)
+    loop = asyncio.get_running_loop()
+    guard = reaper()
+    mark = guard.new_mark()
+    needle = mark_needle(mark)
+    env = {**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV, MARK_VARIABLE: mark}
+    hook = guard.spawn_hook()
+    if sandbox is not None:
+        env = sandbox.environment(env)
+        try:
+            hook = sandbox.child_hook(hook)
+        except OSError as exc:
+            raise ToolError(f"Cannot set up the Bash sandbox: {exc}") from None
+    argv = ["bash", "-c", command] if sandbox is None else sandbox.argv(["bash", "-c", command])
+    spawn = asyncio.ensure_future(loop.subprocess_exec(
+            lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
+            *argv,
+            cwd=ctx.workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            # Forked by the event loop's thread, which lives as long as we do; the child registers its
+            # group with the reaper before bash runs, then enters the sandbox.
+            preexec_fn=hook,
+        ))
+    try:
+        # Shielded: asyncio cancelled while it connects the pipes kills bash alone and then waits for pipes
+        # that never connected, for ever (the run hung on SIGTERM under load). Let it finish, then stop
+        # the whole group as any cancelled call does.
+        transport, protocol = await asyncio.shield(spawn)
+    except OSError as exc:
+        raise ToolError(f"Cannot start bash: {exc}") from None
+    except subprocess.SubprocessError:  # the child could not enter the sandbox: nothing ran
+        raise ToolError("Cannot start bash: the child could not enter the Bash sandbox; nothing ran") from None
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            transport, protocol = await spawn
+            try:
+                await stop_process_group(transport.get_pid(), protocol.exited)
+            finally:
+                transport.close()
+                kill_marked(needle, after=transport.get_pid())
+                guard.untrack(transport.get_pid())
+        raise
+    pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
+    guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
+    swept = False
+    try:
+        await asyncio.wait({protocol.exited}, timeout=timeout)
+        timed_out = not protocol.exited.done()
+        if not timed_out:
+            # Background children may still hold the pipe: give them a moment, then stop them.
+            await asyncio.wait({protocol.closed}, timeout=DRAIN_GRACE_SECONDS)
+        await stop_process_group(pgid, protocol.exited)
+        kill_marked(needle, after=pgid)  # what left the group (a daemon) and still runs; it may hold the pipe
+        swept = True
+        if not protocol.closed.done():  # the last bytes arrive once the group is gone
+            await asyncio.wait({protocol.closed}, timeout=TERM_GRACE_SECONDS)
+    except BaseException:  # cancelled: still SIGTERM, grace, SIGKILL (the kill happens even if
+        await stop_process_group(pgid, protocol.exited)  # cancelled again), then re-raise
+        raise
+    finally:
+        transport.close()  # closes the pipes; kills bash if it somehow still runs
+        if not swept:  # cancelled or failed before the sweep above
+            kill_marked(needle, after=pgid)
+        guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
+    output = buffer.text()
+    if timed_out:
+        body = f"Command timed out after {timeout:g}s"
+        return ToolResult(body + (f"\n\n{output}" if output else ""), is_error=True)
+    code = protocol.exited.result()
+    if code != 0:
+        shown = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        return ToolResult((output + "\n\n" if output else "") + shown, metadata={"exit_code": code})
+    return ToolResult(output or "(no output)", metadata={"exit_code": 0})
