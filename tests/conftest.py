@@ -52,6 +52,14 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e/ is marked `e2e` (a module elsewhere marks itself with `pytestmark`)."""
+    e2e = Path(__file__).parent / "e2e"
+    for item in items:
+        if item.path.is_relative_to(e2e):
+            item.add_marker(pytest.mark.e2e)
+
+
 def _is_local(address: Any) -> bool:
     if isinstance(address, (str, bytes)):
         return True  # AF_UNIX path

@@ -16,7 +16,8 @@ Getting ready takes what it takes: on a fresh machine (cold bytecode caches) und
 and the model SDK's import in the background can take a minute or more. So a test waits for those states
 (`wait_started`: the status bar is painted; `wait_loaded`: it no longer says the SDK is loading), bounded only
 by `READY_BOUND` from the launch, a failure bound; `wait_for` bounds what follows, once the app is ready.
-Tests that use the harness carry `terminal_timeout`, pytest's limit sized for that bound.
+Tests that use the harness carry `terminal_timeout`, pytest's limit sized for that bound, and the `terminal` marker
+(`pytest -m "not terminal"` leaves them out).
 """
 
 from __future__ import annotations

@@ -10,28 +10,29 @@ Run `python tests/test_layers.py` to print the graph's cycles and layer violatio
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "agentcli"
 
-# The layers, lowest first (docs/ARCHITECTURE.md). A unit is a top-level module or a first-level
-# subpackage of agentcli/; it may import units of lower layers only (and itself).
-LAYERS: list[set[str]] = [
-    {"paths", "resources", "redact", "text", "safe_text", "status", "figures", "diffs", "process_exit", "gitsafe"},
-    {"config", "logs", "prompts"},
-    {"llm"},
-    {"tools", "events", "testing"},
-    {"hooks", "stream_json"},
-    {"store", "agent", "mcp"},
-    {"subagents"},
-    {"conversation"},
-    {"frontend"},
-    {"oneshot", "ui"},
-    {"headless", "acp_agent"},
-    {"cli"},
-    {"__main__"},
-]
+ARCHITECTURE = ROOT.parent / "docs" / "ARCHITECTURE.md"
+
+
+def read_layers(text: str) -> list[set[str]]:
+    """The units of each layer, lowest first, from the layer table of docs/ARCHITECTURE.md (`| 3 | `tools/` | …`)."""
+    layers: dict[int, set[str]] = defaultdict(set)
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].isdigit():
+            layers[int(cells[0])] |= {name.rstrip("/") for name in re.findall(r"`([\w/]+)`", cells[1])}
+    return [layers[level] for level in sorted(layers)]
+
+
+# The layers, lowest first. A unit is a top-level module or a first-level subpackage of agentcli/; it may import
+# units of lower layers only (and itself).
+LAYERS: list[set[str]] = read_layers(ARCHITECTURE.read_text(encoding="utf-8"))
 
 
 def module_name(path: Path) -> str:
@@ -145,7 +146,7 @@ def rank(name: str) -> int:
     for level, names in enumerate(LAYERS):
         if name in names:
             return level
-    raise KeyError(f"unit {name!r} is in no layer of tests/test_layers.py (and docs/ARCHITECTURE.md)")
+    raise KeyError(f"unit {name!r} is in no layer of the table in docs/ARCHITECTURE.md")
 
 
 def violations(edges: dict[str, set[str]]) -> list[str]:
@@ -199,6 +200,18 @@ def test_no_module_cycles() -> None:
 def test_no_subpackage_cycles() -> None:
     found = cycles(unit_edges(graph()))
     assert not found, "import cycles between subpackages: " + "; ".join(" ⇄ ".join(c) for c in found)
+
+
+def test_every_package_has_a_row_of_its_own() -> None:
+    """The layer table names each folder in a row of its own, so its one line says what the folder holds."""
+    section = ARCHITECTURE.read_text(encoding="utf-8").split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = [re.findall(r"`([\w/]+)`", line.split("|")[2]) for line in section.splitlines()
+            if line.startswith("|") and line.split("|")[1].strip().isdigit()]
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    shared = [row for row in rows if len(row) > 1 and any(name.rstrip("/") in packages for name in row)]
+    folders = {name.rstrip("/") for row in rows for name in row if name.endswith("/")}
+    assert not [row for row in shared if sum(name.endswith("/") for name in row) > 1], shared
+    assert folders == packages, f"folders without a row: {sorted(packages - folders)}"
 
 
 def test_every_unit_has_a_layer() -> None:

@@ -215,6 +215,7 @@ def test_a_live_process_holds_its_session_and_a_dead_ones_may_be_taken_over(tmp_
     assert taken["session_id"] == session and taken["result"] == "taken over"
 
 
+@pytest.mark.terminal
 @requires_tmux
 @terminal_timeout
 def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_open(tmp_path: Path) -> None:
@@ -259,6 +260,7 @@ def test_the_tui_resumes_a_session_with_its_subagent_block_and_holds_it_while_op
     assert taken["session_id"] == session
 
 
+@pytest.mark.terminal
 @requires_tmux
 @terminal_timeout
 def test_run_resume_without_an_id_asks_on_a_terminal(tmp_path: Path) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN
 from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 
-pytestmark = [requires_tmux, terminal_timeout]
+pytestmark = [pytest.mark.terminal, requires_tmux, terminal_timeout]
 
 
 def _task(description: str, tool: ToolCall) -> list[Step]:

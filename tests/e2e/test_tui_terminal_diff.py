@@ -9,11 +9,13 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN
 from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 
-pytestmark = [requires_tmux, terminal_timeout]
+pytestmark = [pytest.mark.terminal, requires_tmux, terminal_timeout]
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 

@@ -157,6 +157,7 @@ def test_sigterm_while_subagent_runs_bash_records_its_task_cancelled(tmp_path: P
     assert statuses == ["cancelled", "cancelled"]  # the main session and the subagent's
 
 
+@pytest.mark.terminal
 @requires_tmux
 @terminal_timeout
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])

@@ -427,6 +427,7 @@ async def test_tui_approval_dialog_shows_a_hostile_command_literally(
     server.assert_done()
 
 
+@pytest.mark.terminal
 @requires_tmux
 @terminal_timeout
 def test_tui_in_a_real_terminal_cannot_retitle_it(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.ui.app import AgentApp
 from agentcli.ui.commands import is_command
 from agentcli.ui.model import NoteItem, TextItem
+from agentcli.ui.router import UIRouter
 from agentcli.ui.widgets.message_list import AssistantText, NoteLine
 from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, notes, screen_text, submit, wait_for
 
@@ -23,14 +24,20 @@ def _texts(app: AgentApp) -> list[str]:
 async def test_a_prompt_streams_its_answer_into_the_view(
     make_app: MakeApp, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pushes: list[str] = []
-    real_push = AssistantText.push
+    pushes: list[tuple[int, str]] = []  # (the flush it came from, the text appended)
+    flushes = [0]
+    real_push, real_flush = AssistantText.push, UIRouter.flush
 
     def push(self: AssistantText, chunk: str) -> None:
-        pushes.append(chunk)
+        pushes.append((flushes[0], chunk))
         real_push(self, chunk)
 
+    def flush(self: UIRouter, text: bool = True, mounts: int | None = None) -> None:
+        flushes[0] += 1
+        real_flush(self, text, mounts)
+
     monkeypatch.setattr(AssistantText, "push", push)
+    monkeypatch.setattr(UIRouter, "flush", flush)
     deltas = len(ANSWER) // 4
     step = Step(match=Match(system_contains=MAIN, turn=0, last_user_contains="where is the config?"),
                 reply=Reply(text=ANSWER, chunk_size=4), chunk_delay_ms=15)
@@ -43,8 +50,12 @@ async def test_a_prompt_streams_its_answer_into_the_view(
             assert app.prompt.text == ""
             await idle(pilot)
             assert _texts(app) == [ANSWER]
-            # It streamed into the widget in several batched appends, not one per delta (~1 s at 20 Hz).
-            assert 2 <= len(pushes) < deltas / 2, (len(pushes), deltas)
+            # It streamed into the widget in several appends (~1 s of deltas), batched: at most one append per
+            # flush of the frame timer, whatever the deltas' timing, never one per delta.
+            texts = [chunk for _, chunk in pushes if chunk]
+            assert ANSWER.endswith("".join(texts)) and 2 <= len(texts) < deltas, (len(texts), deltas)  # after the mount
+            frames = [frame for frame, chunk in pushes if chunk]
+            assert len(frames) == len(set(frames)), frames
             user = app.query(NoteLine).filter(".-user").last()
             assert str(user.render()) == "where is the config?"
             shown = app.status_bar.shown

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from tests.terminal import AgentcliTerminal, requires_tmux, terminal_env, terminal_timeout
 from tests.ui.conftest import MAIN
@@ -45,6 +47,7 @@ def test_an_unknown_cwd_is_bad_usage(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "is not a directory" in proc.stderr
 
 
+@pytest.mark.terminal
 @requires_tmux
 @terminal_timeout
 def test_the_tui_in_a_real_terminal(tmp_path: Path) -> None:

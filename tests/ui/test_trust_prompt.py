@@ -82,6 +82,7 @@ def test_run_tui_asks_only_when_trust_would_change_something(
     assert len(asked) == 1
 
 
+@pytest.mark.terminal
 @requires_tmux
 @terminal_timeout
 @pytest.mark.parametrize("answer", ["t", "c"])

@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from tests.e2e.helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.e2e  # agentcli end to end (the fast loop, `-m "not e2e and not terminal"`, leaves it out)
 
 
 def test_print_mode_answers_with_json_and_honours_the_flags(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.ui.commands import COMMANDS
 
-CORPUS = Path(__file__).resolve().parent / "fixtures" / "commands" / "wshobson"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "commands" / "wshobson"
 
 
 @pytest.fixture

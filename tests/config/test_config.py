@@ -42,7 +42,7 @@ class Layout:
 
     def load(self, **kwargs: object) -> LoadedConfig:
         kwargs.setdefault("env", self.env)
-        kwargs.setdefault("trusted", True)  # the project layer as a plain layer; tests/test_trust.py covers untrusted
+        kwargs.setdefault("trusted", True)  # the project layer as a plain layer; test_trust.py: untrusted
         return load_config(self.workspace, **kwargs)  # type: ignore[arg-type]
 
     def error(self, **kwargs: object) -> str:
@@ -119,7 +119,7 @@ def test_default_config_documents_every_schema_key_with_a_comment() -> None:
 
 @pytest.mark.parametrize("example", ["example.user.toml", "example.project.toml"])
 def test_example_configs_validate(lay: Layout, example: str) -> None:
-    path = Path(__file__).resolve().parents[1] / "config" / example
+    path = Path(__file__).resolve().parents[2] / "config" / example
     loaded = lay.load(config_file=path)
     assert any(src.layer == "config-file" for src in loaded.provenance.values())
 

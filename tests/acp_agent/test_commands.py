@@ -7,12 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp.client.connection import ClientSideConnection
 from acp.schema import AvailableCommandsUpdate
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from tests.acp_agent.test_acp import EditorClient, _prompt, run_acp, workspace
 from tests.e2e.helpers import MAIN
-from tests.e2e.test_acp import EditorClient, _prompt, run_acp, workspace
+
+pytestmark = pytest.mark.e2e  # agentcli end to end (the fast loop, `-m "not e2e and not terminal"`, leaves it out)
 
 __all__ = ["run_acp", "workspace"]  # the fixtures, shared with test_acp
 

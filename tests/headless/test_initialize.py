@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import cli_env
+
+pytestmark = pytest.mark.e2e  # agentcli end to end (the fast loop, `-m "not e2e and not terminal"`, leaves it out)
 
 INITIALIZE: dict[str, Any] = {
     "subtype": "initialize",

@@ -37,6 +37,8 @@ from acp.schema import (
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env
 
+pytestmark = pytest.mark.e2e  # agentcli end to end (the fast loop, `-m "not e2e and not terminal"`, leaves it out)
+
 
 class EditorClient:
     """The client side: records every update and permission question; answers questions with `answers` in order."""

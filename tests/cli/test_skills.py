@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from agentcli.cli.app import app
 
 runner = CliRunner()
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_skills_list_names_each_skill_and_each_skipped_file(tmp_path: Path, isolated_env: Path) -> None:
