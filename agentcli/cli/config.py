@@ -22,7 +22,7 @@ def config_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON with each value's layer.")] = False,
 ) -> None:
     """Print the effective merged config, the layer each value came from, secrets redacted."""
-    from agentcli.config.load import render_config
+    from agentcli.config.show import render_config
     from agentcli.text import json_safe, terminal_safe
     from agentcli.tools.sandbox.policy import session_sandbox
 
