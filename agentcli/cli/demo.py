@@ -3,13 +3,13 @@
 The model's words are canned, but the work is real: the scripted main agent delegates to three
 explore subagents in parallel, and their Glob, Grep and LS calls run on the current directory;
 their answers quote what those tools found. No API key is needed and nothing leaves the machine.
+Only typer and the standard library at import time (`agentcli --help` lists the command): the fake
+server, its script models and the TUI load inside.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,6 +129,9 @@ def demo_conversation(workspace: Path, server: FakeLLMServer, store_dir: Path) -
 
 def run_demo(workspace: Path) -> int:
     """Start the fake server and open the TUI on the scripted session; returns the exit code."""
+    import asyncio
+    import tempfile
+
     from agentcli.conversation import OpenError
     from agentcli.testing.fake_llm import FakeLLMServer
     from agentcli.ui.app import AgentApp
