@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentcli.cli.common import ConfigOption, CwdOption, JsonOption, echo, print_json, table
+from agentcli.cli.common import ConfigOption, CwdOption, JsonOption, echo, print_json, short_path, table
 from agentcli.frontend.common import EXIT_USAGE, fail, load, workspace_dir
 
 if TYPE_CHECKING:
@@ -25,19 +25,6 @@ def _registry(cwd: Path | None, config: Path | None) -> tuple[AgentRegistry, Pat
     workspace = workspace_dir(cwd)
     loaded = load(workspace, config)  # trust decision, one warning line, exit 2 on a config error
     return AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases), workspace
-
-
-def _where(path: str, workspace: Path) -> str:
-    """A file's path relative to the workspace, or to `~`, when it is below one of them."""
-    if path == "built-in":
-        return path
-    p = Path(path)
-    for base, prefix in ((workspace, ""), (Path.home(), "~/")):
-        try:
-            return prefix + str(p.relative_to(base))
-        except ValueError:
-            continue
-    return path
 
 
 def tools_summary(agent: AgentType) -> str:
@@ -60,7 +47,7 @@ def tools_summary(agent: AgentType) -> str:
 
 
 def _label(agent: AgentType, workspace: Path) -> str:
-    return f"{agent.name} ({agent.scope}, {_where(agent.source, workspace)})"
+    return f"{agent.name} ({agent.scope}, {short_path(agent.source, workspace)})"
 
 
 @agents_app.command("list")
@@ -78,14 +65,14 @@ def agents_list(cwd: CwdOption = None, config: ConfigOption = None, as_json: Jso
         return
 
     rows = [
-        [t.name, t.scope, t.file_format, t.model or "inherit", tools_summary(t), _where(t.source, workspace)]
+        [t.name, t.scope, t.file_format, t.model or "inherit", tools_summary(t), short_path(t.source, workspace)]
         for t in registry.types.values()
     ]
     echo(table(["NAME", "SCOPE", "FORMAT", "MODEL", "TOOLS", "SOURCE"], rows))
     if registry.problems:
         echo("\nSkipped files:")
         for problem in registry.problems:
-            echo(f"  {_where(problem.path, workspace)}: {problem.reason}")
+            echo(f"  {short_path(problem.path, workspace)}: {problem.reason}")
     flagged = registry.with_warnings()
     if flagged:
         echo("\nWarnings:")

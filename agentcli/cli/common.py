@@ -1,8 +1,9 @@
 """What the `agentcli` commands share: output, options, finding a record, the store, a transcript.
 
 The command modules of this package import from here (and from `frontend.common`: exit codes, failing with one
-line, loading the config) and never from each other. Only typer and the standard library at import time: the
-config, store and llm modules are imported inside the functions that use them.
+line, loading the config) and never from each other, but for `run`, which records `--trust` as `trust` does
+(`trust.record_trust`). Only typer and the standard library at import time: the config, store and llm modules are
+imported inside the functions that use them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,21 @@ CwdOption = Annotated[
 ]
 ConfigOption = Annotated[Path | None, typer.Option("--config", help="Extra config file, above project config.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ModelOption = Annotated[str | None, typer.Option("--model", help="main, light, an alias or provider:model.")]
+# The options `agentcli` (the TUI) and `agentcli run` share.
+TrustOption = Annotated[
+    bool, typer.Option("--trust", help="Trust this workspace (recorded): apply its .agentcli/config.toml in full.")
+]
+ContinueOption = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the latest session of this workspace.")
+]
+ResumeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--resume", metavar="[ID]",
+        help="Resume a stored session by id (or unique prefix); without an ID, pick one of this workspace's.",
+    ),
+]
 
 
 def echo(text: str = "") -> None:
@@ -43,6 +59,19 @@ def echo(text: str = "") -> None:
 def print_json(value: object) -> None:
     """Print a JSON document (C0 controls escaped by JSON; C1 controls and bidi overrides by `json_safe`)."""
     print(json_safe(json.dumps(value, indent=2, ensure_ascii=False)))
+
+
+def short_path(path: Path | str, workspace: Path) -> str:
+    """A path relative to the workspace, or to `~`, when it is below one of them (`built-in` stays as it is)."""
+    if path == "built-in":  # a built-in agent type's source
+        return path
+    p = Path(path)
+    for base, prefix in ((workspace, ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(p.relative_to(base))
+        except ValueError:
+            continue
+    return str(p)
 
 
 def find_or_fail(get: Callable[[str], T | None], ident: str, kind: str) -> T:

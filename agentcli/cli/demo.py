@@ -3,32 +3,37 @@
 The model's words are canned, but the work is real: the scripted main agent delegates to three
 explore subagents in parallel, and their Glob, Grep and LS calls run on the current directory;
 their answers quote what those tools found. No API key is needed and nothing leaves the machine.
+Only typer and the standard library at import time (`agentcli --help` lists the command): the fake
+server, its script models and the TUI load inside.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.testing.fake_llm_models import Match, Reply, Script, Step, ToolCall
+import typer
+
+from agentcli.cli.common import CwdOption
+from agentcli.frontend.common import load, workspace_dir
 
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation
     from agentcli.testing.fake_llm import FakeLLMServer
+    from agentcli.testing.fake_llm_models import Script
 
 DEMO_TITLE = "agentcli demo — scripted model, real tools on this folder (no API key used)"
 MAIN_MARK = "You are agentcli"
-_SUBTASKS = (
+#: Each explorer's task: description, prompt, its one tool call (name, input) and its report's first line.
+_SUBTASKS: tuple[tuple[str, str, tuple[str, dict[str, object]], str], ...] = (
     ("Map the project layout", "List the files of this workspace with Glob and describe its layout.",
-     ToolCall(name="Glob", input={"pattern": "**/*"}), "Files in this workspace (newest first):\n"),
+     ("Glob", {"pattern": "**/*"}), "Files in this workspace (newest first):\n"),
     ("Find TODO markers", "Search the code for TODO, FIXME and XXX markers with Grep and say where they are.",
-     ToolCall(name="Grep", input={"pattern": "TODO|FIXME|XXX", "output_mode": "content", "head_limit": 15}),
+     ("Grep", {"pattern": "TODO|FIXME|XXX", "output_mode": "content", "head_limit": 15}),
      "Markers found:\n"),
     ("Survey the top level", "List the top-level folder with LS and say what stands out.",
-     ToolCall(name="LS", input={"path": "."}), "The top level holds:\n"),
+     ("LS", {"path": "."}), "The top level holds:\n"),
 )
 DEMO_WELCOME = (
     "This is the demo. Type any prompt (for example: look around) and press Enter: a scripted model "
@@ -56,6 +61,8 @@ def final_text(command: str) -> str:
 
 def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25, command: str = "agentcli") -> Script:
     """The scripted session: every plain prompt starts the same three-way delegation."""
+    from agentcli.testing.fake_llm_models import Match, Reply, Script, Step, ToolCall
+
     steps = [
         Step(
             name="main-delegates",
@@ -84,11 +91,11 @@ def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25, command: str
             optional=True,
         ),
     ]
-    for description, _, call, lead in _SUBTASKS:
+    for description, _, (tool, tool_input), lead in _SUBTASKS:
         mark = f"# Task\n{description}"
         steps.append(Step(
             name=f"{description}: tool", match=Match(system_contains=mark, last_user_is_tool_result=False),
-            reply=Reply(text="Looking.", chunk_size=4, tool_calls=[call]),
+            reply=Reply(text="Looking.", chunk_size=4, tool_calls=[ToolCall(name=tool, input=tool_input)]),
             latency_ms=latency_ms, chunk_delay_ms=chunk_delay_ms, times=None, optional=True,
         ))
         steps.append(Step(
@@ -122,6 +129,9 @@ def demo_conversation(workspace: Path, server: FakeLLMServer, store_dir: Path) -
 
 def run_demo(workspace: Path) -> int:
     """Start the fake server and open the TUI on the scripted session; returns the exit code."""
+    import asyncio
+    import tempfile
+
     from agentcli.conversation import OpenError
     from agentcli.testing.fake_llm import FakeLLMServer
     from agentcli.ui.app import AgentApp
@@ -147,3 +157,10 @@ def run_demo(workspace: Path) -> int:
             return asyncio.run(main())
         finally:
             conversation.close()  # a no-op unless the loop ended before aclose() could run
+
+
+def demo_command(cwd: CwdOption = None) -> None:
+    """Open the TUI on a scripted demo: a fake model delegates real read-only work on this folder (no key)."""
+    workspace = workspace_dir(cwd)
+    load(workspace, None)  # an invalid config is one line and exit 2 before the demo starts
+    raise typer.Exit(run_demo(workspace))

@@ -6,27 +6,15 @@ Only typer and the standard library at import time: the catalogs load inside the
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import typer
 
-from agentcli.cli.common import CwdOption, JsonOption, echo, print_json, table
+from agentcli.cli.common import CwdOption, JsonOption, echo, print_json, short_path, table
 from agentcli.frontend.common import workspace_dir
 
 skills_app = typer.Typer(help="Skills (SKILL.md folders): what the model may load.", rich_markup_mode=None)
 commands_app = typer.Typer(help="Custom slash commands (.claude/commands/*.md).", rich_markup_mode=None)
-
-
-def _where(path: Path | str, workspace: Path) -> str:
-    """A path relative to the workspace, or to `~`, when it is below one of them."""
-    p = Path(path)
-    for base, prefix in ((workspace, ""), (Path.home(), "~/")):
-        try:
-            return prefix + str(p.relative_to(base))
-        except ValueError:
-            continue
-    return str(p)
 
 
 def _cut(text: str, width: int = 70) -> str:
@@ -50,15 +38,15 @@ def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
         print_json(record)
         return
     if catalog.skills:
-        rows = [[s.name, s.scope, _cut(s.description), _where(s.path, workspace)] for s in catalog.skills.values()]
+        rows = [[s.name, s.scope, _cut(s.description), short_path(s.path, workspace)] for s in catalog.skills.values()]
         echo(table(["NAME", "SCOPE", "DESCRIPTION", "SOURCE"], rows))
     else:
         echo("No skills (folders with a SKILL.md in .claude/skills or .agents/skills, of the workspace or ~).")
     if catalog.problems:
         echo("\nSkipped files:")
         for problem in catalog.problems:
-            echo(f"  {_where(problem.path, workspace)}: {problem.reason}")
-    lines = [f"  {s.name} ({_where(s.path, workspace)}): {w}" for s in catalog.with_warnings() for w in s.warnings]
+            echo(f"  {short_path(problem.path, workspace)}: {problem.reason}")
+    lines = [f"  {s.name} ({short_path(s.path, workspace)}): {w}" for s in catalog.with_warnings() for w in s.warnings]
     tools = [f"  {s.name}: {', '.join(s.allowed_tools)}" for s in catalog.skills.values() if s.allowed_tools]
     if lines:
         echo("\nWarnings:")
@@ -70,8 +58,8 @@ def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
         echo("\nShadowed skills:")
         for skill in catalog.shadowed:
             winner = catalog.skills[skill.name]
-            echo(f"  {skill.name} ({_where(skill.path, workspace)}) is hidden by "
-                               f"{_where(winner.path, workspace)}")
+            echo(f"  {skill.name} ({short_path(skill.path, workspace)}) is hidden by "
+                               f"{short_path(winner.path, workspace)}")
 
 
 @commands_app.command("list")
@@ -93,17 +81,17 @@ def commands_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     if found.commands:
         rows = [[f"/{command.name if found.find(command.name) is command else command.qualified}", command.where,
                  _cut(command.description + (f" {command.argument_hint}" if command.argument_hint else ""), 60),
-                 _where(command.path, workspace)] for command in found.commands.values()]
+                 short_path(command.path, workspace)] for command in found.commands.values()]
         echo(table(["COMMAND", "FROM", "DESCRIPTION", "SOURCE"], rows))
     else:
         echo("No custom slash commands (.claude/commands/*.md of the workspace or ~).")
     if found.problems:
         echo("\nSkipped files:")
         for problem in found.problems:
-            echo(f"  {_where(problem.path, workspace)}: {problem.reason}")
+            echo(f"  {short_path(problem.path, workspace)}: {problem.reason}")
     if found.shadowed:
         echo("\nShadowed commands:")
         for command in found.shadowed:
-            echo(f"  /{command.qualified} ({_where(command.path, workspace)}) is hidden by "
-                               f"{_where(found.commands[command.qualified].path, workspace)}")
+            echo(f"  /{command.qualified} ({short_path(command.path, workspace)}) is hidden by "
+                               f"{short_path(found.commands[command.qualified].path, workspace)}")
 

@@ -15,9 +15,7 @@ schema are imported on first use. `Settings`, `ModelSettings`… resolve lazily.
 from __future__ import annotations
 
 import functools
-import json as jsonlib
 import os
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,10 +30,10 @@ from agentcli.config.layers import (
     Source,
     dotted,
     env_assignments,
-    is_secret_key,
     override_assignments,
     read_toml,
 )
+from agentcli.config.values import leaves, show_value
 
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
@@ -70,7 +68,6 @@ __all__ = [
     "Source",
     "TaskToolSettings",
     "load_config",
-    "render_config",
 ]
 
 _LAZY_SCHEMA_NAMES = frozenset(
@@ -87,8 +84,6 @@ _LAZY_SCHEMA_NAMES = frozenset(
     }
 )
 BUILTIN = Source("builtin", "agentcli.config.schema")
-_URL_PASSWORD = re.compile(r"(://[^/@:\s]*:)[^/@\s]+@")
-_MAX_VALUE_REPR = 80
 
 
 def __getattr__(name: str) -> Any:
@@ -114,7 +109,7 @@ class LoadedConfig:
     ignored_values: Mapping[str, object] = field(default_factory=dict, repr=False)
     #: The layers as dynaconf merged them; each value's origin is read from its history when first needed.
     stack: LayerStack | None = field(default=None, repr=False, compare=False)
-    #: The permission rules of Claude Code's settings files (`claude_settings`), for `config show`.
+    #: The permission rules of Claude Code's settings files (`claude_settings`), for `config show` (`config.show`).
     claude: ClaudePermissions | None = field(default=None, repr=False, compare=False)
     home: Path | None = field(default=None, repr=False, compare=False)  # `~` of additional directories
 
@@ -123,7 +118,7 @@ class LoadedConfig:
         """Every effective leaf (`"task_tool.max_depth"`) with its layer and location; `builtin` where no layer
         sets it."""
         origins = self.stack.provenance() if self.stack is not None else {}
-        return {dotted(path): origins.get(path, BUILTIN) for path, _ in _leaves(self.settings)}
+        return {dotted(path): origins.get(path, BUILTIN) for path, _ in leaves(self.settings)}
 
     @functools.cached_property
     def additional_dirs(self) -> tuple[list[AdditionalDir], list[str]]:
@@ -139,7 +134,7 @@ class LoadedConfig:
     def ignored_settings(self) -> list[str]:
         """`key = value` of each ignored project setting, secrets redacted (for the TUI's trust prompt)."""
         items = self.ignored_values.items()
-        return [f"{key} = {_show(tuple(key.split(' ')[0].split('.')), value)}" for key, value in items]
+        return [f"{key} = {show_value(tuple(key.split(' ')[0].split('.')), value)}" for key, value in items]
 
     def claude_ignored(self) -> list[str]:
         """`permissions.allow from /ws/.claude/settings.json`: what an untrusted project's Claude Code settings
@@ -201,43 +196,13 @@ def load_config(
 
     env = os.environ if env is None else env
     stack = LayerStack()
-    layers: list[Source] = []
     unknown: dict[KeyPath, list[Source]] = {}
 
     workspace = Path(workspace).expanduser().absolute()
     project_file = paths.project_config_file(workspace)
-    ignored: dict[str, object] = {}
-    files: list[tuple[LayerName, Path, bool]] = [
-        ("default", resources.default_config_path(), True),
-        ("user", paths.user_config_file(env), False),
-        ("project", project_file, False),
-    ]
-    if config_file is not None:
-        explicit = Path(config_file).expanduser().absolute()
-        if not explicit.exists():
-            raise ConfigError(f"--config file {explicit} does not exist")
-        if not explicit.is_file():
-            raise ConfigError(f"--config file {explicit} is not a file")
-        files.append(("config-file", explicit, True))
+    files = _config_files(env, project_file, config_file)
     claude = read_claude_permissions(workspace, trusted=trusted, env=env, sources=claude_sources)
-    for layer, path, required in files:
-        if layer == "user" and claude.mode is not None:  # Claude Code's defaultMode, under agentcli's own files
-            source = Source("claude", claude.mode_source)
-            _apply(stack, ("permissions", "mode"), claude.mode, source, unknown)
-            layers.append(source)
-        if not required and not path.exists():
-            continue
-        source = Source(layer, str(path))
-        data = read_toml(path)
-        if layer == "project" and not trusted:
-            from agentcli.config.untrusted import MISSING, narrow_project_layer
-
-            kept, ignored = narrow_project_layer(data, functools.partial(_lookup, stack.data(), missing=MISSING))
-        else:
-            kept = [((str(key),), value) for key, value in data.items()]
-        for key_path, value in kept:
-            _apply(stack, key_path, value, source, unknown)
-        layers.append(source)
+    layers, ignored = _apply_files(stack, files, claude, trusted, unknown)
 
     sections = config_schema.top_level_sections()
     assignments = [
@@ -261,6 +226,57 @@ def load_config(
         claude=claude,
         home=Path(env["HOME"]) if env.get("HOME") else None,
     )
+
+
+def _config_files(
+    env: Mapping[str, str], project_file: Path, config_file: Path | None
+) -> list[tuple[LayerName, Path, bool]]:
+    """The config files in layer order, each with whether it must exist; ConfigError for a wrong `--config`."""
+    files: list[tuple[LayerName, Path, bool]] = [
+        ("default", resources.default_config_path(), True),
+        ("user", paths.user_config_file(env), False),
+        ("project", project_file, False),
+    ]
+    if config_file is not None:
+        explicit = Path(config_file).expanduser().absolute()
+        if not explicit.exists():
+            raise ConfigError(f"--config file {explicit} does not exist")
+        if not explicit.is_file():
+            raise ConfigError(f"--config file {explicit} is not a file")
+        files.append(("config-file", explicit, True))
+    return files
+
+
+def _apply_files(
+    stack: LayerStack,
+    files: list[tuple[LayerName, Path, bool]],
+    claude: ClaudePermissions,
+    trusted: bool,
+    unknown: dict[KeyPath, list[Source]],
+) -> tuple[list[Source], dict[str, object]]:
+    """Apply each file's layer (Claude Code's defaultMode under the user file; an untrusted project's narrowed):
+    the layers applied, and the project values left out."""
+    layers: list[Source] = []
+    ignored: dict[str, object] = {}
+    for layer, path, required in files:
+        if layer == "user" and claude.mode is not None:  # Claude Code's defaultMode, under agentcli's own files
+            source = Source("claude", claude.mode_source)
+            _apply(stack, ("permissions", "mode"), claude.mode, source, unknown)
+            layers.append(source)
+        if not required and not path.exists():
+            continue
+        source = Source(layer, str(path))
+        data = read_toml(path)
+        if layer == "project" and not trusted:
+            from agentcli.config.untrusted import MISSING, narrow_project_layer
+
+            kept, ignored = narrow_project_layer(data, functools.partial(_lookup, stack.data(), missing=MISSING))
+        else:
+            kept = [((str(key),), value) for key, value in data.items()]
+        for key_path, value in kept:
+            _apply(stack, key_path, value, source, unknown)
+        layers.append(source)
+    return layers, ignored
 
 
 _DROP = object()
@@ -368,7 +384,7 @@ def _describe_error(err: ErrorDetails, merged: _Origins) -> str:
         return f"{dotted(leaf_names)} ({_where([merged.sources[leaf_names]])}): {message}"
     key = dotted(leaf_names) + "".join(f"[{part}]" for part in rest)
     value = err["input"] if rest else merged.value_at(leaf_names)
-    return f"{key} = {_show(leaf_names, value)} ({_where([merged.sources[leaf_names]])}): {message}"
+    return f"{key} = {show_value(leaf_names, value)} ({_where([merged.sources[leaf_names]])}): {message}"
 
 
 def _key_value(path: KeyPath, merged: _Origins) -> str:
@@ -377,7 +393,7 @@ def _key_value(path: KeyPath, merged: _Origins) -> str:
     except KeyError:
         return dotted(path)
     source = merged.sources.get(path, BUILTIN)
-    return f"{dotted(path)} = {_show(path, value)} ({_where([source])})"
+    return f"{dotted(path)} = {show_value(path, value)} ({_where([source])})"
 
 
 def _where(sources: list[Source]) -> str:
@@ -391,120 +407,3 @@ def _suggest(path: KeyPath) -> str:
 
     close = difflib.get_close_matches(path[-1], known_keys(path[:-1]), n=1)
     return f" (did you mean {dotted((*path[:-1], close[0]))}?)" if close else ""
-
-
-def _redact(path: KeyPath, value: object) -> object:
-    """A copy of `value` with every secret (by key name or type) replaced by `***`."""
-    from pydantic import SecretStr
-
-    if (path and is_secret_key(path[-1])) or isinstance(value, SecretStr):
-        return "***" if value not in (None, "") else value
-    if isinstance(value, Mapping):
-        return {k: _redact((*path, str(k)), v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redact(path, v) for v in value]
-    if isinstance(value, str):
-        return _URL_PASSWORD.sub(r"\1***@", value)
-    return value
-
-
-def _show(path: KeyPath, value: object) -> str:
-    text = repr(_redact(path, value))
-    return text if len(text) <= _MAX_VALUE_REPR else text[: _MAX_VALUE_REPR - 3] + "..."
-
-
-# ---------------------------------------------------------------- config show
-
-
-def _leaves(value: object, path: KeyPath = ()) -> list[tuple[KeyPath, object]]:
-    """Every effective leaf of the validated settings (tables recurse, lists are leaves)."""
-    from pydantic import BaseModel
-
-    if isinstance(value, BaseModel):
-        return [leaf for name in type(value).model_fields for leaf in _leaves(getattr(value, name), (*path, name))]
-    if isinstance(value, dict):
-        return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, str(key)))]
-    if isinstance(value, list) and any(isinstance(item, BaseModel) for item in value):  # [[hooks.Stop]] tables
-        return [(path, [item.model_dump(exclude_none=True) if isinstance(item, BaseModel) else item for item in value])]
-    return [(path, value)]
-
-
-def _toml_literal(value: object) -> str:
-    if value is None:
-        return '""'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_literal(item) for item in value) + "]"
-    if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{key} = {_toml_literal(item)}" for key, item in value.items()) + " }"
-    return jsonlib.dumps(str(value), ensure_ascii=False)
-
-
-def render_config(loaded: LoadedConfig, *, json: bool = False) -> str:
-    """The effective configuration for `agentcli config show`, secrets redacted.
-
-    Text: `[section]` blocks of `key = value  # layer (location)`, sorted. JSON: an object of
-    dotted keys to `{"value", "layer", "location"}` (unset values are null).
-    """
-    rows = sorted(
-        ((path, _redact(path, value), loaded.provenance[dotted(path)]) for path, value in _leaves(loaded.settings)),
-        key=lambda row: (dotted(row[0][:-1]), row[0][-1]),
-    )
-    if json:
-        doc = {
-            dotted(path): {"value": None if value == "" else value, "layer": src.layer, "location": src.location}
-            for path, value, src in rows
-        }
-        if loaded.claude is not None and loaded.claude.rules:
-            rules = loaded.claude.rules
-            doc["claude.permissions"] = {
-                "value": [{"kind": r.kind, "rule": r.rule, "written": r.written, "location": r.source} for r in rules],
-                "layer": "claude",
-                "location": ", ".join(dict.fromkeys(r.source for r in rules)),
-            }
-        dirs, _ = loaded.additional_dirs
-        if dirs:
-            doc["permissions.additional_directories.resolved"] = {
-                "value": [{"path": str(d.path), "written": d.written, "location": d.source} for d in dirs],
-                "layer": "resolved",
-                "location": ", ".join(dict.fromkeys(d.source for d in dirs)),
-            }
-        return jsonlib.dumps(doc, indent=2, ensure_ascii=False)
-    sections: dict[KeyPath, list[tuple[str, str]]] = {}
-    for path, value, src in rows:
-        unset = "unset; " if value in (None, "") else ""
-        assignment = f"{dotted(path[-1:])} = {_toml_literal(value)}"
-        sections.setdefault(path[:-1], []).append((assignment, f"# {unset}{src.layer} ({src.location})"))
-    width = max(len(src.layer) for src in loaded.layers)
-    header = ["# Effective agentcli configuration; layers read, later wins:"]
-    header += [f"#   {src.layer.ljust(width)}  {src.location}" for src in loaded.layers]
-    warning = loaded.untrusted_warning()
-    if warning:
-        header.append(f"# {warning}")
-    blocks = ["\n".join(header) + "\n"]
-    for section, entries in sections.items():
-        width = min(max(len(a) for a, _ in entries), _MAX_VALUE_REPR)
-        body = "\n".join(f"{a.ljust(width)}  {comment}" for a, comment in entries)
-        blocks.append(f"[{dotted(section)}]\n{body}\n")
-    if loaded.claude is not None and (loaded.claude.rules or loaded.claude.notes):
-        blocks.append(_claude_block(loaded.claude))
-    dirs, skipped = loaded.additional_dirs
-    if dirs or skipped:
-        lines = ["# Additional directories (the file tools and Bash also work there):"]
-        lines += [f"#   {d.path}" + (f"  (written {d.written})" if d.written != str(d.path) else "") + f"  # {d.source}"
-                  for d in dirs]
-        lines += [f"#   skipped: {note}" for note in skipped]
-        blocks.append("\n".join(lines) + "\n")
-    return "\n".join(blocks)
-
-
-def _claude_block(claude: ClaudePermissions) -> str:
-    """The rules of Claude Code's settings files, each with its file (united with [permissions]; deny wins)."""
-    lines = ["# Permission rules from Claude Code settings (united with [permissions]; deny wins):"]
-    lines += [f"#   {rule.kind:<5}  {rule.written}" + (f"  (read as {rule.rule})" if rule.rule != rule.written else "")
-              + f"  # {rule.source}" for rule in claude.rules]
-    lines += [f"#   not used: {note}" for note in claude.notes]
-    return "\n".join(lines) + "\n"

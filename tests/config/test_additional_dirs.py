@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from agentcli.config.additional_dirs import resolve_additional_dirs
-from agentcli.config.load import LoadedConfig, load_config, render_config
+from agentcli.config.load import LoadedConfig, load_config
+from agentcli.config.show import render_config
 
 
 def _write(path: Path, text: str) -> Path:

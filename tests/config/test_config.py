@@ -14,7 +14,8 @@ import pytest
 from pydantic import BaseModel
 
 from agentcli import resources
-from agentcli.config.load import ConfigError, LoadedConfig, ModelSettings, Settings, load_config, render_config
+from agentcli.config.load import ConfigError, LoadedConfig, ModelSettings, Settings, load_config
+from agentcli.config.show import render_config
 
 FAKE_KEY = "sk-FAKE-7f3a9c1e5b-REDACT-ME"
 

@@ -105,7 +105,7 @@ def test_a_bad_hooks_table_in_the_config_is_one_line(tmp_path: Path, toml: str, 
 
 
 def test_config_show_prints_hooks_tables(tmp_path: Path) -> None:
-    from agentcli.config.load import render_config
+    from agentcli.config.show import render_config
 
     paths.user_config_file().parent.mkdir(parents=True)
     paths.user_config_file().write_text('[[hooks.Stop]]\nhooks = [{ command = "check.sh", timeout = 5 }]\n')
