@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from agentcli.config.load import LoadedConfig
     from agentcli.conversation import Conversation
     from agentcli.llm.base import Message
-    from agentcli.oneshot.printers import Printer
+    from agentcli.oneshot.printer_base import Printer
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 130
@@ -102,7 +102,7 @@ def error_result(output_format: str, message: str, out: TextIO, *, session_id: s
 
 
 def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: list[dict[str, object]]) -> None:
-    from agentcli.oneshot.printers import RunSummary
+    from agentcli.oneshot.printer_base import RunSummary
 
     ledger = session.ledger
     total = ledger.total
