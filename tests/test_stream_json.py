@@ -21,7 +21,8 @@ from agentcli.events import (
     UsageEvent,
 )
 from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from agentcli.oneshot.printers import RunSummary, StreamJsonPrinter
+from agentcli.oneshot.printer_base import RunSummary
+from agentcli.oneshot.stream_json_printer import StreamJsonPrinter
 from agentcli.stream_json import InputLineError, parse_input_line, result_subtype
 
 

@@ -4,9 +4,10 @@ Before a request, `Compactor.fit` weighs the context (the last request's measure
 estimate of what was added since). Past `compact_threshold` of the window it first prunes large old
 tool results (no model call), and if that is not enough, replaces the older turns by one opening
 user message: a summary by the light model when the person configured it (`[context] auto_compact`,
-or asked with `/compact`), else a digest made without a model. Either way the opening message lists
-the earlier requests' gist, files touched, open todos and every delegated task id with its one-line
-result, so `TaskOutput` and `Task(resume=…)` keep working. The stored history is never changed.
+or asked with `/compact`), else a digest made without a model. Either way the opening message
+(compaction_digest.py) lists the earlier requests' gist, files touched, open todos and every delegated
+task id with its one-line result, so `TaskOutput` and `Task(resume=…)` keep working. The stored history is
+never changed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentcli.agent.compaction_digest import is_digest, opening_message, transcript
 from agentcli.llm.base import (
     CHARS_PER_TOKEN,
     Message,
@@ -30,14 +32,9 @@ from agentcli.llm.base import (
     Usage,
 )
 from agentcli.llm.models import ResolvedModel
-from agentcli.text import defang_tags, one_line
 
-_OPEN, _CLOSE = "<compacted_context>", "</compacted_context>"
 _KEEP_HEAD = 600  # characters a pruned tool result keeps
 _NEVER_PRUNED = frozenset({"Task", "TaskOutput", "TaskCancel"})  # results that carry task ids
-_PATH_KEYS = ("file_path", "path", "notebook_path")
-_PREVIOUS_MAX = 6000  # characters of an earlier digest carried into the next one
-_TRANSCRIPT_RESULT_MAX = 2000  # characters of one tool result in the transcript the summariser reads
 
 SUMMARY_SYSTEM = (
     "You compact the conversation of a coding assistant so that it can continue its work without the "
@@ -306,7 +303,7 @@ class Compactor:
             if tail > budget or len(messages) - start > most:
                 break
             chosen = start
-        if chosen == 1 and _is_digest(messages[0]):
+        if chosen == 1 and is_digest(messages[0]):
             return 0  # only an earlier summary before it: nothing to gain
         return chosen
 
@@ -361,7 +358,7 @@ class Compactor:
         fallback: str | None = None
         if model_allowed and self.summarize is not None:
             try:
-                reply = await self.summarize(_transcript(older, self._transcript_chars()), focus)
+                reply = await self.summarize(transcript(older, self._transcript_chars()), focus)
             except Exception as exc:  # a failed summary must not end the run: a digest still keeps it going
                 fallback = f"the summary request failed ({type(exc).__name__}: {exc}); a digest was kept instead"
             else:
@@ -369,7 +366,8 @@ class Compactor:
                     fallback = "the summary came back empty; a digest was kept instead"
         elif model_allowed:
             fallback = "no light model to summarise with; a digest was kept instead"
-        text = self._opening(older, facts, reply.text if reply is not None and reply.text else None)
+        text = opening_message(older, reply.text if reply is not None and reply.text else None, todos=facts.todos,
+                               tasks=facts.tasks, editing_tools=self.editing_tools)
         messages[:] = [Message.user(text), *kept]
         after = self._rebased(before, estimated, messages)
         kept_from_seq = next_seq - len(kept)
@@ -388,68 +386,6 @@ class Compactor:
         """How much of the older turns the summariser reads (about half the window, at most 400k characters)."""
         return min(400_000, self.policy.window * CHARS_PER_TOKEN // 2)
 
-    def _opening(self, older: Sequence[Message], facts: Facts, summary: str | None) -> str:
-        """The user message that replaces `older`: the summary (or a digest), then the facts always kept."""
-        parts = [
-            "This conversation was compacted to fit the context window: the messages before this point were "
-            "replaced by the summary below (the full history stays in the session record)."
-        ]
-        previous = _previous_digest(older)
-        requests = _requests(older)
-        if summary is not None:
-            parts.append("## Summary\n" + defang_tags(summary))
-        elif previous:  # an earlier digest, carried (its newest part) into this one
-            parts.append("## Before that\n" + defang_tags(previous[-_PREVIOUS_MAX:]))
-        if requests:
-            parts.append("## The person's requests in that part (oldest first)\n" + "\n".join(requests))
-        if summary is None and (last := _last_answer(older)):
-            parts.append("## Latest answer before this point\n" + defang_tags(last))
-        files = _merge_files(_files_from_digest(previous), self._files(older))
-        if files:
-            parts.append("## Files touched\n" + "\n".join(f"- {path}" for path in files))
-        if facts.todos:
-            parts.append("## Open todos\n" + "\n".join(defang_tags(t) for t in facts.todos))
-        if facts.tasks:
-            parts.append(
-                "## Delegated tasks (their ids stay valid for TaskOutput and Task(resume=...))\n"
-                + "\n".join(defang_tags(t) for t in facts.tasks)
-            )
-        return f"{_OPEN}\n" + "\n\n".join(parts) + f"\n{_CLOSE}"
-
-    def _files(self, older: Sequence[Message]) -> list[str]:
-        files: list[str] = []
-        for message in older:
-            for block in message.tool_uses():
-                if block.name not in self.editing_tools:
-                    continue
-                for key in _PATH_KEYS:
-                    value = block.input.get(key)
-                    if isinstance(value, str) and value.strip() and value not in files:
-                        files.append(value.strip())
-        return files
-
-
-def _is_digest(message: Message) -> bool:
-    return message.role == "user" and message.text().startswith(_OPEN)
-
-
-def _previous_digest(older: Sequence[Message]) -> str:
-    if older and _is_digest(older[0]):
-        return older[0].text().removeprefix(_OPEN).removesuffix(_CLOSE).strip()
-    return ""
-
-
-def _files_from_digest(digest: str) -> list[str]:
-    _, found, rest = digest.partition("## Files touched\n")
-    if not found:
-        return []
-    lines = rest.split("\n## ", 1)[0].splitlines()
-    return [line[2:].strip() for line in lines if line.startswith("- ")]
-
-
-def _merge_files(first: list[str], second: list[str]) -> list[str]:
-    return list(dict.fromkeys([*first, *second]))
-
 
 def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
     return {block.id: block.name for m in messages if m.role == "assistant" for block in m.tool_uses()}
@@ -462,44 +398,3 @@ def _pruned(content: str, name: str) -> str:
         f"{content[:_KEEP_HEAD]}\n[pruned: {dropped} more characters of {what} were dropped to save context; "
         "run the tool again if they are needed]"
     )
-
-
-def _requests(older: Sequence[Message]) -> list[str]:
-    """The person's prompts among `older` (not tool results, not an earlier digest), shortened."""
-    lines = []
-    for message in older:
-        if message.role != "user" or _is_digest(message):
-            continue
-        text = " ".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
-        if text and not any(isinstance(b, ToolResultBlock) for b in message.content):
-            lines.append("- " + defang_tags(one_line(text, 300)))
-    return lines[-30:]
-
-
-def _last_answer(older: Sequence[Message]) -> str:
-    for message in reversed(older):
-        if message.role == "assistant" and (text := message.text().strip()):
-            return text if len(text) <= 2000 else text[:1999] + "…"
-    return ""
-
-
-def _transcript(older: Sequence[Message], limit: int) -> str:
-    """The older turns as plain text for the summariser (the newest part when too long)."""
-    lines: list[str] = []
-    for message in older:
-        for block in message.content:
-            if isinstance(block, TextBlock) and block.text.strip():
-                lines.append(f"[{message.role}] {block.text}")
-            elif isinstance(block, ToolUseBlock):
-                args = json.dumps(block.input, ensure_ascii=False)
-                lines.append(f"[tool call {block.name}] {args[:500]}")
-            elif isinstance(block, ToolResultBlock):
-                body, more = block.content[:_TRANSCRIPT_RESULT_MAX], len(block.content) - _TRANSCRIPT_RESULT_MAX
-                if more > 0:
-                    body += f" … [{more} chars more]"
-                lines.append(f"[tool result{' (error)' if block.is_error else ''}] {body}")
-    text = "\n".join(lines)
-    if len(text) <= limit:
-        return text
-    head = limit // 5  # the start (what was asked) and the latest part (where the work stands)
-    return f"{text[:head]}\n[… {len(text) - limit} characters omitted …]\n{text[-(limit - head):]}"

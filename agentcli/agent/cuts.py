@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agentcli.llm.base import ModelResponse
+from agentcli.llm.base import ModelResponse, StopReason, ToolUseBlock
 
 CutKind = Literal["", "reported", "full", "short"]
 
@@ -40,6 +40,18 @@ def cut_kind(response: ModelResponse, *, window: int, max_tokens: int, compatibl
     if compatible and usage.output_tokens < max_tokens // 2:
         return "short", used
     return "", 0
+
+
+def cut_calls(calls: list[ToolUseBlock], stop_reason: StopReason) -> list[ToolUseBlock]:
+    """`calls` of a reply cut mid-arguments, each whose input did not parse saying why, so the model can redo it."""
+    if stop_reason not in ("max_tokens", "model_context_window_exceeded"):
+        return calls
+    cut = ("the call was cut at the output token limit" if stop_reason == "max_tokens"
+           else "the call was cut: the context window was full")
+    return [
+        c.model_copy(update={"input_error": f"{cut} ({c.input_error})"}) if c.input_error is not None else c
+        for c in calls
+    ]
 
 
 def window_words(window: int, source: str) -> str:

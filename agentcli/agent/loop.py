@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcli.agent.compaction import Compaction, Compactor
-from agentcli.agent.cuts import CONTEXT_CUT_NOTICE, cut_kind, full_line, short_line, unfit_line, window_words
+from agentcli.agent.cuts import (
+    CONTEXT_CUT_NOTICE,
+    cut_calls,
+    cut_kind,
+    full_line,
+    short_line,
+    unfit_line,
+    window_words,
+)
 from agentcli.agent.model_request import output_room, session_request, stream_response
 from agentcli.agent.session import Session
 from agentcli.agent.spending import PriceFn, Spending
@@ -264,15 +272,7 @@ class AgentLoop:
             if not calls:
                 return RunOutcome("completed", message.text(), session.turns, stop_reason=response.stop_reason,
                                   empty=response.empty)
-            if response.stop_reason in ("max_tokens", "model_context_window_exceeded"):  # a call cut mid-arguments:
-                # say why, so the model can redo it
-                cut = ("the call was cut at the output token limit" if response.stop_reason == "max_tokens"
-                       else "the call was cut: the context window was full")
-                calls = [
-                    c.model_copy(update={"input_error": f"{cut} ({c.input_error})"}) if c.input_error is not None else c
-                    for c in calls
-                ]
-            await self._run_tools(calls)
+            await self._run_tools(cut_calls(calls, response.stop_reason))
         return RunOutcome(
             "max_turns", self._last_text(), session.turns, f"stopped after max_turns={self.max_turns} turns"
         )

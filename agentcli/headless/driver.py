@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from agentcli.headless.printer import HeadlessPrinter
     from agentcli.headless.structured import Structured
     from agentcli.llm.base import Message
-    from agentcli.oneshot.printers import Printer
+    from agentcli.oneshot.printer_base import Printer
 
 log = logging.getLogger(__name__)
 #: Set by the Claude Agent SDK: it reads `session_state_changed` lines.

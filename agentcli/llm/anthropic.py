@@ -194,86 +194,92 @@ class _TurnBuilder:
         """One event of the stream (its JSON object; a missing field reads as None, like an unset one)."""
         kind = event.get("type")
         if kind == "content_block_delta":
-            delta = event.get("delta") or {}
-            dtype = delta.get("type")
-            slot = self.by_index.get(event.get("index", -1))
-            if dtype == "text_delta" and slot is not None and slot[0] == "text":
-                text = delta.get("text") or ""
-                self.texts[slot[1]].append(text)
-                return TextDelta(text)
-            if dtype == "input_json_delta" and slot is not None and slot[0] == "tool":
-                partial = delta.get("partial_json") or ""
-                self.tools.add_args(slot[1], partial)
-                return ToolCallArgsDelta(slot[1], partial)
-            if dtype == "thinking_delta" and slot is not None and slot[0] == "thinking":
-                thinking = delta.get("thinking") or ""
-                self.thinking[slot[1]][0].append(thinking)
-                return ThinkingDelta(thinking)
-            if dtype == "signature_delta" and slot is not None and slot[0] == "thinking":
-                self.thinking[slot[1]][1].append(delta.get("signature") or "")
-            return None
+            return self._block_delta(event.get("index", -1), event.get("delta") or {})
         if kind == "content_block_start":
-            block = event.get("content_block") or {}
-            btype = block.get("type")
-            index = event.get("index", -1)
-            if btype == "text":
-                text = block.get("text") or ""
-                self.texts.append([text] if text else [])
-                slot = ("text", len(self.texts) - 1)
-                self.order.append(slot)
-                self.by_index[index] = slot
-                return TextDelta(text) if text else None
-            if btype == "thinking":
-                thinking = block.get("thinking") or ""
-                self.thinking.append(([thinking] if thinking else [], [block.get("signature") or ""]))
-                self._slot(index, ("thinking", len(self.thinking) - 1))
-                return ThinkingDelta(thinking) if thinking else None
-            if btype == "redacted_thinking":
-                self.redacted.append(block.get("data") or "")
-                self._slot(index, ("redacted", len(self.redacted) - 1))
-                return None
-            if btype == "tool_use":
-                tool_id, name = block.get("id") or "", block.get("name") or ""
-                at = self.tools.start(tool_id, name)
-                self.order.append(("tool", at))
-                self.by_index[index] = ("tool", at)
-                return ToolCallStart(at, tool_id, name)
-            return None
+            return self._block_start(event.get("index", -1), event.get("content_block") or {})
         if kind == "message_start":
-            message = event.get("message") or {}
-            usage = _start_usage(message.get("usage") or {})
-            if self.request_id is not None and not self.finished:
-                if message.get("id") == self.request_id:
-                    return None  # a gateway repeated the frame of the same message: nothing new
-                # An intermediary lost its upstream and spliced a retried generation into this body: the
-                # first one is void (merging both would send back thinking the API never signed as one).
-                self._clear()
-                self.request_id = message.get("id")
-                self.model = message.get("model") or self.model
-                self.usage = usage
-                void = StreamInterruptedError("the server restarted the reply mid-stream", provider="anthropic")
-                return StreamRetry(attempt=1, delay_seconds=0.0, error=void)
-            self.model = message.get("model") or self.model
-            self.request_id = message.get("id")
-            self.usage = usage
-            return StreamUsage(_start_usage(message.get("usage") or {}))
+            return self._message_start(event.get("message") or {})
         if kind == "message_delta":
-            stop = (event.get("delta") or {}).get("stop_reason")
-            if stop:
-                self.stop_reason = ANTHROPIC_STOP_REASONS.get(stop, "other")
-            du = event.get("usage") or {}
-            if du.get("output_tokens") is not None:  # the final count, which may be 0 (a refusal before any token)
-                self.usage.output_tokens = du["output_tokens"]
-            if du.get("input_tokens") is not None:
-                self.usage.input_tokens = du["input_tokens"]
-            if du.get("cache_read_input_tokens") is not None:
-                self.usage.cache_read_tokens = du["cache_read_input_tokens"]
-            if du.get("cache_creation_input_tokens") is not None:
-                self.usage.cache_write_tokens = du["cache_creation_input_tokens"]
-            return None
-        if kind == "message_stop":
+            self._message_delta((event.get("delta") or {}).get("stop_reason"), event.get("usage") or {})
+        elif kind == "message_stop":
             self.finished = True
         return None
+
+    def _block_delta(self, wire_index: int, delta: dict[str, Any]) -> StreamEvent | None:
+        """More of an open content block: text, a tool call's argument JSON, thinking or its signature."""
+        dtype = delta.get("type")
+        slot = self.by_index.get(wire_index)
+        if dtype == "text_delta" and slot is not None and slot[0] == "text":
+            text = delta.get("text") or ""
+            self.texts[slot[1]].append(text)
+            return TextDelta(text)
+        if dtype == "input_json_delta" and slot is not None and slot[0] == "tool":
+            partial = delta.get("partial_json") or ""
+            self.tools.add_args(slot[1], partial)
+            return ToolCallArgsDelta(slot[1], partial)
+        if dtype == "thinking_delta" and slot is not None and slot[0] == "thinking":
+            thinking = delta.get("thinking") or ""
+            self.thinking[slot[1]][0].append(thinking)
+            return ThinkingDelta(thinking)
+        if dtype == "signature_delta" and slot is not None and slot[0] == "thinking":
+            self.thinking[slot[1]][1].append(delta.get("signature") or "")
+        return None
+
+    def _block_start(self, wire_index: int, block: dict[str, Any]) -> StreamEvent | None:
+        """A content block opens: text, thinking, redacted thinking or a tool call (any other kind is skipped)."""
+        btype = block.get("type")
+        if btype == "text":
+            text = block.get("text") or ""
+            self.texts.append([text] if text else [])
+            self._slot(wire_index, ("text", len(self.texts) - 1))
+            return TextDelta(text) if text else None
+        if btype == "thinking":
+            thinking = block.get("thinking") or ""
+            self.thinking.append(([thinking] if thinking else [], [block.get("signature") or ""]))
+            self._slot(wire_index, ("thinking", len(self.thinking) - 1))
+            return ThinkingDelta(thinking) if thinking else None
+        if btype == "redacted_thinking":
+            self.redacted.append(block.get("data") or "")
+            self._slot(wire_index, ("redacted", len(self.redacted) - 1))
+            return None
+        if btype == "tool_use":
+            tool_id, name = block.get("id") or "", block.get("name") or ""
+            at = self.tools.start(tool_id, name)
+            self._slot(wire_index, ("tool", at))
+            return ToolCallStart(at, tool_id, name)
+        return None
+
+    def _message_start(self, message: dict[str, Any]) -> StreamEvent | None:
+        """The message opens: its id, model and input usage (a second, different one restarts the turn)."""
+        usage = _start_usage(message.get("usage") or {})
+        if self.request_id is not None and not self.finished:
+            if message.get("id") == self.request_id:
+                return None  # a gateway repeated the frame of the same message: nothing new
+            # An intermediary lost its upstream and spliced a retried generation into this body: the
+            # first one is void (merging both would send back thinking the API never signed as one).
+            self._clear()
+            self.request_id = message.get("id")
+            self.model = message.get("model") or self.model
+            self.usage = usage
+            void = StreamInterruptedError("the server restarted the reply mid-stream", provider="anthropic")
+            return StreamRetry(attempt=1, delay_seconds=0.0, error=void)
+        self.model = message.get("model") or self.model
+        self.request_id = message.get("id")
+        self.usage = usage
+        return StreamUsage(_start_usage(message.get("usage") or {}))
+
+    def _message_delta(self, stop: str | None, du: dict[str, Any]) -> None:
+        """The message's stop reason and its final token counts (each only where the server sent it)."""
+        if stop:
+            self.stop_reason = ANTHROPIC_STOP_REASONS.get(stop, "other")
+        if du.get("output_tokens") is not None:  # the final count, which may be 0 (a refusal before any token)
+            self.usage.output_tokens = du["output_tokens"]
+        if du.get("input_tokens") is not None:
+            self.usage.input_tokens = du["input_tokens"]
+        if du.get("cache_read_input_tokens") is not None:
+            self.usage.cache_read_tokens = du["cache_read_input_tokens"]
+        if du.get("cache_creation_input_tokens") is not None:
+            self.usage.cache_write_tokens = du["cache_creation_input_tokens"]
 
     def _slot(self, wire_index: int, slot: tuple[str, int]) -> None:
         self.order.append(slot)

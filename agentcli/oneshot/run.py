@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 
     from agentcli.agent.loop import RunOutcome
     from agentcli.agent.session import Session
-    from agentcli.config.load import LoadedConfig
+    from agentcli.config.load import LoadedConfig, Settings
     from agentcli.conversation import Conversation
     from agentcli.llm.base import Message
-    from agentcli.oneshot.printers import Printer
+    from agentcli.oneshot.printer_base import Printer
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 130
@@ -102,7 +102,7 @@ def error_result(output_format: str, message: str, out: TextIO, *, session_id: s
 
 
 def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: list[dict[str, object]]) -> None:
-    from agentcli.oneshot.printers import RunSummary
+    from agentcli.oneshot.printer_base import RunSummary
 
     ledger = session.ledger
     total = ledger.total
@@ -129,9 +129,7 @@ async def _run(
     loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: TextIO, stop: SignalStop | None = None
 ) -> int:
     from agentcli.agent.loop import RunOutcome
-    from agentcli.conversation import Conversation, OpenError
     from agentcli.oneshot.printers import make_printer
-    from agentcli.text import terminal_safe
     from agentcli.tools.permissions.policy import PermissionPolicy
 
     settings = loaded.settings
@@ -139,28 +137,9 @@ async def _run(
         stop.install(asyncio.get_running_loop(), asyncio.current_task())
     if notice := PermissionPolicy.yes_ignored(settings.permissions, options.approve_mutating):
         err.write(f"agentcli: {notice}\n")  # readonly wins over --yes; said once
-    try:
-        conversation = Conversation.open(
-            settings, options.workspace, model=options.model, oneshot=True, yes=options.approve_mutating,
-            verbose=options.verbose,
-        )
-    except OpenError as exc:
-        err.write(f"agentcli: {exc}\n")
-        error_result(options.output_format, str(exc), out)
+    conversation = await _open(settings, options, out, err)
+    if conversation is None:
         return EXIT_FAILURE
-    if options.continue_latest or options.resume is not None:
-        from agentcli.conversation.stored_sessions import ResumeError
-
-        try:
-            ref = None if options.continue_latest else options.resume
-            resumed = await conversation.resume(ref, keep_model=options.keep_model)
-        except ResumeError as exc:
-            err.write(f"agentcli: {terminal_safe(str(exc))}\n")
-            error_result(options.output_format, str(exc), out)
-            await conversation.aclose()
-            return EXIT_FAILURE
-        for note in resumed.notes:
-            err.write(f"agentcli: note: {note}\n")
     printer = make_printer(options.output_format, out, err, verbose=options.verbose,
                            partial=options.include_partial, permission_mode=settings.permissions.mode)
     conversation.bus.subscribe(printer)
@@ -202,6 +181,36 @@ async def _run(
     if options.input_format == "stream-json" and not driven.busy:
         return EXIT_FAILURE  # each bad line and failed turn said why when it happened: not again at the exit
     return _failed(outcome, err)
+
+
+async def _open(settings: Settings, options: OneShotOptions, out: TextIO, err: TextIO) -> Conversation | None:
+    """The run's conversation, resumed when asked; None when it cannot open (said, with the error result)."""
+    from agentcli.conversation import Conversation, OpenError
+    from agentcli.text import terminal_safe
+
+    try:
+        conversation = Conversation.open(
+            settings, options.workspace, model=options.model, oneshot=True, yes=options.approve_mutating,
+            verbose=options.verbose,
+        )
+    except OpenError as exc:
+        err.write(f"agentcli: {exc}\n")
+        error_result(options.output_format, str(exc), out)
+        return None
+    if options.continue_latest or options.resume is not None:
+        from agentcli.conversation.stored_sessions import ResumeError
+
+        try:
+            ref = None if options.continue_latest else options.resume
+            resumed = await conversation.resume(ref, keep_model=options.keep_model)
+        except ResumeError as exc:
+            err.write(f"agentcli: {terminal_safe(str(exc))}\n")
+            error_result(options.output_format, str(exc), out)
+            await conversation.aclose()
+            return None
+        for note in resumed.notes:
+            err.write(f"agentcli: note: {note}\n")
+    return conversation
 
 
 async def command_prompt(conversation: Conversation, options: OneShotOptions, err: TextIO) -> str | Message | None:

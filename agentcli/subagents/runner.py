@@ -3,7 +3,8 @@
 One runner serves a whole delegation tree (the main agent and every subagent below it). It owns
 what siblings must not share mutably: the concurrency queue, write leases, background jobs and
 their notices, and the task records (saved to the store). What a Task call becomes is decided by
-the `Planner` (plan.py, pure); each running subagent is owned by a `Supervisor` (supervisor.py).
+the `Planner` (plan.py, pure); its handle and record are built and closed in task_handles.py; each running
+subagent is owned by a `Supervisor` (supervisor.py).
 The runner builds a child's tools from the injected `Toolbox`; the main agent's are the
 composition root's business.
 """
@@ -21,25 +22,25 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.compaction import Compactor
 from agentcli.agent.loop import AgentLoop
-from agentcli.agent.session import Session, answer_open_calls, new_id
+from agentcli.agent.session import Session, answer_open_calls
 from agentcli.agent.tool_calls import CANCELLED_RESULT
-from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
+from agentcli.events import Event, SubagentBlockAddedEvent
 from agentcli.hooks.engine import HookEngine
 from agentcli.llm.base import Usage
-from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus, short_result
-from agentcli.store.records import TaskRecord, ToolCount
+from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus
+from agentcli.store.records import TaskRecord
 from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.definitions.skills import SkillCatalog
-from agentcli.subagents.fork import ForkPoint, fork_point
-from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Slot, WriteLeases, normalize_prompt
+from agentcli.subagents.fork import fork_point
+from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, WriteLeases
 from agentcli.subagents.messaging.mailbox import PostOffice
 from agentcli.subagents.messaging.switchboard import Switchboard
 from agentcli.subagents.messaging.tools import message_tools
-from agentcli.subagents.plan import Planner, Refusal, Scopes, TaskPlan, inherited_scopes
+from agentcli.subagents.plan import Planner, Refusal, Scopes, inherited_scopes
 from agentcli.subagents.result_cache.cache import ResultCache
-from agentcli.subagents.supervisor import Supervisor
+from agentcli.subagents.task_handles import close_record, new_handle
 from agentcli.subagents.task_hooks import task_hook
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
 from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
@@ -201,7 +202,8 @@ class SubagentRunner:
         point = fork_point(parent, tool_call_id) if plan.fork else None  # taken now: the parent goes on
         if isinstance(point, Refusal):
             return point.result()
-        handle = self._new_handle(args, plan, parent, tool_call_id, previous, point)
+        handle = new_handle(self.table, args, plan, parent, tool_call_id, previous, point, self.prices,
+                            self.settle_history)
         task_id = handle.record.task_id
         unavailable = await self.isolation.check(handle)
         if unavailable:
@@ -290,60 +292,6 @@ class SubagentRunner:
 
     # --- building a task ----------------------------------------------------------------------------
 
-    def _new_handle(
-        self, args: TaskArgs, plan: TaskPlan, parent: ParentLink, tool_call_id: str, previous: TaskRecord | None,
-        fork: ForkPoint | None = None,
-    ) -> TaskHandle:
-        agent_type = plan.agent_type
-        task_id = new_id("tsk")
-        number = self.table.number(agent_type.name)
-        psession = parent.session
-        child = Session(
-            system_prompt=plan.system_prompt,
-            system_stable=plan.system_stable,
-            model=plan.model,
-            workspace=self.workspace,
-            agent=f"{agent_type.name}#{number}",
-            agent_type=agent_type.name,
-            depth=psession.depth + 1,
-            chain=(*psession.chain, agent_type.name),
-            lineage=(*psession.lineage, (agent_type.name, normalize_prompt(args.prompt))),
-            parent_session_id=psession.id,
-            task_id=task_id,
-        )
-        if previous is not None and previous.child_session_id:
-            child.id = previous.child_session_id
-            child.messages, child.next_seq = self.table.context(previous)
-            self.settle_history(child)
-        record = TaskRecord(
-            task_id=task_id,
-            parent_session_id=psession.id,
-            parent_task_id=parent.task_id,
-            parent_tool_call_id=tool_call_id,
-            child_session_id=child.id,
-            depth=child.depth,
-            chain=list(child.chain),
-            subagent_type=agent_type.name,
-            description=args.description,
-            prompt=args.prompt,
-            model_used=plan.model.display,
-            status="queued",
-            inherited_messages=len(fork.messages) if fork else 0,
-        )
-        above = self.handles.get(parent.task_id) if parent.task_id else None
-        return TaskHandle(
-            root=above.root if above else None,  # below an isolated task: its worktree
-            sandbox=above.sandbox if above else None,
-            record=record,
-            plan=plan,
-            session=child,
-            parent=parent,
-            supervisor=Supervisor(record, child, psession, parent.emit, plan.budgets, plan.timeout, self.prices),
-            slot=Slot(priority=child.depth),
-            output_schema=args.output_schema,
-            fork=fork,
-        )
-
     def _child_loop(self, handle: TaskHandle) -> AgentLoop:
         """The subagent's AgentLoop: its planned tools (Task tools bound to it), context, model and hooks."""
         plan, session, sup = handle.plan, handle.session, handle.supervisor
@@ -430,34 +378,11 @@ class SubagentRunner:
     # --- finishing ----------------------------------------------------------------------------------
 
     def _finish(self, handle: TaskHandle, status: TaskStatus, result: str | None, error: str | None) -> None:
-        record, sup = handle.record, handle.supervisor
-        if record.status in FINISHED_TASK_STATUSES:
+        event = close_record(handle, status, result, error)
+        if event is None:
             return
-        record.status = status
-        record.result = result or ""
-        record.error = error if status != "completed" else None
-        record.finished_at = _now()
-        record.time_ms = round(sup.elapsed_ms, 1)
-        record.tool_summary = [ToolCount(tool=t, count=c) for t, c in sup.tool_counts.most_common()]
-        record.files_modified = list(sup.files)
-        sup.count_tokens()
-        handle.done.set()
-        self._emit_parent(
-            handle,
-            SubagentBlockFinishedEvent(
-                session_id=handle.parent.session.id,
-                agent=handle.parent.session.agent,
-                task_id=record.task_id,
-                status=status,
-                short_result=short_result(record.status, record.subagent_type, record.error),
-                error=record.error,
-                elapsed_ms=record.time_ms,
-                tool_calls=record.tool_calls,
-                input_tokens=record.input_tokens,
-                output_tokens=record.output_tokens,
-                cost_usd=record.cost_usd,
-            ),
-        )
+        self._emit_parent(handle, event)
+        record = handle.record
         log.info(
             "subagent %s %s: model %s, %d tool calls, %d in / %d out / %d cache tokens, cost %s, %.0f ms",
             record.task_id, status, handle.plan.model.display, record.tool_calls, record.input_tokens,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from agentcli.events import SubagentEvent, SubagentMergedEvent
-from agentcli.oneshot.printers import TextPrinter
+from agentcli.oneshot.text_printer import TextPrinter
 
 
 def test_the_merge_back_is_one_line_on_stderr_nested_or_not() -> None:

@@ -12,7 +12,7 @@ from agentcli.events import TextDeltaEvent, ThinkingDeltaEvent
 from agentcli.llm.anthropic import request_params
 from agentcli.llm.base import Message, ModelRequest
 from agentcli.llm.models import EFFORT_BUDGETS, ResolvedModel, with_effort
-from agentcli.oneshot.printers import TextPrinter
+from agentcli.oneshot.text_printer import TextPrinter
 from agentcli.subagents.definitions.agent_files import parse_agent_file
 from agentcli.subagents.task_tool import TaskArgs, invalid_parameters
 

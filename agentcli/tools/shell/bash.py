@@ -205,15 +205,7 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
     guard = reaper()
     mark = guard.new_mark()
     needle = mark_needle(mark)
-    env = {**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV, MARK_VARIABLE: mark}
-    hook = guard.spawn_hook()
-    if sandbox is not None:
-        env = sandbox.environment(env)
-        try:
-            hook = sandbox.child_hook(hook)
-        except OSError as exc:
-            raise ToolError(f"Cannot set up the Bash sandbox: {exc}") from None
-    argv = ["bash", "-c", command] if sandbox is None else sandbox.argv(["bash", "-c", command])
+    argv, env, hook = _launch(command, ctx, sandbox, mark, guard.spawn_hook())
     spawn = asyncio.ensure_future(loop.subprocess_exec(
             lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
             *argv,
@@ -268,11 +260,29 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
         if not swept:  # cancelled or failed before the sweep above
             kill_marked(needle, after=pgid)
         guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
-    output = buffer.text()
-    if timed_out:
+    return _result(buffer.text(), timeout, None if timed_out else protocol.exited.result())
+
+
+def _launch(
+    command: str, ctx: ToolContext, sandbox: Sandbox | None, mark: str, hook: Callable[[], None] | None,
+) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
+    """The argv, environment and pre-exec hook (`hook`, the reaper's, then the sandbox's) bash starts with."""
+    env = {**(os.environ if ctx.bash_env is None else ctx.bash_env), **_EXTRA_ENV, MARK_VARIABLE: mark}
+    if sandbox is not None:
+        env = sandbox.environment(env)
+        try:
+            hook = sandbox.child_hook(hook)
+        except OSError as exc:
+            raise ToolError(f"Cannot set up the Bash sandbox: {exc}") from None
+    argv = ["bash", "-c", command] if sandbox is None else sandbox.argv(["bash", "-c", command])
+    return argv, env, hook
+
+
+def _result(output: str, timeout: float, code: int | None) -> ToolResult:
+    """What the model reads of a finished run: its output and exit code (`code` None: it timed out)."""
+    if code is None:
         body = f"Command timed out after {timeout:g}s"
         return ToolResult(body + (f"\n\n{output}" if output else ""), is_error=True)
-    code = protocol.exited.result()
     if code != 0:
         shown = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
         return ToolResult((output + "\n\n" if output else "") + shown, metadata={"exit_code": code})
