@@ -35,7 +35,7 @@ from agentcli.config.write import SaveError, save_user_setting
 from agentcli.frontend.person_command import is_person_command
 from agentcli.frontend.slash_commands import CommandSet, CustomCommand
 from agentcli.text import terminal_safe
-from agentcli.tools.permissions.policy import Approval, PermissionRequest
+from agentcli.tools.permissions.approvals import Approval, PermissionRequest
 from agentcli.ui.approval_queue import ApprovalQueue
 from agentcli.ui.commands import COMMANDS, is_command, run_command
 from agentcli.ui.completion import PathIndex
