@@ -107,7 +107,7 @@ async def take_session(store: Store, workspace: Path, ref: str | None, *, curren
     """Claim the stored session `ref` names for this process and read its model context. `ResumeError` when it is
     the `current` one, held by a live process or damaged (then it is released again)."""
     from agentcli.store.db import StoreError
-    from agentcli.store.writes import claim_session, release_session
+    from agentcli.store.processes import claim_session, release_session
 
     await store.flush()  # rows of dead processes are marked cancelled (open) before they are read
     record = find_session(store, workspace, ref)
@@ -127,8 +127,8 @@ async def fork_stored(store: Store, original: str, session_id: str | None = None
     """Copy a stored session's history under a new id (`session_id`, else a fresh one) and release the original
     (`--fork-session`); the new id."""
     from agentcli.agent.session import new_id
+    from agentcli.store.processes import release_session
     from agentcli.store.session_copy import copy_session
-    from agentcli.store.writes import release_session
 
     fresh = session_id or new_id("ses")
     await store.write(copy_session(original, fresh))

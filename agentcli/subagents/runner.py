@@ -497,7 +497,7 @@ class SubagentRunner:
     def _save(self, handle: TaskHandle) -> None:
         """Queue a write of the record as it is now (`save_task` snapshots it)."""
         if self.store is not None:
-            from agentcli.store.writes import save_task
+            from agentcli.store.task_writes import save_task
 
             self.store.record(save_task(handle.record))
 
@@ -505,7 +505,7 @@ class SubagentRunner:
         """Store the record before the parent sees the result; a store that fails (disk full) does not
         keep the result from the parent: the store remembers the failure and the run reports it."""
         if self.store is not None:
-            from agentcli.store.writes import save_task
+            from agentcli.store.task_writes import save_task
 
             try:
                 await self.store.write(save_task(handle.record))

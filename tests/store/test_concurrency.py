@@ -25,8 +25,8 @@ from agentcli.store.db import (
     tool_call_started,
     upsert_task,
 )
+from agentcli.store.processes import own_identity, process_alive, process_start
 from agentcli.store.records import TaskRecord
-from agentcli.store.writes import own_identity, process_alive, process_start
 
 SESSIONS, MESSAGES = 20, 50
 
