@@ -43,7 +43,8 @@ from agentcli.ui.focus import FocusRules
 from agentcli.ui.notify import Notifier, with_terminal_writes
 from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
 from agentcli.ui.prompt_history import PromptHistory
-from agentcli.ui.router import UIRouter, first_line
+from agentcli.ui.router import UIRouter
+from agentcli.ui.router_state import first_line
 from agentcli.ui.turns import TurnRunner
 from agentcli.ui.widgets.activity import TurnActivity
 from agentcli.ui.widgets.agent_screen import AgentScreen
