@@ -27,9 +27,9 @@ from agentcli.llm.base import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
 )
 from agentcli.llm.models import ResolvedModel
+from agentcli.llm.usage import Usage
 from agentcli.text import defang_tags, one_line
 
 _OPEN, _CLOSE = "<compacted_context>", "</compacted_context>"

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.agent.ledger import Ledger, Spend
-from agentcli.llm.base import Usage
 from agentcli.llm.models import resolve_model
 
 if TYPE_CHECKING:
@@ -37,8 +36,7 @@ def stored_ledger(spent: TreeSpend) -> Ledger:
     """A stored session's usage as the live `Ledger` it was: own, delegated (every session below), total."""
 
     def spend(s: SpendSums) -> Spend:
-        usage = Usage(s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens)
-        return Spend(usage, s.cost_usd, s.requests)
+        return Spend(s.counts(), s.cost_usd, s.requests)
 
     return Ledger(own=spend(spent.own), delegated=spend(spent.delegated))
 

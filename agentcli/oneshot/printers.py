@@ -30,7 +30,8 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.figures import compaction_text, format_cost, tokens_text
-from agentcli.llm.base import Message, ToolResultBlock, ToolUseBlock, Usage
+from agentcli.llm.base import Message, ToolResultBlock, ToolUseBlock
+from agentcli.llm.usage import Usage
 from agentcli.stream_json import (
     TASK_NOTIFICATION_STATUS,
     TASK_TYPE,

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentcli.events import AgentMessageEvent, HookRunEvent
-from agentcli.llm.base import Message, Usage
+from agentcli.llm.base import Message
+from agentcli.llm.usage import Usage
 from agentcli.store.jobs import WriteJob, json_text, now_iso
 from agentcli.store.processes import own_identity
 

@@ -25,7 +25,7 @@ from agentcli.agent.session import Session, answer_open_calls, new_id
 from agentcli.agent.tool_calls import CANCELLED_RESULT
 from agentcli.events import Event, SubagentBlockAddedEvent, SubagentBlockFinishedEvent
 from agentcli.hooks.engine import HookEngine
-from agentcli.llm.base import Usage
+from agentcli.llm.usage import Usage
 from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus, short_result
 from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.subagents import results

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.llm.base import Message, Usage
+from agentcli.llm.base import Message
+from agentcli.llm.usage import Usage
 from agentcli.store.db import (
     Store,
     WriteJob,
@@ -219,7 +220,8 @@ CRASHER = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from agentcli.llm.base import Message, Usage
+    from agentcli.llm.base import Message
+    from agentcli.llm.usage import Usage
     from agentcli.store.db import Store, add_message, add_usage, create_session, upsert_task
     from agentcli.store.records import TaskRecord
 
