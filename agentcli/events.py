@@ -16,7 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.diffs import FileDiff
-from agentcli.llm.base import Message, Usage
+from agentcli.llm.base import Message
+from agentcli.llm.usage import CostedTokens, CostedUsage, Usage
 from agentcli.status import MergeOutcome, RunStatus, TaskStatus
 
 log = logging.getLogger(__name__)
@@ -116,18 +117,18 @@ class ToolOutputEvent(_Event):
     total_bytes: int = 0  # output so far
 
 
-class UsageEvent(_Event):
-    """Usage of one model request."""
+class _UsageHeader(_Event):
+    """The fields of a `UsageEvent` before its counts (a base only to keep the field order, the JSON keys')."""
 
     kind: Literal["usage"] = "usage"
     provider: str
     model: str
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0  # the part of output_tokens the provider reports as reasoning (OpenAI)
-    cost_usd: float | None = None
+
+
+class UsageEvent(CostedUsage, _UsageHeader):
+    """Usage of one model request."""
+
+    # The counts and cost are `CostedUsage`'s (`reasoning_tokens`: the part of output_tokens reported as reasoning).
     context_tokens: int = 0  # how full the agent's context is now (0: not watched)
     context_window: int = 0  # its model's window in tokens (0: not watched)
     estimated: bool = False  # a request that never finished (stopped, failed mid-stream): counts estimated
@@ -136,8 +137,7 @@ class UsageEvent(_Event):
     @property
     def usage(self) -> Usage:
         """The request's token counts as the ledger keeps them."""
-        return Usage(self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens,
-                     self.reasoning_tokens)
+        return self.counts()
 
 
 class RetryEvent(_Event):
@@ -245,22 +245,22 @@ class SubagentBlockAddedEvent(_Event):
     status: TaskStatus = "queued"
 
 
-class SubagentBlockUpdatedEvent(_Event):
+class _BlockUpdateHeader(_Event):
+    """The fields of a `SubagentBlockUpdatedEvent` before its counts (a base only to keep the field order)."""
+
+    kind: Literal["subagent_block_updated"] = "subagent_block_updated"
+    task_id: str
+    status: TaskStatus
+    tool_calls: int = 0
+
+
+class SubagentBlockUpdatedEvent(CostedTokens, _BlockUpdateHeader):
     """A subagent's status or counters changed.
 
     The counters are the task's (see `agentcli.agent.ledger`): its tool calls, and the tokens and
     cost of its whole subtree, cache tokens apart from `input_tokens`.
     """
 
-    kind: Literal["subagent_block_updated"] = "subagent_block_updated"
-    task_id: str
-    status: TaskStatus
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float | None = None
     elapsed_ms: float = 0.0
 
 

@@ -16,15 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.llm.base import (
-    Message,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    Usage,
-)
+from agentcli.llm.base import Message, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentcli.llm.usage import Usage
 from agentcli.status import RunStatus, TaskStatus
 from agentcli.tools.mcp_names import server_of
 

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from agentcli.events import Event, EventBus, NoticeEvent, UsageEvent
-from agentcli.llm.base import Usage
+from agentcli.llm.usage import Usage
 
 
 def test_a_failing_subscriber_does_not_keep_the_others_from_an_event(caplog: pytest.LogCaptureFixture) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentcli.acp_agent.approver import AcpApprover
 from agentcli.acp_agent.updates import EventMapper
-from agentcli.tools.permissions.policy import PermissionRequest
+from agentcli.tools.permissions.approvals import PermissionRequest
 from agentcli.ui.widgets.approval import request_line
 
 

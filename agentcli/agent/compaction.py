@@ -29,9 +29,9 @@ from agentcli.llm.base import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
 )
 from agentcli.llm.models import ResolvedModel
+from agentcli.llm.usage import Usage
 
 _KEEP_HEAD = 600  # characters a pruned tool result keeps
 _NEVER_PRUNED = frozenset({"Task", "TaskOutput", "TaskCancel"})  # results that carry task ids

@@ -17,9 +17,9 @@ from agentcli.llm.base import (
     StreamUsage,
     ToolCallArgsDelta,
     ToolCallStart,
-    Usage,
     tokens_for_chars,
 )
+from agentcli.llm.usage import Usage
 
 PriceFn = Callable[[str, str, Usage], float | None]
 
@@ -82,11 +82,7 @@ class Spending:
             agent=session.agent,
             provider=provider,
             model=model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
+            **usage.counts().model_dump(),
             cost_usd=cost,
             context_tokens=use[0] if use is not None else 0,
             context_window=use[1] if use is not None else 0,
@@ -126,7 +122,7 @@ class Spending:
         usage = spent.usage
         if usage is None:
             usage = Usage(input_tokens=self.request_estimate())
-        usage = dataclasses.replace(usage, output_tokens=max(usage.output_tokens, tokens_for_chars(spent.chars)))
+        usage = usage.model_copy(update={"output_tokens": max(usage.output_tokens, tokens_for_chars(spent.chars))})
         if usage.total_tokens == 0:
             return
         session = self.host.session

@@ -43,7 +43,8 @@ from agentcli.subagents.toolbox import Toolbox
 from agentcli.subagents.worktrees.admin import prune_at_start
 from agentcli.tools.base import FileAccess, FileLocks, Tool
 from agentcli.tools.mcp_names import is_mcp_name
-from agentcli.tools.permissions.policy import Approver, PermissionPolicy
+from agentcli.tools.permissions.approvals import Approver
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.sandbox.policy import session_sandbox
 
 if TYPE_CHECKING:

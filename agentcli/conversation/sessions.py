@@ -116,7 +116,7 @@ class StoredSessions:
     async def release(self) -> None:
         """Let other processes resume the current session (this one moves on to another)."""
         if self.store is not None and self.session.next_seq:
-            from agentcli.store.writes import release_session
+            from agentcli.store.processes import release_session
 
             try:
                 await self.store.write(release_session(self.session.id))

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.agent.ledger import Ledger, Spend
-from agentcli.llm.base import Usage
 from agentcli.llm.models import resolve_model
 
 if TYPE_CHECKING:
@@ -37,8 +36,7 @@ def stored_ledger(spent: TreeSpend) -> Ledger:
     """A stored session's usage as the live `Ledger` it was: own, delegated (every session below), total."""
 
     def spend(s: SpendSums) -> Spend:
-        usage = Usage(s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens)
-        return Spend(usage, s.cost_usd, s.requests)
+        return Spend(s.counts(), s.cost_usd, s.requests)
 
     return Ledger(own=spend(spent.own), delegated=spend(spent.delegated))
 
@@ -107,7 +105,7 @@ async def take_session(store: Store, workspace: Path, ref: str | None, *, curren
     """Claim the stored session `ref` names for this process and read its model context. `ResumeError` when it is
     the `current` one, held by a live process or damaged (then it is released again)."""
     from agentcli.store.db import StoreError
-    from agentcli.store.writes import claim_session, release_session
+    from agentcli.store.processes import claim_session, release_session
 
     await store.flush()  # rows of dead processes are marked cancelled (open) before they are read
     record = find_session(store, workspace, ref)
@@ -127,8 +125,8 @@ async def fork_stored(store: Store, original: str, session_id: str | None = None
     """Copy a stored session's history under a new id (`session_id`, else a fresh one) and release the original
     (`--fork-session`); the new id."""
     from agentcli.agent.session import new_id
+    from agentcli.store.processes import release_session
     from agentcli.store.session_copy import copy_session
-    from agentcli.store.writes import release_session
 
     fresh = session_id or new_id("ses")
     await store.write(copy_session(original, fresh))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 
 from agentcli.events import build_relay_schema
-from agentcli.llm.base import Usage
 from agentcli.llm.models import ResolvedModel
 from agentcli.llm.prices import context_window, cost_usd
+from agentcli.llm.usage import Usage
 
 log = logging.getLogger(__name__)
 

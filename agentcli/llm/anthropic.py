@@ -32,13 +32,13 @@ from agentcli.llm.base import (
     ToolCallArgsDelta,
     ToolCallStart,
     ToolUseBlock,
-    Usage,
     sendable,
 )
 from agentcli.llm.deprecation import silence_sdk_warning
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
 from agentcli.llm.sse import byte_lines, server_events, stream_byte_limit
+from agentcli.llm.usage import Usage
 from agentcli.llm.wire_terms import ANTHROPIC_STOP_REASONS
 
 _EPHEMERAL = {"type": "ephemeral"}

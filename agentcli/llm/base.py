@@ -8,6 +8,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentcli.llm.usage import Usage
+
 ProviderName = Literal["anthropic", "openai", "openai-compatible"]
 PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai", "openai-compatible")
 StopReason = Literal[
@@ -184,36 +186,6 @@ CHARS_PER_TOKEN = 4  # the estimate where no count is known (no tokenizer is ava
 def tokens_for_chars(chars: int) -> int:
     """Estimated tokens of `chars` characters of text, rounded up."""
     return -(-chars // CHARS_PER_TOKEN)
-
-
-@dataclass(slots=True)
-class Usage:
-    """Token usage; `input_tokens` excludes cache reads and writes (Anthropic's convention).
-
-    Thinking is billed as output: `output_tokens` includes it (Anthropic counts it there; OpenAI's
-    `completion_tokens` too). `reasoning_tokens` is the part of it a provider reports as reasoning
-    (OpenAI's `completion_tokens_details.reasoning_tokens`); 0 when not reported.
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-            self.reasoning_tokens + other.reasoning_tokens,
-        )
-
-    @property
-    def total_tokens(self) -> int:
-        """Everything billed: input, output and cache traffic."""
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 @dataclass(slots=True)

@@ -31,12 +31,12 @@ from agentcli.llm.base import (
     ToolCallStart,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
     sendable,
 )
 from agentcli.llm.errors import from_sdk_exception
 from agentcli.llm.retry import stream_with_retries
 from agentcli.llm.sse import byte_lines, server_events, stream_byte_limit
+from agentcli.llm.usage import Usage
 from agentcli.llm.wire_terms import OPENAI_STOP_REASONS, field, openai_usage
 
 

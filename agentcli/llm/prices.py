@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from functools import lru_cache
 
-from agentcli.llm.base import Usage
+from agentcli.llm.usage import Usage
 
 _PRICE_PROVIDER = {"anthropic": "anthropic", "openai": "openai"}
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.llm.base import StopReason, Usage
+from agentcli.llm.base import StopReason
+from agentcli.llm.usage import Usage
 
 ANTHROPIC_STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",

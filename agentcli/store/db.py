@@ -38,6 +38,9 @@ from typing import Any, TypeVar
 from agentcli.llm.base import Message
 from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.store import queries
+from agentcli.store.cancellation import cancel_session_tree, mark_running_cancelled
+from agentcli.store.jobs import WriteJob
+from agentcli.store.processes import claim_session, release_session
 from agentcli.store.queries import AmbiguousIdError
 from agentcli.store.records import (
     AgentMessageRecord,
@@ -49,19 +52,14 @@ from agentcli.store.records import (
     UsageRollup,
 )
 from agentcli.store.schema import StoreError, connect, migrate
+from agentcli.store.task_writes import upsert_task
 from agentcli.store.writes import (
-    WriteJob,
     add_message,
     add_usage,
-    cancel_session_tree,
-    claim_session,
     create_session,
     finish_session,
-    mark_running_cancelled,
-    release_session,
     tool_call_finished,
     tool_call_started,
-    upsert_task,
 )
 
 __all__ = [

@@ -19,7 +19,7 @@ from agentcli.store.records import (
     UsageRollup,
 )
 from agentcli.store.schema import StoreError
-from agentcli.store.writes import task_from_row
+from agentcli.store.task_writes import task_from_row
 
 
 class AmbiguousIdError(LookupError):

@@ -20,8 +20,8 @@ from agentcli.events import (
 )
 from agentcli.llm.base import PROVIDERS
 from agentcli.store.db import Store, StoreClosedError
+from agentcli.store.jobs import WriteJob
 from agentcli.store.writes import (
-    WriteJob,
     add_agent_message,
     add_compaction,
     add_hook_run,

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.llm.base import Message
+from agentcli.llm.usage import CostedTokens, CostedUsage
 from agentcli.status import MergeOutcome, SessionStatus, TaskStatus, ToolCallStatus
 
 
@@ -19,14 +20,9 @@ class ToolCount(BaseModel):
     count: int
 
 
-class TaskRecord(BaseModel):
-    """One delegation through the Task tool, SPEC §4's record; the Task tool fills it.
+class _TaskHeader(BaseModel):
+    """The fields of a `TaskRecord` before its counts (a base only to keep the field order: JSON keys, columns)."""
 
-    Its tokens and cost are the task's whole subtree (the subagent's own requests and its
-    subagents'), cache tokens apart from `input_tokens`: see `agentcli.agent.ledger`.
-    """
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
     task_id: str
     parent_session_id: str | None = None
     parent_task_id: str | None = None
@@ -45,11 +41,16 @@ class TaskRecord(BaseModel):
     files_modified: list[str] = Field(default_factory=list)
     time_ms: float | None = None
     tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float | None = None
+
+
+class TaskRecord(CostedTokens, _TaskHeader):
+    """One delegation through the Task tool, SPEC §4's record; the Task tool fills it.
+
+    Its tokens and cost are the task's whole subtree (the subagent's own requests and its
+    subagents'), cache tokens apart from `input_tokens`: see `agentcli.agent.ledger`.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None
     inherited_messages: int = 0  # a fork (`fork_context`): how many of its parent's messages it started from
@@ -69,8 +70,8 @@ class TaskRecord(BaseModel):
         return f"{self.description} (fork)" if self.forked else self.description
 
 
-class SessionRecord(BaseModel):
-    """One session (the main agent's, or a subagent's) with its running usage totals."""
+class _SessionHeader(BaseModel):
+    """The fields of a `SessionRecord` before its counts (a base only to keep the field order)."""
 
     id: str
     parent_session_id: str | None = None
@@ -87,11 +88,11 @@ class SessionRecord(BaseModel):
     updated_at: datetime
     finished_at: datetime | None = None
     error: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float | None = None
+
+
+class SessionRecord(CostedTokens, _SessionHeader):
+    """One session (the main agent's, or a subagent's) with its running usage totals."""
+
     turns: int = 0
     pid: int | None = None
 
@@ -129,18 +130,12 @@ class AgentMessageRecord(BaseModel):
     created_at: datetime
 
 
-class SpendSums(BaseModel):
+class SpendSums(CostedUsage):
     """Tokens, cost and number of a set of stored requests: the ledger's `Spend` as the store sums it.
 
     Cache tokens are apart from `input_tokens`; `cost_usd` is None while no request had a known price.
     """
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost_usd: float | None = None
     requests: int = 0
 
 
@@ -159,22 +154,17 @@ class TreeSpend(BaseModel):
     delegated: SpendSums = Field(default_factory=SpendSums)
 
 
-class UsageRollup(BaseModel):
-    """Usage of a session and every session below it in the delegation tree (`TreeSpend`'s total)."""
+class _RollupHeader(BaseModel):
+    """The fields of a `UsageRollup` before its counts (a base only to keep the field order)."""
 
     session_id: str
     sessions: int
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float | None = None  # None: no request had a known price
-    turns: int = 0
 
-    @property
-    def total_tokens(self) -> int:
-        """Everything billed: input, output and cache traffic."""
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+class UsageRollup(CostedTokens, _RollupHeader):
+    """Usage of a session and every session below it in the delegation tree (`TreeSpend`'s total)."""
+
+    turns: int = 0
 
 
 class StoredContext(BaseModel):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentcli.store.writes import WriteJob, now_iso, own_identity
+from agentcli.store.jobs import WriteJob, now_iso
+from agentcli.store.processes import own_identity
 
 
 def copy_session(source: str, copy: str) -> WriteJob[None]:

@@ -26,7 +26,7 @@ from agentcli.agent.session import Session, answer_open_calls
 from agentcli.agent.tool_calls import CANCELLED_RESULT
 from agentcli.events import Event, SubagentBlockAddedEvent
 from agentcli.hooks.engine import HookEngine
-from agentcli.llm.base import Usage
+from agentcli.llm.usage import Usage
 from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus
 from agentcli.store.records import TaskRecord
 from agentcli.subagents import results
@@ -422,7 +422,7 @@ class SubagentRunner:
     def _save(self, handle: TaskHandle) -> None:
         """Queue a write of the record as it is now (`save_task` snapshots it)."""
         if self.store is not None:
-            from agentcli.store.writes import save_task
+            from agentcli.store.task_writes import save_task
 
             self.store.record(save_task(handle.record))
 
@@ -430,7 +430,7 @@ class SubagentRunner:
         """Store the record before the parent sees the result; a store that fails (disk full) does not
         keep the result from the parent: the store remembers the failure and the run reports it."""
         if self.store is not None:
-            from agentcli.store.writes import save_task
+            from agentcli.store.task_writes import save_task
 
             try:
                 await self.store.write(save_task(handle.record))

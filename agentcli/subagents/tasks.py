@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from agentcli.agent.session import Session
 from agentcli.llm.base import Message
 from agentcli.status import FINISHED_TASK_STATUSES, short_result
+from agentcli.store.cancellation import INTERRUPTED
 from agentcli.store.records import TaskRecord
-from agentcli.store.writes import INTERRUPTED
 from agentcli.subagents.fork import ForkPoint
 from agentcli.subagents.limits import Slot
 from agentcli.subagents.plan import TaskPlan

@@ -52,12 +52,12 @@ from agentcli.llm.base import (
     ToolCallAccumulator,
     ToolCallArgsDelta,
     ToolCallStart,
-    Usage,
     sendable,
 )
 from agentcli.llm.errors import classify
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.llm.retry import stream_with_retries
+from agentcli.llm.usage import Usage
 from agentcli.llm.wire_terms import ANTHROPIC_STOP_REASONS, OPENAI_STOP_REASONS, openai_usage
 from agentcli.testing.fake_llm_match import RequestView, StepTable, with_echo
 from agentcli.testing.fake_llm_models import (

@@ -35,7 +35,7 @@ from agentcli.config.write import SaveError, save_user_setting
 from agentcli.frontend.person_command import is_person_command
 from agentcli.frontend.slash_commands import CommandSet, CustomCommand
 from agentcli.text import terminal_safe
-from agentcli.tools.permissions.policy import Approval, PermissionRequest
+from agentcli.tools.permissions.approvals import Approval, PermissionRequest
 from agentcli.ui.approval_queue import ApprovalQueue
 from agentcli.ui.commands import COMMANDS, is_command, run_command
 from agentcli.ui.completion import PathIndex
@@ -43,7 +43,8 @@ from agentcli.ui.focus import FocusRules
 from agentcli.ui.notify import Notifier, with_terminal_writes
 from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
 from agentcli.ui.prompt_history import PromptHistory
-from agentcli.ui.router import UIRouter, first_line
+from agentcli.ui.router import UIRouter
+from agentcli.ui.router_state import first_line
 from agentcli.ui.turns import TurnRunner
 from agentcli.ui.widgets.activity import TurnActivity
 from agentcli.ui.widgets.agent_screen import AgentScreen

@@ -20,7 +20,7 @@ from agentcli.frontend.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_men
 from agentcli.frontend.person_command import run_person_command
 from agentcli.frontend.slash_commands import model_spec
 from agentcli.ui.plan import PLAN_MODE_NOTE, PLAN_READY_NOTE
-from agentcli.ui.router import first_line
+from agentcli.ui.router_state import first_line
 
 if TYPE_CHECKING:
     from textual.app import App

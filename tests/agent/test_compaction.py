@@ -17,8 +17,9 @@ from agentcli.agent.compaction import (
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.session import Session
 from agentcli.events import CompactionEvent, Event, NoticeEvent, UsageEvent
-from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.llm.models import ResolvedModel
+from agentcli.llm.usage import Usage
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
 from agentcli.tools.permissions.policy import PermissionPolicy

@@ -14,14 +14,8 @@ from agentcli.cli.app import app
 from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.store.db import Store
 from agentcli.store.records import TaskRecord, ToolCount
-from agentcli.store.writes import (
-    add_message,
-    create_session,
-    finish_session,
-    tool_call_finished,
-    tool_call_started,
-    upsert_task,
-)
+from agentcli.store.task_writes import upsert_task
+from agentcli.store.writes import add_message, create_session, finish_session, tool_call_finished, tool_call_started
 
 runner = CliRunner()
 

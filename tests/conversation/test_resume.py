@@ -16,9 +16,11 @@ from agentcli.cli.app import optional_resume
 from agentcli.config.load import load_config
 from agentcli.conversation import Conversation
 from agentcli.conversation.stored_sessions import ResumeError
-from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentcli.llm.usage import Usage
 from agentcli.store.db import Store
-from agentcli.store.writes import add_message, add_usage, create_session, own_identity, process_start
+from agentcli.store.processes import own_identity, process_start
+from agentcli.store.writes import add_message, add_usage, create_session
 
 SESSION = "ses_stored0001"
 Opened = Callable[[], Conversation]

@@ -15,7 +15,8 @@ from agentcli.llm.base import RetryPolicy, ToolResultBlock
 from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext
-from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.approvals import Approval, PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 POLICY = RetryPolicy(max_retries=0, initial_delay=0.01, max_delay=0.01)

@@ -10,7 +10,8 @@ import pytest
 from agentcli.mcp.tools import McpTool, check_schema, tool_class
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
 from agentcli.tools.mcp_names import covers, full_name, server_of
-from agentcli.tools.permissions.policy import PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.approvals import PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy
 
 SCHEMA = {"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA name"}},
           "required": ["timezone"], "title": "Args"}

@@ -10,7 +10,8 @@ import pytest
 
 from agentcli.config.schema import PermissionsSettings
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
-from agentcli.tools.permissions.policy import PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.approvals import PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.sandbox.notes import blocked_notes
 from agentcli.tools.sandbox.policy import Mechanisms, Sandbox, SandboxSpec
 from agentcli.tools.shell.bash import BashArgs, BashTool

@@ -116,7 +116,7 @@ def test_json_ledgers_split_the_tree_and_agree(recorded: None) -> None:
 def test_list_reads_the_spend_of_every_listed_session_in_one_query(recorded: None, read_statements: list[str]) -> None:
     """`sessions list` runs a constant number of reads (the page, then its spend), not one per session."""
     from agentcli.frontend.common import stored_ledger
-    from agentcli.llm.base import Usage
+    from agentcli.llm.usage import Usage
     from agentcli.store.writes import add_usage, create_session
 
     with Store.open() as store:
@@ -137,7 +137,7 @@ def test_list_reads_the_spend_of_every_listed_session_in_one_query(recorded: Non
 
 
 def test_unknown_price_reads_as_unknown(isolated_env: Path) -> None:
-    from agentcli.llm.base import Usage
+    from agentcli.llm.usage import Usage
     from agentcli.store.writes import add_usage, create_session
 
     with Store.open() as store:

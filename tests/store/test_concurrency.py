@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.llm.base import Message, Usage
+from agentcli.llm.base import Message
+from agentcli.llm.usage import Usage
 from agentcli.store.db import (
     Store,
     WriteJob,
@@ -25,8 +26,8 @@ from agentcli.store.db import (
     tool_call_started,
     upsert_task,
 )
+from agentcli.store.processes import own_identity, process_alive, process_start
 from agentcli.store.records import TaskRecord
-from agentcli.store.writes import own_identity, process_alive, process_start
 
 SESSIONS, MESSAGES = 20, 50
 
@@ -219,7 +220,8 @@ CRASHER = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from agentcli.llm.base import Message, Usage
+    from agentcli.llm.base import Message
+    from agentcli.llm.usage import Usage
     from agentcli.store.db import Store, add_message, add_usage, create_session, upsert_task
     from agentcli.store.records import TaskRecord
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentcli.llm.usage import Usage
 from agentcli.store import schema
 from agentcli.store.db import (
     AmbiguousIdError,

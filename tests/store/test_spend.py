@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.events import SubagentEvent, UsageEvent, unwrap
-from agentcli.llm.base import Usage
+from agentcli.llm.usage import Usage
 from agentcli.store import schema
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder

@@ -20,8 +20,9 @@ from agentcli.agent.session import Session
 from agentcli.config.load import Settings, load_config
 from agentcli.conversation import main_agent_tools
 from agentcli.events import Event, EventBus, SubagentEvent
-from agentcli.llm.base import RetryPolicy, Usage
+from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ProviderPool, ResolvedModel
+from agentcli.llm.usage import Usage
 from agentcli.store.db import Store
 from agentcli.store.recorder import StoreRecorder
 from agentcli.subagents.budget import SessionBudget

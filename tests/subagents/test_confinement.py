@@ -9,7 +9,8 @@ import pytest
 
 from agentcli.llm.base import ToolResultBlock
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
-from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.approvals import Approval, PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy
 from tests.subagents.harness import MAIN, Harness, Make, sub, task_call
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from agentcli.agent.ledger import Ledger, Spend, add_cost
 from agentcli.events import SubagentBlockUpdatedEvent, ToolCallFinishedEvent
-from agentcli.llm.base import Usage as LedgerUsage
+from agentcli.llm.usage import Usage as LedgerUsage
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, Usage
 from tests.subagents.harness import MAIN, Harness, build_harness, sub, task_call
 

@@ -13,7 +13,8 @@ import pytest
 
 from agentcli.diffs import MAX_LINES, FileDiff
 from agentcli.tools.base import Tool, ToolContext, ToolError
-from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.approvals import Approval, PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import ALL_TOOLS
 
 CONFIG = "".join(f"line {n}\n" for n in range(1, 31))

@@ -10,7 +10,8 @@ import pytest
 from agentcli.config.schema import PermissionsSettings
 from agentcli.tools.base import ToolContext, ToolError
 from agentcli.tools.paths import resolve_in_workspace
-from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.approvals import Approval, PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools
 
 TOOLS = {tool.name: tool for tool in build_tools()}

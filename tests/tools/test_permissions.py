@@ -11,13 +11,8 @@ import pytest
 
 from agentcli.config.schema import PermissionsSettings
 from agentcli.tools.base import Tool, ToolContext
-from agentcli.tools.permissions.policy import (
-    Approval,
-    PermissionDecision,
-    PermissionPolicy,
-    PermissionRequest,
-    PermissionRule,
-)
+from agentcli.tools.permissions.approvals import Approval, PermissionDecision, PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy, PermissionRule
 from agentcli.tools.registry import build_tools
 
 TOOLS: dict[str, Tool[Any]] = {tool.name: tool for tool in build_tools()}
@@ -310,7 +305,8 @@ def test_rule_parsing() -> None:
 async def test_a_changed_call_is_decided_again_and_an_endless_changer_is_refused(ctx: ToolContext) -> None:
     """A program's `updatedInput`: a deny rule and an ask rule see the changed call; an approver that changes a call
     it is asked about again each time is refused after `MAX_CHANGES` rounds."""
-    from agentcli.tools.permissions.policy import MAX_CHANGES, Answer
+    from agentcli.tools.permissions.approvals import Answer
+    from agentcli.tools.permissions.policy import MAX_CHANGES
 
     asked: list[dict[str, Any]] = []
 

@@ -12,7 +12,8 @@ import pytest
 from aiohttp import web
 
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
-from agentcli.tools.permissions.policy import Approval, PermissionPolicy, PermissionRequest
+from agentcli.tools.permissions.approvals import Approval, PermissionRequest
+from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.web.fetch import WebFetchArgs, WebFetchTool
 from agentcli.tools.web.netguard import AddressPolicy, BlockedAddressError, WebFetchLimits, guarded_resolver
 

@@ -10,7 +10,7 @@ from textual.app import App
 from textual.widgets import Static
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from agentcli.tools.permissions.policy import PermissionRequest
+from agentcli.tools.permissions.approvals import PermissionRequest
 from agentcli.ui.widgets.approval import Approvals, ApprovalScreen, request_line, waiting_text
 from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, sub, submit, task, wait_for
 

@@ -60,27 +60,26 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from agentcli.diffs import FileDiff
 from agentcli.status import PermissionMode
 from agentcli.tools import mcp_names
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError
-from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
-from agentcli.tools.permissions.guarded import guarded_reason
-from agentcli.tools.permissions.reasons import no_approver_reason
-from agentcli.tools.permissions.rules import PermissionRule, domain_match, folded
-from agentcli.tools.registry import EDIT_TOOLS, PATH_TOOLS, canonical_tool_name
-from agentcli.tools.shell.rules import (
-    BashAnswers,
-    deny_candidates,
-    every_part_allowed,
-    normalize_ws,
-    wild_match,
+from agentcli.tools.permissions.approvals import (
+    ALLOWED,
+    Answer,
+    Approval,
+    Approver,
+    PermissionDecision,
+    PermissionRequest,
 )
-from agentcli.tools.shell.syntax import collapse_blanks, split_command
+from agentcli.tools.permissions.guarded import guarded_reason
+from agentcli.tools.permissions.matching import allowed_by_rules, matching_rule, read_denied, resolved_target
+from agentcli.tools.permissions.reasons import no_approver_reason
+from agentcli.tools.permissions.remembered import RememberedAnswers
+from agentcli.tools.permissions.rules import PermissionRule
+from agentcli.tools.registry import EDIT_TOOLS, canonical_tool_name
 
 if TYPE_CHECKING:
     from agentcli.config.claude_settings import ClaudeRule
@@ -88,7 +87,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Approval = Literal["allow_once", "allow_always", "deny"]
 Mode = PermissionMode
 #: What Shift+Tab steps through (Claude Code's habit: ask → accept edits → plan). `auto` joins the cycle
 #: only in a session that started in it (the person's own config, or --yes of a one-shot run), after
@@ -96,50 +94,6 @@ Mode = PermissionMode
 MODE_CYCLE: tuple[Mode, ...] = ("ask", "accept_edits", "readonly")
 
 MAX_CHANGES = 3  # an approver that changes a call again each time it is asked about the changed one is refused
-
-
-@dataclass(frozen=True)
-class PermissionRequest:
-    """What the approver is asked: `[agent] wants to run <tool>: <summary>`."""
-
-    agent: str
-    tool: str
-    summary: str
-    target: str
-    always_scope: str = ""  # what "allow always" would allow from then on, for the dialog
-    diff: FileDiff | None = None  # what the call will change (Edit, MultiEdit, Write), worked out without writing
-    preview_note: str = ""  # why there is no diff to show (the call would fail: old_string not found, ...)
-    tool_input: dict[str, Any] = dataclasses.field(default_factory=dict)  # the call's arguments, as the model sent them
-    tool_call_id: str = ""
-    session_id: str = ""  # the asking agent's session
-    outside_sandbox: bool = False  # a refused Bash command asked to run again without the sandbox
-    worktree: bool = False  # the agent works in its task's git worktree: paths are relative to it (`[worktree]`)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """An answer that says more than allow or deny (a program's, over the Claude Agent SDK's `can_use_tool`):
-    the arguments to run the call with instead, or the reason a refusal gives the model."""
-
-    approval: Approval
-    updated_input: dict[str, Any] | None = None
-    message: str = ""
-
-
-Approver = Callable[[PermissionRequest], Awaitable[Approval | Answer]]
-
-
-@dataclass(frozen=True)
-class PermissionDecision:
-    """The verdict on one call; `reason` (for refusals) goes to the model as the tool result; `updated_input`: the
-    arguments the approver changed the call to (it runs with those)."""
-
-    allowed: bool
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-
-
-_ALLOWED = PermissionDecision(True)
 
 
 async def _with_preview(
@@ -190,8 +144,7 @@ class PermissionPolicy:
         self.non_interactive = non_interactive
         self._approval_lock = asyncio.Lock()
         self.waiting = 0  # requests queued behind the question being asked (the dialog says how many)
-        self._always_tools: set[str] = set()  # tool names (file edits as "Edit")
-        self._always_bash = BashAnswers()
+        self._answers = RememberedAnswers()  # the person's "allow always" answers
         # Why Bash runs without a sandbox though [sandbox] mode is "auto" (set by the session); then auto mode
         # and --yes do not approve Bash: it is asked (refused where no one can answer).
         self.bash_unsandboxed = ""
@@ -273,29 +226,30 @@ class PermissionPolicy:
         """`check`, for a call the approver has changed `changes` times so far (and approved as changed)."""
         name = tool.name
         if not tool.mutating and not any(rule.denies(name) for rule in (*self.deny, *self.ask)):
-            return _ALLOWED  # the common case (reads): no path resolution, no parsing
+            return ALLOWED  # the common case (reads): no path resolution, no parsing
         raw_target = tool.permission_target(args)
-        target = self._resolved_target(name, raw_target, ctx)
-        rule = self._matching_rule(self.deny, name, raw_target, target)
+        target = resolved_target(name, raw_target, ctx)
+        rule = matching_rule(self.deny, name, raw_target, target)
         if rule is not None:
             return PermissionDecision(
                 False,
                 f"Permission denied: {name} {target} is blocked by the rule {rule.text!r} in {rule.where('deny')}. "
                 "Do not retry this call; continue without it or explain what you would have done.",
             )
-        asking = self._matching_rule(self.ask, name, raw_target, target)
+        asking = matching_rule(self.ask, name, raw_target, target)
         if not tool.mutating and asking is None:
-            return _ALLOWED
+            return ALLOWED
         guard = _guarded(name, target, ctx)
         guarded = bool(guard) or asking is not None  # asked every time, like a guarded file
         if asking is not None and not guard:
             guard = f"the rule {asking.text!r} in {asking.where('ask')}"
         if (by_mode := self._by_mode(tool, guarded, asking is not None)) is not None:
             return by_mode
-        if not guarded and (self._allowed_by_rules(name, target) or self._remembered(name, target)):
-            return _ALLOWED
+        if not guarded and (allowed_by_rules(self.allow, name, target, self._answers.bash)
+                            or self._remembered(name, target)):
+            return ALLOWED
         if changes and not guarded:
-            return _ALLOWED  # the approver's own change: its allow is the answer (a guarded file is asked again)
+            return ALLOWED  # the approver's own change: its allow is the answer (a guarded file is asked again)
         if self.approver is None:
             rule_words = (asking.text, asking.where("ask")) if asking is not None else None
             return PermissionDecision(False, no_approver_reason(
@@ -306,7 +260,7 @@ class PermissionPolicy:
             tool=name,
             summary=tool.summary(args),
             target=target,
-            always_scope=self._scope(name, target, guard),
+            always_scope=RememberedAnswers.scope(name, target, guard),
             tool_input=args.model_dump(mode="json", exclude_unset=True),
             tool_call_id=ctx.tool_call_id,
             session_id=ctx.session_id,
@@ -318,7 +272,7 @@ class PermissionPolicy:
         answer = reply.approval if isinstance(reply, Answer) else reply
         if answer in ("allow_once", "allow_always"):
             changed = reply.updated_input if isinstance(reply, Answer) else None
-            return _ALLOWED if changed is None else await self._changed(tool, args, ctx, changed, changes)
+            return ALLOWED if changed is None else await self._changed(tool, args, ctx, changed, changes)
         if isinstance(reply, Answer) and reply.message:  # a program's own words, passed as Claude Code passes them
             return PermissionDecision(False, reply.message)
         return PermissionDecision(
@@ -334,7 +288,7 @@ class PermissionPolicy:
             if (by_mode := self._by_mode(tool, guarded, asked)) is not None:  # the mode changed meanwhile
                 return by_mode
             if not guarded and self._remembered(request.tool, request.target):  # "always" while this one queued
-                return _ALLOWED
+                return ALLOWED
             request = await _with_preview(request, tool, args, ctx)  # now: earlier answers may have changed the file
             try:
                 reply = await self.approver(request) if self.approver is not None else "deny"
@@ -342,7 +296,7 @@ class PermissionPolicy:
                 return PermissionDecision(False, f"Permission denied: asking the person for approval failed ({exc}).")
             answer = reply.approval if isinstance(reply, Answer) else reply
             if answer == "allow_always" and not guarded:
-                self._remember(request.tool, request.target)
+                self._answers.remember(request.tool, request.target)
             return reply
 
     async def _changed(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, changed: dict[str, Any],
@@ -356,7 +310,7 @@ class PermissionPolicy:
         except ToolError as exc:
             return PermissionDecision(False, f"The approved arguments are invalid: {exc}")
         if new_args.model_dump(mode="json") == args.model_dump(mode="json"):
-            return _ALLOWED  # the same call (the SDK sends the input back unchanged)
+            return ALLOWED  # the same call (the SDK sends the input back unchanged)
         if changes >= MAX_CHANGES:
             return PermissionDecision(False, f"Permission denied: the approver changed this {tool.name} call "
                                              f"{changes + 1} times in a row; it does not run.")
@@ -380,7 +334,7 @@ class PermissionPolicy:
         if self.mode == "auto" and tool.name == "Bash" and self.bash_unsandboxed:
             return None  # no sandbox: the person is asked (or the call refused), whatever the mode says
         if self.mode == "auto" or (self.mode == "accept_edits" and tool.edits_files and not guarded):
-            return _ALLOWED
+            return ALLOWED
         return None
 
     async def approve_outside_sandbox(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, why: str) -> bool:
@@ -415,92 +369,17 @@ class PermissionPolicy:
             return reply.approval in ("allow_once", "allow_always") and reply.updated_input is None
         return reply in ("allow_once", "allow_always")
 
+    def _remembered(self, name: str, target: str) -> bool:
+        """Whether an earlier "allow always" answer allows this call."""
+        return self._answers.covers(name, target)
+
     # ---- rules --------------------------------------------------------------------------
-
-    @staticmethod
-    def _resolved_target(name: str, raw: str, ctx: ToolContext) -> str:
-        """For file tools, the workspace-relative path after following symlinks (absolute in an additional
-        directory: rules written as workspace-relative globs never match there, `//abs/**` ones do)."""
-        if name not in PATH_TOOLS or not raw:
-            return raw
-        try:
-            return display_path(ctx, resolve_in_workspace(ctx, raw))
-        except ToolError:
-            return raw  # outside the workspace: the tool refuses it itself
-
-    @staticmethod
-    def _matches(rule: PermissionRule, name: str, target: str) -> bool:
-        if rule.pattern is None:
-            return True
-        if name == "WebFetch" and rule.pattern.startswith("domain:"):
-            return domain_match(rule.pattern, target)
-        if name in PATH_TOOLS:
-            return match_glob(rule.pattern, target, anchored=False)
-        return wild_match(rule.pattern, normalize_ws(target))
-
-    def _matching_rule(
-        self, rules_of_kind: Sequence[PermissionRule], name: str, raw: str, target: str
-    ) -> PermissionRule | None:
-        """The first deny (or ask) rule that matches the call, read as deny rules are (any part of a command)."""
-        rules = [rule for rule in rules_of_kind if rule.denies(name)]
-        if not rules:
-            return None
-        # Paths also in lower case against lower-case patterns: on a case-insensitive file system
-        # (macOS, Windows) `.ENV` is the file `.env` a rule names.
-        candidates = deny_candidates(target) if name == "Bash" else {target, raw}
-        if name in PATH_TOOLS:
-            rules += [folded(rule) for rule in rules if rule.pattern]
-            candidates |= {c.lower() for c in candidates}
-        for rule in rules:
-            if rule.pattern is None or any(self._matches(rule, name, c) for c in candidates):
-                return rule
-        return None
 
     def read_denied(self, rel: str) -> bool:
         """Whether a Read deny rule covers the workspace-relative path `rel` (Grep leaves such files out)."""
-        rules = [rule for rule in self.deny if rule.denies("Read")]
-        rules += [folded(rule) for rule in rules if rule.pattern]
-        return any(self._matches(rule, "Read", c) for rule in rules for c in {rel, rel.lower()})
+        return read_denied(self.deny, rel)
 
     @property
     def denies_reads(self) -> bool:
         """Whether any deny rule is about Read."""
         return any(rule.denies("Read") for rule in self.deny)
-
-    def _allowed_by_rules(self, name: str, target: str) -> bool:
-        rules = [rule for rule in self.allow if rule.covers(name)]
-        if any(rule.pattern is None for rule in rules):
-            return True
-        if name != "Bash":
-            return any(self._matches(rule, name, target) for rule in rules)
-        parsed = split_command(target)
-        if any(collapse_blanks(rule.pattern or "") == parsed.text for rule in rules):
-            return True
-        return every_part_allowed(parsed, [rule.pattern for rule in rules if rule.pattern], self._always_bash)
-
-    # ---- remembered answers -------------------------------------------------------------
-
-    @staticmethod
-    def _family(name: str) -> str:
-        return "Edit" if name in EDIT_TOOLS else name
-
-    def _remembered(self, name: str, target: str) -> bool:
-        if name != "Bash":
-            return self._family(name) in self._always_tools
-        return self._always_bash.covers(split_command(target))
-
-    def _remember(self, name: str, target: str) -> None:
-        if name != "Bash":
-            self._always_tools.add(self._family(name))
-            return
-        self._always_bash.remember(split_command(target))
-
-    def _scope(self, name: str, target: str, guard: str = "") -> str:
-        """Words for the dialog: what "allow always" would allow (`guard`: what a guarded file is)."""
-        if guard:
-            return f"this call only: {target} is asked every time ({guard})"
-        if name in EDIT_TOOLS:
-            return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
-        if name != "Bash":
-            return f"every {name} call for the rest of this session"
-        return BashAnswers.scope(split_command(target))
