@@ -46,13 +46,11 @@ from typing import Any, Literal
 from agentcli.mcp.specs import ServerSpec, agent_servers
 from agentcli.subagents.definitions.front_matter import (
     KNOWN_KEYS,
-    MAX_FRONT_MATTER_BYTES,
     AgentFileError,
     is_scalar,
-    parse_front_matter,
     read_bounded,
+    read_front_matter,
     show_value,
-    split_front_matter,
     text_value,
 )
 from agentcli.tools.mcp_names import covers, is_mcp_name
@@ -151,14 +149,6 @@ class AgentType:
         if prompt:
             data["prompt"] = self.prompt
         return data
-
-
-@dataclass(frozen=True)
-class LoadProblem:
-    """An agent file that was skipped, and why."""
-
-    path: str
-    reason: str
 
 
 def name_problem(name: str) -> str | None:
@@ -335,6 +325,53 @@ def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
     return False
 
 
+def _name_and_description(
+    data: Mapping[str, Any], stem: str, file_format: FileFormat, warnings: list[str]
+) -> tuple[str, str]:
+    """The agent's name and description; AgentFileError when it is not a usable subagent (unknown keys warned)."""
+    mode = data.get("mode")
+    if isinstance(mode, str) and mode.strip().lower() == "primary":
+        raise AgentFileError("primary agent, not a subagent (mode: primary)")
+    if data.get("disable") is True:
+        raise AgentFileError("disabled (disable: true)")
+    name = text_value(data, "name", warnings) or (stem.strip() if file_format == "opencode" else None)
+    if not name:
+        raise AgentFileError("missing required 'name' in the front matter")
+    problem = name_problem(name)
+    if problem:
+        raise AgentFileError(f"refused agent name: {problem}")
+    description = text_value(data, "description", warnings)
+    if not description:
+        raise AgentFileError("missing required 'description' in the front matter")
+    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
+    if unknown:
+        warnings.append(f"unknown front matter keys ignored: {', '.join(unknown)}")
+    return name, description
+
+
+def _tool_lists(data: Mapping[str, Any], warnings: list[str]) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """(allow list or None for all, disallowed tools) of `tools`, `permission` and the disallowed keys."""
+    lacking: list[str] = []
+    tools: tuple[str, ...] | None = None
+    disallowed: list[str] = []
+    raw_tools = data.get("tools")
+    if isinstance(raw_tools, dict):
+        disallowed += _opencode_tools(raw_tools, lacking, warnings)
+    else:
+        items = _tool_items(raw_tools, "tools", warnings)
+        if items is not None:
+            tools = _allow_list(items, lacking)
+    disallowed += [t for t in _opencode_permission(data.get("permission")) if t not in disallowed]
+    for key in _DISALLOWED_KEYS:
+        items = _tool_items(data.get(key), key, warnings)
+        for tool in _deny_list(items or [], warnings):
+            if tool not in disallowed:
+                disallowed.append(tool)
+    if lacking:
+        warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
+    return tools, tuple(disallowed)
+
+
 def read_agent_text(path: Path) -> str:
     """The text of an agent file, read bounded (at most `MAX_FILE_BYTES`), UTF-8; AgentFileError otherwise."""
     return read_bounded(path, MAX_FILE_BYTES)
@@ -349,10 +386,7 @@ def parse_agent_file(
     source: str | None = None,
 ) -> AgentType:
     """Read one agent file. Raises AgentFileError (the one-line reason) when it must be skipped."""
-    raw, body = split_front_matter(read_agent_text(path))
-    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
-        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    data, warnings = parse_front_matter(raw)
+    data, body, warnings = read_front_matter(read_agent_text(path))
     return agent_from_front_matter(
         data,
         body,
@@ -378,42 +412,8 @@ def agent_from_front_matter(
 ) -> AgentType:
     """Build the AgentType of parsed front matter and body; AgentFileError when it must be skipped."""
     warnings = list(warnings or [])
-    mode = data.get("mode")
-    if isinstance(mode, str) and mode.strip().lower() == "primary":
-        raise AgentFileError("primary agent, not a subagent (mode: primary)")
-    if data.get("disable") is True:
-        raise AgentFileError("disabled (disable: true)")
-    name = text_value(data, "name", warnings) or (stem.strip() if file_format == "opencode" else None)
-    if not name:
-        raise AgentFileError("missing required 'name' in the front matter")
-    problem = name_problem(name)
-    if problem:
-        raise AgentFileError(f"refused agent name: {problem}")
-    description = text_value(data, "description", warnings)
-    if not description:
-        raise AgentFileError("missing required 'description' in the front matter")
-    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
-    if unknown:
-        warnings.append(f"unknown front matter keys ignored: {', '.join(unknown)}")
-
-    lacking: list[str] = []
-    tools: tuple[str, ...] | None = None
-    disallowed: list[str] = []
-    raw_tools = data.get("tools")
-    if isinstance(raw_tools, dict):
-        disallowed += _opencode_tools(raw_tools, lacking, warnings)
-    else:
-        items = _tool_items(raw_tools, "tools", warnings)
-        if items is not None:
-            tools = _allow_list(items, lacking)
-    disallowed += [t for t in _opencode_permission(data.get("permission")) if t not in disallowed]
-    for key in _DISALLOWED_KEYS:
-        items = _tool_items(data.get(key), key, warnings)
-        for tool in _deny_list(items or [], warnings):
-            if tool not in disallowed:
-                disallowed.append(tool)
-    if lacking:
-        warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
+    name, description = _name_and_description(data, stem, file_format, warnings)
+    tools, disallowed = _tool_lists(data, warnings)
     servers, specs, server_warnings = agent_servers(
         data.get("mcpServers"), origin=f"agent file {source}", project=scope == "project"
     )
@@ -432,7 +432,7 @@ def agent_from_front_matter(
         description=description,
         prompt=prompt,
         tools=tools,
-        disallowed_tools=tuple(disallowed),
+        disallowed_tools=disallowed,
         model=model,
         max_turns=_positive_int(data, _MAX_TURNS_KEYS, warnings),
         timeout_seconds=_positive_int(data, _TIMEOUT_KEYS, warnings),

@@ -50,6 +50,22 @@ def split_front_matter(text: str) -> tuple[str, str]:
     raise AgentFileError("the front matter is not closed by a '---' line")
 
 
+def read_front_matter(
+    text: str, *, raw_keys: frozenset[str] = frozenset(), optional: bool = False
+) -> tuple[dict[str, Any], str, list[str]]:
+    """(front matter, body, warnings) of a definition file: the front matter split off, bounded, read safely.
+
+    `raw_keys`: one-line values kept as written (`quote_raw_values`); `optional`: a file that does not start
+    with `---` is all body (else AgentFileError)."""
+    if optional and not text.removeprefix("\ufeff").lstrip().startswith("---"):
+        return {}, text.removeprefix("\ufeff").replace("\r\n", "\n"), []
+    raw, body = split_front_matter(text)
+    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
+        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
+    data, warnings = parse_front_matter(quote_raw_values(raw, raw_keys) if raw_keys else raw)
+    return data, body, warnings
+
+
 @functools.cache
 def _plain_loader() -> type[Any]:
     """The safe loader, refusing anchors and aliases while composing (before anything is constructed).
