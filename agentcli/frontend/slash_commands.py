@@ -41,7 +41,13 @@ from agentcli.subagents.definitions.catalog import (
     skipped,
     user_home,
 )
-from agentcli.subagents.definitions.front_matter import AgentFileError, read_bounded, read_front_matter, text_value
+from agentcli.subagents.definitions.front_matter import (
+    TOOL_TOKEN,
+    AgentFileError,
+    read_bounded,
+    read_front_matter,
+    text_value,
+)
 from agentcli.subagents.definitions.skills import Skill
 from agentcli.text import one_line
 
@@ -147,7 +153,7 @@ def parse_command(path: Path, *, scope: CommandScope, namespace: str = "") -> Cu
     tools_raw = data.get("allowed-tools")
     tools: tuple[str, ...] = ()
     if isinstance(tools_raw, str):
-        tools = tuple(t for t in re.findall(r"[^,\s()]+(?:\([^)]*\))?", tools_raw))
+        tools = tuple(TOOL_TOKEN.findall(tools_raw))
     elif isinstance(tools_raw, list):
         tools = tuple(one_line(t) for t in tools_raw if isinstance(t, str | int | float))
     return CustomCommand(

@@ -35,7 +35,6 @@ disallows Bash; `ask` and `allow` are left to agentcli's own permission settings
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -46,7 +45,9 @@ from typing import Any, Literal
 from agentcli.mcp.specs import ServerSpec, agent_servers
 from agentcli.subagents.definitions.front_matter import (
     KNOWN_KEYS,
+    TOOL_TOKEN,
     AgentFileError,
+    flag_value,
     is_scalar,
     read_bounded,
     read_front_matter,
@@ -74,7 +75,6 @@ _NAME_FORBIDDEN = frozenset("<>`")
 _MAX_TURNS_KEYS = ("max_turns", "maxTurns", "maxSteps", "steps")
 _TIMEOUT_KEYS = ("timeout_seconds", "timeoutSeconds")
 _DISALLOWED_KEYS = ("disallowed_tools", "disallowedTools", "disallowed-tools")
-_TOOL_TOKEN = re.compile(r"[^,\s()]+(?:\([^)]*\))?")
 DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
 _OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers every editing tool
 
@@ -168,7 +168,7 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        items = _TOOL_TOKEN.findall(value)
+        items = TOOL_TOKEN.findall(value)
     elif isinstance(value, list):
         items = []
         for item in value:
@@ -177,7 +177,7 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
             if not is_scalar(item):
                 warnings.append(f"'{key}' entry ignored: expected a tool name, got {show_value(item)}")
                 continue
-            items += _TOOL_TOKEN.findall(str(item))
+            items += TOOL_TOKEN.findall(str(item))
     else:
         warnings.append(f"'{key}' ignored: expected a comma-separated string or a list")
         return None
@@ -315,16 +315,6 @@ def _isolation(data: Mapping[str, Any], warnings: list[str]) -> str | None:
     return None
 
 
-def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
-    value = data.get(key)
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
-    return False
-
-
 def _name_and_description(
     data: Mapping[str, Any], stem: str, file_format: FileFormat, warnings: list[str]
 ) -> tuple[str, str]:
@@ -437,7 +427,7 @@ def agent_from_front_matter(
         max_turns=_positive_int(data, _MAX_TURNS_KEYS, warnings),
         timeout_seconds=_positive_int(data, _TIMEOUT_KEYS, warnings),
         effort=_effort(data, warnings),
-        fork_context=_flag(data, "fork_context", warnings),
+        fork_context=flag_value(data, "fork_context", False, warnings),
         isolation=_isolation(data, warnings),
         source=source,
         scope=scope,

@@ -17,6 +17,8 @@ from agentcli.text import one_line
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t](.*))?$")
 _YAML_SYNTAX = frozenset("[{\"'|>&*%@`")
+#: One tool name of a comma- or space-separated list, with its `(pattern)` if any: `Bash(git:*)`.
+TOOL_TOKEN = re.compile(r"[^,\s()]+(?:\([^)]*\))?")
 # Keys of agentcli, Claude Code and opencode agent files; any other key is ignored with a warning.
 KNOWN_KEYS = frozenset(
     {
@@ -186,6 +188,19 @@ def text_value(data: Mapping[str, Any], key: str, warnings: list[str] | None = N
         return None
     text = str(value).strip()
     return text or None
+
+
+def flag_value(data: Mapping[str, Any], key: str, default: bool, warnings: list[str]) -> bool:
+    """A true/false entry (YAML's booleans or the words); `default` when absent or unusable (with a warning)."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
+    return default
 
 
 def quote_raw_values(raw: str, keys: frozenset[str]) -> str:

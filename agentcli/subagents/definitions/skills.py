@@ -50,7 +50,9 @@ from agentcli.subagents.definitions.catalog import (
     user_home,
 )
 from agentcli.subagents.definitions.front_matter import (
+    TOOL_TOKEN,
     AgentFileError,
+    flag_value,
     is_scalar,
     read_bounded,
     read_front_matter,
@@ -127,7 +129,7 @@ def _tools(value: Any, warnings: list[str]) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        items = re.findall(r"[^,\s()]+(?:\([^)]*\))?", value)
+        items = TOOL_TOKEN.findall(value)
     elif isinstance(value, list) and all(is_scalar(v) for v in value):
         items = [str(v).strip() for v in value if str(v).strip()]
     else:
@@ -173,21 +175,9 @@ def parse_skill(path: Path, *, scope: SkillScope, folder: Path | None = None) ->
     return Skill(
         name=name, description=description, folder=folder, path=path, scope=scope, allowed_tools=tools,
         license=text_value(data, "license", warnings),
-        model_invocable=not _flag(data, "disable-model-invocation", False, warnings),
-        user_invocable=_flag(data, "user-invocable", True, warnings), warnings=tuple(warnings),
+        model_invocable=not flag_value(data, "disable-model-invocation", False, warnings),
+        user_invocable=flag_value(data, "user-invocable", True, warnings), warnings=tuple(warnings),
     )
-
-
-def _flag(data: Mapping[str, Any], key: str, default: bool, warnings: list[str]) -> bool:
-    value = data.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
-    return default
 
 
 def skill_body(skill: Skill) -> str:
