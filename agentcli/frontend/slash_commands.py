@@ -31,13 +31,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcli.subagents.definitions.catalog import (
+    FolderGate,
+    Place,
+    Problem,
+    Root,
+    folders,
+    keep_first,
+    skipped,
+    user_home,
+)
 from agentcli.subagents.definitions.front_matter import (
-    MAX_FRONT_MATTER_BYTES,
+    TOOL_TOKEN,
     AgentFileError,
-    parse_front_matter,
-    quote_raw_values,
     read_bounded,
-    split_front_matter,
+    read_front_matter,
     text_value,
 )
 from agentcli.subagents.definitions.skills import Skill
@@ -101,14 +109,6 @@ class CustomCommand:
 
 
 @dataclass(frozen=True, slots=True)
-class CommandProblem:
-    """A command file that was skipped or cannot be reached, and why."""
-
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class Expansion:
     """A command's text with its arguments in place: `parts` alternate text and shell commands (odd indexes)."""
 
@@ -132,14 +132,7 @@ def _read(path: Path) -> str:
 
 def _parts(text: str) -> tuple[dict[str, Any], str, list[str]]:
     """(front matter, body, warnings); a file without front matter is all body."""
-    stripped = text.removeprefix("\ufeff").lstrip()
-    if not stripped.startswith("---"):
-        return {}, text.removeprefix("\ufeff").replace("\r\n", "\n"), []
-    raw, body = split_front_matter(text)
-    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
-        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    data, warnings = parse_front_matter(quote_raw_values(raw, _RAW_KEYS))
-    return data, body, warnings
+    return read_front_matter(text, raw_keys=_RAW_KEYS, optional=True)
 
 
 def parse_command(path: Path, *, scope: CommandScope, namespace: str = "") -> CustomCommand:
@@ -160,7 +153,7 @@ def parse_command(path: Path, *, scope: CommandScope, namespace: str = "") -> Cu
     tools_raw = data.get("allowed-tools")
     tools: tuple[str, ...] = ()
     if isinstance(tools_raw, str):
-        tools = tuple(t for t in re.findall(r"[^,\s()]+(?:\([^)]*\))?", tools_raw))
+        tools = tuple(TOOL_TOKEN.findall(tools_raw))
     elif isinstance(tools_raw, list):
         tools = tuple(one_line(t) for t in tools_raw if isinstance(t, str | int | float))
     return CustomCommand(
@@ -211,9 +204,17 @@ def model_spec(spec: str, settings: Settings) -> str:
     return f"{models.main.provider}:{spec}"
 
 
+#: The commands folders with their scope, highest precedence first (module docstring).
+COMMAND_PLACES: tuple[Place[None], ...] = (
+    Place("workspace", ".claude/commands", "project", None),
+    Place("home", ".claude/commands", "user", None),
+)
+
+
 def command_folders(workspace: Path, home: Path) -> list[tuple[Path, CommandScope]]:
     """The commands folders, highest precedence first."""
-    return [(workspace / ".claude" / "commands", "project"), (home / ".claude" / "commands", "user")]
+    roots: dict[Root, Path] = {"workspace": workspace, "home": home}
+    return [(folder, scope) for folder, scope, _ in folders(COMMAND_PLACES, roots)]
 
 
 @dataclass
@@ -221,7 +222,7 @@ class CommandSet:
     """The custom commands of a workspace and its user, the files skipped, shadowed or clashing."""
 
     commands: dict[str, CustomCommand] = field(default_factory=dict)  # by qualified name
-    problems: list[CommandProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     shadowed: list[CustomCommand] = field(default_factory=list)
     reserved: frozenset[str] = frozenset()  # the built-in commands' names (lower case): they keep them
 
@@ -232,28 +233,14 @@ class CommandSet:
     ) -> CommandSet:
         """Every command file of `command_folders`; a name in `reserved` (the TUI's built-ins) is reported, unused.
         Then `skills` the person may invoke (`user-invocable`) as `/name`, where no built-in or file has the name."""
-        env = os.environ if env is None else env
-        if home is None:
-            home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+        home = user_home(os.environ if env is None else env, home)
         builtins = frozenset(name.lower() for name in reserved)
         found = cls(reserved=builtins)
-        real_workspace = workspace.resolve()
-        user_folder = _resolved(home / ".claude" / "commands")
-        seen: set[Path] = set()
-        for folder, scope in command_folders(workspace, home):
-            real = _resolved(folder)
-            if real is None or real in seen or not folder.is_dir():
-                continue
-            seen.add(real)
-            confine: Path | None = None
-            if scope == "project" and real != user_folder:  # the workspace may be the home folder
-                if not real.is_relative_to(real_workspace):
-                    found.problems.append(CommandProblem(str(folder), "the commands folder resolves outside the "
-                                                                      f"workspace ({real}); not read"))
-                    continue
-                confine = real
+        roots: dict[Root, Path] = {"workspace": workspace, "home": home}
+        gate = FolderGate(workspace, folders(COMMAND_PLACES, roots), "commands", found.problems)
+        for folder, scope, _, admitted in gate.each():
             for path, namespace in _files(folder):
-                found._add(path, scope, namespace, confine, builtins)
+                found._add(path, scope, namespace, admitted.confine, builtins)
         for skill in skills:
             if skill.user_invocable and skill.name.lower() not in builtins and found.find(skill.name) is None:
                 found.commands[skill.name] = CustomCommand(
@@ -268,20 +255,14 @@ class CommandSet:
             if confine is not None and not path.resolve(strict=True).is_relative_to(confine):
                 raise AgentFileError("a symlink that leaves the commands folder; not followed")
             command = parse_command(path, scope=scope, namespace=namespace)
-        except AgentFileError as exc:
-            self.problems.append(CommandProblem(str(path), str(exc)))
-            return
-        except (OSError, RuntimeError) as exc:
-            self.problems.append(CommandProblem(str(path), f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
+        except (AgentFileError, OSError, RuntimeError) as exc:
+            self.problems.append(skipped(path, exc))
             return
         if command.name.lower() in builtins and not command.namespace:
-            self.problems.append(CommandProblem(str(path), f"/{command.name} is a built-in command, which keeps "
-                                                           "its name; this file is not used"))
+            self.problems.append(Problem(str(path), f"/{command.name} is a built-in command, which keeps "
+                                                    "its name; this file is not used"))
             return
-        if command.qualified in self.commands:
-            self.shadowed.append(command)
-        else:
-            self.commands[command.qualified] = command
+        keep_first(self.commands, self.shadowed, command.qualified, command)
 
     def find(self, name: str) -> CustomCommand | list[CustomCommand] | None:
         """The command `name` names (qualified, else by its stem), a list when the stem is ambiguous, or None."""
@@ -304,13 +285,6 @@ class CommandSet:
             key = command.name if found is command else command.qualified
             offered.setdefault(key, command.label)
         return offered
-
-
-def _resolved(path: Path) -> Path | None:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return None
 
 
 def _files(folder: Path) -> list[tuple[Path, str]]:

@@ -14,9 +14,8 @@ from agentcli.subagents.definitions.agent_files import (
     AgentType,
     name_problem,
     parse_agent_file,
-    parse_front_matter,
 )
-from agentcli.subagents.definitions.front_matter import lenient_front_matter
+from agentcli.subagents.definitions.front_matter import lenient_front_matter, parse_front_matter
 from agentcli.subagents.definitions.registry import AgentRegistry
 
 

@@ -35,7 +35,6 @@ disallows Bash; `ask` and `allow` are left to agentcli's own permission settings
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -46,13 +45,13 @@ from typing import Any, Literal
 from agentcli.mcp.specs import ServerSpec, agent_servers
 from agentcli.subagents.definitions.front_matter import (
     KNOWN_KEYS,
-    MAX_FRONT_MATTER_BYTES,
+    TOOL_TOKEN,
     AgentFileError,
+    flag_value,
     is_scalar,
-    parse_front_matter,
     read_bounded,
+    read_front_matter,
     show_value,
-    split_front_matter,
     text_value,
 )
 from agentcli.tools.mcp_names import covers, is_mcp_name
@@ -76,7 +75,6 @@ _NAME_FORBIDDEN = frozenset("<>`")
 _MAX_TURNS_KEYS = ("max_turns", "maxTurns", "maxSteps", "steps")
 _TIMEOUT_KEYS = ("timeout_seconds", "timeoutSeconds")
 _DISALLOWED_KEYS = ("disallowed_tools", "disallowedTools", "disallowed-tools")
-_TOOL_TOKEN = re.compile(r"[^,\s()]+(?:\([^)]*\))?")
 DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
 _OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers every editing tool
 
@@ -153,14 +151,6 @@ class AgentType:
         return data
 
 
-@dataclass(frozen=True)
-class LoadProblem:
-    """An agent file that was skipped, and why."""
-
-    path: str
-    reason: str
-
-
 def name_problem(name: str) -> str | None:
     """Why an agent name cannot be used (it reaches prompts, frames and terminals), or None."""
     if len(name) > MAX_NAME_CHARS:
@@ -178,7 +168,7 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        items = _TOOL_TOKEN.findall(value)
+        items = TOOL_TOKEN.findall(value)
     elif isinstance(value, list):
         items = []
         for item in value:
@@ -187,7 +177,7 @@ def _tool_items(value: Any, key: str, warnings: list[str]) -> list[str] | None:
             if not is_scalar(item):
                 warnings.append(f"'{key}' entry ignored: expected a tool name, got {show_value(item)}")
                 continue
-            items += _TOOL_TOKEN.findall(str(item))
+            items += TOOL_TOKEN.findall(str(item))
     else:
         warnings.append(f"'{key}' ignored: expected a comma-separated string or a list")
         return None
@@ -325,14 +315,51 @@ def _isolation(data: Mapping[str, Any], warnings: list[str]) -> str | None:
     return None
 
 
-def _flag(data: Mapping[str, Any], key: str, warnings: list[str]) -> bool:
-    value = data.get(key)
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
-    return False
+def _name_and_description(
+    data: Mapping[str, Any], stem: str, file_format: FileFormat, warnings: list[str]
+) -> tuple[str, str]:
+    """The agent's name and description; AgentFileError when it is not a usable subagent (unknown keys warned)."""
+    mode = data.get("mode")
+    if isinstance(mode, str) and mode.strip().lower() == "primary":
+        raise AgentFileError("primary agent, not a subagent (mode: primary)")
+    if data.get("disable") is True:
+        raise AgentFileError("disabled (disable: true)")
+    name = text_value(data, "name", warnings) or (stem.strip() if file_format == "opencode" else None)
+    if not name:
+        raise AgentFileError("missing required 'name' in the front matter")
+    problem = name_problem(name)
+    if problem:
+        raise AgentFileError(f"refused agent name: {problem}")
+    description = text_value(data, "description", warnings)
+    if not description:
+        raise AgentFileError("missing required 'description' in the front matter")
+    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
+    if unknown:
+        warnings.append(f"unknown front matter keys ignored: {', '.join(unknown)}")
+    return name, description
+
+
+def _tool_lists(data: Mapping[str, Any], warnings: list[str]) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """(allow list or None for all, disallowed tools) of `tools`, `permission` and the disallowed keys."""
+    lacking: list[str] = []
+    tools: tuple[str, ...] | None = None
+    disallowed: list[str] = []
+    raw_tools = data.get("tools")
+    if isinstance(raw_tools, dict):
+        disallowed += _opencode_tools(raw_tools, lacking, warnings)
+    else:
+        items = _tool_items(raw_tools, "tools", warnings)
+        if items is not None:
+            tools = _allow_list(items, lacking)
+    disallowed += [t for t in _opencode_permission(data.get("permission")) if t not in disallowed]
+    for key in _DISALLOWED_KEYS:
+        items = _tool_items(data.get(key), key, warnings)
+        for tool in _deny_list(items or [], warnings):
+            if tool not in disallowed:
+                disallowed.append(tool)
+    if lacking:
+        warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
+    return tools, tuple(disallowed)
 
 
 def read_agent_text(path: Path) -> str:
@@ -349,10 +376,7 @@ def parse_agent_file(
     source: str | None = None,
 ) -> AgentType:
     """Read one agent file. Raises AgentFileError (the one-line reason) when it must be skipped."""
-    raw, body = split_front_matter(read_agent_text(path))
-    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
-        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    data, warnings = parse_front_matter(raw)
+    data, body, warnings = read_front_matter(read_agent_text(path))
     return agent_from_front_matter(
         data,
         body,
@@ -378,42 +402,8 @@ def agent_from_front_matter(
 ) -> AgentType:
     """Build the AgentType of parsed front matter and body; AgentFileError when it must be skipped."""
     warnings = list(warnings or [])
-    mode = data.get("mode")
-    if isinstance(mode, str) and mode.strip().lower() == "primary":
-        raise AgentFileError("primary agent, not a subagent (mode: primary)")
-    if data.get("disable") is True:
-        raise AgentFileError("disabled (disable: true)")
-    name = text_value(data, "name", warnings) or (stem.strip() if file_format == "opencode" else None)
-    if not name:
-        raise AgentFileError("missing required 'name' in the front matter")
-    problem = name_problem(name)
-    if problem:
-        raise AgentFileError(f"refused agent name: {problem}")
-    description = text_value(data, "description", warnings)
-    if not description:
-        raise AgentFileError("missing required 'description' in the front matter")
-    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
-    if unknown:
-        warnings.append(f"unknown front matter keys ignored: {', '.join(unknown)}")
-
-    lacking: list[str] = []
-    tools: tuple[str, ...] | None = None
-    disallowed: list[str] = []
-    raw_tools = data.get("tools")
-    if isinstance(raw_tools, dict):
-        disallowed += _opencode_tools(raw_tools, lacking, warnings)
-    else:
-        items = _tool_items(raw_tools, "tools", warnings)
-        if items is not None:
-            tools = _allow_list(items, lacking)
-    disallowed += [t for t in _opencode_permission(data.get("permission")) if t not in disallowed]
-    for key in _DISALLOWED_KEYS:
-        items = _tool_items(data.get(key), key, warnings)
-        for tool in _deny_list(items or [], warnings):
-            if tool not in disallowed:
-                disallowed.append(tool)
-    if lacking:
-        warnings.append(f"tools agentcli lacks were dropped: {', '.join(dict.fromkeys(lacking))}")
+    name, description = _name_and_description(data, stem, file_format, warnings)
+    tools, disallowed = _tool_lists(data, warnings)
     servers, specs, server_warnings = agent_servers(
         data.get("mcpServers"), origin=f"agent file {source}", project=scope == "project"
     )
@@ -432,12 +422,12 @@ def agent_from_front_matter(
         description=description,
         prompt=prompt,
         tools=tools,
-        disallowed_tools=tuple(disallowed),
+        disallowed_tools=disallowed,
         model=model,
         max_turns=_positive_int(data, _MAX_TURNS_KEYS, warnings),
         timeout_seconds=_positive_int(data, _TIMEOUT_KEYS, warnings),
         effort=_effort(data, warnings),
-        fork_context=_flag(data, "fork_context", warnings),
+        fork_context=flag_value(data, "fork_context", False, warnings),
         isolation=_isolation(data, warnings),
         source=source,
         scope=scope,

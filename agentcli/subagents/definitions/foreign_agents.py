@@ -40,7 +40,7 @@ from agentcli.subagents.definitions.agent_files import (
     agent_from_front_matter,
     read_agent_text,
 )
-from agentcli.subagents.definitions.front_matter import AgentFileError, parse_front_matter, split_front_matter
+from agentcli.subagents.definitions.front_matter import AgentFileError, read_front_matter
 from agentcli.tools.registry import READ_ONLY_TOOLS
 
 #: Gemini CLI's and Qwen Code's tool names (and their display names), keyed without case, `_`, `-` or spaces.
@@ -132,8 +132,7 @@ def parse_codex_agent(path: Path, *, scope: Scope, aliases: Iterable[str]) -> Ag
 
 def parse_markdown_agent(path: Path, *, scope: Scope, file_format: FileFormat, aliases: Iterable[str]) -> AgentType:
     """One Gemini CLI or Qwen Code agent file (Markdown with YAML front matter)."""
-    raw, body = split_front_matter(read_agent_text(path))
-    data, warnings = parse_front_matter(raw)
+    data, body, warnings = read_front_matter(read_agent_text(path))
     if file_format == "gemini":
         front, dropped = _gemini(data)
     else:

@@ -17,6 +17,8 @@ from agentcli.text import one_line
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t](.*))?$")
 _YAML_SYNTAX = frozenset("[{\"'|>&*%@`")
+#: One tool name of a comma- or space-separated list, with its `(pattern)` if any: `Bash(git:*)`.
+TOOL_TOKEN = re.compile(r"[^,\s()]+(?:\([^)]*\))?")
 # Keys of agentcli, Claude Code and opencode agent files; any other key is ignored with a warning.
 KNOWN_KEYS = frozenset(
     {
@@ -48,6 +50,22 @@ def split_front_matter(text: str) -> tuple[str, str]:
         if lines[end].rstrip() in ("---", "..."):
             return "\n".join(lines[start + 1 : end]), "\n".join(lines[end + 1 :])
     raise AgentFileError("the front matter is not closed by a '---' line")
+
+
+def read_front_matter(
+    text: str, *, raw_keys: frozenset[str] = frozenset(), optional: bool = False
+) -> tuple[dict[str, Any], str, list[str]]:
+    """(front matter, body, warnings) of a definition file: the front matter split off, bounded, read safely.
+
+    `raw_keys`: one-line values kept as written (`quote_raw_values`); `optional`: a file that does not start
+    with `---` is all body (else AgentFileError)."""
+    if optional and not text.removeprefix("\ufeff").lstrip().startswith("---"):
+        return {}, text.removeprefix("\ufeff").replace("\r\n", "\n"), []
+    raw, body = split_front_matter(text)
+    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
+        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
+    data, warnings = parse_front_matter(quote_raw_values(raw, raw_keys) if raw_keys else raw)
+    return data, body, warnings
 
 
 @functools.cache
@@ -170,6 +188,19 @@ def text_value(data: Mapping[str, Any], key: str, warnings: list[str] | None = N
         return None
     text = str(value).strip()
     return text or None
+
+
+def flag_value(data: Mapping[str, Any], key: str, default: bool, warnings: list[str]) -> bool:
+    """A true/false entry (YAML's booleans or the words); `default` when absent or unusable (with a warning)."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
+    return default
 
 
 def quote_raw_values(raw: str, keys: frozenset[str]) -> str:

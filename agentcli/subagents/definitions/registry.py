@@ -45,9 +45,19 @@ from agentcli.subagents.definitions.agent_files import (
     DEFAULT_ALIASES,
     AgentType,
     FileFormat,
-    LoadProblem,
     Scope,
     parse_agent_file,
+)
+from agentcli.subagents.definitions.catalog import (
+    FolderGate,
+    FolderScope,
+    Place,
+    Problem,
+    Root,
+    folders,
+    keep_first,
+    resolved,
+    user_home,
 )
 from agentcli.subagents.definitions.foreign_agents import (
     opencode_config_agents,
@@ -57,7 +67,7 @@ from agentcli.subagents.definitions.foreign_agents import (
 from agentcli.subagents.definitions.front_matter import AgentFileError
 from agentcli.tools.registry import MESSAGE_TOOL_NAMES, READ_ONLY_TOOLS
 
-__all__ = ["AgentRegistry", "AgentType", "Fallback", "LoadProblem", "agent_folders", "builtin_types"]
+__all__ = ["AgentRegistry", "AgentType", "Fallback", "Problem", "agent_folders", "builtin_types"]
 
 Fallback = Literal["error", "normalize", "best_match"]
 
@@ -134,26 +144,31 @@ def _xdg_config(env: Mapping[str, str], home: Path) -> Path:
     return Path(value) if value and Path(value).is_absolute() else home / ".config"
 
 
-def agent_folders(workspace: Path, env: Mapping[str, str], home: Path) -> list[tuple[Path, Scope, FileFormat]]:
+#: The agent-file folders with their scope and format, highest precedence first (module docstring).
+AGENT_PLACES: tuple[Place[FileFormat], ...] = (
+    Place("workspace", ".agentcli/agents", "project", "agentcli"),
+    Place("workspace", ".claude/agents", "project", "claude"),
+    Place("workspace", ".opencode/agents", "project", "opencode"),
+    Place("workspace", ".opencode/agent", "project", "opencode"),
+    Place("workspace", ".codex/agents", "project", "codex"),
+    Place("workspace", ".gemini/agents", "project", "gemini"),
+    Place("workspace", ".qwen/agents", "project", "qwen"),
+    Place("xdg", "agentcli/agents", "user", "agentcli"),
+    Place("home", ".claude/agents", "user", "claude"),
+    Place("xdg", "opencode/agents", "user", "opencode"),
+    Place("xdg", "opencode/agent", "user", "opencode"),
+    Place("codex_home", "agents", "user", "codex"),
+    Place("home", ".gemini/agents", "user", "gemini"),
+    Place("home", ".qwen/agents", "user", "qwen"),
+)
+
+
+def agent_folders(workspace: Path, env: Mapping[str, str], home: Path) -> list[tuple[Path, FolderScope, FileFormat]]:
     """Every agent-file folder with its scope and format, highest precedence first."""
-    xdg = _xdg_config(env, home)
     codex_home = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex"
-    return [
-        (workspace / ".agentcli" / "agents", "project", "agentcli"),
-        (workspace / ".claude" / "agents", "project", "claude"),
-        (workspace / ".opencode" / "agents", "project", "opencode"),
-        (workspace / ".opencode" / "agent", "project", "opencode"),
-        (workspace / ".codex" / "agents", "project", "codex"),
-        (workspace / ".gemini" / "agents", "project", "gemini"),
-        (workspace / ".qwen" / "agents", "project", "qwen"),
-        (xdg / "agentcli" / "agents", "user", "agentcli"),
-        (home / ".claude" / "agents", "user", "claude"),
-        (xdg / "opencode" / "agents", "user", "opencode"),
-        (xdg / "opencode" / "agent", "user", "opencode"),
-        (codex_home / "agents", "user", "codex"),
-        (home / ".gemini" / "agents", "user", "gemini"),
-        (home / ".qwen" / "agents", "user", "qwen"),
-    ]
+    roots: dict[Root, Path] = {"workspace": workspace, "home": home, "xdg": _xdg_config(env, home),
+                               "codex_home": codex_home}
+    return folders(AGENT_PLACES, roots)
 
 
 def opencode_configs(workspace: Path, env: Mapping[str, str], home: Path) -> dict[Path, tuple[Scope, Path]]:
@@ -181,56 +196,48 @@ def _files(folder: Path, file_format: FileFormat) -> list[Path]:
 
 
 def _read_folder(
+    gate: FolderGate[FileFormat],
     folder: Path,
-    scope: Scope,
+    scope: FolderScope,
     file_format: FileFormat,
     aliases: tuple[str, ...] | None,
-    real_workspace: Path,
-    user_folders: set[Path | None],
-    seen_folders: set[Path],
-    problems: list[LoadProblem],
+    problems: list[Problem],
 ) -> list[AgentType]:
     """The agents of one folder (each folder once; a project's only inside the workspace); skipped files noted."""
     try:
-        real = folder.resolve()
-        if real in seen_folders or not folder.is_dir():
-            return []
-        seen_folders.add(real)
-        untrusted = scope == "project" and real not in user_folders  # the workspace may be the home dir
-        if untrusted and not real.is_relative_to(real_workspace):
-            problems.append(LoadProblem(str(folder), f"the agent folder resolves outside the workspace ({real}); "
-                                                     "not read"))
+        admitted = gate.admit(folder, scope, folder.resolve())
+        if admitted is None:
             return []
         files = _files(folder, file_format)
     except (OSError, RuntimeError) as exc:
         why = getattr(exc, "strerror", None) or exc
-        problems.append(LoadProblem(str(folder), f"cannot list the folder: {why}"))
+        problems.append(Problem(str(folder), f"cannot list the folder: {why}"))
         return []
     agents: list[AgentType] = []
     for path in files:
         try:
-            if untrusted:
-                _inside(path, real)
+            if admitted.confine is not None:
+                _inside(path, admitted.confine)
             agents.append(_parse(path, scope, file_format, aliases))
         except AgentFileError as exc:
-            problems.append(LoadProblem(str(path), str(exc)))
+            problems.append(Problem(str(path), str(exc)))
     return agents
 
 
 def _read_opencode_config(
-    config: Path, scope: Scope, aliases: tuple[str, ...] | None, real_workspace: Path, problems: list[LoadProblem]
+    config: Path, scope: Scope, aliases: tuple[str, ...] | None, real_workspace: Path, problems: list[Problem]
 ) -> list[AgentType]:
     """The agents of an opencode config file; a project's must be inside the workspace, and so must the prompt
     files it names."""
     root = real_workspace if scope == "project" else None
     if root is not None:
-        real = _real(config)
+        real = resolved(config)
         if real is None or not real.is_relative_to(root):
-            problems.append(LoadProblem(str(config), f"a symlink that leaves the workspace (to {real}); not followed"))
+            problems.append(Problem(str(config), f"a symlink that leaves the workspace (to {real}); not followed"))
             return []
     names = DEFAULT_ALIASES if aliases is None else aliases
     agents, skipped = opencode_config_agents(config, scope=scope, aliases=names, root=root)
-    problems += [LoadProblem(source, reason) for source, reason in skipped]
+    problems += [Problem(source, reason) for source, reason in skipped]
     return agents
 
 
@@ -241,13 +248,6 @@ def _parse(path: Path, scope: Scope, file_format: FileFormat, aliases: tuple[str
     if file_format in ("gemini", "qwen"):
         return parse_markdown_agent(path, scope=scope, file_format=file_format, aliases=names)
     return parse_agent_file(path, scope=scope, file_format=file_format, aliases=aliases)
-
-
-def _real(folder: Path) -> Path | None:
-    try:
-        return folder.resolve()
-    except (OSError, RuntimeError):
-        return None
 
 
 def _inside(path: Path, real_folder: Path) -> None:
@@ -284,11 +284,11 @@ class AgentRegistry:
     def __init__(
         self,
         types: Iterable[AgentType],
-        problems: Iterable[LoadProblem] = (),
+        problems: Iterable[Problem] = (),
         shadowed: Iterable[AgentType] = (),
     ) -> None:
         self.types: dict[str, AgentType] = {t.name: t for t in types}
-        self.problems: list[LoadProblem] = list(problems)
+        self.problems: list[Problem] = list(problems)
         self.shadowed: list[AgentType] = list(shadowed)
 
     @classmethod
@@ -307,32 +307,20 @@ class AgentRegistry:
     ) -> AgentRegistry:
         """Built-ins plus every agent file of the workspace and the user (see the module docstring)."""
         env = os.environ if env is None else env
-        if home is None:
-            home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+        home = user_home(env, home)
         alias_names = tuple(aliases) if aliases is not None else None
         found: dict[str, AgentType] = {}
-        problems: list[LoadProblem] = []
+        problems: list[Problem] = []
         shadowed: list[AgentType] = []
-        seen_folders: set[Path] = set()
-        real_workspace = workspace.resolve()
-        folders = agent_folders(workspace, env, home)
+        gate = FolderGate(workspace, agent_folders(workspace, env, home), "agent", problems)
         configs = opencode_configs(workspace, env, home)
-        user_folders = {_real(folder) for folder, scope, _ in folders if scope == "user"}
-
-        def add(agent: AgentType) -> None:
-            if agent.name in found:
-                shadowed.append(agent)
-            else:
-                found[agent.name] = agent
-
-        for folder, scope, file_format in folders:
-            for agent in _read_folder(folder, scope, file_format, alias_names, real_workspace, user_folders,
-                                      seen_folders, problems):
-                add(agent)
+        for folder, scope, file_format in gate.folders:
+            agents = _read_folder(gate, folder, scope, file_format, alias_names, problems)
             if folder in configs:  # opencode.json's agents come right after opencode's agent folders
                 config_scope, config = configs[folder]
-                for agent in _read_opencode_config(config, config_scope, alias_names, real_workspace, problems):
-                    add(agent)
+                agents += _read_opencode_config(config, config_scope, alias_names, gate.real_workspace, problems)
+            for agent in agents:
+                keep_first(found, shadowed, agent.name, agent)
         types: list[AgentType] = []
         for builtin in builtin_types():
             if builtin.name in found:

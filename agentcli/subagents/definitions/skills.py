@@ -39,15 +39,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcli.subagents.definitions.catalog import (
+    FolderGate,
+    Place,
+    Problem,
+    Root,
+    folders,
+    keep_first,
+    skipped,
+    user_home,
+)
 from agentcli.subagents.definitions.front_matter import (
-    MAX_FRONT_MATTER_BYTES,
+    TOOL_TOKEN,
     AgentFileError,
+    flag_value,
     is_scalar,
-    parse_front_matter,
-    quote_raw_values,
     read_bounded,
+    read_front_matter,
     show_value,
-    split_front_matter,
     text_value,
 )
 from agentcli.text import one_line
@@ -96,34 +105,23 @@ class Skill:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SkillProblem:
-    """A skill file (or folder) that was skipped, and why."""
-
-    path: str
-    reason: str
+#: The skills folders with their scope, highest precedence first (module docstring).
+SKILL_PLACES: tuple[Place[None], ...] = (
+    Place("workspace", ".claude/skills", "project", None),
+    Place("workspace", ".agents/skills", "project", None),
+    Place("home", ".claude/skills", "user", None),
+    Place("home", ".agents/skills", "user", None),
+)
 
 
 def skill_folders(workspace: Path, home: Path) -> list[tuple[Path, SkillScope]]:
     """Every skills folder with its scope, highest precedence first."""
-    return [
-        (workspace / ".claude" / "skills", "project"),
-        (workspace / ".agents" / "skills", "project"),
-        (home / ".claude" / "skills", "user"),
-        (home / ".agents" / "skills", "user"),
-    ]
+    roots: dict[Root, Path] = {"workspace": workspace, "home": home}
+    return [(folder, scope) for folder, scope, _ in folders(SKILL_PLACES, roots)]
 
 
 def _read_text(path: Path) -> str:
     return read_bounded(path, MAX_SKILL_BYTES)
-
-
-def _split(text: str) -> tuple[dict[str, Any], str, list[str]]:
-    raw, body = split_front_matter(text)
-    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
-        raise AgentFileError(f"the front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    data, warnings = parse_front_matter(quote_raw_values(raw, _RAW_KEYS))
-    return data, body, warnings
 
 
 def _tools(value: Any, warnings: list[str]) -> tuple[str, ...]:
@@ -131,7 +129,7 @@ def _tools(value: Any, warnings: list[str]) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        items = re.findall(r"[^,\s()]+(?:\([^)]*\))?", value)
+        items = TOOL_TOKEN.findall(value)
     elif isinstance(value, list) and all(is_scalar(v) for v in value):
         items = [str(v).strip() for v in value if str(v).strip()]
     else:
@@ -153,7 +151,7 @@ def name_problem(name: str) -> str | None:
 def parse_skill(path: Path, *, scope: SkillScope, folder: Path | None = None) -> Skill:
     """Read one `SKILL.md`. Raises AgentFileError (the one-line reason) when it must be skipped."""
     folder = folder or path.parent
-    data, _, warnings = _split(_read_text(path))
+    data, _, warnings = read_front_matter(_read_text(path), raw_keys=_RAW_KEYS)
     name = text_value(data, "name", warnings)
     if not name:
         name = path.parent.name
@@ -177,26 +175,14 @@ def parse_skill(path: Path, *, scope: SkillScope, folder: Path | None = None) ->
     return Skill(
         name=name, description=description, folder=folder, path=path, scope=scope, allowed_tools=tools,
         license=text_value(data, "license", warnings),
-        model_invocable=not _flag(data, "disable-model-invocation", False, warnings),
-        user_invocable=_flag(data, "user-invocable", True, warnings), warnings=tuple(warnings),
+        model_invocable=not flag_value(data, "disable-model-invocation", False, warnings),
+        user_invocable=flag_value(data, "user-invocable", True, warnings), warnings=tuple(warnings),
     )
-
-
-def _flag(data: Mapping[str, Any], key: str, default: bool, warnings: list[str]) -> bool:
-    value = data.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    warnings.append(f"'{key}: {show_value(value)}' ignored: expected true or false")
-    return default
 
 
 def skill_body(skill: Skill) -> str:
     """The body of a skill's `SKILL.md` as it is now (read when it is used). AgentFileError when it cannot be."""
-    _, body, _ = _split(_read_text(skill.path))
+    _, body, _ = read_front_matter(_read_text(skill.path), raw_keys=_RAW_KEYS)
     return body.strip()
 
 
@@ -219,49 +205,29 @@ def bundled_files(skill: Skill, limit: int = MAX_BUNDLED_LISTED) -> tuple[list[s
     return found, more
 
 
-def _resolved(path: Path) -> Path | None:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return None
-
-
 @dataclass
 class SkillCatalog:
     """The skills of a workspace and its user: the effective ones by name, the files skipped, those shadowed."""
 
     skills: dict[str, Skill] = field(default_factory=dict)
-    problems: list[SkillProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     shadowed: list[Skill] = field(default_factory=list)
 
     @classmethod
     def load(cls, workspace: Path, *, env: Mapping[str, str] | None = None, home: Path | None = None) -> SkillCatalog:
         """Every skill of the folders of `skill_folders`, in precedence order (module docstring)."""
-        env = os.environ if env is None else env
-        if home is None:
-            home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+        home = user_home(os.environ if env is None else env, home)
         catalog = cls()
-        real_workspace = workspace.resolve()
-        folders = skill_folders(workspace, home)
-        user_folders = {_resolved(f) for f, scope in folders if scope == "user"}
-        seen: set[Path] = set()
-        for folder, scope in folders:
-            real = _resolved(folder)
-            if real is None or real in seen or not folder.is_dir():
-                continue
-            seen.add(real)
-            untrusted = scope == "project" and real not in user_folders  # the workspace may be the home folder
-            if untrusted and not real.is_relative_to(real_workspace):
-                catalog.problems.append(SkillProblem(str(folder), f"the skills folder resolves outside the workspace "
-                                                                  f"({real}); not read"))
-                continue
+        roots: dict[Root, Path] = {"workspace": workspace, "home": home}
+        gate = FolderGate(workspace, folders(SKILL_PLACES, roots), "skills", catalog.problems)
+        for folder, scope, _, admitted in gate.each():
             try:
                 entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
             except OSError as exc:
-                catalog.problems.append(SkillProblem(str(folder), f"cannot list the folder: {exc.strerror or exc}"))
+                catalog.problems.append(Problem(str(folder), f"cannot list the folder: {exc.strerror or exc}"))
                 continue
             for entry in entries:
-                catalog._add(entry, scope, real if untrusted else None)
+                catalog._add(entry, scope, admitted.confine)
         return catalog
 
     def _add(self, entry: Path, scope: SkillScope, confine: Path | None) -> None:
@@ -275,16 +241,10 @@ class SkillCatalog:
             if confine is not None and not (folder.is_relative_to(confine) and target.is_relative_to(folder)):
                 raise AgentFileError(f"a symlink that leaves the skills folder (to {target}); not followed")
             skill = parse_skill(path, scope=scope, folder=folder)
-        except AgentFileError as exc:
-            self.problems.append(SkillProblem(str(path), str(exc)))
+        except (AgentFileError, OSError, RuntimeError) as exc:
+            self.problems.append(skipped(path, exc))
             return
-        except (OSError, RuntimeError) as exc:
-            self.problems.append(SkillProblem(str(path), f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
-            return
-        if skill.name in self.skills:
-            self.shadowed.append(skill)
-        else:
-            self.skills[skill.name] = skill
+        keep_first(self.skills, self.shadowed, skill.name, skill)
 
     def get(self, name: str) -> Skill | None:
         """The skill of exactly this name, else of this name case-insensitively."""
