@@ -14,7 +14,7 @@ import gc
 def main() -> None:
     """The process's entry: collection paused, then the command line (`agentcli.cli.app.entry`)."""
     gc.disable()
-    from agentcli.cli.app import entry
+    from agentcli.cli import entry
 
     entry()
 

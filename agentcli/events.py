@@ -16,8 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.diffs import FileDiff
-from agentcli.llm.base import Message
-from agentcli.llm.usage import CostedTokens, CostedUsage, Usage
+from agentcli.llm import CostedTokens, CostedUsage, Message, Usage
 from agentcli.status import MergeOutcome, RunStatus, TaskStatus
 
 log = logging.getLogger(__name__)

@@ -16,10 +16,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.llm.base import Message, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from agentcli.llm.usage import Usage
+from agentcli.llm import Message, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage
 from agentcli.status import RunStatus, TaskStatus
-from agentcli.tools.mcp_names import server_of
+from agentcli.tools import server_of
 
 #: A run's status as the result line's `subtype` (Claude Code's names; the rest are execution errors).
 RESULT_SUBTYPES: dict[str, str] = {

@@ -247,3 +247,45 @@ if __name__ == "__main__":
             print("points up:", line)
     except KeyError as exc:
         print(exc)
+
+
+def test_every_package_declares_its_face() -> None:
+    """Each package's `__init__` has a docstring and names in `__all__` what other packages may use."""
+    faceless = []
+    for init in sorted(ROOT.rglob("__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        declares = any(isinstance(node, (ast.Assign, ast.AnnAssign)) and "__all__" in ast.unparse(node).split("=")[0]
+                       for node in tree.body)
+        if not ast.get_docstring(tree) or not declares:
+            faceless.append(str(init.relative_to(ROOT.parent)))
+    assert not faceless, "packages without a docstring or __all__: " + ", ".join(faceless)
+
+
+def cross_package_reaches(edges_from: dict[str, Path]) -> list[str]:
+    """`from agentcli.pkg.module import name` in a module outside `pkg`, where `pkg`'s face offers `name`."""
+    found = []
+    for name, path in edges_from.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+                continue
+            parts = node.module.split(".")
+            if parts[0] != "agentcli" or len(parts) < 3 or name.split(".")[:2] == parts[:2]:
+                continue
+            face = f"agentcli.{parts[1]}"
+            offered = _face_names(edges_from[face]) if face in edges_from else set()
+            found += [f"{name}: from {node.module} import {alias.name}"
+                      for alias in node.names if alias.name in offered]
+    return found
+
+
+def _face_names(init: Path) -> set[str]:
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            return {ast.literal_eval(elt) for elt in node.value.elts} if isinstance(node.value, ast.List) else set()
+    return set()
+
+
+def test_imports_across_packages_use_the_face() -> None:
+    """A module imports another package's names from that package (its `__init__`), not from the module inside it."""
+    reaches = cross_package_reaches(modules())
+    assert not reaches, "import these from the package's face: " + "; ".join(reaches)

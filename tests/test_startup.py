@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("anthropic", "openai", "textual", "httpx2", "aiohttp", "genai_prices")
+HEAVY = ("anthropic", "openai", "textual", "httpx2", "aiohttp", "genai_prices", "pydantic", "dynaconf")
+CONFIG_LIBRARIES = ("pydantic", "dynaconf")  # what reading the config needs (`config show`), and nothing else
 
 PROBE = """
 import json, sys
@@ -39,11 +40,15 @@ def _probe(args: list[str], cwd: Path) -> dict[str, object]:
     return result
 
 
-@pytest.mark.parametrize("args", [["--help"], ["config", "show"], ["run", "--help"]])
-def test_light_paths_import_no_sdk(args: list[str], tmp_path: Path) -> None:
+TYPER_PARAMETERS = ("pydantic",)  # typer builds a command's parameters through its own pydantic adapters
+
+
+@pytest.mark.parametrize(("args", "allowed"), [(["--help"], ()), (["run", "--help"], TYPER_PARAMETERS),
+                                              (["config", "show"], CONFIG_LIBRARIES)])
+def test_light_paths_import_no_sdk(args: list[str], allowed: tuple[str, ...], tmp_path: Path) -> None:
     result = _probe(args, tmp_path)
     assert result["code"] in (0, None)
-    assert result["heavy"] == []
+    assert [m for m in result["heavy"] if m not in allowed] == []  # type: ignore[attr-defined]
     assert result["stdout"]
 
 
@@ -59,7 +64,7 @@ GC_PROBE = """
 import atexit, gc, sys
 state = {}
 def audit(event, args):
-    if event == "import" and args[0] == "agentcli.cli.app" and "cli" not in state:
+    if event == "import" and args[0] == "agentcli.cli" and "cli" not in state:
         state["cli"] = gc.isenabled()
 sys.addaudithook(audit)
 atexit.register(lambda: sys.stderr.write(f"GC {state.get('cli')} {gc.isenabled()}\\n"))

@@ -9,3 +9,23 @@
 - `replay`: a stored session's messages as updates (`session/load`);
 - `commands`: the slash commands offered (`available_commands_update`).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.faces import lazy_names
+
+if TYPE_CHECKING:
+    from agentcli.acp_agent.server import serve
+    from agentcli.acp_agent.session import Options
+
+__all__ = [
+    "Options",
+    "serve",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, {
+    "agentcli.acp_agent.server": ["serve"],
+    "agentcli.acp_agent.session": ["Options"],
+})

@@ -21,10 +21,7 @@ from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpda
 
 from agentcli.acp_agent import tool_info
 from agentcli.acp_agent.updates import EventMapper, Outbox, subagent_meta
-from agentcli.tools.permissions.approvals import Answer, PermissionRequest
-from agentcli.tools.permissions.policy import PermissionPolicy
-from agentcli.tools.permissions.rules import PermissionRule
-from agentcli.tools.registry import PATH_TOOLS
+from agentcli.tools import PATH_TOOLS, Answer, PermissionPolicy, PermissionRequest, PermissionRule
 
 log = logging.getLogger(__name__)
 Ask = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[RequestPermissionResponse]]

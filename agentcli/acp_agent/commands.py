@@ -12,7 +12,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from agentcli.conversation import Conversation
 from agentcli.figures import context_text, format_cost, spend_text, tokens_text
-from agentcli.frontend.slash_commands import CommandSet
+from agentcli.frontend import CommandSet
 
 Handler = Callable[[Conversation, str], Awaitable[str]]
 

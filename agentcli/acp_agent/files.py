@@ -15,7 +15,7 @@ from acp.interfaces import Client
 from acp.schema import ClientCapabilities
 
 from agentcli.text import terminal_safe
-from agentcli.tools.base import ToolError
+from agentcli.tools import ToolError
 
 
 class ClientFiles:

@@ -11,7 +11,7 @@ from acp.schema import ToolCallProgress, ToolCallStart
 
 from agentcli.acp_agent import tool_info
 from agentcli.acp_agent.updates import Update
-from agentcli.llm.base import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentcli.llm import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 
 def replay(messages: Sequence[Message], workspace: Path) -> Iterator[Update]:

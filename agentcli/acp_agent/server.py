@@ -123,9 +123,8 @@ class AcpAgent:
         """Nothing to log in to: the key is in the environment, or this says which is missing."""
         if method_id != AUTH_METHOD.id:
             raise invalid(f"unknown authentication method {method_id!r} (agentcli offers {AUTH_METHOD.id!r})")
-        from agentcli.frontend.common import Failure, load
-        from agentcli.llm.base import ProviderError
-        from agentcli.llm.models import resolve_model
+        from agentcli.frontend import Failure, load
+        from agentcli.llm import ProviderError, resolve_model
 
         try:
             resolve_model(self.options.model or "main", load(Path.cwd(), self.options.config).settings)
@@ -195,9 +194,8 @@ class AcpAgent:
     async def _open(self, cwd: str, servers: list[McpServer] | None, resume: str | None = None) -> AcpSession:
         """A session in `cwd`: its config loaded (trust as recorded), its conversation opened, the editor's MCP
         servers added; with `resume`, the stored session made the current one."""
-        from agentcli.conversation import Conversation, OpenError
-        from agentcli.conversation.stored_sessions import ResumeError
-        from agentcli.llm.base import MissingCredentialsError
+        from agentcli.conversation import Conversation, OpenError, ResumeError
+        from agentcli.llm import MissingCredentialsError
 
         workspace = Path(cwd).expanduser()
         if not workspace.is_absolute() or not workspace.is_dir():
@@ -230,7 +228,7 @@ class AcpAgent:
     def _config(self, workspace: Path) -> tuple[Any, str]:
         """The workspace's settings (`agentcli acp --config` on top) and the model spec (`--model`; a bare model
         id replaces the main model's)."""
-        from agentcli.frontend.common import Failure, load
+        from agentcli.frontend import Failure, load
 
         spec = self.options.model or "main"
         config = self.options.config

@@ -38,8 +38,8 @@ from agentcli.acp_agent import commands
 from agentcli.acp_agent.approver import AcpApprover
 from agentcli.acp_agent.updates import EventMapper, Outbox, Update
 from agentcli.conversation import Conversation
-from agentcli.frontend.slash_commands import CommandSet
-from agentcli.llm.base import Message, TextBlock
+from agentcli.frontend import CommandSet
+from agentcli.llm import Message, TextBlock
 from agentcli.status import PermissionMode
 from agentcli.text import defang_tags, terminal_safe
 
@@ -167,9 +167,8 @@ class AcpSession:
         if isinstance(found, list):
             raise invalid(f"{word} is ambiguous: {', '.join('/' + c.qualified for c in found)}")
         from agentcli.config import trust
-        from agentcli.frontend.command_files import command_message
-        from agentcli.frontend.mentions import user_message
-        from agentcli.subagents.definitions.front_matter import AgentFileError
+        from agentcli.frontend import command_message, user_message
+        from agentcli.subagents import AgentFileError
 
         conversation = self.conversation
         ctx = conversation.runner.tool_context(conversation.session)
@@ -264,7 +263,7 @@ def server_definitions(servers: Sequence[McpServer] | None) -> dict[str, dict[st
 def shape(conversation: Conversation, servers: Sequence[McpServer] | None) -> None:
     """The editor's MCP servers join the session's own (`[mcp]`, `.mcp.json` of a trusted workspace) as the main
     agent's; a bad definition or a name clash is one line."""
-    from agentcli.mcp.specs import SpecError
+    from agentcli.mcp import SpecError
 
     try:
         conversation.mcp.add_main(server_definitions(servers), origin="the editor (session/new)")

@@ -19,19 +19,19 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentcli.agent.compaction_digest import is_digest, opening_message, transcript
-from agentcli.llm.base import (
+from agentcli.llm import (
     CHARS_PER_TOKEN,
     Message,
     ModelRequest,
     Provider,
+    ResolvedModel,
     ResponseDone,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Usage,
 )
-from agentcli.llm.models import ResolvedModel
-from agentcli.llm.usage import Usage
 
 _KEEP_HEAD = 600  # characters a pruned tool result keeps
 _NEVER_PRUNED = frozenset({"Task", "TaskOutput", "TaskCancel"})  # results that carry task ids
@@ -76,7 +76,7 @@ def window_and_source(model: ResolvedModel, default: int) -> tuple[int, str]:
     """The model's context window without asking its server, and where it came from (`WINDOW_SOURCES`)."""
     if model.context_window:
         return model.context_window, "configured"
-    from agentcli.llm.prices import context_window
+    from agentcli.llm import context_window
 
     known = context_window(model.provider, model.model)
     return (known, "model table") if known else (default, "default")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentcli.llm import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.text import defang_tags, one_line
 
 _OPEN, _CLOSE = "<compacted_context>", "</compacted_context>"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agentcli.llm.base import ModelResponse, StopReason, ToolUseBlock
+from agentcli.llm import ModelResponse, StopReason, ToolUseBlock
 
 CutKind = Literal["", "reported", "full", "short"]
 

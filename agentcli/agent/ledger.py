@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.llm.usage import Usage
+from agentcli.llm import Usage
 
 
 def add_cost(a: float | None, b: float | None) -> float | None:

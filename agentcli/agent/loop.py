@@ -34,8 +34,8 @@ from agentcli.events import (
     RunFinishedEvent,
     SessionStartedEvent,
 )
-from agentcli.hooks.engine import HookEngine
-from agentcli.llm.base import (
+from agentcli.hooks import HookEngine
+from agentcli.llm import (
     CHARS_PER_TOKEN,
     ContextOverflowError,
     Message,
@@ -47,12 +47,13 @@ from agentcli.llm.base import (
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
+    announce_once,
+    failure_line,
 )
-from agentcli.llm.deprecation import announce_once, failure_line
 from agentcli.safe_text import scrub_model
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolContext
+from agentcli.tools import Tool, ToolContext
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from agentcli.agent.session import Session
 from agentcli.agent.spending import Spending, Unfinished
 from agentcli.agent.tool_calls import report
 from agentcli.events import EventSink, RetryEvent, TextDeltaEvent, ThinkingDeltaEvent
-from agentcli.llm.base import (
+from agentcli.llm import (
     Message,
     ModelRequest,
     ModelResponse,
@@ -26,7 +26,7 @@ from agentcli.llm.base import (
     ThinkingDelta,
     ToolSpec,
 )
-from agentcli.tools.base import ToolContext
+from agentcli.tools import ToolContext
 
 MIN_OUTPUT_ROOM = 256  # max_tokens never asked below this for a small window's sake
 

@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.agent.ledger import Ledger
-from agentcli.llm.base import Message, ToolResultBlock
-from agentcli.llm.models import ResolvedModel
-from agentcli.llm.usage import Usage
+from agentcli.llm import Message, ResolvedModel, ToolResultBlock, Usage
 
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 

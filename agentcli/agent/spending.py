@@ -11,15 +11,15 @@ from agentcli.agent.compaction import Compactor, SummaryReply, estimate_tokens
 from agentcli.agent.session import Session
 from agentcli.agent.tool_calls import report
 from agentcli.events import STREAMING_STEP_CHARS, Event, EventSink, ToolCallStreamingEvent, UsageEvent
-from agentcli.llm.base import (
+from agentcli.llm import (
     CHARS_PER_TOKEN,
     ModelResponse,
     StreamUsage,
     ToolCallArgsDelta,
     ToolCallStart,
+    Usage,
     tokens_for_chars,
 )
-from agentcli.llm.usage import Usage
 
 PriceFn = Callable[[str, str, Usage], float | None]
 

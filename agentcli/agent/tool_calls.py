@@ -14,11 +14,11 @@ from typing import Any, Protocol
 from agentcli.agent.session import Session
 from agentcli.diffs import FileDiff
 from agentcli.events import Event, EventSink, ToolCallFinishedEvent, ToolCallStartedEvent, ToolOutputEvent
-from agentcli.hooks.engine import HookEngine, HookVerdict
-from agentcli.llm.base import ToolResultBlock, ToolUseBlock
+from agentcli.hooks import HookEngine, HookVerdict
+from agentcli.llm import ToolResultBlock, ToolUseBlock
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools import Tool, ToolContext, ToolError, ToolResult
 
 log = logging.getLogger(__name__)
 

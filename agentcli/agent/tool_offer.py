@@ -14,8 +14,8 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from agentcli.llm.base import ToolSpec
-from agentcli.tools.base import Tool, tool_specs
+from agentcli.llm import ToolSpec
+from agentcli.tools import Tool, tool_specs
 
 
 class ToolOffer:
@@ -36,7 +36,7 @@ class ToolOffer:
         self.lean = bool(self.lean_below and window and window < self.lean_below)
         if not self.lean:
             return
-        from agentcli.tools.on_demand import LoadTool
+        from agentcli.tools import LoadTool
 
         offered = [tool for tool in self.tools.values() if not tool.on_demand]
         self._on_demand = {tool.name: tool for tool in self.tools.values() if tool.on_demand}

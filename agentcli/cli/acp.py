@@ -16,7 +16,6 @@ def acp_command(
 ) -> None:
     """Serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs): each session runs
     in the folder the editor names."""
-    from agentcli.acp_agent.server import serve
-    from agentcli.acp_agent.session import Options
+    from agentcli.acp_agent import Options, serve
 
     raise typer.Exit(serve(Options(model=model, config=config, verbose=verbose)))

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentcli.cli.common import ConfigOption, CwdOption, JsonOption, echo, print_json, short_path, table
-from agentcli.frontend.common import EXIT_USAGE, fail, load, workspace_dir
+from agentcli.frontend import EXIT_USAGE, fail, load, workspace_dir
 
 if TYPE_CHECKING:
-    from agentcli.subagents.definitions.registry import AgentRegistry, AgentType
+    from agentcli.subagents import AgentRegistry, AgentType
 
 agents_app = typer.Typer(help="Subagent types: built-in and from agent files.", rich_markup_mode=None)
 
 def _registry(cwd: Path | None, config: Path | None) -> tuple[AgentRegistry, Path]:
     """The workspace's registry, with the model aliases of its effective config."""
-    from agentcli.subagents.definitions.registry import AgentRegistry
+    from agentcli.subagents import AgentRegistry
 
     workspace = workspace_dir(cwd)
     loaded = load(workspace, config)  # trust decision, one warning line, exit 2 on a config error
@@ -29,9 +29,8 @@ def _registry(cwd: Path | None, config: Path | None) -> tuple[AgentRegistry, Pat
 
 def tools_summary(agent: AgentType) -> str:
     """`all`, `read-only`, `all except ...` or the allowed tools."""
-    from agentcli.subagents.definitions.agent_files import all_tool_names
-    from agentcli.subagents.definitions.registry import READ_ONLY_AGENT
-    from agentcli.tools.mcp_names import is_mcp_name
+    from agentcli.subagents import READ_ONLY_AGENT, all_tool_names
+    from agentcli.tools import is_mcp_name
 
     allowed = agent.allowed_tools(all_tool_names())
     if agent.tools is None and not agent.disallowed_tools:
@@ -101,7 +100,7 @@ def agents_show(
     if as_json:
         print_json(agent.as_dict())
         return
-    from agentcli.subagents.definitions.agent_files import all_tool_names
+    from agentcli.subagents import all_tool_names
 
     fields = [
         ("source", agent.source),
@@ -118,7 +117,7 @@ def agents_show(
     if agent.fork_context:
         fields.append(("fork", "yes: every task starts from its parent's conversation"))
     if agent.skills:
-        from agentcli.subagents.definitions.skills import SkillCatalog
+        from agentcli.subagents import SkillCatalog
 
         catalog = SkillCatalog.load(workspace)
         named = [name if catalog.get(name) is not None else f"{name} (not found)" for name in agent.skills]
@@ -173,10 +172,9 @@ def agents_new(
     """Write a new agent file in Claude Code's format (`.claude/agents/NAME.md`) and check that it loads."""
     import re
 
-    from agentcli.subagents.definitions.agent_files import all_tool_names, parse_agent_file
-    from agentcli.subagents.definitions.front_matter import AgentFileError
+    from agentcli.subagents import AgentFileError, all_tool_names, parse_agent_file
     from agentcli.text import terminal_safe
-    from agentcli.tools.registry import canonical_tool_name
+    from agentcli.tools import canonical_tool_name
 
     if re.fullmatch(_NEW_NAME, name) is None:
         fail(f"'{terminal_safe(name)}' is not a valid agent name: use lowercase letters, digits and hyphens",

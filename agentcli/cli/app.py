@@ -14,11 +14,11 @@ import typer
 from typer.core import TyperGroup
 
 from agentcli.cli.common import ConfigOption, ContinueOption, CwdOption, ModelOption, ResumeOption, TrustOption
-from agentcli.frontend.common import EXIT_OK, EXIT_USAGE, load, workspace_dir
-from agentcli.headless.flags import is_headless
+from agentcli.frontend import EXIT_OK, EXIT_USAGE, load, workspace_dir
+from agentcli.headless import is_headless
 
 if TYPE_CHECKING:
-    from agentcli.config.load import LoadedConfig
+    from agentcli.config import LoadedConfig
 
 
 def optional_resume(args: list[str]) -> list[str]:
@@ -122,7 +122,7 @@ class _Group(TyperGroup):
         except Exception as exc:  # the parser's usage errors (click's UsageError: exit code 2, format_message)
             message = getattr(exc, "format_message", None)
             if getattr(exc, "exit_code", None) == EXIT_USAGE and callable(message):
-                from agentcli.oneshot.run import error_result
+                from agentcli.oneshot import error_result
 
                 error_result(output_format_of(getattr(self, "command_line", [])), str(message()), sys.stdout)
             raise
@@ -172,7 +172,7 @@ def main(
         if trust:
             record_trust(workspace)
         loaded, spec = model_spec(workspace, config, model, load(workspace, config))
-        from agentcli.ui.launch import run_tui
+        from agentcli.ui import run_tui
 
         def trusted_config() -> LoadedConfig:
             """The TUI's trust prompt said "trust": record it and load the full config."""
@@ -191,7 +191,7 @@ def entry() -> None:
 
     argv = sys.argv[1:]
     if is_headless(argv, COMMANDS):  # Claude Code's flags and no command: its headless mode (the Agent SDK's)
-        from agentcli.headless.driver import main as headless
+        from agentcli.headless import main as headless
 
         gc.enable()  # its session settles collection itself after the first request
         finish(headless(argv))

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from agentcli.frontend.common import fail
+from agentcli.frontend import fail
 from agentcli.text import json_safe, terminal_safe
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
-    from agentcli.llm.base import Message, ToolUseBlock
-    from agentcli.store.db import Store
-    from agentcli.store.records import ToolCallRecord
+    from agentcli.config import Settings
+    from agentcli.llm import Message, ToolUseBlock
+    from agentcli.store import Store, ToolCallRecord
 
 T = TypeVar("T")
 
@@ -76,7 +75,7 @@ def short_path(path: Path | str, workspace: Path) -> str:
 
 def find_or_fail(get: Callable[[str], T | None], ident: str, kind: str) -> T:
     """`get(ident)` (an id or a unique prefix), or exit 1 with one line when none or several match."""
-    from agentcli.store.db import AmbiguousIdError
+    from agentcli.store import AmbiguousIdError
 
     try:
         found = get(ident)
@@ -90,7 +89,7 @@ def find_or_fail(get: Callable[[str], T | None], ident: str, kind: str) -> T:
 def open_store() -> Store:
     import sqlite3
 
-    from agentcli.store.db import Store, StoreError
+    from agentcli.store import Store, StoreError
 
     try:
         store = Store.open()
@@ -137,7 +136,7 @@ def _tool_use(block: ToolUseBlock, call: ToolCallRecord | None) -> list[str]:
 
 def transcript(messages: list[Message], calls: list[ToolCallRecord]) -> str:
     """User and assistant text, each tool call with its summary and an output excerpt, tool results."""
-    from agentcli.llm.base import TextBlock, ToolResultBlock, ToolUseBlock
+    from agentcli.llm import TextBlock, ToolResultBlock, ToolUseBlock
 
     by_id = {c.id: c for c in calls}
     out: list[str] = []
@@ -162,11 +161,8 @@ def context_windows(settings: Settings) -> list[str]:
     server asked as a session would (`[context] server_window_timeout_seconds`)."""
     import asyncio
 
-    from agentcli.agent.compaction import window_and_source
-    from agentcli.llm.base import ProviderError
-    from agentcli.llm.models import resolve_model
-    from agentcli.llm.server_window import discover
-    from agentcli.llm.tls import verify_for
+    from agentcli.agent import window_and_source
+    from agentcli.llm import ProviderError, discover, resolve_model, verify_for
 
     cfg = settings.context
     lines = []

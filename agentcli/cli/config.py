@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from agentcli.cli.common import ConfigOption, CwdOption, context_windows
-from agentcli.frontend.common import load, workspace_dir
+from agentcli.frontend import load, workspace_dir
 
 config_app = typer.Typer(help="Inspect the effective configuration.", rich_markup_mode=None)
 
@@ -22,9 +22,9 @@ def config_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON with each value's layer.")] = False,
 ) -> None:
     """Print the effective merged config, the layer each value came from, secrets redacted."""
-    from agentcli.config.show import render_config
+    from agentcli.config import render_config
     from agentcli.text import json_safe, terminal_safe
-    from agentcli.tools.sandbox.policy import session_sandbox
+    from agentcli.tools import session_sandbox
 
     workspace = workspace_dir(cwd)
     loaded = load(workspace, config)

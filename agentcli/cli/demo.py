@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 import typer
 
 from agentcli.cli.common import CwdOption
-from agentcli.frontend.common import load, workspace_dir
+from agentcli.frontend import load, workspace_dir
 
 if TYPE_CHECKING:
     from agentcli.conversation import Conversation
-    from agentcli.testing.fake_llm import FakeLLMServer
-    from agentcli.testing.fake_llm_models import Script
+    from agentcli.testing import FakeLLMServer, Script
 
 DEMO_TITLE = "agentcli demo — scripted model, real tools on this folder (no API key used)"
 MAIN_MARK = "You are agentcli"
@@ -61,7 +60,7 @@ def final_text(command: str) -> str:
 
 def demo_script(*, latency_ms: int = 350, chunk_delay_ms: int = 25, command: str = "agentcli") -> Script:
     """The scripted session: every plain prompt starts the same three-way delegation."""
-    from agentcli.testing.fake_llm_models import Match, Reply, Script, Step, ToolCall
+    from agentcli.testing import Match, Reply, Script, Step, ToolCall
 
     steps = [
         Step(
@@ -111,7 +110,7 @@ def demo_conversation(workspace: Path, server: FakeLLMServer, store_dir: Path) -
 
     Opened like every conversation (`Conversation.open`); raises `OpenError` with the line to print.
     """
-    from agentcli.config.load import load_config
+    from agentcli.config import load_config
     from agentcli.conversation import Conversation
 
     overrides: dict[str, object] = {}
@@ -133,8 +132,8 @@ def run_demo(workspace: Path) -> int:
     import tempfile
 
     from agentcli.conversation import OpenError
-    from agentcli.testing.fake_llm import FakeLLMServer
-    from agentcli.ui.app import AgentApp
+    from agentcli.testing import FakeLLMServer
+    from agentcli.ui import AgentApp
 
     with tempfile.TemporaryDirectory(prefix="agentcli-demo-") as tmp, FakeLLMServer(
         demo_script(command=start_command())

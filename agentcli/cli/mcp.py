@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from agentcli.cli.common import ConfigOption, CwdOption, JsonOption, echo, print_json
-from agentcli.frontend.common import load, workspace_dir
+from agentcli.frontend import load, workspace_dir
 
 if TYPE_CHECKING:
-    from agentcli.config.load import LoadedConfig
-    from agentcli.mcp.manager import McpManager
+    from agentcli.config import LoadedConfig
+    from agentcli.mcp import McpManager
 
 mcp_app = typer.Typer(help="MCP servers: where they are configured, their status and tools.", rich_markup_mode=None)
 
@@ -33,8 +33,8 @@ def _origins(loaded: LoadedConfig) -> dict[str, tuple[str, bool]]:
 
 def _manager(workspace: Path, loaded: LoadedConfig) -> McpManager:
     """The session's servers plus those agent files define (as a session would start them)."""
-    from agentcli.mcp.manager import session_manager
-    from agentcli.subagents.definitions.registry import AgentRegistry
+    from agentcli.mcp import session_manager
+    from agentcli.subagents import AgentRegistry
 
     manager = session_manager(loaded.settings.mcp, workspace, _origins(loaded))
     for agent in AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases).types.values():

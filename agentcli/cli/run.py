@@ -22,11 +22,11 @@ from agentcli.cli.common import (
     TrustOption,
 )
 from agentcli.cli.trust import record_trust
-from agentcli.frontend.common import EXIT_USAGE, Failure, fail, load, workspace_dir
+from agentcli.frontend import EXIT_USAGE, Failure, fail, load, workspace_dir
 
 if TYPE_CHECKING:
-    from agentcli.config.load import LoadedConfig
-    from agentcli.oneshot.run import OneShotOptions
+    from agentcli.config import LoadedConfig
+    from agentcli.oneshot import OneShotOptions
 
 SESSION_PREFIX = "ses_"
 
@@ -105,7 +105,7 @@ def run(
     resume: ResumeOption = None,
 ) -> None:
     """Run one task non-interactively and print the answer; --continue / --resume go on with a stored session."""
-    from agentcli.oneshot.run import error_result, pause_gc, run_oneshot
+    from agentcli.oneshot import error_result, pause_gc, run_oneshot
 
     pause_gc()  # until the first request is out (start-up speed; see there)
     ctx.call_on_close(gc.enable)  # also when none went out, or when this runs inside another program
@@ -126,7 +126,7 @@ def _run_options(
     continue_: bool, resume: str | None,
 ) -> tuple[OneShotOptions, LoadedConfig]:
     """`run`'s options checked and its config loaded; `fail` (a `Failure`) on a mistake."""
-    from agentcli.oneshot.run import OneShotOptions
+    from agentcli.oneshot import OneShotOptions
     from agentcli.safe_text import from_argv, from_bytes
 
     choice = resume_choice(continue_, resume)

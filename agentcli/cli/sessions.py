@@ -15,12 +15,11 @@ import typer
 
 from agentcli.cli.common import echo, find_or_fail, open_store, print_json, table, transcript
 from agentcli.figures import compact_tokens, format_cost, spend_text
-from agentcli.frontend.common import fail, format_when, stored_ledger
+from agentcli.frontend import fail, format_when, stored_ledger
 
 if TYPE_CHECKING:
-    from agentcli.agent.ledger import Ledger
-    from agentcli.store.db import Store
-    from agentcli.store.records import SessionRecord, TreeSpend
+    from agentcli.agent import Ledger
+    from agentcli.store import SessionRecord, Store, TreeSpend
 
 sessions_app = typer.Typer(help="Stored sessions and their transcripts.", rich_markup_mode=None)
 
@@ -36,7 +35,7 @@ def _spent(store: Store, s: SessionRecord) -> TreeSpend:
 
 def _unspent(s: SessionRecord) -> TreeSpend:
     """The spend of a session the store has no tree for (it went away meanwhile): nothing."""
-    from agentcli.store.records import TreeSpend
+    from agentcli.store import TreeSpend
 
     return TreeSpend(session_id=s.id, sessions=1)
 
@@ -81,8 +80,7 @@ def sessions_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record with messages as JSON.")] = False,
 ) -> None:
     """Show one session: its fields, usage and transcript."""
-    from agentcli.store.db import StoreError
-    from agentcli.store.queries import usage_rollup
+    from agentcli.store import StoreError, usage_rollup
     from agentcli.text import terminal_safe
 
     store = open_store()

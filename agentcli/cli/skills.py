@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from agentcli.cli.common import CwdOption, JsonOption, echo, print_json, short_path, table
-from agentcli.frontend.common import workspace_dir
+from agentcli.frontend import workspace_dir
 
 skills_app = typer.Typer(help="Skills (SKILL.md folders): what the model may load.", rich_markup_mode=None)
 commands_app = typer.Typer(help="Custom slash commands (.claude/commands/*.md).", rich_markup_mode=None)
@@ -24,7 +24,7 @@ def _cut(text: str, width: int = 70) -> str:
 @skills_app.command("list")
 def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List the skills (project ones first), then skipped files, warnings and shadowed skills."""
-    from agentcli.subagents.definitions.skills import SkillCatalog
+    from agentcli.subagents import SkillCatalog
 
     workspace = workspace_dir(cwd)
     catalog = SkillCatalog.load(workspace)
@@ -65,9 +65,9 @@ def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
 @commands_app.command("list")
 def commands_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List the custom slash commands, then skipped or unused files and shadowed commands."""
-    from agentcli.frontend.slash_commands import CommandSet
-    from agentcli.subagents.definitions.skills import SkillCatalog
-    from agentcli.ui.commands import COMMANDS
+    from agentcli.frontend import CommandSet
+    from agentcli.subagents import SkillCatalog
+    from agentcli.ui import COMMANDS
 
     workspace = workspace_dir(cwd)
     found = CommandSet.load(workspace, reserved=COMMANDS, skills=SkillCatalog.load(workspace).skills.values())

@@ -12,11 +12,11 @@ import typer
 
 from agentcli.cli.common import echo, find_or_fail, open_store, print_json, table, transcript
 from agentcli.figures import compact_tokens, format_cost, tokens_text
-from agentcli.frontend.common import format_when
+from agentcli.frontend import format_when
 from agentcli.text import one_line
 
 if TYPE_CHECKING:
-    from agentcli.store.records import TaskRecord
+    from agentcli.store import TaskRecord
 
 tasks_app = typer.Typer(help="Stored subagent tasks (Task tool delegations).", rich_markup_mode=None)
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentcli.cli.common import echo
-from agentcli.frontend.common import EXIT_USAGE, fail, workspace_dir
+from agentcli.frontend import EXIT_USAGE, fail, workspace_dir
 
 if TYPE_CHECKING:
-    from agentcli.conversation.trust_report import TrustReport
+    from agentcli.conversation import TrustReport
 
 
 def record_trust(workspace: Path) -> None:
@@ -74,8 +74,8 @@ def trust_command(
 
 def _trust_report(workspace: Path) -> TrustReport:
     """What trusting `workspace` applies, runs and reaches (its config's settings when the config loads)."""
-    from agentcli.config.load import ConfigError, load_config
-    from agentcli.conversation.trust_report import what_trust_arms
+    from agentcli.config import ConfigError, load_config
+    from agentcli.conversation import what_trust_arms
 
     try:
         loaded = load_config(workspace=workspace, trusted=False)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentcli.cli.common import CwdOption, JsonOption, echo, open_store, print_json, table
-from agentcli.frontend.common import fail, workspace_dir
+from agentcli.frontend import fail, workspace_dir
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agentcli.store.records import TaskRecord
-    from agentcli.subagents.worktrees.admin import Leftover
+    from agentcli.store import TaskRecord
+    from agentcli.subagents import Leftover
 
 worktrees_app = typer.Typer(help="Git worktrees and branches of isolated tasks (isolation: worktree).",
                             rich_markup_mode=None)
@@ -28,8 +28,7 @@ _RUNNING = ("running", "queued")
 
 
 def _leftovers(workspace: Path) -> list[Leftover]:
-    from agentcli.subagents.worktrees.admin import leftovers
-    from agentcli.subagents.worktrees.worktree import WorktreeError
+    from agentcli.subagents import WorktreeError, leftovers
 
     try:
         return leftovers(workspace)
@@ -57,7 +56,7 @@ def _merge(record: TaskRecord | None) -> str:
 @worktrees_app.command("list")
 def worktrees_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List agentcli's kept branches and live worktrees in this workspace's repository, oldest first."""
-    from agentcli.subagents.worktrees.admin import age
+    from agentcli.subagents import age
 
     workspace = workspace_dir(cwd)
     found = _leftovers(workspace)
@@ -93,8 +92,7 @@ def worktrees_prune(
 ) -> None:
     """Remove worktrees whose agentcli process is gone (their changes kept on their branch) and, with --branches,
     the kept branches of finished tasks."""
-    from agentcli.subagents.worktrees.admin import prune
-    from agentcli.subagents.worktrees.worktree import WorktreeError
+    from agentcli.subagents import WorktreeError, prune
 
     workspace = workspace_dir(cwd)
     records: dict[str, TaskRecord] = {}

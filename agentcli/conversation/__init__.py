@@ -8,6 +8,32 @@ the transcript, the main agent's shape), `model_switch` (`/model`, `--fallback-m
 `turn_hooks` (SessionStart and UserPromptSubmit around a prompt).
 """
 
-from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
+from __future__ import annotations
 
-__all__ = ["Conversation", "OpenError", "main_agent_tools"]
+from typing import TYPE_CHECKING
+
+from agentcli.faces import lazy_names
+
+if TYPE_CHECKING:
+    from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
+    from agentcli.conversation.stored_sessions import Resumed, ResumeError, stored_ledger
+    from agentcli.conversation.trust_report import TrustReport, may_arm, untrusted_warning, what_trust_arms
+
+__all__ = [
+    "Conversation",
+    "OpenError",
+    "ResumeError",
+    "Resumed",
+    "TrustReport",
+    "main_agent_tools",
+    "may_arm",
+    "stored_ledger",
+    "untrusted_warning",
+    "what_trust_arms",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, {
+    "agentcli.conversation.root": ["Conversation", "OpenError", "main_agent_tools"],
+    "agentcli.conversation.stored_sessions": ["ResumeError", "Resumed", "stored_ledger"],
+    "agentcli.conversation.trust_report": ["TrustReport", "may_arm", "untrusted_warning", "what_trust_arms"],
+})

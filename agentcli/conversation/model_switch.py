@@ -7,14 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentcli.events import EventBus, NoticeEvent
-from agentcli.llm.base import ProviderError
-from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
+from agentcli.llm import ProviderError, ProviderPool, ResolvedModel, resolve_model
 
 if TYPE_CHECKING:
-    from agentcli.agent.loop import AgentLoop
-    from agentcli.agent.session import Session
-    from agentcli.config.load import Settings
-    from agentcli.subagents.runner import SubagentRunner
+    from agentcli.agent import AgentLoop, Session
+    from agentcli.config import Settings
+    from agentcli.subagents import SubagentRunner
 
 
 class ModelSwitching:
@@ -57,7 +55,7 @@ class ModelSwitching:
             loop.fallback = self._fall_back
 
     def _fall_back(self, error: ProviderError) -> bool:
-        from agentcli.llm.base import OverloadedError, ProviderConnectionError, RateLimitError, ServerError
+        from agentcli.llm import OverloadedError, ProviderConnectionError, RateLimitError, ServerError
 
         spec = self._fallback
         if not spec or not isinstance(error, OverloadedError | ServerError | RateLimitError | ProviderConnectionError):
@@ -71,6 +69,6 @@ class ModelSwitching:
 
     def use_effort(self, effort: str) -> None:
         """Think with `effort` (low | medium | high), as a Task call's `effort` does (`llm.models.with_effort`)."""
-        from agentcli.llm.models import with_effort
+        from agentcli.llm import with_effort
 
         self.model = self.session.model = with_effort(self.model, effort)

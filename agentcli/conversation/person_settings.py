@@ -9,19 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.agent.session import Session
-from agentcli.config.additional_dirs import session_additional_dirs
+from agentcli.agent import Session
+from agentcli.config import session_additional_dirs
 from agentcli.events import EventBus
-from agentcli.hooks.engine import HookEngine
-from agentcli.hooks.settings import load_hooks
+from agentcli.hooks import HookEngine, load_hooks
 from agentcli.prompts import project_instructions, render_system_prompt
-from agentcli.tools.permissions.policy import PermissionPolicy
-from agentcli.tools.sandbox.policy import Sandbox
-from agentcli.tools.shell.env import session_bash_env
+from agentcli.tools import PermissionPolicy, Sandbox, session_bash_env
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
-    from agentcli.llm.models import ResolvedModel
+    from agentcli.config import Settings
+    from agentcli.llm import ResolvedModel
 
 log = logging.getLogger("agentcli.conversation")
 
@@ -64,8 +61,7 @@ class PersonSettings:
         """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
         ones until it is trusted), its additionalDirectories the config's `additional_directories`; what agentcli
         cannot use (a missing folder) is told once, with the first turn."""
-        from agentcli.config import trust
-        from agentcli.config.claude_settings import read_claude_permissions
+        from agentcli.config import read_claude_permissions, trust
 
         claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
                                          sources=self.sources)
@@ -114,7 +110,7 @@ class PersonSettings:
             hooks.transcript_path = self.transcript  # the hooks may have been read again
             return
         from agentcli import __version__
-        from agentcli.store.transcript import TranscriptWriter
+        from agentcli.store import TranscriptWriter
 
         writer = TranscriptWriter(self.workspace, __version__)
         self.bus.subscribe(writer)

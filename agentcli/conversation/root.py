@@ -18,9 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.agent.compaction import Compaction
-from agentcli.agent.loop import AgentLoop, RunOutcome
-from agentcli.agent.session import Session
+from agentcli.agent import AgentLoop, Compaction, RunOutcome, Session
 from agentcli.conversation.model_switch import ModelSwitching
 from agentcli.conversation.person_settings import PersonSettings
 from agentcli.conversation.servers import SessionServers
@@ -28,28 +26,25 @@ from agentcli.conversation.sessions import StoredSessions
 from agentcli.conversation.turn_hooks import PromptHooks
 from agentcli.conversation.warm_up import warm_up, warm_up_quietly
 from agentcli.events import EventBus
-from agentcli.llm.base import Message, Provider, ProviderError
-from agentcli.llm.models import ProviderPool, ResolvedModel, resolve_model
-from agentcli.llm.prices import cost_usd
-from agentcli.mcp.manager import McpManager
-from agentcli.subagents.budget import SessionBudget
-from agentcli.subagents.definitions.registry import AgentRegistry
-from agentcli.subagents.definitions.skill_tool import skill_tool_class
-from agentcli.subagents.definitions.skills import SkillCatalog
-from agentcli.subagents.messaging.tools import message_tools
-from agentcli.subagents.runner import SubagentRunner
-from agentcli.subagents.task_tool import ParentLink, task_tools
-from agentcli.subagents.toolbox import Toolbox
-from agentcli.subagents.worktrees.admin import prune_at_start
-from agentcli.tools.base import FileAccess, FileLocks, Tool
-from agentcli.tools.mcp_names import is_mcp_name
-from agentcli.tools.permissions.approvals import Approver
-from agentcli.tools.permissions.policy import PermissionPolicy
-from agentcli.tools.sandbox.policy import session_sandbox
+from agentcli.llm import Message, Provider, ProviderError, ProviderPool, ResolvedModel, cost_usd, resolve_model
+from agentcli.mcp import McpManager
+from agentcli.subagents import (
+    AgentRegistry,
+    ParentLink,
+    SessionBudget,
+    SkillCatalog,
+    SubagentRunner,
+    Toolbox,
+    message_tools,
+    prune_at_start,
+    skill_tool_class,
+    task_tools,
+)
+from agentcli.tools import Approver, FileAccess, FileLocks, PermissionPolicy, Tool, is_mcp_name, session_sandbox
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
-    from agentcli.store.db import Store
+    from agentcli.config import Settings
+    from agentcli.store import Store
 
 log = logging.getLogger("agentcli.conversation")
 
@@ -88,7 +83,7 @@ class Conversation(ModelSwitching, StoredSessions):
         self.store = store
         self.bus = EventBus()
         if store is not None:
-            from agentcli.store.recorder import StoreRecorder
+            from agentcli.store import StoreRecorder
 
             self.bus.subscribe(StoreRecorder(store))
         self.model: ResolvedModel = resolve_model(model, settings)  # raises MissingCredentialsError early
@@ -142,9 +137,9 @@ class Conversation(ModelSwitching, StoredSessions):
         """Open the store (the default database unless `store_path`), build the conversation, set up
         logging, mark the rows of crashed runs cancelled and prune the worktrees they left in this workspace. Raises
         `OpenError` with the line to print."""
-        from agentcli.llm.models import ModelSpecError
+        from agentcli.llm import ModelSpecError
         from agentcli.logs import setup_logging
-        from agentcli.store.db import Store, StoreError
+        from agentcli.store import Store, StoreError
         from agentcli.text import terminal_safe
 
         try:

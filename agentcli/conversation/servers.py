@@ -8,15 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.events import EventBus, NoticeEvent
-from agentcli.mcp.manager import McpManager, session_manager
+from agentcli.mcp import McpManager, session_manager
 
 if TYPE_CHECKING:
-    from agentcli.agent.loop import AgentLoop
-    from agentcli.agent.session import Session
-    from agentcli.config.load import Settings
-    from agentcli.subagents.definitions.registry import AgentRegistry
-    from agentcli.subagents.task_tool import TaskArgs
-    from agentcli.subagents.toolbox import Toolbox
+    from agentcli.agent import AgentLoop, Session
+    from agentcli.config import Settings
+    from agentcli.subagents import AgentRegistry, TaskArgs, Toolbox
 
 
 class SessionServers:
@@ -48,7 +45,7 @@ class SessionServers:
 
     async def for_task(self, args: TaskArgs) -> None:
         """Before a task is planned: start the MCP servers its type's agent file defines or names."""
-        from agentcli.tools.mcp_names import server_of
+        from agentcli.tools import server_of
 
         agent_type = self.registry.resolve(args.subagent_type, self.settings.task_tool.type_fallback)
         if agent_type is None:

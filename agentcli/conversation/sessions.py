@@ -9,7 +9,7 @@ from abc import abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.agent.ledger import Ledger
+from agentcli.agent import Ledger
 from agentcli.conversation.stored_sessions import (
     Resumed,
     ResumeError,
@@ -21,13 +21,12 @@ from agentcli.conversation.stored_sessions import (
 )
 
 if TYPE_CHECKING:
-    from agentcli.agent.session import Session
-    from agentcli.config.load import Settings
+    from agentcli.agent import Session
+    from agentcli.config import Settings
     from agentcli.conversation.turn_hooks import PromptHooks
-    from agentcli.llm.models import ResolvedModel
-    from agentcli.store.db import Store
-    from agentcli.store.records import SessionRecord
-    from agentcli.subagents.runner import SubagentRunner
+    from agentcli.llm import ResolvedModel
+    from agentcli.store import SessionRecord, Store
+    from agentcli.subagents import SubagentRunner
 
 log = logging.getLogger("agentcli.conversation")
 
@@ -116,7 +115,7 @@ class StoredSessions:
     async def release(self) -> None:
         """Let other processes resume the current session (this one moves on to another)."""
         if self.store is not None and self.session.next_seq:
-            from agentcli.store.processes import release_session
+            from agentcli.store import release_session
 
             try:
                 await self.store.write(release_session(self.session.id))

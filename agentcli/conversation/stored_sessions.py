@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.agent.ledger import Ledger, Spend
-from agentcli.llm.models import resolve_model
+from agentcli.agent import Ledger, Spend
+from agentcli.llm import resolve_model
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
-    from agentcli.store.db import Store
-    from agentcli.store.records import SessionRecord, SpendSums, StoredContext, TaskRecord, TreeSpend
+    from agentcli.config import Settings
+    from agentcli.store import SessionRecord, SpendSums, Store, StoredContext, TaskRecord, TreeSpend
 
 
 class ResumeError(Exception):
@@ -51,7 +50,7 @@ def holder_line(session_id: str, pid: int) -> str:
 
 def find_session(store: Store, workspace: Path, ref: str | None) -> SessionRecord:
     """The session `ref` names (an id or a unique prefix), or with None this workspace's latest one."""
-    from agentcli.store.db import AmbiguousIdError
+    from agentcli.store import AmbiguousIdError
 
     if ref is None:
         found = store.latest_session(str(workspace))
@@ -104,8 +103,7 @@ async def take_session(store: Store, workspace: Path, ref: str | None, *, curren
                        ) -> tuple[SessionRecord, StoredContext]:
     """Claim the stored session `ref` names for this process and read its model context. `ResumeError` when it is
     the `current` one, held by a live process or damaged (then it is released again)."""
-    from agentcli.store.db import StoreError
-    from agentcli.store.processes import claim_session, release_session
+    from agentcli.store import StoreError, claim_session, release_session
 
     await store.flush()  # rows of dead processes are marked cancelled (open) before they are read
     record = find_session(store, workspace, ref)
@@ -124,9 +122,8 @@ async def take_session(store: Store, workspace: Path, ref: str | None, *, curren
 async def fork_stored(store: Store, original: str, session_id: str | None = None) -> str:
     """Copy a stored session's history under a new id (`session_id`, else a fresh one) and release the original
     (`--fork-session`); the new id."""
-    from agentcli.agent.session import new_id
-    from agentcli.store.processes import release_session
-    from agentcli.store.session_copy import copy_session
+    from agentcli.agent import new_id
+    from agentcli.store import copy_session, release_session
 
     fresh = session_id or new_id("ses")
     await store.write(copy_session(original, fresh))

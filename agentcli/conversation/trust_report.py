@@ -34,9 +34,9 @@ from agentcli import paths
 from agentcli.text import one_line
 
 if TYPE_CHECKING:
-    from agentcli.config.load import LoadedConfig
-    from agentcli.hooks.settings import HookCommand, HookConfig
-    from agentcli.mcp.specs import ServerSpec
+    from agentcli.config import LoadedConfig
+    from agentcli.hooks import HookCommand, HookConfig
+    from agentcli.mcp import ServerSpec
 
 _AGENT_FILE_PEEK = 256 * 1024  # bytes of an agent file looked at for `mcpServers` (its front matter is smaller)
 #: The project's agent folders (`subagents.registry.agent_folders`; a test holds the two together).
@@ -70,7 +70,7 @@ class TrustReport:
     @property
     def variables(self) -> tuple[str, ...]:
         """The environment variables the servers' settings expand, each once."""
-        from agentcli.mcp.specs import variables
+        from agentcli.mcp import variables
 
         return tuple(dict.fromkeys(name for spec in self.servers for name in variables(spec)))
 
@@ -103,8 +103,8 @@ class TrustReport:
 
     def variables_line(self) -> str:
         """The variables the servers are given from the person's environment, or "" when none."""
-        from agentcli.config.layers import is_secret_key
-        from agentcli.tools.shell.env import KEY_VARIABLES
+        from agentcli.config import is_secret_key
+        from agentcli.tools import KEY_VARIABLES
 
         if not self.variables:
             return ""
@@ -131,9 +131,9 @@ def _project_config_parts(
     path: Path, hooks: HookConfig, servers: list[ServerSpec], problems: list[str]
 ) -> None:
     """The `[hooks]` and `[mcp.servers]` of the project config at `path`."""
-    from agentcli.config.layers import ConfigError, read_toml
-    from agentcli.hooks.settings import add_hooks
-    from agentcli.mcp.specs import SpecError, parse_server
+    from agentcli.config import ConfigError, read_toml
+    from agentcli.hooks import add_hooks
+    from agentcli.mcp import SpecError, parse_server
 
     try:
         doc = read_toml(path)
@@ -168,7 +168,7 @@ def _agent_file_servers(workspace: Path, env: Mapping[str, str]) -> list[ServerS
     folders = [workspace / name for name in AGENT_FOLDERS if (workspace / name).is_dir()]
     if not any(_names_servers(path) for folder in folders for path in folder.glob("*.md")):
         return []
-    from agentcli.subagents.definitions.registry import AgentRegistry
+    from agentcli.subagents import AgentRegistry
 
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     registry = AgentRegistry.load(workspace, env=env, home=home)
@@ -179,8 +179,8 @@ def what_trust_arms(
     workspace: Path, loaded: LoadedConfig | None = None, env: Mapping[str, str] | None = None
 ) -> TrustReport:
     """What trusting `workspace` would apply (`loaded`'s ignored settings), run and reach (see the module)."""
-    from agentcli.hooks.settings import project_hooks
-    from agentcli.mcp.specs import read_mcp_json
+    from agentcli.hooks import project_hooks
+    from agentcli.mcp import read_mcp_json
 
     env = os.environ if env is None else env
     hooks = project_hooks(workspace, env)

@@ -3,11 +3,10 @@ notes told once with the first turn."""
 
 from __future__ import annotations
 
-from agentcli.agent.loop import RunOutcome
-from agentcli.agent.session import Session
+from agentcli.agent import RunOutcome, Session
 from agentcli.events import EventBus, NoticeEvent
-from agentcli.hooks.engine import HookEngine
-from agentcli.llm.base import Message, TextBlock
+from agentcli.hooks import HookEngine
+from agentcli.llm import Message, TextBlock
 from agentcli.text import defang_tags
 
 

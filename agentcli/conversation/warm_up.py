@@ -7,9 +7,7 @@ from __future__ import annotations
 import logging
 
 from agentcli.events import build_relay_schema
-from agentcli.llm.models import ResolvedModel
-from agentcli.llm.prices import context_window, cost_usd
-from agentcli.llm.usage import Usage
+from agentcli.llm import ResolvedModel, Usage, context_window, cost_usd
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from agentcli.frontend.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions
 from agentcli.frontend.person_command import run_person_command
 from agentcli.frontend.slash_commands import CustomCommand, expand
-from agentcli.tools.base import ToolContext
-from agentcli.tools.shell.bash import BashArgs, BashTool
+from agentcli.tools import BashArgs, BashTool, ToolContext
 
 
 @dataclass(slots=True)

@@ -16,9 +16,9 @@ import typer
 from agentcli.text import terminal_safe
 
 if TYPE_CHECKING:
-    from agentcli.agent.ledger import Ledger
-    from agentcli.config.load import LoadedConfig
-    from agentcli.store.records import TreeSpend
+    from agentcli.agent import Ledger
+    from agentcli.config import LoadedConfig
+    from agentcli.store import TreeSpend
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -63,13 +63,12 @@ def load(
     what it could not set, and the hooks and MCP servers that do not run until it is trusted
     (`trust_report.untrusted_warning`: each command line, URL and variable), are named once in a warning line.
     """
-    from agentcli.config.load import ConfigError, load_config
+    from agentcli.config import ConfigError, load_config
 
     asked_trust = trusted is None
     if trusted is None:
         from agentcli import paths
-        from agentcli.config import trust
-        from agentcli.config.claude_settings import project_claude_settings
+        from agentcli.config import project_claude_settings, trust
 
         project_files = [paths.project_config_file(workspace), *project_claude_settings(workspace)]
         trusted = not any(path.exists() for path in project_files) or trust.is_trusted(workspace)
@@ -85,7 +84,7 @@ def load(
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     if asked_trust or not trusted:  # `trusted=True`: the person has just trusted it, or it was said already
-        from agentcli.conversation.trust_report import untrusted_warning
+        from agentcli.conversation import untrusted_warning
 
         warning = untrusted_warning(workspace, loaded)
     else:
@@ -103,7 +102,7 @@ def stored_ledger(spent: TreeSpend) -> Ledger:
     The one conversion of the store's split (`Store.session_spend`, `conversation.stored_ledger`): `sessions
     list` and `sessions show` print and dump this, so their figures mean what the TUI's and the one-shot json's do.
     """
-    from agentcli.conversation.stored_sessions import stored_ledger as convert
+    from agentcli.conversation import stored_ledger as convert
 
     return convert(spent)
 

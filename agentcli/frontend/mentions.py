@@ -20,11 +20,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli.llm.base import Message, TextBlock
+from agentcli.llm import Message, TextBlock
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files.read import LSArgs, LSTool, ReadArgs, ReadTool, human_size
-from agentcli.tools.paths import display_path, resolve_in_workspace
+from agentcli.tools import (
+    LSArgs,
+    LSTool,
+    ReadArgs,
+    ReadTool,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    display_path,
+    human_size,
+    resolve_in_workspace,
+)
 
 MAX_MENTIONS = 10  # files attached to one prompt; each is one Read with Read's caps
 ATTACHMENT_MARK = "📎"

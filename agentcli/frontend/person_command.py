@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentcli.text import defang_tags
-from agentcli.tools.base import ToolContext, ToolError
-from agentcli.tools.shell.bash import BashArgs, BashTool
+from agentcli.tools import BashArgs, BashTool, ToolContext, ToolError
 
 SHOWN_LINES = 200
 

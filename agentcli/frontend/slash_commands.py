@@ -31,28 +31,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentcli.subagents.definitions.catalog import (
+from agentcli.subagents import (
+    TOOL_TOKEN,
+    AgentFileError,
     FolderGate,
     Place,
     Problem,
     Root,
+    Skill,
     folders,
     keep_first,
-    skipped,
-    user_home,
-)
-from agentcli.subagents.definitions.front_matter import (
-    TOOL_TOKEN,
-    AgentFileError,
     read_bounded,
     read_front_matter,
+    skipped,
     text_value,
+    user_home,
 )
-from agentcli.subagents.definitions.skills import Skill
 from agentcli.text import one_line
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
+    from agentcli.config import Settings
 
 CommandScope = Literal["project", "user"]
 

@@ -8,3 +8,23 @@
 - `approver`: the permission questions as `can_use_tool` requests;
 - `driver`: one session, turn by turn, from the user messages and control requests on standard input.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.faces import lazy_names
+
+if TYPE_CHECKING:
+    from agentcli.headless.driver import main
+    from agentcli.headless.flags import is_headless
+
+__all__ = [
+    "is_headless",
+    "main",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, {
+    "agentcli.headless.driver": ["main"],
+    "agentcli.headless.flags": ["is_headless"],
+})

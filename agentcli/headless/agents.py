@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agentcli.subagents.definitions.agent_files import AgentType, agent_from_front_matter
-from agentcli.subagents.definitions.front_matter import AgentFileError
-from agentcli.subagents.definitions.registry import AgentRegistry
+from agentcli.subagents import AgentFileError, AgentRegistry, AgentType, agent_from_front_matter
 
 
 def define_agents(registry: AgentRegistry, definitions: object, *, source: str, aliases: Iterable[str]

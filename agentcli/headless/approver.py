@@ -12,10 +12,7 @@ from typing import Any
 
 from agentcli.headless.control import ControlChannel, ControlError
 from agentcli.headless.printer import MODES_BY_NAME, HeadlessPrinter
-from agentcli.tools.permissions.approvals import Answer, PermissionRequest
-from agentcli.tools.permissions.policy import PermissionPolicy
-from agentcli.tools.permissions.rules import PermissionRule
-from agentcli.tools.registry import EDIT_TOOLS
+from agentcli.tools import EDIT_TOOLS, Answer, PermissionPolicy, PermissionRequest, PermissionRule
 
 log = logging.getLogger(__name__)
 

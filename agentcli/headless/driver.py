@@ -18,21 +18,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentcli import process_exit
-from agentcli.frontend.common import EXIT_FAILURE, EXIT_USAGE, Failure, load, workspace_dir
+from agentcli.frontend import EXIT_FAILURE, EXIT_USAGE, Failure, load, workspace_dir
 from agentcli.headless.control import ControlChannel
 from agentcli.headless.flags import FlagError, HeadlessArgs, parse
 from agentcli.headless.settings_map import Mapped, map_flags, model_spec
-from agentcli.oneshot.run import EXIT_INTERRUPTED, EXIT_OK, SignalStop, error_result, settle_gc, stdin_lines
+from agentcli.oneshot import EXIT_INTERRUPTED, EXIT_OK, SignalStop, error_result, settle_gc, stdin_lines
 from agentcli.text import terminal_safe
 
 if TYPE_CHECKING:
-    from agentcli.agent.loop import RunOutcome
-    from agentcli.config.load import LoadedConfig
+    from agentcli.agent import RunOutcome
+    from agentcli.config import LoadedConfig
     from agentcli.conversation import Conversation
     from agentcli.headless.printer import HeadlessPrinter
     from agentcli.headless.structured import Structured
-    from agentcli.llm.base import Message
-    from agentcli.oneshot.printer_base import Printer
+    from agentcli.llm import Message
+    from agentcli.oneshot import Printer
 
 log = logging.getLogger(__name__)
 #: Set by the Claude Agent SDK: it reads `session_state_changed` lines.
@@ -137,11 +137,10 @@ def _config(workspace: Path, args: HeadlessArgs, mapped: Mapped) -> tuple[Loaded
 
 async def _session(loaded: LoadedConfig, spec: str, workspace: Path, args: HeadlessArgs, mapped: Mapped,
                    out: TextIO, err: TextIO, stop: SignalStop) -> int:
-    from agentcli.conversation import Conversation, OpenError
-    from agentcli.conversation.stored_sessions import ResumeError
+    from agentcli.conversation import Conversation, OpenError, ResumeError
     from agentcli.headless.approver import SdkApprover
     from agentcli.headless.printer import HeadlessPrinter
-    from agentcli.oneshot.printers import make_printer
+    from agentcli.oneshot import make_printer
 
     stop.install(asyncio.get_running_loop(), asyncio.current_task())
     streamed = args.input_format == "stream-json"
@@ -214,8 +213,8 @@ def program_forward(channel: ControlChannel) -> Callable[[str, dict[str, Any]], 
 def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: ControlChannel | None) -> None:
     """The flags' system prompt, tools, rules and MCP servers, before the first turn. ValueError: a bad rule or
     server definition (one line)."""
-    from agentcli.mcp.specs import SpecError
-    from agentcli.tools.permissions.rules import PermissionRule
+    from agentcli.mcp import SpecError
+    from agentcli.tools import PermissionRule
 
     if mapped.sources is not None:
         conversation.use_setting_sources(mapped.sources)
@@ -255,7 +254,7 @@ async def _turn(conversation: Conversation, prompt: str | Message, schema: dict[
 
 async def _one_turn(conversation: Conversation, printer: Printer, args: HeadlessArgs,
                     schema: dict[str, Any] | None) -> RunOutcome:
-    from agentcli.oneshot.run import summarize
+    from agentcli.oneshot import summarize
 
     assert args.prompt is not None
     await conversation.prepare(in_thread=False, on_sent=settle_gc)
@@ -341,7 +340,7 @@ class Driver:
         self.queue.put_nowait(item)
 
     def _bad(self, message: str) -> None:
-        from agentcli.agent.loop import RunOutcome
+        from agentcli.agent import RunOutcome
 
         self.err.write(f"agentcli: {terminal_safe(message)}\n")
         self.outcome = RunOutcome("failed", "", 0, message)

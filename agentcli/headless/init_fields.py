@@ -175,7 +175,7 @@ def _mcp_servers(conversation: Conversation, request: dict[str, Any], warn: Warn
 
 
 def _add_servers(conversation: Conversation, servers: dict[str, Any], origin: str, warn: Warn) -> None:
-    from agentcli.mcp.specs import SpecError
+    from agentcli.mcp import SpecError
 
     for name, raw in servers.items():
         try:
@@ -186,7 +186,7 @@ def _add_servers(conversation: Conversation, servers: dict[str, Any], origin: st
 
 def _server_config(conversation: Conversation, name: str, config: dict[str, Any], warn: Warn) -> None:
     """One in-process server's settings: its tools' `always_ask` / `always_deny` become ask / deny rules."""
-    from agentcli.tools.permissions.rules import PermissionRule
+    from agentcli.tools import PermissionRule
 
     policy = conversation.permissions
     for entry in config.get("tools") or []:
@@ -209,8 +209,8 @@ def _settings(conversation: Conversation, data: dict[str, Any], warn: Warn, flag
     them (managed settings win over the flags)."""
     from pathlib import Path
 
-    from agentcli.hooks.settings import HookConfig, add_hooks
-    from agentcli.tools.permissions.rules import PermissionRule
+    from agentcli.hooks import HookConfig, add_hooks
+    from agentcli.tools import PermissionRule
 
     origin = f"initialize ({key})"
     mapped = Mapped()
@@ -236,7 +236,7 @@ def _settings(conversation: Conversation, data: dict[str, Any], warn: Warn, flag
 def _disallowed(conversation: Conversation, rules: list[str]) -> None:
     """`disallowedTools`, as `--disallowedTools`: deny rules, and a bare name also hides the tool."""
     from agentcli.headless.flags import split_rules
-    from agentcli.tools.permissions.rules import PermissionRule
+    from agentcli.tools import PermissionRule
 
     denied = [as_rule(rule) for rule in split_rules(rules)]
     conversation.permissions.deny += [PermissionRule.parse(rule) for rule in denied]

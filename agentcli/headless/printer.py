@@ -22,7 +22,7 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
-from agentcli.oneshot.stream_json_printer import StreamJsonPrinter
+from agentcli.oneshot import StreamJsonPrinter
 from agentcli.stream_json import ERROR_SUBTYPE, TASK_NOTIFICATION_STATUS, new_uuid, result_subtype, system_line
 
 #: Claude Code's permission modes by agentcli's (`--permission-mode`, `set_permission_mode`, init's `permissionMode`).

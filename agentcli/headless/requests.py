@@ -106,7 +106,7 @@ class Requests:
 
     def _hooks(self, hooks: object) -> None:
         """`initialize`'s hooks: each matcher's callback ids become hooks of the session, asked over `hook_callback`."""
-        from agentcli.hooks.settings import HOOK_EVENTS, HookCommand
+        from agentcli.hooks import HOOK_EVENTS, HookCommand
 
         if not isinstance(hooks, dict):
             return

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.config.layers import ConfigError, read_config_text
+from agentcli.config import ConfigError, read_config_text
 from agentcli.headless.flags import FlagError, HeadlessArgs, split_rules
 from agentcli.headless.printer import MODES_BY_NAME
 from agentcli.prompts import load_prompt
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
+    from agentcli.config import Settings
 
 
 @dataclass(slots=True)
@@ -126,7 +126,7 @@ def _number(text: str, flag: str, kind: Callable[[str], int | float]) -> int | f
 def as_rule(rule: str) -> str:
     """A Claude Code permission rule as agentcli reads rules (`claude_settings.agentcli_rule`: `Read(./src/**)`
     names `src/**`); one agentcli cannot express is kept as written (it then fails to parse or never matches)."""
-    from agentcli.config.claude_settings import agentcli_rule
+    from agentcli.config import agentcli_rule
 
     read, _ = agentcli_rule(rule, Path.cwd())
     return read if read is not None else rule

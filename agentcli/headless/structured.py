@@ -12,12 +12,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentcli.headless.flags import FlagError
-from agentcli.llm.base import Message, TextBlock
-from agentcli.subagents.schema import answer_format, compile_schema, document_text
-from agentcli.subagents.supervisor import schema_problem
+from agentcli.llm import Message, TextBlock
+from agentcli.subagents import answer_format, compile_schema, document_text, schema_problem
 
 if TYPE_CHECKING:
-    from agentcli.agent.loop import RunOutcome
+    from agentcli.agent import RunOutcome
     from agentcli.conversation import Conversation
 
 RETRIES_EXHAUSTED = "error_max_structured_output_retries"

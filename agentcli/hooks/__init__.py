@@ -6,3 +6,29 @@ project's `.claude/settings.json` / `.claude/settings.local.json`), `process` ru
 said into decisions the loop, the runner and the conversation act on, reporting each run as a
 `HookRunEvent`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.faces import lazy_names
+
+if TYPE_CHECKING:
+    from agentcli.hooks.engine import HookEngine, HookVerdict
+    from agentcli.hooks.settings import HOOK_EVENTS, HookCommand, HookConfig, add_hooks, load_hooks, project_hooks
+
+__all__ = [
+    "HOOK_EVENTS",
+    "HookCommand",
+    "HookConfig",
+    "HookEngine",
+    "HookVerdict",
+    "add_hooks",
+    "load_hooks",
+    "project_hooks",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, {
+    "agentcli.hooks.engine": ["HookEngine", "HookVerdict"],
+    "agentcli.hooks.settings": ["HOOK_EVENTS", "HookCommand", "HookConfig", "add_hooks", "load_hooks", "project_hooks"],
+})

@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.tools.shell.bash import DRAIN_GRACE_SECONDS, TERM_GRACE_SECONDS, stop_process_group
-from agentcli.tools.shell.reaper import reaper
+from agentcli.tools import DRAIN_GRACE_SECONDS, TERM_GRACE_SECONDS, reaper, stop_process_group
 
 OUTPUT_LIMIT_BYTES = 64_000  # of stdout and of stderr each; the rest is counted, not kept
 

@@ -21,11 +21,11 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from agentcli.config.claude_settings import project_claude_settings as project_claude_settings  # re-exported
-from agentcli.config.claude_settings import user_claude_settings as user_claude_settings  # re-exported
+from agentcli.config import project_claude_settings as project_claude_settings  # re-exported
+from agentcli.config import user_claude_settings as user_claude_settings  # re-exported
 
 if TYPE_CHECKING:
-    from agentcli.config.schema import HookEventName, HookMatcherSettings
+    from agentcli.config import HookEventName, HookMatcherSettings
 
 HOOK_EVENTS: Final = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop", "SessionStart"
@@ -150,7 +150,7 @@ def _names_hooks(path: Path) -> bool:
 def _read_json(path: Path, config: HookConfig) -> object:
     """The JSON of a settings file, read like a config file: a named pipe, a device or a huge file of a
     repository is a note, never a hang (`config_layers.read_config_text`)."""
-    from agentcli.config.layers import ConfigError, read_config_text
+    from agentcli.config import ConfigError, read_config_text
 
     try:
         raw = read_config_text(path)

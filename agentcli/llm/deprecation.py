@@ -131,7 +131,7 @@ def _current(model: ModelChoice) -> str | None:
     """agentcli's own default for the model's role, when the provider is Anthropic and that default is another."""
     if model.provider != "anthropic":
         return None
-    from agentcli.config.schema import LightModelSettings, ModelSettings  # only when a request failed
+    from agentcli.config import LightModelSettings, ModelSettings  # only when a request failed
 
     default = (LightModelSettings() if model.label == "light" else ModelSettings()).model
     return default if default != model.model else None

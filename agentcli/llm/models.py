@@ -15,7 +15,7 @@ from agentcli.llm.tls import verify_for
 from agentcli.redact import register_secret
 
 if TYPE_CHECKING:
-    from agentcli.config.load import ModelSettings, Settings
+    from agentcli.config import ModelSettings, Settings
 
 _KEY_ENV: dict[ProviderName, tuple[str, ...]] = {
     "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),

@@ -5,3 +5,29 @@
 across the session tree, restarts a crashed one once and stops them all with the session. The SDK is imported
 only when a server starts.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.faces import lazy_names
+
+if TYPE_CHECKING:
+    from agentcli.mcp.manager import McpManager, session_manager
+    from agentcli.mcp.specs import ServerSpec, SpecError, agent_servers, parse_server, read_mcp_json, variables
+
+__all__ = [
+    "McpManager",
+    "ServerSpec",
+    "SpecError",
+    "agent_servers",
+    "parse_server",
+    "read_mcp_json",
+    "session_manager",
+    "variables",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, {
+    "agentcli.mcp.manager": ["McpManager", "session_manager"],
+    "agentcli.mcp.specs": ["ServerSpec", "SpecError", "agent_servers", "parse_server", "read_mcp_json", "variables"],
+})

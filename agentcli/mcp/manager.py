@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from agentcli.mcp.specs import ServerSpec, SpecError, expand
 from agentcli.mcp.tools import McpTool, tool_class
 from agentcli.text import one_line, terminal_safe
-from agentcli.tools.base import ToolError
+from agentcli.tools import ToolError
 
 if TYPE_CHECKING:
     from mcp import Client
 
-    from agentcli.config.schema import McpSettings
+    from agentcli.config import McpSettings
 
 log = logging.getLogger(__name__)
 Status = Literal["configured", "starting", "running", "failed", "refused", "stopped"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agentcli.config.layers import ConfigError, read_config_text
+from agentcli.config import ConfigError, read_config_text
 from agentcli.text import one_line
 
 Transport = Literal["stdio", "http", "program"]  # program: a server in the program driving agentcli

@@ -17,9 +17,7 @@ from pydantic import ConfigDict
 
 from agentcli.safe_text import scrub, scrub_deep
 from agentcli.text import defang_tags, one_line, terminal_safe
-from agentcli.tools.arg_schema import self_contained
-from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.mcp_names import full_name
+from agentcli.tools import Tool, ToolArgs, ToolContext, ToolError, ToolResult, full_name, self_contained
 
 MAX_DESCRIPTION_CHARS = 2000
 MAX_SCHEMA_BYTES = 32_000

@@ -20,7 +20,7 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.figures import compaction_text
-from agentcli.llm.usage import Usage
+from agentcli.llm import Usage
 from agentcli.stream_json import new_uuid, result_subtype, usage_dict
 from agentcli.text import one_line, terminal_safe
 

@@ -18,11 +18,10 @@ from agentcli import process_exit
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from agentcli.agent.loop import RunOutcome
-    from agentcli.agent.session import Session
-    from agentcli.config.load import LoadedConfig, Settings
+    from agentcli.agent import RunOutcome, Session
+    from agentcli.config import LoadedConfig, Settings
     from agentcli.conversation import Conversation
-    from agentcli.llm.base import Message
+    from agentcli.llm import Message
     from agentcli.oneshot.printer_base import Printer
 
 log = logging.getLogger(__name__)
@@ -128,9 +127,9 @@ def _summary(session: Session, outcome: RunOutcome, printer: Printer, tasks: lis
 async def _run(
     loaded: LoadedConfig, options: OneShotOptions, out: TextIO, err: TextIO, stop: SignalStop | None = None
 ) -> int:
-    from agentcli.agent.loop import RunOutcome
+    from agentcli.agent import RunOutcome
     from agentcli.oneshot.printers import make_printer
-    from agentcli.tools.permissions.policy import PermissionPolicy
+    from agentcli.tools import PermissionPolicy
 
     settings = loaded.settings
     if stop is not None:
@@ -198,7 +197,7 @@ async def _open(settings: Settings, options: OneShotOptions, out: TextIO, err: T
         error_result(options.output_format, str(exc), out)
         return None
     if options.continue_latest or options.resume is not None:
-        from agentcli.conversation.stored_sessions import ResumeError
+        from agentcli.conversation import ResumeError
 
         try:
             ref = None if options.continue_latest else options.resume
@@ -217,7 +216,7 @@ async def command_prompt(conversation: Conversation, options: OneShotOptions, er
     """The prompt to send: `/name args` naming a custom command (`slash_commands`) is its expansion, with its
     `!`commands`` run (trusted workspace, approved: refused without --yes) and `@paths` attached; any other prompt
     as given. None after saying (one line) why the command cannot be expanded."""
-    from agentcli.frontend.slash_commands import CommandSet, model_spec
+    from agentcli.frontend import CommandSet, model_spec
     from agentcli.text import terminal_safe
 
     text = options.prompt.strip()
@@ -232,9 +231,8 @@ async def command_prompt(conversation: Conversation, options: OneShotOptions, er
         err.write(terminal_safe(f"agentcli: {word} is ambiguous: {names}") + "\n")
         return None
     from agentcli.config import trust
-    from agentcli.frontend.command_files import command_message
-    from agentcli.frontend.mentions import user_message
-    from agentcli.subagents.definitions.front_matter import AgentFileError
+    from agentcli.frontend import command_message, user_message
+    from agentcli.subagents import AgentFileError
 
     ctx = conversation.runner.tool_context(conversation.session)
     try:
@@ -279,7 +277,7 @@ async def _drive(
     order, until EOF; each turn ends with its result line. A line that is not a user message gets an error
     result line (and one on stderr) and the session goes on. The outcome: the last failed turn's (a bad
     line counts as failed), else the last turn's."""
-    from agentcli.agent.loop import RunOutcome
+    from agentcli.agent import RunOutcome
     from agentcli.stream_json import InputLineError, parse_input_line
     from agentcli.text import terminal_safe
 
@@ -358,8 +356,8 @@ def pick_session(workspace: Path, err: TextIO) -> str | None:
     """`run --resume` without an ID on a terminal: a numbered list of this workspace's sessions, read before the
     run starts (Ctrl-C there is a plain interrupt); the chosen id, or None after saying why there is none."""
     from agentcli.figures import format_cost
-    from agentcli.frontend.common import format_when, stored_ledger
-    from agentcli.store.db import Store, StoreError
+    from agentcli.frontend import format_when, stored_ledger
+    from agentcli.store import Store, StoreError
     from agentcli.text import terminal_safe
 
     try:

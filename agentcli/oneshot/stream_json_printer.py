@@ -18,8 +18,7 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
-from agentcli.llm.base import Message, ToolResultBlock, ToolUseBlock
-from agentcli.llm.usage import Usage
+from agentcli.llm import Message, ToolResultBlock, ToolUseBlock, Usage
 from agentcli.oneshot.json_printer import JsonPrinter
 from agentcli.oneshot.printer_base import RunSummary, scrubbed
 from agentcli.stream_json import (

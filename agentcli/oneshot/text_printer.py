@@ -22,7 +22,7 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.figures import format_cost, tokens_text
-from agentcli.llm.usage import Usage
+from agentcli.llm import Usage
 from agentcli.oneshot.printer_base import Printer, RunSummary
 from agentcli.text import terminal_safe
 

@@ -35,7 +35,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentcli.llm.base import Message
+from agentcli.llm import Message
 from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.store import queries
 from agentcli.store.cancellation import cancel_session_tree, mark_running_cancelled

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from agentcli.llm.base import Message
+from agentcli.llm import Message
 from agentcli.store.records import (
     AgentMessageRecord,
     SessionRecord,

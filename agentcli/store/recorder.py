@@ -18,7 +18,7 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
-from agentcli.llm.base import PROVIDERS
+from agentcli.llm import PROVIDERS
 from agentcli.store.db import Store, StoreClosedError
 from agentcli.store.jobs import WriteJob
 from agentcli.store.writes import (

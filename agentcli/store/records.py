@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentcli.llm.base import Message
-from agentcli.llm.usage import CostedTokens, CostedUsage
+from agentcli.llm import CostedTokens, CostedUsage, Message
 from agentcli.status import MergeOutcome, SessionStatus, TaskStatus, ToolCallStatus
 
 

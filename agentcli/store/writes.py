@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentcli.events import AgentMessageEvent, HookRunEvent
-from agentcli.llm.base import Message
-from agentcli.llm.usage import Usage
+from agentcli.llm import Message, Usage
 from agentcli.store.jobs import WriteJob, json_text, now_iso
 from agentcli.store.processes import own_identity
 

@@ -6,26 +6,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.agent.compaction import (
+from agentcli.agent import (
     Compactor,
     ContextPolicy,
     Discover,
     Facts,
+    Session,
     SummaryReply,
     model_summarizer,
     window_and_source,
 )
-from agentcli.agent.session import Session
 from agentcli.subagents.plan import Scopes
-from agentcli.tools.base import FileAccess, FileLocks, ToolContext
-from agentcli.tools.shell.env import session_bash_env
-from agentcli.tools.web.netguard import WebFetchLimits
+from agentcli.tools import FileAccess, FileLocks, ToolContext, WebFetchLimits, session_bash_env
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
-    from agentcli.llm.models import ProviderPool, ResolvedModel
-    from agentcli.tools.permissions.policy import PermissionPolicy
-    from agentcli.tools.sandbox.policy import Sandbox
+    from agentcli.config import Settings
+    from agentcli.llm import ProviderPool, ResolvedModel
+    from agentcli.tools import PermissionPolicy, Sandbox
 
 
 class AgentKit:
@@ -137,7 +134,7 @@ class AgentKit:
 
     async def _summarize(self, transcript: str, focus: str) -> SummaryReply:
         """Summaries are the light model's work (resolved at the first compaction, not before)."""
-        from agentcli.llm.models import resolve_model
+        from agentcli.llm import resolve_model
 
         light = resolve_model("light", self.settings)
         return await model_summarizer(self.pool.get(light), light)(transcript, focus)

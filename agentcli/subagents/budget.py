@@ -18,13 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentcli.agent.ledger import Spend
+from agentcli.agent import Spend
 from agentcli.events import Event, EventSink, NoticeEvent, UsageEvent, unwrap
 
 if TYPE_CHECKING:
-    from agentcli.agent.loop import AgentLoop
-    from agentcli.agent.session import Session
-    from agentcli.config.schema import BudgetSettings
+    from agentcli.agent import AgentLoop, Session
+    from agentcli.config import BudgetSettings
 
 
 def token_reason(used: int, limit: int, what: str = "token budget") -> str:

@@ -23,14 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcli.agent.session import Session
-from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolSpec
+from agentcli.agent import Session
+from agentcli.llm import Message, TextBlock, ToolResultBlock, ToolSpec
 from agentcli.subagents.plan import Planner, Refusal, TaskPlan
 from agentcli.subagents.task_tool import ParentLink
-from agentcli.tools.base import Tool
+from agentcli.tools import Tool
 
 if TYPE_CHECKING:
-    from agentcli.store.db import Store
+    from agentcli.store import Store
 
 OWN_CALL = "Forked here: you are the fork this Task call started, and its task is yours to do (it follows)."
 OTHER_CALL = "Not run in this fork: this call is your parent's, and so is its result."
@@ -68,7 +68,7 @@ class ForkPoint:
         return its first message, for `AgentLoop.run`."""
         session.messages, session.next_seq = self.history(), len(self.messages)
         if store is not None:
-            from agentcli.store.writes import add_inherited_messages
+            from agentcli.store import add_inherited_messages
 
             store.record(add_inherited_messages(session.id, self.messages))
         return self.opening(text)

@@ -9,7 +9,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from agentcli.tools.paths import match_glob
+from agentcli.tools import match_glob
 
 
 class LimitReachedError(Exception):

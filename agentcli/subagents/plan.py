@@ -21,22 +21,21 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any
 
-from agentcli.llm.models import ResolvedModel, resolve_model, with_effort
+from agentcli.llm import ResolvedModel, resolve_model, with_effort
 from agentcli.prompts import SystemPrompt
 from agentcli.status import DELEGATION_FAILED
-from agentcli.store.records import TaskRecord
+from agentcli.store import TaskRecord
 from agentcli.subagents.budget import Budgets
 from agentcli.subagents.definitions.front_matter import AgentFileError
 from agentcli.subagents.definitions.skills import Skill, SkillCatalog, loaded_text, skill_body
 from agentcli.subagents.limits import cycle_error, depth_error
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.text import defang_tags
-from agentcli.tools.base import Tool, ToolResult
-from agentcli.tools.registry import MESSAGE_TOOL_NAMES, TASK_TOOL_NAMES
+from agentcli.tools import MESSAGE_TOOL_NAMES, TASK_TOOL_NAMES, Tool, ToolResult
 
 if TYPE_CHECKING:
-    from agentcli.agent.session import Session
-    from agentcli.config.load import Settings
+    from agentcli.agent import Session
+    from agentcli.config import Settings
     from agentcli.subagents.definitions.registry import AgentRegistry, AgentType
 
 Scopes = tuple[tuple[str, ...], ...]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from agentcli.llm.base import CHARS_PER_TOKEN, tokens_for_chars
+from agentcli.llm import CHARS_PER_TOKEN, tokens_for_chars
 from agentcli.status import FINISHED_TASK_STATUSES, TASK_ERROR_CODES, short_result
-from agentcli.store.records import TaskRecord
+from agentcli.store import TaskRecord
 from agentcli.text import defang_tags
-from agentcli.tools.base import ToolResult
+from agentcli.tools import ToolResult
 
 _CLOSE = "</subagent_result>"
 

@@ -20,15 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.agent.compaction import Compactor
-from agentcli.agent.loop import AgentLoop
-from agentcli.agent.session import Session, answer_open_calls
-from agentcli.agent.tool_calls import CANCELLED_RESULT
+from agentcli.agent import CANCELLED_RESULT, AgentLoop, Compactor, Session, answer_open_calls
 from agentcli.events import Event, SubagentBlockAddedEvent
-from agentcli.hooks.engine import HookEngine
-from agentcli.llm.usage import Usage
+from agentcli.hooks import HookEngine
+from agentcli.llm import Usage
 from agentcli.status import FINISHED_TASK_STATUSES, StopStatus, TaskStatus
-from agentcli.store.records import TaskRecord
+from agentcli.store import TaskRecord
 from agentcli.subagents import results
 from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
@@ -48,15 +45,14 @@ from agentcli.subagents.toolbox import Toolbox
 from agentcli.subagents.worktrees.isolation import Isolation, Left
 from agentcli.subagents.worktrees.worktree import WorktreeError
 from agentcli.text import defang_tags
-from agentcli.tools.base import FileLocks, Tool, ToolContext, ToolResult
+from agentcli.tools import FileLocks, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
-    from agentcli.llm.models import ProviderPool
-    from agentcli.store.db import Store
+    from agentcli.config import Settings
+    from agentcli.llm import ProviderPool
+    from agentcli.store import Store
     from agentcli.subagents.definitions.registry import AgentRegistry
-    from agentcli.tools.permissions.policy import PermissionPolicy
-    from agentcli.tools.sandbox.policy import Sandbox
+    from agentcli.tools import PermissionPolicy, Sandbox
 
 log = logging.getLogger(__name__)
 PriceFn = Callable[[str, str, Usage], float | None]
@@ -168,7 +164,7 @@ class SubagentRunner:
             return
         seq = session.append(owed)
         if self.store is not None:
-            from agentcli.store.writes import add_message
+            from agentcli.store import add_message
 
             self.store.submit(add_message(session.id, seq, owed))
 
@@ -422,7 +418,7 @@ class SubagentRunner:
     def _save(self, handle: TaskHandle) -> None:
         """Queue a write of the record as it is now (`save_task` snapshots it)."""
         if self.store is not None:
-            from agentcli.store.task_writes import save_task
+            from agentcli.store import save_task
 
             self.store.record(save_task(handle.record))
 
@@ -430,7 +426,7 @@ class SubagentRunner:
         """Store the record before the parent sees the result; a store that fails (disk full) does not
         keep the result from the parent: the store remembers the failure and the run reports it."""
         if self.store is not None:
-            from agentcli.store.task_writes import save_task
+            from agentcli.store import save_task
 
             try:
                 await self.store.write(save_task(handle.record))

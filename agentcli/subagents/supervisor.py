@@ -18,8 +18,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from agentcli.agent.loop import AgentLoop, RunOutcome
-from agentcli.agent.session import Session
+from agentcli.agent import AgentLoop, RunOutcome, Session
 from agentcli.events import (
     Event,
     EventSink,
@@ -30,10 +29,9 @@ from agentcli.events import (
     UsageEvent,
     unwrap,
 )
-from agentcli.llm.base import Message
-from agentcli.llm.models import ResolvedModel
+from agentcli.llm import Message, ResolvedModel
 from agentcli.status import TASK_STATUS_OF_RUN, StopStatus, TaskStatus
-from agentcli.store.records import TaskRecord
+from agentcli.store import TaskRecord
 from agentcli.subagents.budget import Budgets, PriceNotices
 from agentcli.text import one_line
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from agentcli.agent.session import Session, new_id
+from agentcli.agent import Session, new_id
 from agentcli.events import SubagentBlockFinishedEvent
 from agentcli.status import FINISHED_TASK_STATUSES, TaskStatus, short_result
-from agentcli.store.records import TaskRecord, ToolCount
+from agentcli.store import TaskRecord, ToolCount
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.fork import ForkPoint
 from agentcli.subagents.limits import Slot, normalize_prompt

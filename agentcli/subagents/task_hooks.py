@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.hooks.engine import HookEngine
+from agentcli.hooks import HookEngine
 from agentcli.subagents.tasks import TaskHandle
 from agentcli.text import defang_tags
 

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
-from agentcli.agent.session import Session
+from agentcli.agent import Session
 from agentcli.events import EventSink
-from agentcli.llm.base import ToolSpec
-from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from agentcli.llm import ToolSpec
+from agentcli.tools import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 @dataclass(slots=True)

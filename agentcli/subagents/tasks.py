@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.agent.session import Session
-from agentcli.llm.base import Message
+from agentcli.agent import Session
+from agentcli.llm import Message
 from agentcli.status import FINISHED_TASK_STATUSES, short_result
-from agentcli.store.cancellation import INTERRUPTED
-from agentcli.store.records import TaskRecord
+from agentcli.store import INTERRUPTED, TaskRecord
 from agentcli.subagents.fork import ForkPoint
 from agentcli.subagents.limits import Slot
 from agentcli.subagents.plan import TaskPlan
@@ -22,8 +21,8 @@ from agentcli.subagents.worktrees.worktree import Worktree
 from agentcli.text import defang_tags, one_line
 
 if TYPE_CHECKING:
-    from agentcli.store.db import Store
-    from agentcli.tools.sandbox.policy import Sandbox
+    from agentcli.store import Store
+    from agentcli.tools import Sandbox
 
 SESSION_ENDED = "the session ended"  # the error of background tasks cancelled when their session closed
 #: A task cancelled with one of these never answered its parent: the session ended (or its process died) first.
@@ -112,7 +111,7 @@ class TaskTable:
         """A task by id, unique id prefix or agent label (`explore#2`), or None and why: this run's, a resumed
         session's earlier ones, else an earlier session's of this workspace. A task id is never a way into another
         workspace's results and transcripts, and an ambiguous prefix names only this workspace's tasks."""
-        from agentcli.store.db import AmbiguousIdError
+        from agentcli.store import AmbiguousIdError
 
         known = {**self.restored, **{task_id: handle.record for task_id, handle in self.handles.items()}}
         if ref in known:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.tools.base import Tool
+from agentcli.tools import Tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class Toolbox:
     @classmethod
     def builtin(cls) -> Toolbox:
         """Every built-in tool (`agentcli.tools.registry.ALL_TOOLS`), in a mapping of its own (`add` grows it)."""
-        from agentcli.tools.registry import ALL_TOOLS
+        from agentcli.tools import ALL_TOOLS
 
         return cls(dict(ALL_TOOLS))
 

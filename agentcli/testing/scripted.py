@@ -33,12 +33,16 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.llm.base import (
+from agentcli.llm import (
+    ANTHROPIC_STOP_REASONS,
+    OPENAI_STOP_REASONS,
     AssistantBlock,
     ModelRequest,
     ModelResponse,
     ProviderConnectionError,
     ProviderError,
+    ProviderPool,
+    ResolvedModel,
     ResponseDone,
     RetryPolicy,
     StopReason,
@@ -52,13 +56,12 @@ from agentcli.llm.base import (
     ToolCallAccumulator,
     ToolCallArgsDelta,
     ToolCallStart,
+    Usage,
+    classify,
+    openai_usage,
     sendable,
+    stream_with_retries,
 )
-from agentcli.llm.errors import classify
-from agentcli.llm.models import ProviderPool, ResolvedModel
-from agentcli.llm.retry import stream_with_retries
-from agentcli.llm.usage import Usage
-from agentcli.llm.wire_terms import ANTHROPIC_STOP_REASONS, OPENAI_STOP_REASONS, openai_usage
 from agentcli.testing.fake_llm_match import RequestView, StepTable, with_echo
 from agentcli.testing.fake_llm_models import (
     ApiName,

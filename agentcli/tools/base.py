@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentcli.diffs import FileDiff
-from agentcli.llm.base import ToolSpec
+from agentcli.llm import ToolSpec
 from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.web.netguard import WebFetchLimits
 

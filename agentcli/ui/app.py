@@ -31,11 +31,10 @@ from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
 
-from agentcli.config.write import SaveError, save_user_setting
-from agentcli.frontend.person_command import is_person_command
-from agentcli.frontend.slash_commands import CommandSet, CustomCommand
+from agentcli.config import SaveError, save_user_setting
+from agentcli.frontend import CommandSet, CustomCommand, is_person_command
 from agentcli.text import terminal_safe
-from agentcli.tools.permissions.approvals import Approval, PermissionRequest
+from agentcli.tools import Approval, PermissionRequest
 from agentcli.ui.approval_queue import ApprovalQueue
 from agentcli.ui.commands import COMMANDS, is_command, run_command
 from agentcli.ui.completion import PathIndex
@@ -58,8 +57,7 @@ if TYPE_CHECKING:
 
     from textual.driver import Driver
 
-    from agentcli.conversation import Conversation
-    from agentcli.conversation.stored_sessions import Resumed
+    from agentcli.conversation import Conversation, Resumed
     from agentcli.ui.model import Entry
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,7 @@ from agentcli.ui.widgets.approval import ApprovalScreen
 if TYPE_CHECKING:
     from textual.app import App
 
-    from agentcli.tools.permissions.approvals import Approval, PermissionRequest
-    from agentcli.tools.permissions.policy import PermissionPolicy
+    from agentcli.tools import Approval, PermissionPolicy, PermissionRequest
     from agentcli.ui.notify import Notifier
 
 

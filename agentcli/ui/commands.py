@@ -15,9 +15,8 @@ from agentcli.ui.model import format_seconds
 from agentcli.ui.plan import GO_PROMPT
 
 if TYPE_CHECKING:
-    from agentcli.conversation import Conversation
-    from agentcli.conversation.stored_sessions import Resumed
-    from agentcli.frontend.slash_commands import CommandSet, CustomCommand
+    from agentcli.conversation import Conversation, Resumed
+    from agentcli.frontend import CommandSet, CustomCommand
     from agentcli.ui.model import Entry
     from agentcli.ui.notify import Notifier, NotifyMode
 
@@ -197,7 +196,7 @@ def resumed_text(resumed: Resumed, conversation: Conversation) -> str:
 
 
 async def _resume(host: CommandHost, arg: str) -> None:
-    from agentcli.conversation.stored_sessions import ResumeError
+    from agentcli.conversation import ResumeError
 
     if host.turn_running:
         host.say_error("/resume: a turn is running; press Esc to stop it first")

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentcli.frontend.mentions import quote_mention
-from agentcli.tools.search.walk import Walk
+from agentcli.frontend import quote_mention
+from agentcli.tools import Walk
 
 MAX_SHOWN = 8
 MAX_INDEXED = 20_000  # files in the index; a larger workspace completes from the first ones in path order

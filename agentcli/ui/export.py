@@ -19,9 +19,7 @@ import re
 from datetime import datetime
 
 from agentcli.figures import compact_tokens
-from agentcli.tools.base import ToolContext, ToolError
-from agentcli.tools.paths import display_path, resolve_in_workspace
-from agentcli.tools.permissions.guarded import guarded_reason
+from agentcli.tools import ToolContext, ToolError, display_path, guarded_reason, resolve_in_workspace
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem, format_seconds
 
 BLOCK_RESULT_CHARS = 4000

@@ -14,15 +14,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentcli.frontend.mentions import ATTACHMENT_MARK, attached_paths
-from agentcli.llm.base import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentcli.frontend import ATTACHMENT_MARK, attached_paths
+from agentcli.llm import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentcli.status import short_result
 from agentcli.text import terminal_safe
 from agentcli.ui.model import BlockItem, Entry, NoteItem, TextItem, ThinkingItem, ToolItem
 
 if TYPE_CHECKING:
-    from agentcli.store.db import Store
-    from agentcli.store.records import TaskRecord, ToolCallRecord
+    from agentcli.store import Store, TaskRecord, ToolCallRecord
 
 PROMPT_PREVIEW_CHARS = 300  # as the router shows a subagent's prompt
 MAX_TASKS = 100_000

@@ -17,17 +17,15 @@ from agentcli.ui.app import AgentApp
 from agentcli.ui.widgets.approval import Approvals
 
 if TYPE_CHECKING:
-    from agentcli.config.load import LoadedConfig
-    from agentcli.conversation import Conversation
-    from agentcli.conversation.stored_sessions import Resumed
-    from agentcli.conversation.trust_report import TrustReport
+    from agentcli.config import LoadedConfig
+    from agentcli.conversation import Conversation, Resumed, TrustReport
 
 log = logging.getLogger(__name__)
 
 
 def _trust_question(loaded: LoadedConfig, workspace: Path) -> TrustReport | None:
     """What trusting the workspace would apply, run and reach, when it is untrusted and that is anything."""
-    from agentcli.conversation.trust_report import may_arm, what_trust_arms
+    from agentcli.conversation import may_arm, what_trust_arms
 
     if not loaded.ignored:  # the config needs no trust: is there a hook or server that does?
         if not may_arm(workspace):
@@ -80,7 +78,7 @@ def run_tui(
     async def main() -> int:
         resumed: Resumed | None = None
         if continue_latest or resume:
-            from agentcli.conversation.stored_sessions import ResumeError
+            from agentcli.conversation import ResumeError
 
             try:
                 resumed = await conversation.resume(None if continue_latest else resume, keep_model=keep_model)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentcli.diffs import FileDiff
-from agentcli.llm.base import tokens_for_chars
+from agentcli.llm import tokens_for_chars
 from agentcli.status import ACTIVE_TASK_STATUSES, MergeOutcome, TaskStatus
 
 

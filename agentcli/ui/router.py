@@ -39,7 +39,7 @@ from agentcli.events import (
     ThinkingDeltaEvent,
 )
 from agentcli.figures import compaction_text
-from agentcli.subagents.messaging.mailbox import PERSON
+from agentcli.subagents import PERSON
 from agentcli.text import terminal_safe
 from agentcli.ui.block_routing import BlockRouting
 from agentcli.ui.model import BlockItem, NoteItem, TextItem, ThinkingItem

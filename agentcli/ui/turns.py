@@ -15,10 +15,15 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from agentcli.frontend.command_files import command_message
-from agentcli.frontend.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions, user_message
-from agentcli.frontend.person_command import run_person_command
-from agentcli.frontend.slash_commands import model_spec
+from agentcli.frontend import (
+    ATTACHMENT_MARK,
+    MAX_MENTIONS,
+    attach_mentions,
+    command_message,
+    model_spec,
+    run_person_command,
+    user_message,
+)
 from agentcli.ui.plan import PLAN_MODE_NOTE, PLAN_READY_NOTE
 from agentcli.ui.router_state import first_line
 
@@ -27,9 +32,8 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from agentcli.conversation import Conversation
-    from agentcli.frontend.slash_commands import CustomCommand
-    from agentcli.llm.base import Message
-    from agentcli.llm.models import ResolvedModel
+    from agentcli.frontend import CustomCommand
+    from agentcli.llm import Message, ResolvedModel
     from agentcli.ui.notify import Notifier
     from agentcli.ui.router import UIRouter
     from agentcli.ui.widgets.message_list import MessageList
@@ -149,7 +153,7 @@ class TurnRunner:
     async def _command_message(self, command: CustomCommand, arguments: str) -> Message | str:
         """A custom command's expansion, its `!`commands`` run (trusted workspace, approved) and `@paths` attached."""
         from agentcli.config import trust
-        from agentcli.subagents.definitions.front_matter import AgentFileError
+        from agentcli.subagents import AgentFileError
 
         ctx = self._conversation.runner.tool_context(self._conversation.session)
         try:

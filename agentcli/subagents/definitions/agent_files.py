@@ -42,7 +42,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from agentcli.mcp.specs import ServerSpec, agent_servers
+from agentcli.mcp import ServerSpec, agent_servers
 from agentcli.subagents.definitions.front_matter import (
     KNOWN_KEYS,
     TOOL_TOKEN,
@@ -54,12 +54,13 @@ from agentcli.subagents.definitions.front_matter import (
     show_value,
     text_value,
 )
-from agentcli.tools.mcp_names import covers, is_mcp_name
-from agentcli.tools.registry import (
+from agentcli.tools import (
     EDIT_TOOLS,
     KNOWN_TOOL_NAMES,
     SKILL_TOOL_NAME,
     canonical_tool_name,
+    covers,
+    is_mcp_name,
     names_with,
 )
 
@@ -258,7 +259,7 @@ def _opencode_permission(value: Any) -> list[str]:
 
 
 def _model(value: str | None, file_format: FileFormat, aliases: Iterable[str], warnings: list[str]) -> str | None:
-    from agentcli.llm.base import PROVIDERS
+    from agentcli.llm import PROVIDERS
 
     if value is None:
         return None

@@ -41,7 +41,7 @@ from agentcli.subagents.definitions.agent_files import (
     read_agent_text,
 )
 from agentcli.subagents.definitions.front_matter import AgentFileError, read_front_matter
-from agentcli.tools.registry import READ_ONLY_TOOLS
+from agentcli.tools import READ_ONLY_TOOLS
 
 #: Gemini CLI's and Qwen Code's tool names (and their display names), keyed without case, `_`, `-` or spaces.
 FOREIGN_TOOL_NAMES: dict[str, str] = {

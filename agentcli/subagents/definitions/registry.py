@@ -65,7 +65,7 @@ from agentcli.subagents.definitions.foreign_agents import (
     parse_markdown_agent,
 )
 from agentcli.subagents.definitions.front_matter import AgentFileError
-from agentcli.tools.registry import MESSAGE_TOOL_NAMES, READ_ONLY_TOOLS
+from agentcli.tools import MESSAGE_TOOL_NAMES, READ_ONLY_TOOLS
 
 __all__ = ["AgentRegistry", "AgentType", "Fallback", "Problem", "agent_folders", "builtin_types"]
 

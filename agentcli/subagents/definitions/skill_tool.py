@@ -15,8 +15,7 @@ from pydantic import Field
 
 from agentcli.subagents.definitions.front_matter import AgentFileError
 from agentcli.subagents.definitions.skills import Skill, SkillCatalog, listing, loaded_text, skill_body
-from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.registry import SKILL_TOOL_NAME
+from agentcli.tools import SKILL_TOOL_NAME, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 _HEAD = (
     "Load a skill: instructions (and files) for a kind of task, written by the person or their team. When a "

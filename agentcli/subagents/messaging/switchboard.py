@@ -16,12 +16,12 @@ from pydantic import ValidationError
 
 from agentcli.events import AgentMessageEvent
 from agentcli.status import ACTIVE_TASK_STATUSES
-from agentcli.store.records import TaskRecord
+from agentcli.store import TaskRecord
 from agentcli.subagents.messaging.mailbox import PERSON, Letter, PostOffice
 from agentcli.subagents.task_tool import ParentLink, TaskArgs, invalid_parameters
 from agentcli.subagents.tasks import TaskTable
 from agentcli.text import defang_tags, one_line
-from agentcli.tools.base import ToolError, ToolResult
+from agentcli.tools import ToolError, ToolResult
 
 ContinueTask = Callable[[TaskArgs, ParentLink, str], Awaitable[ToolResult]]
 MAIN = "main"

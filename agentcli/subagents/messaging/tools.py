@@ -8,7 +8,7 @@ from pydantic import Field
 
 from agentcli.subagents.messaging.switchboard import Switchboard
 from agentcli.subagents.task_tool import ParentLink
-from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from agentcli.tools import Tool, ToolArgs, ToolContext, ToolResult
 
 
 class SendMessageArgs(ToolArgs):

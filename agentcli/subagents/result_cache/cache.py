@@ -56,11 +56,11 @@ from agentcli.events import (
 from agentcli.subagents import results
 from agentcli.subagents.result_cache.fingerprints import Kind, Target, Unprovable, covers, fingerprint, resolve
 from agentcli.text import defang_tags
-from agentcli.tools.base import ToolResult
+from agentcli.tools import ToolResult
 
 if TYPE_CHECKING:
-    from agentcli.config.schema import TaskToolSettings
-    from agentcli.store.records import TaskRecord
+    from agentcli.config import TaskToolSettings
+    from agentcli.store import TaskRecord
     from agentcli.subagents.plan import TaskPlan
     from agentcli.subagents.task_tool import ParentLink, TaskArgs
 

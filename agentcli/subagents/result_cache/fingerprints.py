@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentcli.tools.search.walk import SKIP_DIRS
+from agentcli.tools import SKIP_DIRS
 
 Kind = Literal["file", "listing", "tree"]
 MAX_TREE_ENTRIES = 20_000

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from agentcli.gitsafe import Repo
 from agentcli.paths import worktrees_dir
-from agentcli.store.processes import process_alive
+from agentcli.store import process_alive
 from agentcli.subagents.worktrees import worktree
 from agentcli.subagents.worktrees.worktree import Worktree, WorktreeError
 

@@ -22,10 +22,10 @@ from agentcli.subagents.tasks import TaskHandle
 from agentcli.subagents.worktrees import worktree
 from agentcli.subagents.worktrees.merge_back import change_diffs, merge_into
 from agentcli.subagents.worktrees.worktree import WorktreeError
-from agentcli.tools.base import FileLocks
+from agentcli.tools import FileLocks
 
 if TYPE_CHECKING:
-    from agentcli.tools.sandbox.policy import Sandbox
+    from agentcli.tools import Sandbox
 
 log = logging.getLogger(__name__)
 

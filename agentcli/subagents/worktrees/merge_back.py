@@ -22,7 +22,7 @@ from pathlib import Path
 from agentcli.diffs import FileDiff, diff_text
 from agentcli.gitsafe import Private
 from agentcli.subagents.worktrees.worktree import Worktree, WorktreeError
-from agentcli.tools.base import FileLocks
+from agentcli.tools import FileLocks
 
 _ABSENT = "000000"
 _PLAIN_MODES = ("100644", "100755")

@@ -40,7 +40,7 @@ from agentcli.gitsafe import (
     read_regular,
 )
 from agentcli.paths import ensure_private_dir, worktrees_dir
-from agentcli.store.processes import own_identity
+from agentcli.store import own_identity
 
 __all__ = ["FALLBACK_IDENTITY", "OWNER_SUFFIX", "Worktree", "WorktreeError", "commit_all", "create",
            "git_executable", "owner_file", "remove", "repository", "snapshot", "worktree_root", "write_owner"]

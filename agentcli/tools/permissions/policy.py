@@ -82,8 +82,7 @@ from agentcli.tools.permissions.rules import PermissionRule
 from agentcli.tools.registry import EDIT_TOOLS, canonical_tool_name
 
 if TYPE_CHECKING:
-    from agentcli.config.claude_settings import ClaudeRule
-    from agentcli.config.schema import PermissionsSettings
+    from agentcli.config import ClaudeRule, PermissionsSettings
 
 log = logging.getLogger(__name__)
 

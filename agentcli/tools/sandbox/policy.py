@@ -38,7 +38,7 @@ from agentcli.tools.sandbox.notes import blocked_notes
 from agentcli.tools.sandbox.rules import RuleSet, build_rules, deny_read_paths, open_grants, terminal_devices
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
+    from agentcli.config import Settings
 
 log = logging.getLogger(__name__)
 

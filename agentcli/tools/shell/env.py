@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from agentcli import redact
-from agentcli.config.layers import ENV_PREFIX, is_secret_key
+from agentcli.config import ENV_PREFIX, is_secret_key
 
 if TYPE_CHECKING:
-    from agentcli.config.load import Settings
+    from agentcli.config import Settings
 
 PR_SET_DUMPABLE = 4
 

@@ -20,7 +20,7 @@ from textual.widgets import Button, Static
 
 from agentcli.diffs import FileDiff
 from agentcli.text import terminal_safe
-from agentcli.tools.permissions.approvals import Approval, PermissionRequest
+from agentcli.tools import Approval, PermissionRequest
 from agentcli.ui.widgets.diff_view import diff_content, diff_title
 from agentcli.ui.widgets.full_diff import FullDiffScreen
 

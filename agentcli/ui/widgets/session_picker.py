@@ -15,8 +15,8 @@ from agentcli.figures import format_cost
 from agentcli.text import terminal_safe
 
 if TYPE_CHECKING:
-    from agentcli.agent.ledger import Ledger
-    from agentcli.store.records import SessionRecord
+    from agentcli.agent import Ledger
+    from agentcli.store import SessionRecord
 
 TITLE_CHARS = 60
 

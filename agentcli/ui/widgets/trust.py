@@ -22,7 +22,7 @@ from textual.widgets import Button, Static
 from agentcli.text import terminal_safe
 
 if TYPE_CHECKING:
-    from agentcli.conversation.trust_report import TrustReport
+    from agentcli.conversation import TrustReport
 
 TrustChoice = Literal["trust", "continue", "quit"]
 
