@@ -289,3 +289,22 @@ def test_imports_across_packages_use_the_face() -> None:
     """A module imports another package's names from that package (its `__init__`), not from the module inside it."""
     reaches = cross_package_reaches(modules())
     assert not reaches, "import these from the package's face: " + "; ".join(reaches)
+
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 500, 80
+
+
+def test_rooms_stay_small() -> None:
+    """No module over 500 lines and no function over 80: past that, a room is split by responsibility."""
+    large = []
+    for path in sorted(ROOT.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT.parent)
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            large.append(f"{where}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    large.append(f"{where}:{node.lineno} {node.name}: {length} lines")
+    assert not large, "split by responsibility: " + "; ".join(large)
