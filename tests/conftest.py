@@ -53,10 +53,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test under tests/e2e/ is marked `e2e` (a module elsewhere marks itself with `pytestmark`)."""
+    """`e2e`: every test under tests/e2e/, and every test of a module that starts agentcli as a process (it imports
+    the e2e helpers' `cli_env`); a module may also mark itself with `pytestmark`."""
+    from tests.e2e.helpers import cli_env
+
     e2e = Path(__file__).parent / "e2e"
     for item in items:
-        if item.path.is_relative_to(e2e):
+        module = getattr(item, "module", None)
+        if item.path.is_relative_to(e2e) or getattr(module, "cli_env", None) is cli_env:
             item.add_marker(pytest.mark.e2e)
 
 

@@ -1,6 +1,6 @@
-"""The providers over the official `anthropic` and `openai` SDKs: the protocol and its blocks (`base`), the
-adapters, SSE reading, retries and error classes, models and the provider pool, prices, deprecations, and the
-window an OpenAI-compatible server runs with.
+"""The providers over the official `anthropic` and `openai` SDKs: the protocol and its blocks (`base`), the one
+token-count model (`usage`), the adapters, SSE reading, retries and error classes, models and the provider pool,
+prices, deprecations, and the window an OpenAI-compatible server runs with.
 """
 
 from __future__ import annotations

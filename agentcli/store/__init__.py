@@ -1,5 +1,7 @@
-"""SQLite storage: the schema and the one writer thread (`db`), typed records and writes, queries, the
-`StoreRecorder` that turns events into rows, a session copied for a fork, and the JSONL transcript hooks read.
+"""SQLite storage: the schema and the one writer thread (`db`), typed records (`records`), the write jobs (`jobs`,
+`writes`, `task_writes`), queries, which process holds a row and cancelling what a dead one left (`processes`,
+`cancellation`), the `StoreRecorder` that turns events into rows, a session copied for a fork, and the JSONL
+transcript hooks read.
 """
 
 from __future__ import annotations

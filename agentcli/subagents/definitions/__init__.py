@@ -1,6 +1,7 @@
 """What agents there are: the built-in and file-defined agent types (`registry`), agent files in agentcli's,
 Claude Code's and opencode's formats (`agent_files`), other tools' formats (`foreign_agents`), their safe YAML front
-matter (`front_matter`), and skills with their `Skill` tool (`skills`, `skill_tool`).
+matter (`front_matter`), skills with their `Skill` tool (`skills`, `skill_tool`), and what the catalogs of
+definition files share, custom slash commands' too: their folders, problems and front-matter reading (`catalog`).
 """
 
 from __future__ import annotations
