@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from agentcli.tools.base import Tool
-from agentcli.tools.file_tools import EditTool, GlobTool, GrepTool, LSTool, MultiEditTool, ReadTool, WriteTool
+from agentcli.tools.files.read import LSTool, ReadTool
+from agentcli.tools.files.write import EditTool, MultiEditTool, WriteTool
+from agentcli.tools.search.tools import GlobTool, GrepTool
 from agentcli.tools.shell.bash import BashTool
 from agentcli.tools.todo import TodoWriteTool
 from agentcli.tools.web.fetch import WebFetchTool

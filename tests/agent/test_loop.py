@@ -17,7 +17,7 @@ from agentcli.llm.base import RetryPolicy, ToolResultBlock
 from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Fault, Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
-from agentcli.tools.file_tools import ReadTool
+from agentcli.tools.files.read import ReadTool
 from agentcli.tools.permissions.approvals import Approval
 from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.registry import build_tools

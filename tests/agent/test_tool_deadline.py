@@ -14,7 +14,8 @@ from agentcli.llm.base import ToolResultBlock
 from agentcli.llm.models import ResolvedModel
 from agentcli.testing.scripted import Match, Reply, ScriptedLLM, Step, ToolCall
 from agentcli.tools.base import FileLocks, ToolContext, ToolResult
-from agentcli.tools.file_tools import ReadTool, WriteTool
+from agentcli.tools.files.read import ReadTool
+from agentcli.tools.files.write import WriteTool
 from agentcli.tools.permissions.approvals import PermissionRequest
 from agentcli.tools.permissions.policy import PermissionPolicy
 

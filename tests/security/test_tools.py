@@ -182,7 +182,7 @@ async def test_tool_deadline_with_a_tool_that_hangs(tmp_path: Path) -> None:
     from agentcli.agent.session import Session
     from agentcli.llm.base import RetryPolicy, ToolResultBlock
     from agentcli.llm.models import ProviderPool, ResolvedModel
-    from agentcli.tools.file_tools import ReadTool
+    from agentcli.tools.files.read import ReadTool
 
     class Stuck(ReadTool):
         async def run(self, args: Any, ctx: ToolContext) -> Any:

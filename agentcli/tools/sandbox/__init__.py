@@ -1,22 +1,15 @@
 """The Bash sandbox: the session's policy and mechanisms (`policy`), the Landlock rules (`rules`), naming a
 refusal (`notes`), and the system's mechanisms: `landlock`, `seatbelt` (macOS) and `netns` (a command's own
 network and `/dev/shm`).
+
+Its modules are its face; other packages import their names from `agentcli.tools`.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from agentcli.faces import lazy_names
-
-if TYPE_CHECKING:
-    from agentcli.tools.sandbox.policy import Sandbox, session_sandbox
-
 __all__ = [
-    "Sandbox",
-    "session_sandbox",
+    "landlock",
+    "netns",
+    "notes",
+    "policy",
+    "rules",
+    "seatbelt",
 ]
-
-__getattr__, __dir__ = lazy_names(__name__, {
-    "agentcli.tools.sandbox.policy": ["Sandbox", "session_sandbox"],
-})
