@@ -127,7 +127,10 @@ class _UsageHeader(_Event):
 class UsageEvent(CostedUsage, _UsageHeader):
     """Usage of one model request."""
 
-    # The counts and cost are `CostedUsage`'s (`reasoning_tokens`: the part of output_tokens reported as reasoning).
+    # The counts and cost are `CostedUsage`'s (`reasoning_tokens`: the part of output_tokens reported as reasoning);
+    # a request's input and output counts are required here, as they always were (pydantic keeps their place).
+    input_tokens: int
+    output_tokens: int
     context_tokens: int = 0  # how full the agent's context is now (0: not watched)
     context_window: int = 0  # its model's window in tokens (0: not watched)
     estimated: bool = False  # a request that never finished (stopped, failed mid-stream): counts estimated
