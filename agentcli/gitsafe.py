@@ -272,3 +272,33 @@ def identity(repo: Repo) -> dict[str, str] | None:
             return None
         found[f"GIT_{role}_NAME"], found[f"GIT_{role}_EMAIL"] = match["name"], match["email"]
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class Shadow:
+    """A repository agentcli owns outright (checkpoints): its git dir, config and objects are agentcli's, it runs
+    over a work tree given by absolute path with an index given by absolute path, and no config but its own is
+    read (system and global off, the `OVERRIDES` on top)."""
+
+    exe: str
+    git_dir: Path
+
+    @classmethod
+    def at(cls, git_dir: Path) -> Shadow:
+        """The shadow repository in `git_dir` (made by the caller). Raises `GitError` without a git."""
+        exe = git_executable()
+        if exe is None:
+            raise GitError("git is not installed (no git on PATH)")
+        return cls(exe, git_dir)
+
+    def run(self, *args: str, work_tree: Path | None = None, index: Path | None = None, check: bool = True,
+            stdin: bytes | None = None, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[bytes]:
+        """Run `git ARGS` in the shadow repository (over `work_tree` with `index`, when given)."""
+        env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+        if index is not None:
+            env["GIT_INDEX_FILE"] = str(index)
+        argv = [self.exe, f"--git-dir={self.git_dir}"]
+        if work_tree is not None:
+            argv.append(f"--work-tree={work_tree}")
+        return _run([*argv, *_overrides(), *args], cwd=work_tree or self.git_dir, env=clean_env(env), check=check,
+                    stdin=stdin, timeout=timeout)

@@ -314,6 +314,14 @@ class SandboxSettings(_Section):
     deny_read: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)  # paths no command may read
 
 
+class CheckpointsSettings(_Section):
+    """`[checkpoints]`: the workspace's files kept before every prompt, for /rewind and /undo."""
+
+    enabled: bool = True
+    max_file_bytes: int = Field(5 << 20, ge=1, le=1 << 40)  # a larger file is left out (and said so)
+    max_files: int = Field(100_000, ge=1, le=10_000_000)  # more changed files than this: no checkpoint (said so)
+
+
 class McpServerSettings(_Section):
     """`[mcp.servers.NAME]`: one MCP server (a process over stdio, or a streamable HTTP URL); `${VAR}` and
     `${VAR:-default}` in its strings are expanded when it starts (`agentcli.mcp.specs`)."""
@@ -353,6 +361,7 @@ class Settings(BaseSettings):
     ui: UiSettings = Field(default_factory=UiSettings)
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    checkpoints: CheckpointsSettings = Field(default_factory=CheckpointsSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
 

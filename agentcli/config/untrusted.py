@@ -19,6 +19,7 @@
 - spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
   only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
 - `mcp.*`: never (an MCP server is a process started, or a URL sent requests and headers);
+- `checkpoints.*`: never (a project may not take the person's undo away);
 - `sandbox.mode`: only when at least as strict as the value below (off < auto < required); `sandbox.network`:
   only `"deny"`; `sandbox.deny_read`: united with the lists below;
 - everything else (model ids, aliases, logging, context shaping, the UI) applies as usual.
@@ -85,7 +86,7 @@ def _is_number(value: object) -> bool:
 
 def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     """(apply?, value to assign) for one leaf of an untrusted project file."""
-    if _is_endpoint(path) or path[:1] in (("hooks",), ("mcp",)):
+    if _is_endpoint(path) or path[:1] in (("hooks",), ("mcp",), ("checkpoints",)):
         return False, value
     if path in _SPENDING_LIMITS:
         from agentcli.config.schema import spending_limit  # the schema's own reading of a limit

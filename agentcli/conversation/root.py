@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent import AgentLoop, Compaction, RunOutcome, Session
+from agentcli.conversation.checkpoints import PromptCheckpoints
 from agentcli.conversation.model_switch import ModelSwitching
 from agentcli.conversation.person_settings import PersonSettings
+from agentcli.conversation.rewinds import Rewinds
 from agentcli.conversation.servers import SessionServers
 from agentcli.conversation.sessions import StoredSessions
 from agentcli.conversation.turn_hooks import PromptHooks
@@ -54,6 +56,15 @@ class OpenError(Exception):
     `str()` is the one line for the person."""
 
 
+def prompt_text(prompt: str | Message) -> str:
+    """The person's words of a prompt (a `Message`'s first text block)."""
+    if isinstance(prompt, str):
+        return prompt
+    from agentcli.llm import TextBlock
+
+    return next((block.text for block in prompt.content if isinstance(block, TextBlock)), "")
+
+
 def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[Any]]:
     """The main agent's tools: the runner's toolbox, and the Task and message tools while delegation is on."""
     tools = runner.toolbox.build()
@@ -64,7 +75,7 @@ def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[An
     return tools
 
 
-class Conversation(ModelSwitching, StoredSessions):
+class Conversation(ModelSwitching, StoredSessions, Rewinds):
     """The main agent's session plus everything it needs; one turn at a time."""
 
     def __init__(
@@ -107,6 +118,7 @@ class Conversation(ModelSwitching, StoredSessions):
         if any(self.hooks.config.by_event.values()):
             self.keep_transcript()  # hooks read it (their input's transcript_path)
         self.person_settings.say_sandbox()
+        self.checkpoints = PromptCheckpoints(settings.checkpoints, workspace, store, self.bus)
         self.prompt_hooks = PromptHooks(self.bus)  # SessionStart's source, until it fired for this session
         self.servers = SessionServers(settings, workspace, self.registry, self.toolbox, self.bus, lambda: self.session)
         self.mcp: McpManager = self.servers.mcp  # nothing starts before the first turn
@@ -340,9 +352,10 @@ class Conversation(ModelSwitching, StoredSessions):
         """Whether a turn is running."""
         return self._turn is not None and not self._turn.done()
 
-    async def send(self, prompt: str | Message) -> RunOutcome:
+    async def send(self, prompt: str | Message, *, message_id: str | None = None) -> RunOutcome:
         """Run one turn of the main agent on `prompt` (its subagents included); a `Message` carries extra text
-        blocks after the prompt's (the TUI's attached files)."""
+        blocks after the prompt's (the TUI's attached files). The workspace's files are checkpointed before it
+        and after it (`message_id`: the prompt's uuid, for `rewind_files`)."""
         if self.busy:
             raise RuntimeError("a turn is already running")
         await self.prepare()
@@ -355,6 +368,7 @@ class Conversation(ModelSwitching, StoredSessions):
         prompt, refused = await self.prompt_hooks.apply(prompt, self.session, self.hooks, notes)
         if refused is not None:
             return refused
+        await self.checkpoints.before(self.session, prompt_text(prompt), message_id)
         self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
         if self._after_send is not None:  # a task: it runs once the turn has yielded, its request on its way
             self._sent = asyncio.create_task(self._after_first_send(self._after_send), name="after-first-send")
@@ -369,6 +383,7 @@ class Conversation(ModelSwitching, StoredSessions):
             return RunOutcome("cancelled", loop.last_text(), self.session.turns, "cancelled by the person")
         finally:
             self._turn = None
+            await self.checkpoints.after(self.session)
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """`/compact [focus]`: compact the main agent's context now (between turns)."""
@@ -397,6 +412,12 @@ class Conversation(ModelSwitching, StoredSessions):
     async def cancel_task(self, task_id: str) -> bool:
         """Stop one subagent; its siblings and the parent go on (the parent gets a tool error)."""
         return await self.runner.cancel(task_id, reason="cancelled by the person")
+
+    async def fork(self, session_id: str | None = None) -> str:
+        """Go on with the resumed session under a new id (`StoredSessions.fork`), its checkpoints held under it."""
+        fresh = await super().fork(session_id)
+        self.checkpoints.adopt(fresh)
+        return fresh
 
     def message_subagent(self, ref: str, text: str) -> str:
         """The person's message to a queued or running subagent (`/msg`, Ctrl+T): what happened, one line.

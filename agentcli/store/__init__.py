@@ -1,7 +1,7 @@
 """SQLite storage: the schema and the one writer thread (`db`), typed records (`records`), the write jobs (`jobs`,
 `writes`, `task_writes`), queries, which process holds a row and cancelling what a dead one left (`processes`,
-`cancellation`), the `StoreRecorder` that turns events into rows, a session copied for a fork, and the JSONL
-transcript hooks read.
+`cancellation`), the `StoreRecorder` that turns events into rows, a session copied for a fork, checkpoint rows and
+rewinds of a conversation, and the JSONL transcript hooks read.
 """
 
 from __future__ import annotations
@@ -12,6 +12,13 @@ from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
     from agentcli.store.cancellation import INTERRUPTED
+    from agentcli.store.checkpoint_rows import (
+        CheckpointRecord,
+        add_checkpoint,
+        finish_checkpoint,
+        rewind_messages,
+        unrewind_messages,
+    )
     from agentcli.store.db import AmbiguousIdError, Store, StoreError
     from agentcli.store.processes import claim_session, own_identity, process_alive, release_session
     from agentcli.store.queries import usage_rollup
@@ -33,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INTERRUPTED",
     "AmbiguousIdError",
+    "CheckpointRecord",
     "SessionRecord",
     "SpendSums",
     "Store",
@@ -44,19 +52,26 @@ __all__ = [
     "ToolCount",
     "TranscriptWriter",
     "TreeSpend",
+    "add_checkpoint",
     "add_inherited_messages",
     "add_message",
     "claim_session",
     "copy_session",
+    "finish_checkpoint",
     "own_identity",
     "process_alive",
     "release_session",
+    "rewind_messages",
     "save_task",
+    "unrewind_messages",
     "usage_rollup",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.store.cancellation": ["INTERRUPTED"],
+    "agentcli.store.checkpoint_rows": [
+        "CheckpointRecord", "add_checkpoint", "finish_checkpoint", "rewind_messages", "unrewind_messages",
+    ],
     "agentcli.store.db": ["AmbiguousIdError", "Store", "StoreError"],
     "agentcli.store.processes": ["claim_session", "own_identity", "process_alive", "release_session"],
     "agentcli.store.queries": ["usage_rollup"],

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentcli.llm import Message
 from agentcli.paths import data_dir, ensure_private_dir
@@ -61,6 +61,9 @@ from agentcli.store.writes import (
     tool_call_finished,
     tool_call_started,
 )
+
+if TYPE_CHECKING:
+    from agentcli.store.checkpoint_rows import CheckpointRecord
 
 __all__ = [
     "AmbiguousIdError",
@@ -392,3 +395,9 @@ class Store:
     def session_usage_rollup(self, session_id: str) -> UsageRollup | None:
         """Usage of a session and all its descendant sessions."""
         return queries.session_usage_rollup(self._reader(), session_id)
+
+    def checkpoints(self, session_id: str) -> list[CheckpointRecord]:
+        """A session's checkpoints, oldest first."""
+        from agentcli.store.checkpoint_rows import list_checkpoints
+
+        return list_checkpoints(self._reader(), session_id)

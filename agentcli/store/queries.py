@@ -91,8 +91,10 @@ def get_session(conn: sqlite3.Connection, ref: str) -> SessionRecord | None:
 
 
 def get_messages(conn: sqlite3.Connection, session_id: str) -> list[Message]:
-    """A session's history in order."""
-    rows = conn.execute("SELECT seq, content FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
+    """A session's history in order (without what a rewind took back)."""
+    rows = conn.execute(
+        "SELECT seq, content FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY seq", (session_id,)
+    )
     return [_message(session_id, seq, content) for seq, content in rows]
 
 
@@ -112,12 +114,14 @@ def get_context(conn: sqlite3.Connection, session_id: str) -> StoredContext:
     message) and the messages it kept; else the whole history. `next_seq` continues the stored numbering."""
     last = conn.execute("SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
     compaction = conn.execute(
-        "SELECT kept_from_seq, summary FROM compactions WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+        "SELECT kept_from_seq, summary FROM compactions WHERE session_id = ? AND rewound_at IS NULL "
+        "ORDER BY id DESC LIMIT 1",
         (session_id,),
     ).fetchone()
     kept_from = compaction[0] if compaction is not None else 0
     rows = conn.execute(
-        "SELECT seq, content FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq", (session_id, kept_from)
+        "SELECT seq, content FROM messages WHERE session_id = ? AND seq >= ? AND rewound_at IS NULL ORDER BY seq",
+        (session_id, kept_from),
     )
     messages = [_message(session_id, seq, content) for seq, content in rows]
     if compaction is not None:

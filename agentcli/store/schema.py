@@ -247,9 +247,40 @@ ALTER TABLE tasks ADD COLUMN files_conflicted TEXT NOT NULL DEFAULT '[]'
 """)
 
 
+_V11 = """
+CREATE TABLE checkpoints (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('prompt', 'rewind')),
+    message_id   TEXT,
+    prompt       TEXT NOT NULL DEFAULT '',
+    workspace    TEXT NOT NULL,
+    before_tree  TEXT NOT NULL,
+    after_tree   TEXT,
+    files        TEXT NOT NULL DEFAULT '[]',
+    skipped      TEXT NOT NULL DEFAULT '[]',
+    target_id    INTEGER,
+    mode         TEXT,
+    rewound_at   TEXT,
+    created_at   TEXT NOT NULL,
+    finished_at  TEXT
+);
+CREATE INDEX checkpoints_by_session ON checkpoints (session_id, id);
+ALTER TABLE messages ADD COLUMN rewound_at TEXT;
+ALTER TABLE compactions ADD COLUMN rewound_at TEXT
+"""
+
+
+def _v11(conn: sqlite3.Connection) -> None:
+    """Checkpoints (`agentcli.checkpoints`): the workspace's files before and after each prompt and each rewind; a
+    message or compaction a rewind of the conversation took back keeps its row, marked with the rewind's time."""
+    _execute_all(conn, _V11)
+
+
 Migration = Callable[[sqlite3.Connection], None]
 # Append only: migration N (1-based) brings the database from user_version N-1 to N.
-MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10]
+MIGRATIONS: list[Migration] = [_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11]
 
 
 def schema_version() -> int:

@@ -1,5 +1,5 @@
-"""A stored session copied under a new id (Claude Code's `--fork-session`): its row, its messages and its
-compactions, so the copy resumes with the same history while the original stays as it was."""
+"""A stored session copied under a new id (Claude Code's `--fork-session`): its row, its messages, its
+compactions and its checkpoints, so the copy resumes with the same history while the original stays as it was."""
 
 from __future__ import annotations
 
@@ -24,11 +24,18 @@ def copy_session(source: str, copy: str) -> WriteJob[None]:
         )
         if not done.rowcount:
             return
-        conn.execute("""INSERT INTO messages (session_id, seq, role, content, created_at)
-                        SELECT ?, seq, role, content, created_at FROM messages WHERE session_id = ?""", (copy, source))
+        conn.execute("""INSERT INTO messages (session_id, seq, role, content, created_at, rewound_at)
+                        SELECT ?, seq, role, content, created_at, rewound_at FROM messages WHERE session_id = ?""",
+                     (copy, source))
         conn.execute("""INSERT INTO compactions (session_id, kept_from_seq, summary, trigger, tokens_before,
-                                                 tokens_after, created_at)
-                        SELECT ?, kept_from_seq, summary, trigger, tokens_before, tokens_after, created_at
+                                                 tokens_after, created_at, rewound_at)
+                        SELECT ?, kept_from_seq, summary, trigger, tokens_before, tokens_after, created_at, rewound_at
                         FROM compactions WHERE session_id = ? ORDER BY id""", (copy, source))
+        conn.execute("""INSERT INTO checkpoints (session_id, seq, kind, message_id, prompt, workspace, before_tree,
+                                                 after_tree, files, skipped, mode, rewound_at, created_at,
+                                                 finished_at)
+                        SELECT ?, seq, kind, message_id, prompt, workspace, before_tree, after_tree, files, skipped,
+                               mode, rewound_at, created_at, finished_at
+                        FROM checkpoints WHERE session_id = ? ORDER BY id""", (copy, source))
 
     return job

@@ -31,7 +31,7 @@ def title_of(text: str) -> str | None:
 # --- sessions, messages, tool calls, usage ------------------------------------------------------------
 
 
-def _ensure_session(conn: sqlite3.Connection, session_id: str, now: str) -> None:
+def ensure_session(conn: sqlite3.Connection, session_id: str, now: str) -> None:
     """A stub row so a child row never fails its foreign key when the session's start was missed."""
     pid, started = own_identity()
     conn.execute(
@@ -95,7 +95,7 @@ def add_inherited_messages(session_id: str, messages: Sequence[Message]) -> Writ
     rows = [(session_id, seq, m.role, _message_json(m), now) for seq, m in enumerate(messages)]
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, session_id, now)
+        ensure_session(conn, session_id, now)
         conn.executemany(
             "INSERT OR IGNORE INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)", rows
         )
@@ -111,7 +111,7 @@ def add_message(session_id: str, seq: int, message: Message) -> WriteJob[None]:
     title = title_of(message.text()) if role == "user" else None
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, session_id, now)
+        ensure_session(conn, session_id, now)
         inserted = conn.execute(
             "INSERT OR IGNORE INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
             (session_id, seq, role, content, now),
@@ -141,7 +141,7 @@ def add_compaction(
     now = now_iso()
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, session_id, now)
+        ensure_session(conn, session_id, now)
         conn.execute(
             """INSERT INTO compactions (session_id, kept_from_seq, summary, trigger, tokens_before, tokens_after,
                                         created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
@@ -159,7 +159,7 @@ def tool_call_started(
     args_json = json_text(dict(args))
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, session_id, now)
+        ensure_session(conn, session_id, now)
         conn.execute(
             """INSERT INTO tool_calls (id, session_id, name, args, summary, status, started_at)
                VALUES (?, ?, ?, ?, ?, 'running', ?)
@@ -189,7 +189,7 @@ def tool_call_finished(
     files = json_text(list(files_modified or []))
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, session_id, now)
+        ensure_session(conn, session_id, now)
         conn.execute(
             """INSERT INTO tool_calls (id, session_id, name, status, output, is_error, duration_ms, files_modified,
                                        code, short_result, started_at, finished_at)
@@ -213,7 +213,7 @@ def add_hook_run(event: HookRunEvent) -> WriteJob[None]:
            event.duration_ms, now)
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, event.session_id, now)
+        ensure_session(conn, event.session_id, now)
         conn.execute(
             """INSERT INTO hook_runs (session_id, event, command, source, matcher, tool_name, tool_call_id, outcome,
                                       exit_code, reason, stdout, stderr, duration_ms, created_at)
@@ -232,7 +232,7 @@ def add_agent_message(event: AgentMessageEvent) -> WriteJob[None]:
            event.continued_as, now)
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, event.session_id, now)
+        ensure_session(conn, event.session_id, now)
         conn.execute(
             """INSERT INTO agent_messages (session_id, recipient_task_id, sender, sender_task_id, text, delivery,
                                            continued_as, created_at)
@@ -252,7 +252,7 @@ def add_usage(
     tokens = (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
 
     def job(conn: sqlite3.Connection) -> None:
-        _ensure_session(conn, session_id, now)
+        ensure_session(conn, session_id, now)
         conn.execute(
             """INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens, cache_read_tokens,
                                   cache_write_tokens, reasoning_tokens, cost_usd, estimated, created_at)

@@ -31,7 +31,7 @@ from agentcli.store.db import (
 from agentcli.store.records import TaskRecord, ToolCount
 from agentcli.store.writes import title_of
 
-TABLES = {"sessions", "messages", "tool_calls", "usage", "tasks", "compactions"}
+TABLES = {"sessions", "messages", "tool_calls", "usage", "tasks", "compactions", "checkpoints"}
 
 
 def _tables(path: Path) -> set[str]:
@@ -55,7 +55,7 @@ def test_open_creates_dirs_schema_and_wal(db_path: Path) -> None:
     store.close()
     assert db_path.is_file()
     assert _tables(db_path) >= TABLES | {"hook_runs", "agent_messages"}
-    assert _pragma(db_path, "user_version") == schema.schema_version() == 10
+    assert _pragma(db_path, "user_version") == schema.schema_version() == 11
     assert _pragma(db_path, "journal_mode") == "wal"
 
 

@@ -132,7 +132,7 @@ def test_a_v2_database_gains_reasoning_tokens_and_keeps_its_usage(
     assert spent is not None
     _close(spent.own, SpendSums(input_tokens=13, output_tokens=12, reasoning_tokens=4, cost_usd=0.75, requests=2))
     conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.schema_version() == 10
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.schema_version() == 11
     conn.close()
 
 
