@@ -1,4 +1,5 @@
-"""`agentcli sessions list|show`: stored sessions and their transcripts, as plain text or JSON.
+"""`agentcli sessions list|show|rewind`: stored sessions and their transcripts, as plain text or JSON, and rewinds
+of their files and conversation to a checkpoint.
 
 Their figures are the ledger's (`agentcli.agent.ledger`, built from the store by `cli_common.stored_ledger`):
 a session's total is its whole delegation tree, split into its own requests and its subagents'.
@@ -9,6 +10,7 @@ The store, formatting and transcript helpers are in cli_common.py, shared with t
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -19,7 +21,8 @@ from agentcli.frontend import fail, format_when, stored_ledger
 
 if TYPE_CHECKING:
     from agentcli.agent import Ledger
-    from agentcli.store import SessionRecord, Store, TreeSpend
+    from agentcli.conversation import RewindPreview
+    from agentcli.store import CheckpointRecord, SessionRecord, Store, TreeSpend
 
 sessions_app = typer.Typer(help="Stored sessions and their transcripts.", rich_markup_mode=None)
 
@@ -94,8 +97,10 @@ def sessions_show(
         spent = _spent(store, session)
         children = store.list_sessions(limit=1000, parent_session_id=session.id)
         tasks = store.list_tasks(parent_session_id=session.id, limit=1000)
+        points = store.checkpoints(session.id)
     finally:
         store.close()
+    disk = _checkpoint_bytes(session) if points else 0
     if as_json:
         record: dict[str, Any] = {
             "session": session.model_dump(mode="json"),
@@ -105,12 +110,51 @@ def sessions_show(
             "tool_calls": [c.model_dump(mode="json") for c in calls],
             "subagent_sessions": [c.model_dump(mode="json") for c in children],
             "tasks": [t.model_dump(mode="json") for t in tasks],
+            "checkpoints": {"bytes": disk, "rows": [dataclasses.asdict(p) for p in points]},
         }
         print_json(record)
         return
     echo(_header(session, stored_ledger(spent), spent.sessions, children))
+    if points:
+        echo(_checkpoints(points, disk))
     echo()
     echo(transcript(messages, calls))
+
+
+def _checkpoint_bytes(session: SessionRecord) -> int:
+    """What the session's checkpoints alone hold on disk (0 when its workspace has no shadow repository)."""
+    from pathlib import Path
+
+    from agentcli.checkpoints import CheckpointError, ShadowRepo
+
+    try:
+        return ShadowRepo(Path(session.workspace or ".")).disk_use(f"{session.id}/")
+    except CheckpointError:
+        return 0
+
+
+def _checkpoints(points: list[CheckpointRecord], disk: int) -> str:
+    """The prompts a rewind can go back to (`sessions rewind --to N`), and the disk they hold."""
+    prompts = [p for p in points if p.kind == "prompt"]
+    rewinds = len(points) - len(prompts)
+    size = f"{disk / (1 << 20):.1f} MiB" if disk >= 1 << 20 else f"{disk / 1024:.0f} KiB"
+    lines = [f"  checkpoints: {len(prompts)} prompt{'' if len(prompts) == 1 else 's'}"
+             + (f", {rewinds} rewind{'' if rewinds == 1 else 's'}" if rewinds else "") + f", {size} on disk"]
+    for number, point in enumerate(prompts, 1):
+        title = (point.prompt.strip().splitlines() or [""])[0][:60]
+        count = len(point.files)
+        files = "unfinished" if point.after_tree is None else f"{count} file{'' if count == 1 else 's'}"
+        lines.append(f"    #{number:<3} {_when(point.created_at)}  {files:>10}  {title}")
+    return "\n".join(lines)
+
+
+def _when(stamp: str) -> str:
+    from datetime import datetime
+
+    try:
+        return format_when(datetime.fromisoformat(stamp))
+    except ValueError:
+        return stamp
 
 
 def _header(s: SessionRecord, ledger: Ledger, tree_sessions: int, children: list[SessionRecord]) -> str:
@@ -145,3 +189,107 @@ def _header(s: SessionRecord, ledger: Ledger, tree_sessions: int, children: list
         fields.append(("subagent", f"{child.id}  {child.agent}  {child.status}  {child.title or ''}".rstrip()))
     width = max(len(k) for k, _ in fields) + 1
     return "\n".join([f"Session {s.id}", *(f"  {(k + ':').ljust(width)} {v}" for k, v in fields)])
+
+
+ModeOption = Annotated[
+    str, typer.Option("--mode", "-m", metavar="MODE",
+                      help="both (files and conversation), code (files only) or conversation (messages only).")
+]
+
+
+@sessions_app.command("rewind")
+def sessions_rewind(
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id or a unique prefix.")],
+    to: Annotated[str, typer.Option("--to", metavar="PROMPT",
+                                    help="The prompt to go back to (before it ran): its number (1 the first, -1 the "
+                                         "last), or its message uuid. 'sessions show' lists them.")] = "-1",
+    mode: ModeOption = "both",
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Only say what would change.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Also overwrite files changed outside an agent's turn "
+                                                        "since the checkpoint (kept otherwise).")] = False,
+    redo: Annotated[bool, typer.Option("--redo", help="Undo the latest rewind instead (when no prompt came "
+                                                      "since).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Put a session's files and/or conversation back to what they were before one of its prompts.
+
+    Every rewind is a checkpoint of its own: --redo undoes it. A file you changed yourself since the checkpoint is
+    kept unless you confirm (on a terminal) or pass --force; untracked files agentcli never saw, ignored files and
+    files over the size cap are never touched."""
+    import asyncio
+
+    from agentcli.conversation import MODES
+
+    if mode not in MODES:
+        fail(f"--mode {mode!r}: use one of {', '.join(MODES)}", 2)
+    asyncio.run(_rewind(session_id, to, mode, dry_run=dry_run, force=force, redo=redo, as_json=as_json))
+
+
+async def _rewind(ref: str, to: str, mode: str, *, dry_run: bool, force: bool, redo: bool, as_json: bool) -> None:
+    from pathlib import Path
+
+    from agentcli.conversation import ResumeError, RewindError, StoredRewinder
+    from agentcli.frontend import load
+
+    store = open_store()
+    try:
+        try:
+            record = find_or_fail(store.get_session, ref, "session")
+            settings = load(Path(record.workspace) if record.workspace else Path.cwd(), None).settings
+            rewinder = await StoredRewinder.claim(settings, store, record.id)
+        except ResumeError as exc:
+            fail(str(exc))
+        try:
+            preview = await (rewinder.preview_redo() if redo else rewinder.preview_rewind(to, mode))  # type: ignore[arg-type]
+            if dry_run or not as_json:
+                _say_preview(preview, as_json)
+            if dry_run:
+                return
+            overwrite = force or (bool(preview.plan and preview.plan.by_person) and _confirm(preview))
+            done = await (rewinder.redo(preview, overwrite=overwrite) if redo
+                          else rewinder.rewind(preview, overwrite=overwrite))
+        except RewindError as exc:
+            fail(str(exc))
+        finally:
+            await rewinder.release()
+    finally:
+        store.close()
+    if as_json:
+        print_json({"mode": done.mode, "redo": done.redo, "prompt": done.prompt, "messages": done.messages,
+                    "files": [{"path": f.path, "action": f.action} for f in done.changed], "problems": done.problems})
+        return
+    echo(done.line())
+    for problem in done.problems:
+        echo(f"  {problem}")
+
+
+def _say_preview(preview: RewindPreview, as_json: bool) -> None:
+    """What the rewind will do: the prompt it goes back to, then one line per file."""
+    from agentcli.conversation import MODE_TEXT
+
+    point = preview.point
+    if as_json:
+        print_json({"prompt": point.prompt, "checkpoint": point.id, "mode": preview.mode,
+                    "files": [{"path": f.path, "action": f.action, "by_person": f.by_person} for f in preview.files],
+                    "left_out": [{"path": s.path, "reason": s.reason} for s in
+                                 (preview.plan.left_out if preview.plan else [])]})
+        return
+    title = (point.prompt.strip().splitlines() or [""])[0]
+    echo(f"{'redo' if point.kind == 'rewind' else 'rewind'} ({MODE_TEXT[preview.mode]}) to before "
+         f"“{title[:80]}” ({_when(point.created_at)})")
+    if preview.mode != "conversation":
+        echo("\n".join(f"  {line}" for line in preview.lines()) or "  no file changes")
+
+
+def _confirm(preview: RewindPreview) -> bool:
+    """Ask on a terminal whether to overwrite the files the person changed; never without one."""
+    import sys
+
+    mine = preview.plan.by_person if preview.plan else []
+    echo(f"{len(mine)} file{'' if len(mine) == 1 else 's'} changed outside an agent's turn since the checkpoint: "
+         + ", ".join(f.path for f in mine[:5]) + (" …" if len(mine) > 5 else ""))
+    if not sys.stdin.isatty():
+        echo("  kept (--force overwrites them)")
+        return False
+    answer = input("Overwrite them too? [y/N] ").strip().lower()
+    return answer in ("y", "yes")

@@ -5,7 +5,9 @@ Split by responsibility: `root` (`Conversation`: building the parts, the turns, 
 `person_settings` (hooks, Claude Code's rules and setting sources, additional directories, the sandbox note,
 the transcript, the main agent's shape), `model_switch` (`/model`, `--fallback-model`, effort), `sessions`
 (stored sessions: resume, fork, release), `servers` (the session's MCP servers, started when first needed) and
-`turn_hooks` (SessionStart and UserPromptSubmit around a prompt).
+`turn_hooks` (SessionStart and UserPromptSubmit around a prompt), `checkpoints` (the files before and after every
+prompt), `rewinds` (`/rewind`, `/undo`, `/redo`: files and conversation) and `stored_rewind` (a stored session's
+rewind from the command line).
 """
 
 from __future__ import annotations
@@ -15,15 +17,24 @@ from typing import TYPE_CHECKING
 from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
+    from agentcli.conversation.checkpoints import MODE_TEXT, MODES, Mode, RewindDone, RewindError, RewindPreview
     from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
+    from agentcli.conversation.stored_rewind import StoredRewinder
     from agentcli.conversation.stored_sessions import Resumed, ResumeError, stored_ledger
     from agentcli.conversation.trust_report import TrustReport, may_arm, untrusted_warning, what_trust_arms
 
 __all__ = [
+    "MODES",
+    "MODE_TEXT",
     "Conversation",
+    "Mode",
     "OpenError",
     "ResumeError",
     "Resumed",
+    "RewindDone",
+    "RewindError",
+    "RewindPreview",
+    "StoredRewinder",
     "TrustReport",
     "main_agent_tools",
     "may_arm",
@@ -33,7 +44,9 @@ __all__ = [
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
+    "agentcli.conversation.checkpoints": ["MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview"],
     "agentcli.conversation.root": ["Conversation", "OpenError", "main_agent_tools"],
+    "agentcli.conversation.stored_rewind": ["StoredRewinder"],
     "agentcli.conversation.stored_sessions": ["ResumeError", "Resumed", "stored_ledger"],
     "agentcli.conversation.trust_report": ["TrustReport", "may_arm", "untrusted_warning", "what_trust_arms"],
 })
