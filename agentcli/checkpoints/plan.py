@@ -3,8 +3,9 @@
 A rewind makes the workspace's files what a checkpoint holds. Each prompt (and each rewind) leaves two trees: the
 files before it and after it. What changed between one prompt's "after" and the next one's "before" (or between the
 last "after" and now) was changed while no agent ran: by the person. A rewind that would overwrite or remove such
-a file says so (`FileChange.by_person`) and leaves it unless told to overwrite it. A file a snapshot left out (over
-the size cap, a nested repository) is never touched.
+a file says so (`FileChange.by_person`) and leaves it unless told to overwrite it. A file the checkpoint left out
+(over the size cap then, a nested repository) is never touched; one that grew past the cap since is put back (its
+big version is not kept: that file's rewind cannot be redone).
 """
 
 from __future__ import annotations
@@ -59,13 +60,16 @@ def plan_rewind(repo: ShadowRepo, spans: list[Span], present: Snapshot,
     rewind after it, in order."""
     target = spans[0].before
     person = _person_paths(repo, spans, present.tree)
-    untouchable = {s.path for s in (*present.skipped, *target_skipped)}
-    left_out = {s.path: s for s in (*target_skipped, *present.skipped)}
-    plan = RewindPlan(target, present, left_out=list(left_out.values()))
+    untouchable = {s.path for s in target_skipped}  # its content then is unknown: it stays as it is
+    big_now = {s.path for s in present.skipped}  # grown past the cap since: put back (no change hides in size)
+    plan = RewindPlan(target, present)
     for change in repo.changes(present.tree, target):
         if _GITLINK in (change.old_mode, change.new_mode) or change.path in untouchable:
             continue
-        plan.files.append(FileChange(change.path, _ACTIONS[change.kind], change.path in person))
+        action = "restore" if change.path in big_now else _ACTIONS[change.kind]
+        plan.files.append(FileChange(change.path, action, change.path in person))
+    changed = {f.path for f in plan.files}
+    plan.left_out = list({s.path: s for s in (*target_skipped, *present.skipped) if s.path not in changed}.values())
     return plan
 
 
