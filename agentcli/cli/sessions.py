@@ -1,5 +1,5 @@
-"""`agentcli sessions list|show|rewind`: stored sessions and their transcripts, as plain text or JSON, and rewinds
-of their files and conversation to a checkpoint.
+"""`agentcli sessions list|show|rewind|delete`: stored sessions and their transcripts, as plain text or JSON;
+rewinds of their files and conversation to a checkpoint; deleting them with their checkpoints.
 
 Their figures are the ledger's (`agentcli.agent.ledger`, built from the store by `cli_common.stored_ledger`):
 a session's total is its whole delegation tree, split into its own requests and its subagents'.
@@ -293,3 +293,48 @@ def _confirm(preview: RewindPreview) -> bool:
         return False
     answer = input("Overwrite them too? [y/N] ").strip().lower()
     return answer in ("y", "yes")
+
+
+@sessions_app.command("delete")
+def sessions_delete(
+    session_ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Session ids or unique prefixes.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+) -> None:
+    """Delete stored sessions for good: their transcripts, subagents' sessions, task records and checkpoints
+    (your files stay as they are). A session another agentcli holds is refused."""
+    import asyncio
+    import sys
+
+    store = open_store()
+    try:
+        records = [find_or_fail(store.get_session, ref, "session") for ref in session_ids]
+        if not yes:
+            if not sys.stdin.isatty():
+                fail("deleting sessions asks first: pass --yes to delete without a terminal")
+            names = ", ".join(f"{r.id} ({r.title or 'untitled'})" for r in records)
+            if input(f"Delete {names} and their checkpoints? [y/N] ").strip().lower() not in ("y", "yes"):
+                fail("nothing deleted")
+        for record in records:
+            echo(asyncio.run(_delete(store, record)))
+    finally:
+        store.close()
+
+
+async def _delete(store: Store, record: SessionRecord) -> str:
+    from pathlib import Path
+
+    from agentcli.checkpoints import CheckpointError, ShadowRepo
+    from agentcli.conversation import holder_line
+    from agentcli.store import claim_session, delete_session_tree
+
+    holder = await store.write(claim_session(record.id))
+    if holder is not None:
+        fail(holder_line(record.id, holder))
+    freed = _checkpoint_bytes(record)
+    ids = await store.write(delete_session_tree(record.id))
+    try:
+        refs = ShadowRepo(Path(record.workspace or ".")).forget(f"{record.id}/") if record.workspace else 0
+    except CheckpointError as exc:
+        return f"deleted {record.id} ({len(ids)} sessions); its checkpoints stay: {exc}"
+    return (f"deleted {record.id} ({len(ids)} session{'' if len(ids) == 1 else 's'}"
+            + (f", {refs} checkpoint trees, {freed / (1 << 20):.1f} MiB freed" if refs else "") + ")")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from agentcli.conversation.checkpoints import MODE_TEXT, MODES, Mode, RewindDone, RewindError, RewindPreview
     from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
     from agentcli.conversation.stored_rewind import StoredRewinder
-    from agentcli.conversation.stored_sessions import Resumed, ResumeError, stored_ledger
+    from agentcli.conversation.stored_sessions import Resumed, ResumeError, holder_line, stored_ledger
     from agentcli.conversation.trust_report import TrustReport, may_arm, untrusted_warning, what_trust_arms
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "RewindPreview",
     "StoredRewinder",
     "TrustReport",
+    "holder_line",
     "main_agent_tools",
     "may_arm",
     "stored_ledger",
@@ -47,6 +48,6 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.conversation.checkpoints": ["MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview"],
     "agentcli.conversation.root": ["Conversation", "OpenError", "main_agent_tools"],
     "agentcli.conversation.stored_rewind": ["StoredRewinder"],
-    "agentcli.conversation.stored_sessions": ["ResumeError", "Resumed", "stored_ledger"],
+    "agentcli.conversation.stored_sessions": ["ResumeError", "Resumed", "holder_line", "stored_ledger"],
     "agentcli.conversation.trust_report": ["TrustReport", "may_arm", "untrusted_warning", "what_trust_arms"],
 })

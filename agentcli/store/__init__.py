@@ -1,7 +1,7 @@
 """SQLite storage: the schema and the one writer thread (`db`), typed records (`records`), the write jobs (`jobs`,
 `writes`, `task_writes`), queries, which process holds a row and cancelling what a dead one left (`processes`,
-`cancellation`), the `StoreRecorder` that turns events into rows, a session copied for a fork, checkpoint rows and
-rewinds of a conversation, and the JSONL transcript hooks read.
+`cancellation`), the `StoreRecorder` that turns events into rows, a session copied for a fork or deleted, checkpoint
+rows and rewinds of a conversation, and the JSONL transcript hooks read.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         TreeSpend,
     )
     from agentcli.store.session_copy import copy_session
+    from agentcli.store.session_delete import delete_session_tree
     from agentcli.store.task_writes import save_task
     from agentcli.store.transcript import TranscriptWriter
     from agentcli.store.writes import add_inherited_messages, add_message
@@ -57,6 +58,7 @@ __all__ = [
     "add_message",
     "claim_session",
     "copy_session",
+    "delete_session_tree",
     "finish_checkpoint",
     "own_identity",
     "process_alive",
@@ -86,6 +88,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "TreeSpend",
     ],
     "agentcli.store.session_copy": ["copy_session"],
+    "agentcli.store.session_delete": ["delete_session_tree"],
     "agentcli.store.task_writes": ["save_task"],
     "agentcli.store.transcript": ["TranscriptWriter"],
     "agentcli.store.writes": ["add_inherited_messages", "add_message"],

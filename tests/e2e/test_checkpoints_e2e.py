@@ -197,3 +197,25 @@ def test_bad_references_are_one_line(tmp_path: Path) -> None:
                        (["rewind", "ses_nope"], "no session matches")):
         proc = _sessions(tmp_path, *args)
         assert proc.returncode != 0 and text in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+
+
+def test_deleting_a_session_prunes_its_checkpoints_and_leaves_the_files(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, repo=False)
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[ToolCall(
+                 name="Write", input={"file_path": "big.txt", "content": "y" * 200_000})])),
+             Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="written"))]
+    session = _run(tmp_path, ws, steps)["session_id"]
+    shown = json.loads(_sessions(tmp_path, "show", session, "--json").stdout)["checkpoints"]
+    assert shown["bytes"] > 0 and [r["kind"] for r in shown["rows"]] == ["prompt"]
+    assert shown["rows"][0]["files"] == ["big.txt"]
+    refuse = _sessions(tmp_path, "delete", session)
+    assert refuse.returncode == 1 and "--yes" in refuse.stderr
+    proc = _sessions(tmp_path, "delete", session, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert f"deleted {session} (1 session, 2 checkpoint trees" in proc.stdout
+    assert (ws / "big.txt").read_text() == "y" * 200_000
+    with db(tmp_path) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == 0
+    shadow = next((tmp_path / "data" / "agentcli" / "checkpoints").glob("*/git"))
+    assert git(tmp_path, f"--git-dir={shadow}", "for-each-ref", "refs/checkpoints/") == ""
+    assert "no session matches" in _sessions(tmp_path, "show", session).stderr
