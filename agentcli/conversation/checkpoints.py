@@ -120,14 +120,22 @@ class PromptCheckpoints:
             self._said.add(line)
             self.bus(NoticeEvent(session_id=session.id, agent=session.agent, message=line))
 
-    async def before(self, session: Session, prompt: str, message_id: str | None = None) -> None:
-        """The checkpoint of a prompt about to run (its first message will have `session.next_seq`)."""
+    async def before(self, session: Session, seq: int, prompt: str, message_id: str | None = None) -> None:
+        """The checkpoint of a prompt about to run (its first message will be stored as `seq`). Run as the gate
+        of the turn's mutating calls, alongside the model's first request: it never raises."""
         if not self.enabled:
             return
-        self._open = await self._take(session, "prompt", prompt=prompt, message_id=message_id)
+        try:
+            self._open = await self._take(session, "prompt", seq, prompt=prompt, message_id=message_id)
+        except Exception as exc:  # the store failed: the turn goes on without a checkpoint, and says so
+            log.warning("checkpoint not recorded: %s", exc)
+            self._say(session, f"checkpoint: not recorded ({one_line(str(exc), 200)})")
 
-    async def after(self, session: Session) -> None:
-        """The prompt (or rewind) ended: keep the files as they are now, and which changed during it."""
+    async def after(self, session: Session, gate: asyncio.Future[None] | None = None) -> None:
+        """The prompt (or rewind) ended: keep the files as they are now, and which changed during it (once the
+        prompt's own checkpoint, `gate`, is done)."""
+        if gate is not None:
+            await asyncio.gather(gate, return_exceptions=True)
         opened, self._open = self._open, None
         if opened is None or self.store is None:
             return
@@ -142,7 +150,7 @@ class PromptCheckpoints:
 
         await self.store.write(finish_checkpoint(opened.row, after.tree, files))
 
-    async def _take(self, session: Session, kind: str, *, prompt: str = "", message_id: str | None = None,
+    async def _take(self, session: Session, kind: str, seq: int, *, prompt: str = "", message_id: str | None = None,
                     target_id: int | None = None, mode: str | None = None) -> _Open | None:
         assert self.store is not None
         try:
@@ -155,7 +163,7 @@ class PromptCheckpoints:
         if before.skipped:
             self._say(session, _skipped_line(before.skipped))
         row = await self.store.write(add_checkpoint(
-            session.id, seq=session.next_seq, kind=kind, workspace=str(self.repo.workspace),
+            session.id, seq=seq, kind=kind, workspace=str(self.repo.workspace),
             before_tree=before.tree, prompt=prompt, message_id=message_id, target_id=target_id, mode=mode,
             skipped=[f"{s.path}: {s.reason}" for s in before.skipped]))
         self.repo.keep(f"{session.id}/{row}", before.tree)
@@ -209,7 +217,7 @@ class PromptCheckpoints:
         """Carry out the files of a previewed rewind, as a checkpoint of its own (its row id, what was done). The
         caller takes the conversation back, then `close_rewind`s the row."""
         done = RewindDone(preview.mode, preview.point.prompt, redo=redo)
-        opened = await self._take(session, "rewind", prompt=preview.point.prompt,
+        opened = await self._take(session, "rewind", session.next_seq, prompt=preview.point.prompt,
                                   target_id=target_id or preview.point.id, mode="redo" if redo else preview.mode)
         if preview.plan is not None:
             try:

@@ -368,7 +368,9 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         prompt, refused = await self.prompt_hooks.apply(prompt, self.session, self.hooks, notes)
         if refused is not None:
             return refused
-        await self.checkpoints.before(self.session, prompt_text(prompt), message_id)
+        gate = asyncio.create_task(self.checkpoints.before(self.session, self.session.next_seq, prompt_text(prompt),
+                                                           message_id), name="checkpoint")
+        self.permissions.hold(gate)  # taken while the first request is on its way; no edit runs before it
         self._turn = turn = asyncio.create_task(loop.run(prompt), name="main-turn")
         if self._after_send is not None:  # a task: it runs once the turn has yielded, its request on its way
             self._sent = asyncio.create_task(self._after_first_send(self._after_send), name="after-first-send")
@@ -383,7 +385,8 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
             return RunOutcome("cancelled", loop.last_text(), self.session.turns, "cancelled by the person")
         finally:
             self._turn = None
-            await self.checkpoints.after(self.session)
+            self.permissions.hold(None)
+            await self.checkpoints.after(self.session, gate)
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """`/compact [focus]`: compact the main agent's context now (between turns)."""

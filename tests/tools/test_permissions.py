@@ -327,3 +327,22 @@ async def test_a_changed_call_is_decided_again_and_an_endless_changer_is_refused
     decision = await check(policy, ctx, "Bash", command="ls")
     assert not decision.allowed and "the changed call is refused" in decision.reason
     assert "'Bash(rm *)'" in decision.reason
+
+
+async def test_mutating_calls_wait_for_the_gate_and_reads_do_not(ctx: ToolContext) -> None:
+    policy = PermissionPolicy("auto")
+    gate: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    policy.hold(gate)
+    assert (await check(policy, ctx, "Read", file_path="x.py")).allowed  # not held
+    write = asyncio.create_task(check(policy, ctx, "Write", file_path="a", content=""))
+    await asyncio.sleep(0.05)
+    assert not write.done()
+    gate.set_result(None)
+    assert (await write).allowed
+    failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    failed.set_exception(RuntimeError("the checkpoint failed"))
+    policy.hold(failed)
+    assert (await check(policy, ctx, "Bash", command="ls")).allowed  # a failed gate is its keeper's to report
+    assert isinstance(failed.exception(), RuntimeError)
+    policy.hold(None)
+    assert (await check(policy, ctx, "Bash", command="ls")).allowed

@@ -147,6 +147,7 @@ class PermissionPolicy:
         # Why Bash runs without a sandbox though [sandbox] mode is "auto" (set by the session); then auto mode
         # and --yes do not approve Bash: it is asked (refused where no one can answer).
         self.bash_unsandboxed = ""
+        self._gate: asyncio.Future[Any] | None = None  # what mutating calls wait for first (`hold`)
 
     @classmethod
     def from_settings(
@@ -218,8 +219,16 @@ class PermissionPolicy:
             self._approval_lock.release()
 
     async def check(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext) -> PermissionDecision:
-        """Whether this call may run; may wait for the person's answer."""
+        """Whether this call may run; may wait for the person's answer. A mutating call first waits for the
+        gate (`hold`: the prompt's checkpoint, taken while the model writes its first reply)."""
+        if tool.mutating and self._gate is not None and not self._gate.done():
+            await asyncio.shield(self._gate)
         return await self._decide(tool, args, ctx, 0)
+
+    def hold(self, gate: asyncio.Future[Any] | None) -> None:
+        """Make every agent's mutating calls wait until `gate` is done (None: no more waiting); its failure is the
+        gate-keeper's to report, never the call's."""
+        self._gate = gate
 
     async def _decide(self, tool: Tool[Any], args: ToolArgs, ctx: ToolContext, changes: int) -> PermissionDecision:
         """`check`, for a call the approver has changed `changes` times so far (and approved as changed)."""
