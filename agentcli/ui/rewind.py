@@ -5,14 +5,17 @@
 to take back, the preview (with each file's diff on `d`), then carries it out. `/undo` rewinds the latest prompt
 still in the conversation (code and conversation); `/redo` undoes the latest rewind. A file the person changed since
 the checkpoint is never overwritten without asking: `/undo` and `/redo` show the preview when there is such a file,
-`/rewind` always does. After a rewind that took back conversation, the transcript is drawn again from the store (as
-`/resume` draws it) and the rewound prompt goes back into the input for editing; one note says what was done.
+`/rewind` always does. While the rewind itself runs, a small screen holds the keys (no prompt starts a turn, and a
+checkpoint of its own, halfway through). After a rewind that took back conversation, the transcript is drawn again
+from the store (as `/resume` draws it) and the rewound prompt goes back into the input for editing; one note says
+what was done.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from agentcli.conversation import RewindError
 
@@ -97,6 +100,17 @@ async def _ask_if_yours(host: RewindHost, preview: RewindPreview, title: str) ->
     return await _confirm(host, preview, title)
 
 
+async def _carry_out(host: RewindHost, text: str, work: Awaitable[RewindDone]) -> RewindDone:
+    """Await `work` (the rewind itself) behind a screen that holds the keys meanwhile; its error raised here."""
+    from agentcli.ui.widgets.rewind_screen import BusyScreen
+
+    screen = BusyScreen(text, work)
+    await host.ask(screen)
+    if screen.error is not None:
+        raise screen.error
+    return cast("RewindDone", screen.result)
+
+
 async def _finish(host: RewindHost, done: RewindDone, *, put_back: bool) -> None:
     """The transcript as the conversation now is, the rewound prompt in the input, and one note."""
     if done.mode != "code":
@@ -129,7 +143,7 @@ async def rewind_command(host: RewindHost, arg: str) -> None:
                 overwrite = await _confirm(host, preview)
                 if overwrite is None:
                     continue
-                done = await conversation.rewind(preview, overwrite=overwrite)
+                done = await _carry_out(host, "Rewinding…", conversation.rewind(preview, overwrite=overwrite))
                 await _finish(host, done, put_back=True)
                 return
     except RewindError as exc:
@@ -153,7 +167,7 @@ async def undo_command(host: RewindHost, arg: str) -> None:
         if overwrite is None:
             host.say("/undo: nothing changed.")
             return
-        done = await conversation.rewind(preview, overwrite=overwrite)
+        done = await _carry_out(host, "Undoing…", conversation.rewind(preview, overwrite=overwrite))
     except RewindError as exc:
         host.say_error(f"/undo: {exc}")
         return
@@ -171,7 +185,7 @@ async def redo_command(host: RewindHost, arg: str) -> None:
         if overwrite is None:
             host.say("/redo: nothing changed.")
             return
-        done = await conversation.redo(preview, overwrite=overwrite)
+        done = await _carry_out(host, "Redoing…", conversation.redo(preview, overwrite=overwrite))
     except RewindError as exc:
         host.say_error(f"/redo: {exc}")
         return

@@ -266,3 +266,33 @@ class RewindPreviewScreen(ModalScreen[bool | None]):
     def action_back(self) -> None:
         """Esc: back to the modes, nothing changed."""
         self.dismiss(None)
+
+
+class BusyScreen(ModalScreen[None]):
+    """Shown while a rewind is carried out: the keys wait, so no prompt starts a turn (and a checkpoint of its own)
+    halfway through. Dismisses itself when `work` is done; its `result` or `error` is then set."""
+
+    DEFAULT_CSS = "BusyScreen {" + _DIALOG_CSS + "}"
+
+    def __init__(self, text: str, work: Awaitable[object]) -> None:
+        super().__init__(classes="rewind-screen")
+        self.text = text
+        self.work = work
+        self.result: object = None
+        self.error: Exception | None = None
+
+    def compose(self) -> Any:
+        """One line saying what is under way."""
+        with Vertical(id="rewind-busy"):
+            yield Static(self.text, classes="rewind-title", markup=False)
+
+    def on_mount(self) -> None:
+        """Start the work."""
+        self.run_worker(self._run(), group="rewind-busy", exit_on_error=False)
+
+    async def _run(self) -> None:
+        try:
+            self.result = await self.work
+        except Exception as exc:
+            self.error = exc
+        self.dismiss(None)
