@@ -225,3 +225,22 @@ async def test_esc_esc_in_the_empty_prompt_opens_the_picker_while_nothing_runs(
             await wait_for(pilot, lambda: app.screen is app.screen_stack[0])
             assert (workspace / "src" / "config.py").read_bytes() == CONFIG.replace(b"True", b"False")
     server.assert_done()
+
+
+async def test_rewind_undo_and_redo_wait_for_the_turn_to_end(make_app: MakeApp, tmp_path: Path) -> None:
+    script = Script(steps=[Step(match=Match(last_user_contains="slow job"), reply=Reply(text="Slow done."),
+                                hold="slow")])
+    with FakeLLMServer(script) as server:
+        app = make_app(server, store=Store.open(tmp_path / "agentcli.db"))
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, "slow job")
+            await wait_for(pilot, lambda: len(server.requests) == 1, what="the request")
+            for command in ("rewind", "undo", "redo"):
+                await submit(pilot, f"/{command}")
+                await wait_for(pilot, lambda c=command: notes(app)[-1].startswith(f"/{c}:"))
+                assert notes(app)[-1] == f"/{command}: a turn is running; press Esc to stop it first"
+            assert app.screen is app.screen_stack[0]
+            server.release("slow")
+            await idle(pilot)
+            assert _answers(app) == ["Slow done."]
+    server.assert_done()
