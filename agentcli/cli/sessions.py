@@ -202,7 +202,8 @@ def sessions_rewind(
     session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id or a unique prefix.")],
     to: Annotated[str, typer.Option("--to", metavar="PROMPT",
                                     help="The prompt to go back to (before it ran): its number (1 the first, -1 the "
-                                         "last), or its message uuid. 'sessions show' lists them.")] = "-1",
+                                         "last), its message uuid, or 'last': the latest one still in the "
+                                         "conversation. 'sessions show' lists them.")] = "last",
     mode: ModeOption = "both",
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Only say what would change.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Also overwrite files changed outside an agent's turn "

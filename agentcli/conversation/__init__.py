@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING
 from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
-    from agentcli.conversation.checkpoints import MODE_TEXT, MODES, Mode, RewindDone, RewindError, RewindPreview
+    from agentcli.conversation.checkpoints import (
+        MODE_TEXT,
+        MODES,
+        Mode,
+        RewindDone,
+        RewindError,
+        RewindPreview,
+        taken_back,
+    )
     from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
     from agentcli.conversation.stored_rewind import StoredRewinder
     from agentcli.conversation.stored_sessions import Resumed, ResumeError, holder_line, stored_ledger
@@ -40,12 +48,15 @@ __all__ = [
     "main_agent_tools",
     "may_arm",
     "stored_ledger",
+    "taken_back",
     "untrusted_warning",
     "what_trust_arms",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
-    "agentcli.conversation.checkpoints": ["MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview"],
+    "agentcli.conversation.checkpoints": [
+        "MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview", "taken_back",
+    ],
     "agentcli.conversation.root": ["Conversation", "OpenError", "main_agent_tools"],
     "agentcli.conversation.stored_rewind": ["StoredRewinder"],
     "agentcli.conversation.stored_sessions": ["ResumeError", "Resumed", "holder_line", "stored_ledger"],

@@ -180,9 +180,16 @@ class PromptCheckpoints:
         return [row for row in self.rows(session_id) if row.kind == "prompt"]
 
     def find(self, session_id: str, ref: str) -> CheckpointRecord:
-        """A prompt's checkpoint by its message's uuid, or by its number among the prompts (1 the first, -1 the
-        last)."""
-        prompts = self.prompts(session_id)
+        """A prompt's checkpoint by its message's uuid, by its number among the prompts (1 the first, -1 the last),
+        or `last`: the latest prompt still in the conversation (a rewind took the later ones back)."""
+        rows = self.rows(session_id)
+        prompts = [row for row in rows if row.kind == "prompt"]
+        if ref == "last":
+            gone = taken_back(rows)
+            kept = [row for row in prompts if row.id not in gone]
+            if not kept:
+                raise RewindError("nothing to rewind: no prompt of this session is left in the conversation")
+            return kept[-1]
         for row in prompts:
             if row.message_id is not None and row.message_id == ref:
                 return row
@@ -271,6 +278,22 @@ class PromptCheckpoints:
             return self.repo.disk_use(f"{session_id}/")
         except CheckpointError:
             return 0
+
+
+def taken_back(rows: list[CheckpointRecord]) -> set[int]:
+    """The ids of the prompts whose messages a rewind took out of the conversation (and no redo gave back): a
+    rewind of the conversation to prompt P takes back P and every prompt before the rewind from P's message on."""
+    redone = {row.target_id for row in rows if row.kind == "rewind" and row.mode == "redo"}
+    by_id = {row.id: row for row in rows}
+    out: set[int] = set()
+    for rewind in rows:
+        if rewind.kind != "rewind" or rewind.mode not in ("both", "conversation") or rewind.id in redone:
+            continue
+        target = by_id.get(rewind.target_id or 0)
+        if target is None:
+            continue
+        out |= {row.id for row in rows if row.kind == "prompt" and row.id < rewind.id and row.seq >= target.seq}
+    return out
 
 
 def _skipped_line(skipped: tuple[Skipped, ...]) -> str:

@@ -6,7 +6,8 @@ the prompt, Up takes it back to edit) and sent when the turn completes (`ui.turn
 `!commands` run at once. Permission requests are asked one dialog at a time (`ui.approval_queue`).
 
 Keys and focus follow `ui/keys.py` (which `/help` prints): text keys always reach the prompt (`on_event`
-moves the focus back before Textual forwards the key), Esc returns to the prompt or stops the turn, PgUp /
+moves the focus back before Textual forwards the key), Esc returns to the prompt or stops the turn (twice in
+the empty prompt while nothing runs: `/rewind`, `ui.rewind`), PgUp /
 PgDn / Ctrl+Home / Ctrl+End scroll the conversation from anywhere, Shift+Tab cycles the permission mode,
 Ctrl+Q asks once while a turn runs. The keys that move the focus (Tab, Esc away from the prompt) and the
 scrolling and mode keys are priority bindings of the app: handled as the app takes them from the terminal,
@@ -23,7 +24,7 @@ import asyncio
 import gc
 import logging
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import events, work
 from textual.app import App
@@ -50,17 +51,28 @@ from agentcli.ui.widgets.agent_screen import AgentScreen
 from agentcli.ui.widgets.approval import Approvals
 from agentcli.ui.widgets.message_list import MessageList, warm_up
 from agentcli.ui.widgets.prompt_input import PromptInput
-from agentcli.ui.widgets.status_bar import APPROVAL, LOADING, QUIT_ARMED, READY, WORKING, Status, StatusBar
+from agentcli.ui.widgets.status_bar import (
+    APPROVAL,
+    LOADING,
+    QUIT_ARMED,
+    READY,
+    REWIND_ARMED,
+    WORKING,
+    Status,
+    StatusBar,
+)
 from agentcli.ui.widgets.subagent_block import SPINNER_HZ, SubagentBlock
 
 if TYPE_CHECKING:
 
     from textual.driver import Driver
+    from textual.screen import Screen
 
     from agentcli.conversation import Conversation, Resumed
     from agentcli.ui.model import Entry
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 FRAME_SECONDS = 1 / 20  # batched rendering: at most 20 flushes a second
 WELCOME = (
     "Type a task and press Enter (@path attaches a file, !command runs a shell command). "
@@ -80,6 +92,7 @@ class AgentApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "focus_prompt", "Back to prompt", priority=True),
         Binding("escape", "stop_turn", "Stop turn"),
+        Binding("escape", "rewind_key", "Rewind", key_display="Esc Esc"),
         Binding("tab", "move_focus", "Focus", show=False, priority=True),
         Binding("ctrl+c", "interrupt", "Stop turn", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", priority=True),
@@ -127,6 +140,7 @@ class AgentApp(App[int]):
         self.turns = TurnRunner(self, conversation, self.router, self.prompt, self.messages, self.notifier)
         self._bindings_for_turn = False
         self.quit_armed = False  # Ctrl+Q was pressed once during a turn: the next one quits
+        self.rewind_armed = False  # Esc was pressed once in the empty prompt, nothing running: the next opens /rewind
         self._saved_theme = ""
         self.approvals = ApprovalQueue(self, conversation.permissions, self.notifier)
         self.focus_rules = FocusRules(self, self.prompt, self.messages)
@@ -228,6 +242,8 @@ class AgentApp(App[int]):
             self.refresh_bindings()
         if self.quit_armed and not self.turn_running:
             self.quit_armed = False  # the turn ended: Ctrl+Q quits at once again
+        if self.rewind_armed and self.turn_running:
+            self.rewind_armed = False
         self._show_status()
 
     def _flush_text(self) -> None:
@@ -243,6 +259,8 @@ class AgentApp(App[int]):
             state = LOADING
         elif self.quit_armed:
             state = QUIT_ARMED
+        elif self.rewind_armed:
+            state = REWIND_ARMED
         elif self.approvals.asking:
             state = APPROVAL
         elif self.turn_running:
@@ -304,6 +322,22 @@ class AgentApp(App[int]):
 
         return await self.push_screen_wait(SessionPicker(choices))
 
+    async def ask(self, screen: Screen[T]) -> T:
+        """Show a modal screen (from a command's worker) and wait for its answer."""
+        return await self.push_screen_wait(screen)
+
+    async def redraw_history(self) -> None:
+        """Draw the transcript again from the store (a rewind took some of it back); the `!command` output waiting
+        for the next prompt stays."""
+        self.router.reset()
+        await self.show_history()
+
+    def edit_prompt(self, text: str) -> None:
+        """Put `text` in the prompt for the person to edit and send (a rewound prompt)."""
+        self.prompt.load_text(text)
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
+
     @work(group="command", exit_on_error=False)
     async def _show_resumed(self, resumed: Resumed) -> None:
         from agentcli.ui.commands import resumed_text
@@ -330,6 +364,8 @@ class AgentApp(App[int]):
                 self.call_after_refresh(self._flush_text)
             if isinstance(event, events.Key) and event.key != "ctrl+q":
                 self.quit_armed = False
+            if isinstance(event, events.Key) and event.key != "escape":
+                self.rewind_armed = False
             if self.focus_rules.prompt_takes(event):
                 self.screen.set_focus(self.prompt, scroll_visible=False)
         await super().on_event(event)
@@ -375,6 +411,16 @@ class AgentApp(App[int]):
     def action_stop_turn(self) -> None:
         """Esc: stop the running turn and every subagent under it, and any `!command` still running."""
         self.turns.stop()
+
+    def action_rewind_key(self) -> None:
+        """Esc in the empty prompt while nothing runs: the first says a second opens `/rewind`; the second does
+        (any other key between takes the first back)."""
+        if self.rewind_armed:
+            self.rewind_armed = False
+            self._command("/rewind")
+        else:
+            self.rewind_armed = True
+        self._show_status()
 
     def action_interrupt(self) -> None:
         """Ctrl+C: stop the running turn; otherwise copy the prompt's selection, or say how to quit."""

@@ -1,24 +1,29 @@
-"""Slash commands of the TUI: /help, /agents, /skills, /tasks, /mcp, /model, /new (/clear), /resume, /cost, /compact,
-/copy, /export, /notify, /go, /quit; then the person's and the project's own (`slash_commands`), which never take a
-built-in's name."""
+"""Slash commands of the TUI: /help, /agents, /skills, /tasks, /mcp, /model, /new (/clear), /resume, /rewind, /undo,
+/redo (those three in `ui.rewind`), /cost, /compact, /copy, /export, /notify, /go, /quit; then the person's and the
+project's own (`slash_commands`), which never take a built-in's name."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
 from agentcli.ui.keys import keys_help
 from agentcli.ui.model import format_seconds
 from agentcli.ui.plan import GO_PROMPT
+from agentcli.ui.rewind import redo_command, rewind_command, undo_command
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from agentcli.conversation import Conversation, Resumed
     from agentcli.frontend import CommandSet, CustomCommand
     from agentcli.ui.model import Entry
     from agentcli.ui.notify import Notifier, NotifyMode
+
+T = TypeVar("T")
 
 
 class CommandHost(Protocol):
@@ -39,6 +44,12 @@ class CommandHost(Protocol):
     async def show_history(self) -> None: ...
 
     async def pick_session(self, choices: list[tuple[str, str]]) -> str | None: ...
+
+    async def ask(self, screen: Screen[T]) -> T: ...
+
+    async def redraw_history(self) -> None: ...
+
+    def edit_prompt(self, text: str) -> None: ...
 
     def quit_app(self) -> None: ...
 
@@ -346,6 +357,10 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "new": (_new, "start a new session (empty history and view); the last one can be resumed"),
     "clear": (_new, "the same as /new"),
     "resume": (_resume, "resume a stored session of this workspace: /resume [ID] (a picker without an ID)"),
+    "rewind": (rewind_command, "go back to an earlier prompt: its files, the conversation, or both, after a preview "
+                               "(also Esc Esc in an empty prompt)"),
+    "undo": (undo_command, "rewind the latest prompt (its files and the conversation); its text comes back to edit"),
+    "redo": (redo_command, "undo the latest rewind (when no prompt was sent since)"),
     "mcp": (_mcp, "MCP servers: where each is configured, its status and tools (they start with the first message)"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),

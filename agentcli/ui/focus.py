@@ -2,7 +2,8 @@
 
 Text keys (and pastes) belong in the prompt wherever the focus is, unless the focused widget takes typed text
 itself. The app's scrolling, mode and focus keys apply on the main screen only (in a dialog, the dialog's own
-keys work); Esc is "Back to prompt" away from the prompt and "Stop turn" in it; Home / End scroll the
+keys work); Esc is "Back to prompt" away from the prompt, "Stop turn" in it while something runs, and "Rewind" in
+the empty prompt while nothing does (twice in a row: `/rewind`); Home / End scroll the
 conversation only while no text entry would use them to move along its line.
 """
 
@@ -60,12 +61,19 @@ class FocusRules:
         if action == "stop_turn":
             if self.on_main_screen and not prompt_focused:
                 return False
-            return True if busy() else None
+            return True if busy() else (False if self.may_rewind(busy) else None)
+        if action == "rewind_key":
+            return self.may_rewind(busy)
         if action in MAIN_SCREEN_ACTIONS and not self.on_main_screen:
             return False
         if action == "home_end":  # in a text (the prompt's, or a search box's) they move along its line
             return not self.text_entry_focused() or (prompt_focused and not self._prompt.text)
         return True
+
+    def may_rewind(self, busy: Callable[[], bool]) -> bool:
+        """Whether Esc in the prompt means "rewind" (twice in a row opens `/rewind`): on the main screen, the prompt
+        focused and empty, nothing running."""
+        return self.on_main_screen and self._app.focused is self._prompt and not self._prompt.text and not busy()
 
     def scroll(self, where: str) -> None:
         """PgUp / PgDn / Ctrl+Home / Ctrl+End: scroll the conversation (the end follows new output again)."""

@@ -6,7 +6,9 @@ The focus model it describes (`AgentApp` implements it):
   typed there, in order. So no widget of the main screen binds a printable key: acting on a focused block
   takes a key that cannot be typed by accident (Enter, Ctrl+X).
 - Esc goes back to the prompt when the focus is elsewhere; in the prompt it stops the running turn (and
-  every subagent under it). Ctrl+C stops the turn from anywhere. In a dialog, Esc is the dialog's "no".
+  every subagent under it). While nothing runs, Esc twice in the empty prompt opens `/rewind` (the first
+  one only says so in the status bar; any other key takes it back). Ctrl+C stops the turn from anywhere.
+  In a dialog, Esc is the dialog's "no" (in the rewind's steps: back one step).
 - PgUp / PgDn scroll the conversation wherever the focus is (the prompt is short: Up / Down move in it);
   Ctrl+Home / Ctrl+End go to its top / bottom (the bottom follows new output again). Home / End do that
   too while the prompt is empty; with text in the prompt they move to the start / end of its line.
@@ -30,6 +32,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Up / Down", "earlier prompts (from the prompt's first / last line)"),
     ("any text key", "types into the prompt, wherever the focus is"),
     ("Esc", "back to the prompt; in the prompt: stop the running turn and every subagent"),
+    ("Esc Esc in the empty prompt", "rewind to an earlier prompt (/rewind), while nothing runs"),
     ("Ctrl+C", "stop the running turn (from anywhere); else copy the prompt's selection"),
     ("Shift+Tab", "permission mode: ask → accept edits → read-only (plan: /go carries a plan out); in the status bar"),
     ("PgUp / PgDn", "scroll the conversation"),
@@ -41,6 +44,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+T on a running block", "message that subagent: /msg ID in the prompt (it reads it at its next turn)"),
     ("Ctrl+D on a block of an isolated task", "its merge back and the diff of what it changed (Esc closes)"),
     ("y / a / n, Esc in an approval", "allow once / allow always / deny"),
+    ("Enter / o / d, Esc in a rewind's preview",
+     "rewind, keeping the files you changed since / overwrite those too / the file's whole diff / back"),
     ("Ctrl+Q", "quit (while a turn runs: twice, and the turn is stopped)"),
 )
 

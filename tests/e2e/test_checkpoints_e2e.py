@@ -172,6 +172,8 @@ def test_the_conversation_half_takes_the_prompt_back_and_a_redo_gives_it_back(tm
     assert _sessions(tmp_path, "rewind", session, "--redo").returncode == 0
     assert (ws / "two.txt").read_text() == "2"
     assert len(json.loads(_sessions(tmp_path, "show", session, "--json").stdout)["messages"]) == 6
+    assert "to before “second prompt”" in _sessions(tmp_path, "rewind", session).stdout  # the latest one left
+    assert "to before “first prompt”" in _sessions(tmp_path, "rewind", session, "--dry-run").stdout
 
 
 def test_a_workspace_without_git_is_checkpointed_and_rewound(tmp_path: Path) -> None:

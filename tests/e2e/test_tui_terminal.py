@@ -148,3 +148,48 @@ def test_twenty_parallel_subagents_fit_a_140x45_terminal(tmp_path: Path) -> None
         term.press("C-q")
         assert term.wait_until_exited() == 0
     server.assert_done()
+
+
+def test_rewind_in_a_real_terminal_previews_the_files_then_puts_them_back(tmp_path: Path) -> None:
+    """/rewind in a real terminal: the picker, the mode, the preview naming the file, its diff on `d`, then the file
+    back as it was and the prompt back in the input."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("print('hello')\n")
+    edit = ToolCall(name="Edit", input={"file_path": "app.py", "old_string": "hello", "new_string": "REWRITTEN"})
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[edit])),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="EDIT MADE.")),
+    ])
+    with FakeLLMServer(script) as server:
+        env = terminal_env(tmp_path, server, AGENTCLI_PERMISSIONS__MODE="accept_edits")
+        with AgentcliTerminal(["--cwd", str(ws)], env, ws) as term:
+            term.wait_started()
+            term.type("change the greeting")
+            term.press("Enter")
+            term.wait_loaded()
+            term.wait_for("EDIT MADE.")
+            assert (ws / "app.py").read_text() == "print('REWRITTEN')\n"
+            term.type("/rewind")
+            term.press("Enter")
+            term.wait_for("Rewind to which prompt?")
+            screen = term.wait_for("change the greeting  · 1 file changed")
+            term.press("Enter")
+            term.wait_for("what goes back?")
+            term.press("Enter")  # code and conversation
+            screen = term.wait_for("M app.py  put back as it was")
+            assert "1 file will change:" in screen, screen
+            term.press("d")
+            screen = term.wait_for("the whole diff:")
+            assert "- print('REWRITTEN')" in screen and "+ print('hello')" in screen, screen
+            term.press("Escape")
+            term.wait_for("d diff of the highlighted file")
+            term.press("Enter")
+            screen = term.wait_for("rewound (code and conversation)")
+            assert (ws / "app.py").read_text() == "print('hello')\n"
+            assert "EDIT MADE." not in screen, screen
+            prompt_lines = [line for line in screen.splitlines() if "change the greeting" in line]
+            assert len(prompt_lines) == 2 and "│" in prompt_lines[-1], screen  # the note, and the prompt's text
+            term.press("C-q")
+            assert term.wait_until_exited() == 0
+    server.assert_done()

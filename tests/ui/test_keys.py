@@ -14,6 +14,7 @@ from agentcli.ui.commands import KEYS_HELP
 from agentcli.ui.keys import key_name
 from agentcli.ui.model import BlockItem
 from agentcli.ui.widgets.approval import ApprovalScreen
+from agentcli.ui.widgets.rewind_screen import ModePicker, RewindPicker, RewindPreviewScreen
 from agentcli.ui.widgets.status_bar import QUIT_ARMED
 from agentcli.ui.widgets.subagent_block import BlockHeader, SubagentBlock
 from agentcli.ui.widgets.tool_call import ToolCallView
@@ -111,9 +112,9 @@ async def test_esc_returns_to_the_prompt_and_stops_the_turn_only_from_there(make
             await pilot.press("escape")  # from the prompt: stop the turn
             await idle(pilot)
             assert notes(app)[-1] == "Turn stopped."
-            await pilot.press("escape")  # nothing runs: Esc in the prompt does nothing
+            await pilot.press("escape")  # nothing runs: Esc in the empty prompt only says a second one rewinds
             await pilot.pause()
-            assert app.is_running and app.focused is app.prompt
+            assert app.is_running and app.focused is app.prompt and app.rewind_armed
     server.assert_done()
 
 
@@ -249,7 +250,8 @@ def _own_bindings(cls: type) -> list[Binding]:
 
 
 def test_every_key_is_in_help() -> None:
-    for owner in (AgentApp, SubagentBlock, BlockHeader, ToolCallView, ApprovalScreen):
+    for owner in (AgentApp, SubagentBlock, BlockHeader, ToolCallView, ApprovalScreen, RewindPicker, ModePicker,
+                  RewindPreviewScreen):
         for binding in Binding.make_bindings(owner.BINDINGS):
             for key in binding.key.split(","):
                 assert key_name(key) in KEYS_HELP, (owner.__name__, key)

@@ -37,7 +37,7 @@ async def test_skills_listing_and_a_custom_command_turn(make_app: MakeApp, works
         app = make_app(server)
         async with app.run_test(size=SIZE) as pilot:
             offered = [c.label for c in command_candidates("re", app.prompt.commands)]
-            assert offered == ["/resume", "/review", "/release-notes"]
+            assert offered == ["/resume", "/rewind", "/redo", "/review", "/release-notes"]
             await submit(pilot, "/skills")
             listing = notes(app)[-1]
             assert "  release-notes (project): Writes release notes." in listing

@@ -1,4 +1,5 @@
-"""The TUI's widgets: conversation view, subagent blocks, tool calls, approvals, status bar, prompt.
+"""The TUI's widgets: conversation view, subagent blocks, tool calls, approvals, status bar, prompt, the rewind's
+steps.
 
 Its modules are its face; other packages import their names from `agentcli.ui`.
 """
@@ -13,6 +14,7 @@ __all__ = [
     "message_list",
     "prompt_extras",
     "prompt_input",
+    "rewind_screen",
     "session_picker",
     "status_bar",
     "subagent_block",

@@ -1,6 +1,7 @@
 """The whole diff of an edit waiting for approval, one key away from the dialog (`d`): every line, however many.
 
-The approval dialog shows the first `PREVIEW_LINES` lines of a diff; this screen shows all of it. The lines are
+The approval dialog shows the first `PREVIEW_LINES` lines of a diff; this screen shows all of it (a rewind's
+preview opens it too, for one file it changes). The lines are
 drawn as they scroll into view (Textual's line API), each numbered and coloured as the dialog's and highlighted
 on its own, so a rewrite of a hundred thousand lines opens at once. PageUp/PageDown, the arrows and Home/End
 scroll; Esc goes back to the question. Every line goes through `safe_line`: the file's text is untrusted.
@@ -89,7 +90,7 @@ class DiffLines(ScrollView, can_focus=True):
 
 
 class FullDiffScreen(ModalScreen[None]):
-    """The whole diff of one edit the person is asked about; Esc goes back to the question."""
+    """The whole diff of one edit the person is asked about (or of one file a rewind changes); Esc goes back."""
 
     DEFAULT_CSS = """
     FullDiffScreen {
@@ -115,9 +116,11 @@ class FullDiffScreen(ModalScreen[None]):
         Binding("end", "scroll('end')", "Bottom", show=False),
     ]
 
-    def __init__(self, diff: FileDiff) -> None:
+    def __init__(self, diff: FileDiff, *, back: str = "the question") -> None:
+        """`back`: what Esc goes back to (the approval's question, a rewind's preview)."""
         super().__init__(classes="full-diff-screen")
         self.diff = diff
+        self.back = back
 
     def compose(self) -> Any:
         """The file and its counts, the lines, and the keys."""
@@ -126,7 +129,7 @@ class FullDiffScreen(ModalScreen[None]):
             lines = DiffLines(self.diff, id="full-diff-lines")
             yield lines
             yield Static(f"the whole diff: {len(lines.lines)} lines · PageUp/PageDown, arrows, Home/End scroll · Esc "
-                         "goes back to the question", id="full-diff-hint", markup=False)
+                         f"goes back to {self.back}", id="full-diff-hint", markup=False)
 
     def on_mount(self) -> None:
         """The lines take the keys (arrows scroll them)."""
@@ -139,5 +142,5 @@ class FullDiffScreen(ModalScreen[None]):
          "end": view.scroll_end}[where](animate=False)
 
     def action_close(self) -> None:
-        """Back to the approval dialog."""
+        """Back to the approval dialog (or the rewind's preview)."""
         self.dismiss(None)

@@ -23,6 +23,7 @@ READY = "ready"
 WORKING = "working… (Esc to stop)"
 APPROVAL = "waiting for your approval"
 QUIT_ARMED = "press Ctrl+Q again to quit"
+REWIND_ARMED = "press Esc again to rewind"
 
 #: Shorter forms of each state the app shows, longest first (an unknown state has no shorter form).
 STATE_FORMS: dict[str, tuple[str, ...]] = {
@@ -31,6 +32,7 @@ STATE_FORMS: dict[str, tuple[str, ...]] = {
     WORKING: (WORKING, "working…"),
     APPROVAL: (APPROVAL, "approval waiting", "approval"),
     QUIT_ARMED: (QUIT_ARMED, "Ctrl+Q again quits", "^Q again"),
+    REWIND_ARMED: (REWIND_ARMED, "Esc again rewinds", "Esc again"),
 }
 #: How each permission mode reads: the full label, then the shortest that still says it.
 MODE_FORMS: dict[str, tuple[str, str]] = {
@@ -63,7 +65,7 @@ class Status:
     cost_usd: float | None = None
     running: int = 0
     queued: int = 0
-    state: str = READY  # LOADING | READY | WORKING | APPROVAL | QUIT_ARMED
+    state: str = READY  # LOADING | READY | WORKING | APPROVAL | QUIT_ARMED | REWIND_ARMED
     context: tuple[int, int] | None = None  # the main agent's context: (tokens used, window)
     window_source: str = ""  # where the window came from: configured, server: …, model table, default
     mode: str = "ask"  # the permission mode (tools.permissions.Mode)
@@ -121,7 +123,7 @@ def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
             ((f"ctx {100 * used / window:.0f}%", style),),
             (),
         )
-    state_style = "bold $warning" if status.state in (APPROVAL, QUIT_ARMED) else "italic"
+    state_style = "bold $warning" if status.state in (APPROVAL, QUIT_ARMED, REWIND_ARMED) else "italic"
     parts["state"] = tuple(((form, state_style),) for form in STATE_FORMS.get(status.state, (status.state,)))
     return parts
 
