@@ -99,7 +99,7 @@ class FileRewinds:
         except (RewindError, CheckpointError) as exc:
             return _refused(f"Failed to rewind: {exc}")
         failures = [line for line in done.problems if not any(line.startswith(f"{path}: kept") for path in kept)]
-        return self._result(_changed(chosen, failures), diffs, kept, failures)
+        return self._result(files_changed(chosen, failures), diffs, kept, failures)
 
     def _diffs(self, preview: RewindPreview, files: list[FileChange]) -> dict[str, FileDiff]:
         """What the rewind does to each file (in a worker thread: it reads blobs from the shadow repository)."""
@@ -128,7 +128,7 @@ def _refused(error: str) -> Line:
     return {"canRewind": False, "error": error}
 
 
-def _changed(chosen: list[FileChange], failures: list[str]) -> list[FileChange]:
+def files_changed(chosen: list[FileChange], failures: list[str]) -> list[FileChange]:
     """The chosen files minus those a failure names: a removal names its path, a failed checkout every file it was
     to write."""
     if any(line.startswith("git checkout-index:") for line in failures):
