@@ -75,7 +75,12 @@ class FileRewinds:
         if dry_run is not None and not isinstance(dry_run, bool):
             raise RequestError("rewind_files: dry_run must be true or false")
         async with self.lock:
-            result = await self._rewind(message_id, bool(dry_run))
+            work = asyncio.ensure_future(self._rewind(message_id, bool(dry_run)))
+            try:
+                result = await asyncio.shield(work)
+            except asyncio.CancelledError:  # the program withdrew the request: a rewind under way still ends
+                await asyncio.wait([work])
+                raise
         if result["canRewind"] or dry_run:
             return result
         raise RequestError(str(result.get("error") or "Unexpected error"))

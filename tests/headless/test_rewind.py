@@ -93,6 +93,22 @@ async def test_refusals_are_error_answers_and_dry_runs_say_why(conversation: Con
     assert (conversation.workspace / "new" / "file.txt").exists()
 
 
+async def test_a_withdrawn_rewind_still_ends_before_the_next_turn_may_start(conversation: Conversation) -> None:
+    import asyncio
+
+    await turn(conversation, UUID, agent_changes)
+    rewinds = FileRewinds(conversation, lambda: False, enabled=True)
+    request = asyncio.create_task(rewinds.rewind_files({"user_message_id": UUID}))
+    while not rewinds.lock.locked():  # the request has begun (each pass lets it run to its next wait)
+        await asyncio.sleep(0)
+    request.cancel()  # as the channel does on control_cancel_request
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    assert not rewinds.lock.locked() and not (conversation.workspace / "new").exists()
+    (_prompt, rewind) = conversation.checkpoints.rows(conversation.session.id)
+    assert rewind.kind == "rewind" and rewind.after_tree is not None  # the rewind's checkpoint was closed
+
+
 def test_a_failed_removal_or_checkout_leaves_its_files_out_of_files_changed() -> None:
     chosen = [FileChange("a.txt", "delete"), FileChange("b.txt", "restore"), FileChange("c.txt", "recreate")]
     assert files_changed(chosen, []) == chosen
