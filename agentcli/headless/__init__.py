@@ -6,6 +6,8 @@
 - `control`: the control protocol's plumbing (requests both ways, answers, cancellations);
 - `printer`: the lines in Claude Code's exact shapes (init every turn, a result per turn, session state);
 - `approver`: the permission questions as `can_use_tool` requests;
+- `requests`: what each control request from the program does; `rewind`: `rewind_files`, the workspace's files put
+  back as they were before a user message's turn;
 - `driver`: one session, turn by turn, from the user messages and control requests on standard input.
 """
 

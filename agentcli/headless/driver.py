@@ -1,7 +1,9 @@
 """`agentcli` in Claude Code's headless mode: the command line read (`flags`, `settings_map`), the session opened,
 then its turns: one prompt (`-p "PROMPT"`), or with `--input-format stream-json` each user message on standard
 input, in order, while control requests are served as they arrive (an `interrupt` stops the running turn, the
-next message starts the next one). Every turn's lines go out as Claude Code writes them (`printer`).
+next message starts the next one). Every turn's lines go out as Claude Code writes them (`printer`). Each user
+message's uuid (the program's, else one made here and replayed) names its prompt's checkpoint, which
+`rewind_files` (`rewind`) goes back to.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from agentcli.headless.structured import Structured
     from agentcli.llm import Message
     from agentcli.oneshot import Printer
+    from agentcli.stream_json import UserInput
 
 log = logging.getLogger(__name__)
 #: Set by the Claude Agent SDK: it reads `session_state_changed` lines.
@@ -243,13 +246,15 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
         approver.interrupt = conversation.cancel_turn
 
 
-async def _turn(conversation: Conversation, prompt: str | Message, schema: dict[str, Any] | None) -> Structured:
-    """One turn; with `--json-schema` its answer checked (and repaired once) against the schema."""
+async def _turn(conversation: Conversation, prompt: str | Message, schema: dict[str, Any] | None,
+                message_id: str | None = None) -> Structured:
+    """One turn (`message_id`: the user message's uuid, for its checkpoint); with `--json-schema` its answer checked
+    (and repaired once) against the schema."""
     from agentcli.headless.structured import Structured, structured_turn
 
     if schema is None:
-        return Structured(await conversation.send(prompt))
-    return await structured_turn(conversation, prompt, schema)
+        return Structured(await conversation.send(prompt, message_id=message_id))
+    return await structured_turn(conversation, prompt, schema, message_id)
 
 
 async def _one_turn(conversation: Conversation, printer: Printer, args: HeadlessArgs,
@@ -274,6 +279,7 @@ class Driver:
                  args: HeadlessArgs, err: TextIO, schema: dict[str, Any] | None = None) -> None:
         from agentcli.headless.init_fields import FlagsGiven
         from agentcli.headless.requests import Requests
+        from agentcli.headless.rewind import FileRewinds, rewinding_enabled
 
         self.conversation = conversation
         self.printer = printer
@@ -284,9 +290,13 @@ class Driver:
                                  lambda line: err.write(f"agentcli: warning: {terminal_safe(line)}\n"),
                                  FlagsGiven(mode=args.permission_mode is not None or args.skip_permissions,
                                             model=args.model is not None))
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[UserInput, str] | None] = asyncio.Queue()  # a message, its uuid
         self.outcome: RunOutcome | None = None  # the last turn's, or a bad line's after it
         self.schema = schema
+        self.running = False  # a message taken from the queue is being answered
+        self.rewinds = FileRewinds(conversation, lambda: self.running or not self.queue.empty(),
+                                   rewinding_enabled(os.environ))
+        channel.handlers["rewind_files"] = self.rewinds.rewind_files
 
     async def run(self) -> RunOutcome | None:
         self._import_sdk()
@@ -334,10 +344,12 @@ class Driver:
         except InputLineError as exc:
             self._bad(str(exc))
             return
+        given = data.get("uuid")
+        message_id = given if isinstance(given, str) and given else _uuid()
         if self.args.replay_user_messages:
-            self.printer.write({**data, "session_id": self.conversation.session.id,
-                                "uuid": data.get("uuid") or _uuid(), "isReplay": True})
-        self.queue.put_nowait(item)
+            self.printer.write({**data, "session_id": self.conversation.session.id, "uuid": message_id,
+                                "isReplay": True})
+        self.queue.put_nowait((item, message_id))
 
     def _bad(self, message: str) -> None:
         from agentcli.agent import RunOutcome
@@ -346,24 +358,32 @@ class Driver:
         self.outcome = RunOutcome("failed", "", 0, message)
 
     async def _turns(self) -> None:
-        conversation, printer = self.conversation, self.printer
-        while (item := await self.queue.get()) is not None:
-            # Built at the first turn, after `initialize` (its agents join the Task tool's description).
-            await self.requests.settled.wait()
-            await conversation.prepare(in_thread=False, on_sent=settle_gc)
-            printer.start_turn(
-                session_id=conversation.session.id, cwd=str(conversation.workspace),
-                model=conversation.model.model, tools=await conversation.offered_tools(),
-                mode=conversation.permissions.mode, agents=conversation.registry.names(),
-                mcp=[{"name": n, "status": "connected" if s.status == "running" else s.status}
-                     for n, s in conversation.mcp.servers.items()],
-            )
-            turn = await _turn(conversation, item.prompt, self.schema or self.requests.schema)
-            self.outcome = outcome = turn.outcome
-            printer.end_turn(status=outcome.status, result=outcome.marked_result(), error=outcome.error,
-                             stop_reason=outcome.stop_reason, structured=turn.document, subtype=turn.subtype,
-                             idle=self.queue.empty())
+        while (entry := await self.queue.get()) is not None:
+            self.running = True
+            try:
+                await self._answer(*entry)
+            finally:
+                self.running = False
 
+    async def _answer(self, item: UserInput, message_id: str) -> None:
+        """One user message's turn, from its init line to its result (once no rewind is under way)."""
+        conversation, printer = self.conversation, self.printer
+        await self.rewinds.idle()
+        # Built at the first turn, after `initialize` (its agents join the Task tool's description).
+        await self.requests.settled.wait()
+        await conversation.prepare(in_thread=False, on_sent=settle_gc)
+        printer.start_turn(
+            session_id=conversation.session.id, cwd=str(conversation.workspace),
+            model=conversation.model.model, tools=await conversation.offered_tools(),
+            mode=conversation.permissions.mode, agents=conversation.registry.names(),
+            mcp=[{"name": n, "status": "connected" if s.status == "running" else s.status}
+                 for n, s in conversation.mcp.servers.items()],
+        )
+        turn = await _turn(conversation, item.prompt, self.schema or self.requests.schema, message_id)
+        self.outcome = outcome = turn.outcome
+        printer.end_turn(status=outcome.status, result=outcome.marked_result(), error=outcome.error,
+                         stop_reason=outcome.stop_reason, structured=turn.document, subtype=turn.subtype,
+                         idle=self.queue.empty())
 
 def _uuid() -> str:
     import uuid

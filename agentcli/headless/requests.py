@@ -1,6 +1,7 @@
 """What each control request from the program does to the session: `initialize`, `interrupt`,
 `set_permission_mode`, `set_model`, `mcp_status`, `stop_task` (the answers' shapes follow Claude Code's, which
-the SDKs read). The requests agentcli sends the other way are in `approver`.
+the SDKs read). `rewind_files` is `rewind`'s (the driver registers it: it must know whether a turn runs). The
+requests agentcli sends the other way are in `approver`.
 """
 
 from __future__ import annotations

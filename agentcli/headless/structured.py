@@ -46,9 +46,11 @@ class Structured:
     subtype: str | None = None  # the result's subtype when the retries ran out
 
 
-async def structured_turn(conversation: Conversation, prompt: str | Message, schema: dict[str, Any]) -> Structured:
-    """Run one turn whose answer must satisfy `schema`, with one repair turn."""
-    outcome = await conversation.send(_with_format(prompt, schema))
+async def structured_turn(conversation: Conversation, prompt: str | Message, schema: dict[str, Any],
+                          message_id: str | None = None) -> Structured:
+    """Run one turn whose answer must satisfy `schema`, with one repair turn (`message_id`: the user message's
+    uuid, for the checkpoint of its prompt; the repair prompt gets one of its own)."""
+    outcome = await conversation.send(_with_format(prompt, schema), message_id=message_id)
     for attempt in range(2):
         if outcome.status != "completed":
             return Structured(outcome)

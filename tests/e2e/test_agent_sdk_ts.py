@@ -81,3 +81,15 @@ def test_an_agent_defined_with_read_only_is_offered_exactly_read(ready: None, tm
     assert reviewer == [["Read"], ["Read"]]  # no ListAgents, no SendMessage
     main = [tool_names(r) for r in outcome.requests if "AGENT-1" in str(r.body.get("messages"))]
     assert {"SendMessage", "ListAgents", "Task"} <= set(main[0])  # the main agent has no list: it keeps them
+
+
+def test_rewind_files_answers_a_dry_run_then_rewinds(ready: None, tmp_path: Path) -> None:
+    outcome = scenario("rewind_files", tmp_path)  # run.mjs checked the files themselves
+    ws = (tmp_path / "ws").resolve()
+    files = sorted(str(ws / name) for name in ("data.bin", "made.txt", "notes.txt", "sub/dir/new.txt"))
+    kept = "left as they are (changed outside the agent's turns since that message): keep.txt"
+    assert outcome.data["unknown"] == {"canRewind": False, "error": "No file checkpoint found for this message."}
+    for answer in (outcome.data["dry"], outcome.data["rewound"]):
+        # notes.txt: one line back, one away; made.txt and new.txt: one line each away; data.bin: binary
+        assert {**answer, "filesChanged": sorted(answer["filesChanged"])} == {
+            "canRewind": True, "filesChanged": files, "insertions": 1, "deletions": 3, "error": kept}

@@ -54,6 +54,9 @@ def test_bad_control_requests_get_error_answers_and_the_session_goes_on(tmp_path
         {"type": "control_request", "request_id": "r1", "request": {"subtype": "initialize", "hooks": None}},
         {"type": "control_request", "request_id": "r2", "request": {"subtype": "rewind_files"}},
         {"type": "control_request", "request_id": "r3", "request": {"subtype": "set_permission_mode", "mode": "yolo"}},
+        {"type": "control_request", "request_id": "r4", "request": {"subtype": "no_such_request"}},
+        {"type": "control_request", "request_id": "r5",
+         "request": {"subtype": "rewind_files", "user_message_id": "u-1", "dry_run": True}},
         "{not json",
         {"type": "user", "message": {"role": "user", "content": "still there?"}},
     ]
@@ -67,9 +70,12 @@ def test_bad_control_requests_get_error_answers_and_the_session_goes_on(tmp_path
     answers = {o["response"]["request_id"]: o["response"] for o in out if o["type"] == "control_response"}
     assert answers["r1"]["subtype"] == "success" and answers["r1"]["response"]["pid"] > 0
     assert answers["r2"] == {"subtype": "error", "request_id": "r2",
-                             "error": "Unsupported control request subtype: rewind_files"}
+                             "error": "rewind_files needs a user_message_id (the uuid of a user message)"}
+    assert answers["r4"]["error"] == "Unsupported control request subtype: no_such_request"
+    assert answers["r5"] == {"subtype": "success", "request_id": "r5",  # a dry run answers; file checkpointing off
+                             "response": {"canRewind": False, "error": "File rewinding is not enabled."}}
     assert answers["r3"]["subtype"] == "error" and "Invalid permission mode 'yolo'" in answers["r3"]["error"]
-    assert "agentcli: standard input line 4: not JSON" in proc.stderr and "Traceback" not in proc.stderr
+    assert "agentcli: standard input line 6: not JSON" in proc.stderr and "Traceback" not in proc.stderr
     result = out[-1]
     assert (result["type"], result["result"]) == ("result", "Yes.")
     assert proc.returncode == 0  # the last turn completed

@@ -6,7 +6,7 @@
 // results, the CLI's last stderr lines. The fake model's script and the checks on its requests are in
 // scenarios.py; tests/e2e/test_agent_sdk_ts.py and bench/sdk_parity_ts.py run both halves.
 import { createInterface } from "node:readline";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
 import { z } from "zod";
@@ -23,6 +23,7 @@ class Ctx {
     this.failed = [];
     this.turns = [];
     this.stderr = [];
+    this.data = {}; // what a scenario hands the Python side to check (say, the answers to its control requests)
     this.heldPromise = new Promise((resolve) => {
       const lines = createInterface({ input: process.stdin });
       lines.on("line", (line) => line.trim() === "held" && resolve());
@@ -71,8 +72,9 @@ function inbox() {
   const poke = () => wake && (wake(), (wake = null));
   return {
     iterable,
-    send(text) {
-      items.push({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" });
+    send(text, uuid) {
+      items.push({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "",
+                   ...(uuid ? { uuid } : {}) });
       poke();
     },
     close() {
@@ -241,6 +243,36 @@ const scenarios = {
     ctx.check(again?.result === "Here again.", "the next message is answered");
   },
 
+  async rewind_files(options, ctx) {
+    // The workspace has notes.txt; the model's turn edits it, writes sub/dir/new.txt, and runs a command that
+    // makes made.txt and removes data.bin; then the person changes keep.txt, and the files are rewound.
+    const ws = (name) => join(config.cwd, name);
+    const data = Buffer.from([0, 1, 254, 255, 10]);
+    writeFileSync(ws("data.bin"), data);
+    writeFileSync(ws("keep.txt"), "mine\n");
+    const chosen = "7d3c1f52-9a4e-4b1c-8f2d-3e5a6b7c8d90";
+    const allow = async (_name, input) => ({ behavior: "allow", updatedInput: input });
+    const box = inbox();
+    const q = query({ prompt: box.iterable, options: { ...options, enableFileCheckpointing: true, canUseTool: allow,
+                                                        extraArgs: { "replay-user-messages": null } } });
+    box.send("REW-1 change the files", chosen);
+    const got = await ctx.collect(q, async () => {
+      const replayed = ctx.turns.at(-1).find((m) => m.type === "user" && m.message?.content === "REW-1 change the files");
+      ctx.check(replayed?.uuid === chosen, `the replayed message keeps the program's uuid (got ${replayed?.uuid})`);
+      writeFileSync(ws("keep.txt"), "changed by the person\n");
+      ctx.data.unknown = await q.rewindFiles("00000000-0000-4000-8000-000000000000", { dryRun: true });
+      ctx.data.dry = await q.rewindFiles(chosen, { dryRun: true });
+      ctx.check(existsSync(ws("made.txt")) && !existsSync(ws("data.bin")), "the dry run changed nothing");
+      ctx.data.rewound = await q.rewindFiles(chosen);
+      box.close();
+    });
+    ctx.check(resultOf(got).result === "Changed.", "the turn answered");
+    ctx.check(readFileSync(ws("notes.txt"), "utf8") === "first line\n", "notes.txt is back");
+    ctx.check(existsSync(ws("data.bin")) && readFileSync(ws("data.bin")).equals(data), "data.bin is back, byte for byte");
+    ctx.check(!existsSync(ws("made.txt")) && !existsSync(ws("sub")), "the new files and folders are gone");
+    ctx.check(readFileSync(ws("keep.txt"), "utf8") === "changed by the person\n", "the person's change is kept");
+  },
+
   async resume_fork(options, ctx) {
     const chosen = "0b6f7f0e-2d0c-4c8e-9a59-5f3f1f0d8a11";
     const first = await ctx.collect(query({ prompt: "RES-1 remember the word teal", options: { ...options, sessionId: chosen } }));
@@ -280,6 +312,7 @@ async function main() {
       structured_output: r.structured_output ?? null, session_id: r.session_id,
     })),
     stderr: ctx.stderr.slice(-8),
+    data: ctx.data,
   };
   process.stdout.write(JSON.stringify(outcome) + "\n");
   process.exit(0);

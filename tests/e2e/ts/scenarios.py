@@ -155,6 +155,18 @@ SCENARIOS: list[Scenario] = [
              turn=0, last_user_contains="STOP-1"),
         step("Here again.", last_user_contains="STOP-2"),
     ]),
+    Scenario("rewind_files", lambda ws: [
+        step(calls=[ToolCall(name="Read", id="toolu_read", input={"file_path": str(ws / "notes.txt")})],
+             turn=0, last_user_contains="REW-1"),
+        step(calls=[
+            ToolCall(name="Write", id="toolu_write", input={"file_path": str(ws / "sub" / "dir" / "new.txt"),
+                                                            "content": "new\n"}),
+            ToolCall(name="Edit", id="toolu_edit", input={"file_path": str(ws / "notes.txt"),
+                                                          "old_string": "first line", "new_string": "edited line"}),
+            ToolCall(name="Bash", id="toolu_bash", input={"command": "printf 'made\\n' > made.txt && rm data.bin"}),
+        ], turn=1, last_user_contains="first line"),
+        step("Changed.", turn=2, last_user_is_tool_result=True),
+    ]),
     Scenario("resume_fork", lambda ws: [
         step("Remembered: teal.", turn=0, last_user_contains="RES-1"),
         step("It was teal.", last_user_contains="RES-2", any_message_contains="Remembered: teal."),
@@ -175,6 +187,7 @@ class Outcome:
     requests: list[RecordedRequest]
     wall: float
     catch_all: int = 0  # requests no step of the scenario answered (a title, a probe): the catch-all did
+    data: dict[str, Any] = field(default_factory=dict)  # what the scenario handed over (`ctx.data` in run.mjs)
 
     @property
     def passed(self) -> bool:
@@ -224,7 +237,7 @@ def run(scenario: Scenario, cli: str, root: Path) -> Outcome:
     failed = list(outcome.get("failed", [])) + scenario.checks(requests, ws)
     caught = sum(1 for r in requests if r.step_index == len(steps) - 1)
     return Outcome(failed, outcome.get("turns", []), outcome.get("results", []), outcome.get("stderr", []),
-                   requests, wall, caught)
+                   requests, wall, caught, outcome.get("data") or {})
 
 
 def _node(config: dict[str, Any], server: FakeLLMServer, hold: str | None, root: Path) -> tuple[str, str]:
