@@ -5,7 +5,7 @@ config, its `info/attributes` (every conversion off, so a file comes back byte f
 (the workspace repository's, copied) are written here; git runs through `gitsafe.Shadow` (no config but this
 one, nothing that starts a program). The workspace's repository, index, HEAD, hooks and config are never read
 or written; its `.gitignore` files are honoured. The shadow's own index remembers every file's stat data, so a
-snapshot of an unchanged tree hashes nothing: `ls-files --others --modified` lists what changed, that list
+snapshot of an unchanged tree hashes nothing: `ls-files --others` and `diff-files` list what changed, that list
 goes to `update-index`, `write-tree` names the tree. A file over the size cap or a nested repository is left
 out (and said so). Snapshots are kept alive by refs named after the session that took them.
 """
@@ -18,6 +18,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -161,8 +162,7 @@ class ShadowRepo:
     def snapshot(self) -> Snapshot:
         """The workspace's files now, as a tree (only what changed since the last snapshot is read)."""
         with self.locked() as git:
-            listed = self._git(git, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
-            paths = sorted({p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p})
+            paths = self._listed(git)
             if len(paths) > self.max_files:
                 raise CheckpointError(f"{len(paths)} files changed in {self.workspace}, more than [checkpoints] "
                                       f"max_files ({self.max_files}): no checkpoint taken")
@@ -173,6 +173,25 @@ class ShadowRepo:
                 self._git(git, "update-index", "-z", "--add", "--remove", "--replace", "--stdin", stdin=nul_list(keep))
             tree = self._git(git, "write-tree").decode().strip()
             return Snapshot(tree, tuple(skipped))
+
+    def _listed(self, git: Shadow) -> list[str]:
+        """The paths a snapshot takes again: untracked ones (a nested repository as `dir/`), and the index's whose
+        stat data moved (changed, gone, or only touched), the two lists made at once.
+
+        `diff-files` compares stat data only (its lstats spread over threads) and hashes nothing, where
+        `ls-files --modified` would hash a touched file's bytes at every snapshot (it never writes the index, and
+        update-index is not given a file whose bytes are the same): a branch switched and back would cost every
+        later prompt a read of every file it rewrote. Taken again once, a touched file's stat data is current.
+        When that makes more paths than `max_files`, the stat data is refreshed first (hashing the touched files
+        once) so that the cap counts changed files only."""
+        with ThreadPoolExecutor(1) as pool:
+            others = pool.submit(self._git, git, "ls-files", "-z", "--others", "--exclude-standard")
+            moved = _nul_split(self._git(git, "diff-files", "-z", "--name-only", "--no-renames"))
+            found = _nul_split(others.result())
+        if len(found) + len(moved) > self.max_files and moved:
+            git.run("update-index", "-q", "--refresh", work_tree=self.workspace, index=self.index, check=False)
+            moved = _nul_split(self._git(git, "diff-files", "-z", "--name-only", "--no-renames"))
+        return sorted(found | moved)
 
     def _sort(self, paths: list[str]) -> tuple[list[str], list[str], list[Skipped]]:
         """(paths to take, paths to drop from the index, what is left out and why)."""
@@ -256,6 +275,10 @@ def parse_diff_tree(out: bytes) -> list[Change]:
         if kind is not None:
             found.append(Change(path, kind, parts[0], parts[1]))
     return found
+
+
+def _nul_split(out: bytes) -> set[str]:
+    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
 def nul_list(paths: list[str]) -> bytes:
