@@ -35,7 +35,8 @@ async def conversation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Async
 
 async def turn(conversation: Conversation, message_id: str, change: Callable[[Path], object]) -> None:
     """What `Conversation.send` does around a turn, the turn's file changes made by `change`."""
-    await conversation.checkpoints.before(conversation.session, "change things", message_id)
+    session = conversation.session
+    await conversation.checkpoints.before(session, session.next_seq, "change things", message_id)
     change(conversation.workspace)
     await conversation.checkpoints.after(conversation.session)
 
