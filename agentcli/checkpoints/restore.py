@@ -8,6 +8,7 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from agentcli.checkpoints.shadow import CheckpointError, ShadowRepo, nul_list
@@ -55,7 +56,7 @@ def _remove(workspace: Path, path: str) -> str:
 
 
 @contextlib.contextmanager
-def _folder(workspace: Path, parts: list[str]):  # type: ignore[no-untyped-def]
+def _folder(workspace: Path, parts: list[str]) -> Iterator[int | None]:
     """A descriptor of `workspace/parts…`, each step opened without following a symlink (None: not there)."""
     fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
     try:

@@ -229,7 +229,7 @@ def sessions_rewind(
 async def _rewind(ref: str, to: str, mode: str, *, dry_run: bool, force: bool, redo: bool, as_json: bool) -> None:
     from pathlib import Path
 
-    from agentcli.conversation import ResumeError, RewindError, StoredRewinder
+    from agentcli.conversation import ResumeError, RewindError, StoredRewinder, as_mode
     from agentcli.frontend import load
 
     store = open_store()
@@ -241,7 +241,7 @@ async def _rewind(ref: str, to: str, mode: str, *, dry_run: bool, force: bool, r
         except ResumeError as exc:
             fail(str(exc))
         try:
-            preview = await (rewinder.preview_redo() if redo else rewinder.preview_rewind(to, mode))  # type: ignore[arg-type]
+            preview = await (rewinder.preview_redo() if redo else rewinder.preview_rewind(to, as_mode(mode)))
             if dry_run or not as_json:
                 _say_preview(preview, as_json)
             if dry_run:

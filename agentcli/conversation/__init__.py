@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         RewindDone,
         RewindError,
         RewindPreview,
+        as_mode,
         taken_back,
     )
     from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
@@ -44,6 +45,7 @@ __all__ = [
     "RewindPreview",
     "StoredRewinder",
     "TrustReport",
+    "as_mode",
     "holder_line",
     "main_agent_tools",
     "may_arm",
@@ -55,7 +57,7 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.conversation.checkpoints": [
-        "MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview", "taken_back",
+        "MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview", "as_mode", "taken_back",
     ],
     "agentcli.conversation.root": ["Conversation", "OpenError", "main_agent_tools"],
     "agentcli.conversation.stored_rewind": ["StoredRewinder"],

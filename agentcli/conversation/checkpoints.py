@@ -40,8 +40,18 @@ MODE_TEXT: dict[Mode, str] = {"both": "code and conversation", "conversation": "
                               "code": "code only"}
 
 
+
 class RewindError(Exception):
     """A rewind cannot be made (no such checkpoint, checkpoints off, nothing to redo); `str()` is one line."""
+
+
+def as_mode(text: str | None) -> Mode:
+    """A stored or typed mode as a `Mode` (anything else: `RewindError`)."""
+    for mode in MODES:
+        if text == mode:
+            return mode
+    raise RewindError(f"no rewind mode {text!r}: use one of {', '.join(MODES)}")
+
 
 
 @dataclass(slots=True)
@@ -90,7 +100,8 @@ class RewindDone:
             verb = "put back" if self.redo else "taken back"
             parts.append(f"{self.messages} message{'' if self.messages == 1 else 's'} {verb}")
         if self.problems:
-            parts.append(f"{len(self.problems)} file{'' if len(self.problems) == 1 else 's'} left as they are")
+            count = len(self.problems)
+            parts.append("1 file left as it is" if count == 1 else f"{count} files left as they are")
         return f"{what}: " + ", ".join(parts) if parts else what
 
 

@@ -8,7 +8,14 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from agentcli.conversation.checkpoints import Mode, PromptCheckpoints, RewindDone, RewindError, RewindPreview
+from agentcli.conversation.checkpoints import (
+    Mode,
+    PromptCheckpoints,
+    RewindDone,
+    RewindError,
+    RewindPreview,
+    as_mode,
+)
 
 if TYPE_CHECKING:
     from agentcli.agent import Session
@@ -56,8 +63,7 @@ class Rewinds:
         """What undoing the latest rewind (when no prompt came since) will change."""
         self._idle()
         point = self.checkpoints.last_rewind(self.session.id)
-        mode = point.mode if point.mode in ("both", "conversation", "code") else "both"
-        return await self.checkpoints.preview(self.session.id, point, mode)  # type: ignore[arg-type]
+        return await self.checkpoints.preview(self.session.id, point, as_mode(point.mode))
 
     async def redo(self, preview: RewindPreview, *, overwrite: bool | set[str] = False) -> RewindDone:
         """Undo the rewind `preview_redo` named: the files it changed put back, the messages it took back given

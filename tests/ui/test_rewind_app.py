@@ -148,7 +148,7 @@ async def test_a_file_the_person_changed_since_is_kept_unless_o(
                 assert app.prompt.text == ""  # code only: the conversation (and the input) stay
                 if key == "enter":
                     assert notes(app)[-1] == (
-                        "rewound (code only) to “second job”: 0 files changed, 1 file left as they are\n"
+                        "rewound (code only) to “second job”: 0 files changed, 1 file left as it is\n"
                         "  src/auth.py: kept (changed outside an agent's turn since the checkpoint)")
                     await submit(pilot, "/redo")
                     await wait_for(pilot, lambda: notes(app)[-1].startswith("redone"))
