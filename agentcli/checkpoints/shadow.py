@@ -119,6 +119,7 @@ class ShadowRepo:
 
     def _init(self) -> None:
         """Make the git dir (once), and copy the workspace repository's ignore rules into it (each time)."""
+        ensure_private_dir(self.folder.parent)  # the workspaces' files: the person's alone
         ensure_private_dir(self.folder)
         git = self.git_dir
         if not (git / "HEAD").is_file():

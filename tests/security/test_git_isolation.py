@@ -66,12 +66,14 @@ def _ran(marks: Path) -> str:
 
 
 def _logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """A `git` first on PATH that logs every command agentcli starts (its arguments and environment)."""
+    """A `git` first on PATH that logs every command agentcli starts (its arguments and environment), one file per
+    command (agentcli runs some at once)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    log = tmp_path / "git.log"
+    log = tmp_path / "git-runs"
+    log.mkdir()
     wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\n{{ printf "ARGV %s\\n" "$*"; env; echo END; }} >> "{log}"\n'
+    wrapper.write_text(f'#!/bin/sh\n{{ printf "ARGV %s\\n" "$*"; env; }} > "$(mktemp "{log}/run.XXXXXX")"\n'
                        f'exec {REAL_GIT} "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, log
@@ -156,7 +158,7 @@ def test_a_repositorys_config_runs_nothing_through_worktree_isolation_whatever_i
     assert git(ws, "branch", "--list", "agentcli/*") == ""
     # Every git agentcli started: no key in its environment, and nothing that reads a work tree or applies
     # attributes ran against the repository's own git dir.
-    runs = log.read_text().split("END\n")[:-1]
+    runs = [run.read_text() for run in sorted(log.iterdir())]
     assert runs and all(KEY not in run and "ANTHROPIC_" not in run for run in runs)
     real = str((ws / ".git").resolve())
     for run in runs:

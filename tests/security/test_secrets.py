@@ -92,7 +92,8 @@ def _all_text(tmp_path: Path) -> str:
     """Everything agentcli wrote: its log and the raw bytes of its database files."""
     parts = [(tmp_path / "state" / "agentcli" / "agentcli.log").read_text(errors="replace")]
     for file in (tmp_path / "data" / "agentcli").iterdir():
-        parts.append(file.read_bytes().decode("utf-8", errors="replace"))
+        if file.is_file():  # the checkpoints' folder holds the workspace's files, zlib-compressed by git
+            parts.append(file.read_bytes().decode("utf-8", errors="replace"))
     return "\n".join(parts)
 
 
@@ -134,8 +135,8 @@ def test_data_and_state_files_are_private(tmp_path: Path) -> None:
     assert _mode(tmp_path / "state" / "agentcli" / "agentcli.log") == 0o600
     files = list((tmp_path / "data" / "agentcli").iterdir())
     assert any(f.name == "agentcli.db" for f in files)
-    for file in files:
-        assert _mode(file) == 0o600, file.name
+    for file in files:  # the database's files 0600, the checkpoints' folder (the workspace's files) 0700
+        assert _mode(file) == (0o700 if file.is_dir() else 0o600), file.name
 
 
 @contextlib.contextmanager
