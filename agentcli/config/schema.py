@@ -314,6 +314,13 @@ class SandboxSettings(_Section):
     deny_read: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)  # paths no command may read
 
 
+class ShellSettings(_Section):
+    """`[shell]`: commands that run in the background (`Bash(run_in_background=true)`)."""
+
+    max_background: int = Field(8, ge=0, le=256)  # running at once per session; one line when reached
+    max_output_bytes: int = Field(1 << 20, ge=1024, le=1 << 30)  # a command's output file keeps its newest bytes
+
+
 class CheckpointsSettings(_Section):
     """`[checkpoints]`: the workspace's files kept before every prompt, for /rewind and /undo."""
 
@@ -362,6 +369,7 @@ class Settings(BaseSettings):
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     checkpoints: CheckpointsSettings = Field(default_factory=CheckpointsSettings)
+    shell: ShellSettings = Field(default_factory=ShellSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
 

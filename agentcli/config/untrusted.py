@@ -11,7 +11,8 @@
   `task_tool.cache_results`: only `false`;
 - limits on how long, how much and how many (`agent.max_turns`, `task_tool.max_tokens`, `max_tool_calls`,
   `max_depth`, `max_concurrent`, the timeouts, `agent.bash_output_limit_bytes`, `read_max_chars`,
-  `web_fetch.max_download_bytes`, `models.<name>.max_output_tokens`, `llm.max_retries`, …: `_CEILINGS`): only
+  `web_fetch.max_download_bytes`, `models.<name>.max_output_tokens`, `llm.max_retries`, `shell.max_background`, …:
+  `_CEILINGS`): only
   at most the value below (a project may lower a limit, never raise it);
 - `context.compact_threshold`: only at least the value below (never more compactions than the person set);
 - `permissions.deny`, `permissions.ask`, `task_tool.deny_tools`: united with the lists below (never dropped);
@@ -63,6 +64,7 @@ _CEILINGS: frozenset[KeyPath] = frozenset({
                                  "tool_timeout_seconds", "read_max_chars")),
     *(("web_fetch", key) for key in ("max_download_bytes", "max_output_chars", "timeout_seconds", "max_redirects")),
     ("context", "server_window_timeout_seconds"),
+    ("shell", "max_background"), ("shell", "max_output_bytes"),
 })
 _MODEL_CEILINGS = frozenset({"max_output_tokens", "thinking_budget_tokens"})
 #: What `below` returns for a key no lower layer sets.

@@ -38,6 +38,7 @@ from agentcli.subagents import (
     SubagentRunner,
     Toolbox,
     message_tools,
+    output_tools,
     prune_at_start,
     skill_tool_class,
     task_tools,
@@ -72,6 +73,8 @@ def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[An
         tools += task_tools(runner, parent)
         tools += message_tools(runner.switchboard, parent)
         runner.switchboard.main_link = parent  # where a subagent's message to its parent goes
+    elif any(tool.name == "Bash" for tool in tools):
+        tools += output_tools(runner)  # to read and stop its background commands
     return tools
 
 

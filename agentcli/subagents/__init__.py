@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from agentcli.subagents.runner import SubagentRunner
     from agentcli.subagents.schema import answer_format, compile_schema, document_text
     from agentcli.subagents.supervisor import schema_problem
-    from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
+    from agentcli.subagents.task_tool import ParentLink, TaskArgs, output_tools, task_tools
     from agentcli.subagents.toolbox import Toolbox
     from agentcli.subagents.worktrees.admin import Leftover, age, leftovers, prune, prune_at_start
     from agentcli.subagents.worktrees.worktree import WorktreeError
@@ -78,6 +78,7 @@ __all__ = [
     "keep_first",
     "leftovers",
     "message_tools",
+    "output_tools",
     "parse_agent_file",
     "prune",
     "prune_at_start",
@@ -124,7 +125,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.subagents.runner": ["SubagentRunner"],
     "agentcli.subagents.schema": ["answer_format", "compile_schema", "document_text"],
     "agentcli.subagents.supervisor": ["schema_problem"],
-    "agentcli.subagents.task_tool": ["ParentLink", "TaskArgs", "task_tools"],
+    "agentcli.subagents.task_tool": ["ParentLink", "TaskArgs", "output_tools", "task_tools"],
     "agentcli.subagents.toolbox": ["Toolbox"],
     "agentcli.subagents.worktrees.admin": ["Leftover", "age", "leftovers", "prune", "prune_at_start"],
     "agentcli.subagents.worktrees.worktree": ["WorktreeError"],

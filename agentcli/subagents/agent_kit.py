@@ -17,7 +17,7 @@ from agentcli.agent import (
     window_and_source,
 )
 from agentcli.subagents.plan import Scopes
-from agentcli.tools import FileAccess, FileLocks, ToolContext, WebFetchLimits, session_bash_env
+from agentcli.tools import BackgroundShells, FileAccess, FileLocks, ToolContext, WebFetchLimits, session_bash_env
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -47,6 +47,7 @@ class AgentKit:
         self.pool = pool
         self.task_lines = task_lines  # a session's delegated tasks, one line each: a compaction keeps them
         self.sandbox = sandbox  # every agent's Bash runs in it (the conversation's, [sandbox])
+        self.shells = BackgroundShells(settings.shell.max_background, settings.shell.max_output_bytes)
         self.files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
         # The session's additional directories (`additional_dirs`), resolved: a list the conversation keeps up to date
         self.extra_roots: list[Path] = extra_roots if extra_roots is not None else []
@@ -85,6 +86,7 @@ class AgentKit:
             bash_env=self.bash_env,
             web_fetch=self.web_fetch,
             sandbox=sandbox or self.sandbox,
+            shells=self.shells,
             files=self.files if workspace is None else None,
             worktree=workspace is not None,
             extra_roots=self.extra_roots if workspace is None else [],

@@ -39,7 +39,7 @@ from agentcli.subagents.plan import Planner, Refusal, Scopes, inherited_scopes
 from agentcli.subagents.result_cache.cache import ResultCache
 from agentcli.subagents.task_handles import close_record, new_handle
 from agentcli.subagents.task_hooks import task_hook
-from agentcli.subagents.task_tool import ParentLink, TaskArgs, task_tools
+from agentcli.subagents.task_tool import ParentLink, TaskArgs, output_tools, task_tools
 from agentcli.subagents.tasks import SESSION_ENDED, TaskHandle, TaskTable
 from agentcli.subagents.toolbox import Toolbox
 from agentcli.subagents.worktrees.isolation import Isolation, Left
@@ -145,8 +145,8 @@ class SubagentRunner:
         return self.planner.withheld(depth)
 
     def notices_for(self, session_id: str) -> Callable[[], list[str]]:
-        """The notices hook of an AgentLoop: finished background tasks, told once."""
-        return lambda: self._notices.pop(session_id, [])
+        """The notices hook of an AgentLoop: finished background tasks and background commands, told once."""
+        return lambda: self._notices.pop(session_id, []) + self.kit.shells.notices(session_id)
 
     def confinement(self, parent: ParentLink) -> Scopes:
         """The write scopes every child of `parent` inherits (none for the main agent)."""
@@ -261,7 +261,10 @@ class SubagentRunner:
                 await self.limiter.resume(parent_slot)
 
     async def cancel(self, task_id: str, reason: str = "cancelled") -> bool:
-        """Cancel one subagent (queued or running) without touching its siblings or its parent."""
+        """Cancel one subagent (queued or running) without touching its siblings or its parent, or stop one
+        background command."""
+        if (command := self.kit.shells.find(task_id)) is not None:
+            return await self.kit.shells.stop(command)
         handle = self.handles.get(task_id)
         if handle is None or handle.record.status in FINISHED_TASK_STATUSES:
             return False
@@ -274,8 +277,12 @@ class SubagentRunner:
             if handle.record.status not in FINISHED_TASK_STATUSES:
                 handle.supervisor.stop(status, reason)
 
-    async def task_output(self, task_id: str, offset: int, wait_seconds: float) -> ToolResult:
-        """TaskOutput: status, and the full result from `offset` once finished."""
+    async def task_output(self, task_id: str, offset: int, wait_seconds: float, pattern: str | None = None
+                          ) -> ToolResult:
+        """TaskOutput: status, and the full result from `offset` once finished; of a background command, what it
+        printed since the last look (the lines matching `pattern`)."""
+        if (command := self.kit.shells.find(task_id)) is not None:
+            return await self.kit.shells.output(command, wait_seconds, pattern)
         record, problem = self.table.find(task_id)
         if record is None:
             return ToolResult(problem, is_error=True)
@@ -295,6 +302,8 @@ class SubagentRunner:
         link = ParentLink(session, sup.relay, handle.record.task_id)
         if "Task" in plan.tool_names and self.can_delegate(session.depth):
             tools += task_tools(self, link)
+        elif any(tool.name == "Bash" for tool in tools):
+            tools += output_tools(self)  # to read and stop its background commands
         tools += [t for t in message_tools(self.switchboard, link) if t.name in plan.tool_names]  # it has a parent
         context = self.tool_context(session, write_paths=plan.write_paths, write_scopes=plan.write_scopes,
                                     progress=sup.touch, workspace=handle.root, sandbox=handle.sandbox)
@@ -354,6 +363,7 @@ class SubagentRunner:
             # The parent, the person (Esc) or a session budget stopped the whole turn: record it, then propagate.
             status, reason = sup.stopped or ("cancelled", "cancelled")
             self._finish(handle, status, sup.last_text(), reason)
+            await self.kit.shells.stop_owned(handle.session.id)  # its background commands end with it
             left = await self.isolation.leave(handle)  # its changes kept on its branch, the worktree removed
             await self._store_record(handle)
             self._tell_left(handle, left)
@@ -362,6 +372,7 @@ class SubagentRunner:
             self.limiter.release(handle.slot)
             self.leases.release(record.task_id)
             self.cache.finished(record)
+        await self.kit.shells.stop_owned(handle.session.id)  # its background commands end with it
         left = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
         await self._store_record(handle)  # the full result is stored before the parent sees anything
         self._tell_left(handle, left)
@@ -406,6 +417,7 @@ class SubagentRunner:
         jobs = list(self._background)
         if jobs:
             await asyncio.gather(*jobs, return_exceptions=True)
+        await self.kit.shells.aclose()  # every background command stopped, their output files removed
 
     # --- events and storage -------------------------------------------------------------------------
 

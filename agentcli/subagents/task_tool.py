@@ -45,7 +45,8 @@ class Delegator(Protocol):
         """Run one Task call; failures come back as tool errors."""
         ...
 
-    async def task_output(self, task_id: str, offset: int, wait_seconds: float) -> ToolResult:
+    async def task_output(self, task_id: str, offset: int, wait_seconds: float, pattern: str | None = None
+                          ) -> ToolResult:
         """TaskOutput."""
         ...
 
@@ -257,7 +258,9 @@ class TaskOutputArgs(ToolArgs):
 
     task_id: str = Field(description="The task's id, from Task or a truncation marker")
     offset: int = Field(0, ge=0, description="Character offset into the full result")
-    wait_seconds: float = Field(0, ge=0, le=1800, description="Wait up to this long for a running task to finish")
+    wait_seconds: float = Field(0, ge=0, le=1800, description="Wait up to this long for a running task to finish "
+                                                              "(a background command: for new output)")
+    filter: str | None = Field(None, description="A background command: only the new lines matching this regex")
 
 
 class TaskOutputTool(Tool[TaskOutputArgs]):
@@ -276,7 +279,7 @@ class TaskOutputTool(Tool[TaskOutputArgs]):
         return f"{args.task_id} from {args.offset}" if args.offset else args.task_id
 
     async def run(self, args: TaskOutputArgs, ctx: ToolContext) -> ToolResult:
-        return await self.runner.task_output(args.task_id, args.offset, args.wait_seconds)
+        return await self.runner.task_output(args.task_id, args.offset, args.wait_seconds, args.filter)
 
 
 class TaskCancelArgs(ToolArgs):
@@ -301,6 +304,10 @@ class TaskCancelTool(Tool[TaskCancelArgs]):
         return args.task_id
 
     async def run(self, args: TaskCancelArgs, ctx: ToolContext) -> ToolResult:
+        if args.task_id.strip().startswith("bash_"):
+            if await self.runner.cancel(args.task_id, reason="stopped by the agent"):
+                return ToolResult(f"Stopped background command {args.task_id.strip()} (and everything it started).")
+            raise ToolError(f"No running background command '{args.task_id}' to stop.")
         if await self.runner.cancel(args.task_id, reason="cancelled by the parent agent"):
             return ToolResult(
                 f"Cancelled task {args.task_id}. Its transcript is kept; resume it with Task(resume=...)."
@@ -309,6 +316,11 @@ class TaskCancelTool(Tool[TaskCancelArgs]):
 
 
 TASK_TOOL_CLASSES: dict[str, type[Tool[Any]]] = {cls.name: cls for cls in (TaskTool, TaskOutputTool, TaskCancelTool)}
+
+
+def output_tools(runner: Delegator) -> list[Tool[Any]]:
+    """TaskOutput and TaskCancel alone: an agent with Bash but no Task reads and stops its background commands."""
+    return [TaskOutputTool(runner), TaskCancelTool(runner)]
 
 
 def task_tools(runner: Delegator, parent: ParentLink) -> list[Tool[Any]]:

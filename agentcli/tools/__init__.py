@@ -1,7 +1,8 @@
-"""The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS), `search/` (Glob, Grep),
-`shell/` (Bash, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt, namespaces), `web/` (WebFetch),
-`permissions/` (the policy, its rules, guarded files); beside them what every tool shares: the `Tool` base and its
-traits (`base`), argument schemas, the registry, workspace paths and globs, LoadTool (`on_demand`) and TodoWrite.
+"""The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS), `search/` (Glob, Grep), `shell/`
+(Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt, namespaces), `web/`
+(WebFetch), `permissions/` (the policy, its rules, guarded files); beside them what every tool shares: the `Tool`
+base and its traits (`base`), argument schemas, the registry, workspace paths and globs, LoadTool (`on_demand`) and
+TodoWrite.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     )
     from agentcli.tools.sandbox.policy import Sandbox, session_sandbox
     from agentcli.tools.search.walk import SKIP_DIRS, Walk
+    from agentcli.tools.shell.background import BackgroundCommand, BackgroundShells
     from agentcli.tools.shell.bash import (
         DRAIN_GRACE_SECONDS,
         TERM_GRACE_SECONDS,
@@ -71,6 +73,8 @@ __all__ = [
     "Answer",
     "Approval",
     "Approver",
+    "BackgroundCommand",
+    "BackgroundShells",
     "BashArgs",
     "BashTool",
     "FileAccess",
@@ -144,6 +148,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     ],
     "agentcli.tools.sandbox.policy": ["Sandbox", "session_sandbox"],
     "agentcli.tools.search.walk": ["SKIP_DIRS", "Walk"],
+    "agentcli.tools.shell.background": ["BackgroundCommand", "BackgroundShells"],
     "agentcli.tools.shell.bash": [
         "BashArgs",
         "BashTool",

@@ -78,6 +78,22 @@ class PermissionVerdict(Protocol):
         ...
 
 
+class StartedCommand(Protocol):
+    """A command started in the background (`tools/shell/background.BackgroundCommand`)."""
+
+    id: str
+    pgid: int
+
+
+class BackgroundStarter(Protocol):
+    """What Bash asks of the session's background commands (`tools/shell/background.BackgroundShells`), declared
+    here so the tool base never imports them."""
+
+    async def start(self, command: str, ctx: ToolContext, sandbox: Any) -> StartedCommand:
+        """Start `command` for the agent of `ctx`; ToolError when it cannot."""
+        ...
+
+
 class PermissionChecker(Protocol):
     """What tools and the agent loop ask of the permission policy (`tools.permissions.PermissionPolicy`).
 
@@ -155,6 +171,7 @@ class ToolContext:
     tool_timeout_seconds: float = 300  # deadline of one tool call (Bash and the Task tools have their own)
     web_fetch: WebFetchLimits = field(default_factory=WebFetchLimits)  # [web_fetch]: reach, caps, time limit
     sandbox: Sandbox | None = None  # the session's Bash sandbox ([sandbox]); None: Bash runs unconfined
+    shells: BackgroundStarter | None = None  # the session tree's background commands; None: none may start
     files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
     worktree: bool = False  # `workspace` is the git worktree of an isolated task (approvals mark it `[worktree]`)
     # Resolved folders outside the workspace that Read and LS may read (never write): the skills this agent loaded.

@@ -65,6 +65,10 @@ _ALIASES: dict[str, str] = {
     "multiedits": "MultiEdit",
     "todo": "TodoWrite",
     "agent": "Task",
+    "taskstop": "TaskCancel",  # Claude Code's names for reading and stopping background commands
+    "killshell": "TaskCancel",
+    "killbash": "TaskCancel",
+    "bashoutput": "TaskOutput",
 }
 
 

@@ -1,4 +1,5 @@
-"""Bash: run a command in the workspace with a timeout, an output cap and process-group cleanup.
+"""Bash: run a command in the workspace with a timeout, an output cap and process-group cleanup (or, with
+`run_in_background`, start it and return at once: `tools/shell/background`).
 
 The command runs as `bash -c` in a new session (its own process group), stdin closed. When it
 finishes, times out or is cancelled, the whole group is stopped (SIGTERM, a short grace,
@@ -39,6 +40,8 @@ class BashArgs(ToolArgs):
     command: str = Field(min_length=1, description="The bash command to run in the workspace")
     timeout: float | None = Field(None, gt=0, description="Timeout in seconds (default and maximum are configured)")
     description: str | None = Field(None, description="5-10 words saying what the command does")
+    run_in_background: bool = Field(False, description="Start it and return at once (servers, watchers, long builds): "
+                                                       "read its output with TaskOutput, stop it with TaskCancel")
 
 
 class OutputBuffer:
@@ -184,6 +187,8 @@ class BashTool(Tool[BashArgs]):
         sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.active else None
         if ctx.sandbox is not None and (refusal := ctx.sandbox.refusal()) is not None:
             raise ToolError(refusal)
+        if args.run_in_background:
+            return await _start_background(args.command, ctx, sandbox)
         result = await _execute(args.command, timeout, ctx, sandbox)
         if sandbox is None or not (notes := sandbox.notes(result.content)):
             return result
@@ -198,6 +203,18 @@ class BashTool(Tool[BashArgs]):
         return again
 
 
+async def _start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None) -> ToolResult:
+    """Start `command` in the background: its task id at once."""
+    if ctx.shells is None:
+        raise ToolError("background commands are not available to this agent: run it without run_in_background")
+    job = await ctx.shells.start(command, ctx, sandbox)
+    return ToolResult(
+        f"Started background command {job.id} (process group {job.pgid}). It keeps running while you work; read what "
+        f"it printed since your last look with TaskOutput(task_id=\"{job.id}\") (wait_seconds waits for more, filter "
+        f"keeps matching lines), stop it with TaskCancel(task_id=\"{job.id}\"). You will be told when it exits.",
+        metadata={"task_id": job.id, "background": True})
+
+
 async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sandbox | None) -> ToolResult:
     """Run `command` once, in `sandbox` when one is given."""
     buffer = OutputBuffer(ctx.bash_output_limit_bytes)
@@ -205,7 +222,7 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
     guard = reaper()
     mark = guard.new_mark()
     needle = mark_needle(mark)
-    argv, env, hook = _launch(command, ctx, sandbox, mark, guard.spawn_hook())
+    argv, env, hook = launch(command, ctx, sandbox, mark, guard.spawn_hook())
     spawn = asyncio.ensure_future(loop.subprocess_exec(
             lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
             *argv,
@@ -263,7 +280,7 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
     return _result(buffer.text(), timeout, None if timed_out else protocol.exited.result())
 
 
-def _launch(
+def launch(
     command: str, ctx: ToolContext, sandbox: Sandbox | None, mark: str, hook: Callable[[], None] | None,
 ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
     """The argv, environment and pre-exec hook (`hook`, the reaper's, then the sandbox's) bash starts with."""

@@ -1,0 +1,267 @@
+"""Bash commands that keep running beside the agents (`Bash(run_in_background=true)`): dev servers, watchers, long
+builds. One `BackgroundShells` per session tree; each command is a task of its own (`bash_…`), which `TaskOutput`
+reads (what is new since the last read, optionally waiting for more and filtering lines) and `TaskCancel` stops.
+
+A command starts as any Bash call does (the sandbox, the reaper's mark, a process group of its own) but nobody waits
+for it: its output goes to a file in the session's folder, capped (the oldest bytes cut first, and the cut said), and
+when it exits its agent is told at its next turn (status, exit code, last lines), as of a background subagent. It
+belongs to the agent that started it: a subagent's commands end when its task ends, and every one ends with the
+session (`aclose`: SIGTERM, a grace, SIGKILL to the whole group and whatever carries its mark); the reaper ends them
+should agentcli die.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.tools.base import ToolContext, ToolError, ToolResult
+from agentcli.tools.shell.bash import DRAIN_GRACE_SECONDS, launch, stop_process_group
+from agentcli.tools.shell.reaper import kill_marked, mark_needle, reaper
+
+if TYPE_CHECKING:
+    from agentcli.tools.sandbox.policy import Sandbox
+
+LAST_LINES = 10  # lines of a command's output its exit notice quotes
+READ_LIMIT = 30_000  # bytes one TaskOutput returns at most (the newest; the rest stays readable in the file)
+
+
+@dataclass(eq=False)
+class BackgroundCommand:
+    """One command running (or run) in the background, and what has been read of its output."""
+
+    id: str
+    command: str
+    owner: str  # the session id of the agent that started it
+    agent: str
+    path: Path  # its output file
+    cap: int  # bytes the file keeps at most
+    started: float = field(default_factory=time.time)
+    status: str = "running"  # running | exited | stopped
+    exit_code: int | None = None
+    pgid: int = 0
+    written: int = 0  # bytes of output in all
+    dropped: int = 0  # bytes cut from the front of the file
+    read_to: int = 0  # how far (in `written` terms) TaskOutput has read
+    ended: float | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    watcher: asyncio.Task[None] | None = None
+    exited: asyncio.Future[int] | None = None  # resolves with bash's exit code
+
+    def write(self, chunk: bytes) -> None:
+        """Append output; past the cap, keep the newest half of it."""
+        with open(self.path, "ab") as out:
+            out.write(chunk)
+        self.written += len(chunk)
+        if self.written - self.dropped > self.cap:
+            data = self.path.read_bytes()
+            keep = data[-(self.cap // 2):]
+            self.path.write_bytes(keep)
+            self.dropped += len(data) - len(keep)
+        self.changed.set()
+
+    def read_new(self) -> tuple[bytes, int]:
+        """The output written since the last read (its newest `READ_LIMIT` bytes), and how many bytes before it
+        were cut (by the cap, or by this read's limit)."""
+        start = max(self.read_to - self.dropped, 0)
+        cut = max(self.dropped - self.read_to, 0)
+        with open(self.path, "rb") as out:
+            out.seek(start)
+            data = out.read()
+        if len(data) > READ_LIMIT:
+            cut += len(data) - READ_LIMIT
+            data = data[-READ_LIMIT:]
+        self.read_to = self.written
+        self.changed.clear()
+        return data, cut
+
+    def last_lines(self, count: int = LAST_LINES) -> str:
+        """The last lines of its output."""
+        try:
+            with open(self.path, "rb") as out:
+                out.seek(max(self.written - self.dropped - 8192, 0))
+                text = out.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip("\n").splitlines()[-count:])
+
+    def state(self) -> str:
+        """`running for 12s`, `exited with code 0 after 3s`, `stopped after 40s`."""
+        seconds = (self.ended or time.time()) - self.started
+        if self.status == "running":
+            return f"running for {seconds:.0f}s"
+        if self.status == "stopped":
+            return f"stopped after {seconds:.0f}s"
+        code = self.exit_code
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        return f"{how} after {seconds:.0f}s"
+
+
+class _Output(asyncio.SubprocessProtocol):
+    """Writes a background command's output to its file as it arrives; resolves when it exits and when its pipe
+    closes."""
+
+    def __init__(self, command: BackgroundCommand, loop: asyncio.AbstractEventLoop) -> None:
+        self.command = command
+        self.exited: asyncio.Future[int] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self.transport: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.command.write(data if isinstance(data, bytes) else data.encode())
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1 and not self.closed.done():
+            self.closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if self.transport is not None and not self.exited.done():
+            code = self.transport.get_returncode()
+            self.exited.set_result(code if code is not None else -1)
+
+
+class BackgroundShells:
+    """The background commands of one session tree."""
+
+    def __init__(self, max_running: int = 8, output_cap: int = 1 << 20) -> None:
+        self.max_running = max_running
+        self.output_cap = output_cap
+        self.commands: dict[str, BackgroundCommand] = {}
+        self._notices: dict[str, list[str]] = {}
+        self._folder: Path | None = None
+        self._stopping: set[str] = set()
+        self._count = 0
+
+    def _dir(self) -> Path:
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="agentcli-shells-"))  # 0700, removed with the session
+        return self._folder
+
+    def running(self) -> list[BackgroundCommand]:
+        """The commands still running, oldest first."""
+        return [c for c in self.commands.values() if c.status == "running"]
+
+    def find(self, ref: str) -> BackgroundCommand | None:
+        """A command by its id."""
+        return self.commands.get(ref.strip())
+
+    async def start(self, command: str, ctx: ToolContext, sandbox: Sandbox | None) -> BackgroundCommand:
+        """Start `command` in the background for the agent of `ctx`; ToolError when it cannot start."""
+        if len(self.running()) >= self.max_running:
+            raise ToolError(f"{self.max_running} background commands are running, the most [shell] max_background "
+                            "allows: stop one with TaskCancel first")
+        self._count += 1
+        ident = f"bash_{self._count}"  # Claude Code's form; unique in the session tree
+        job = BackgroundCommand(ident, command, ctx.session_id, ctx.agent, self._dir() / f"{ident}.log",
+                                self.output_cap)
+        job.path.touch(mode=0o600)
+        guard = reaper()
+        mark = guard.new_mark()
+        argv, env, hook = launch(command, ctx, sandbox, mark, guard.spawn_hook())
+        loop = asyncio.get_running_loop()
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Output(job, loop), *argv, cwd=ctx.workspace, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=env, preexec_fn=hook)
+        except OSError as exc:
+            raise ToolError(f"Cannot start bash: {exc}") from None
+        except subprocess.SubprocessError:
+            raise ToolError("Cannot start bash: the child could not enter the Bash sandbox; nothing ran") from None
+        job.pgid, job.exited = transport.get_pid(), protocol.exited
+        guard.track(job.pgid)
+        self.commands[ident] = job
+        job.watcher = asyncio.create_task(self._watch(job, transport, protocol, mark_needle(mark)),
+                                          name=f"background-{ident}")
+        return job
+
+    async def _watch(self, job: BackgroundCommand, transport: asyncio.SubprocessTransport, protocol: _Output,
+                     needle: bytes) -> None:
+        """Wait for the command's end (or its stop), then end whatever it left behind and tell its agent."""
+        try:
+            await asyncio.shield(protocol.exited)
+            await asyncio.wait({protocol.closed}, timeout=DRAIN_GRACE_SECONDS)
+        finally:
+            with contextlib.suppress(Exception):
+                await stop_process_group(job.pgid, protocol.exited)
+            kill_marked(needle, after=job.pgid)
+            transport.close()
+            reaper().untrack(job.pgid)
+            job.ended = time.time()
+            if job.id in self._stopping:
+                job.status = "stopped"
+            else:
+                job.status, job.exit_code = "exited", protocol.exited.result() if protocol.exited.done() else None
+                self._notices.setdefault(job.owner, []).append(_exit_notice(job))
+            job.changed.set()
+            job.done.set()
+
+    async def output(self, job: BackgroundCommand, wait_seconds: float = 0, pattern: str | None = None
+                     ) -> ToolResult:
+        """TaskOutput of a background command: its state, and the output written since the last read (waiting up
+        to `wait_seconds` for some, or for its end; only the lines matching `pattern` when given)."""
+        matcher = None
+        if pattern:
+            try:
+                matcher = re.compile(pattern)
+            except re.error as exc:
+                raise ToolError(f"filter {pattern!r} is not a valid regular expression: {exc}") from None
+        if wait_seconds > 0 and job.status == "running" and job.read_to == job.written:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(job.changed.wait(), wait_seconds)
+        data, cut = job.read_new()
+        text = data.decode("utf-8", errors="replace").rstrip("\n")
+        if matcher is not None:
+            text = "\n".join(line for line in text.splitlines() if matcher.search(line))
+        head = f"Background command {job.id} ({job.command.splitlines()[0][:120]}): {job.state()}."
+        if cut:
+            head += f"\n[{cut} earlier bytes of output were cut]"
+        body = text if text else "(no new output)"
+        return ToolResult(f"{head}\n\n{body}", metadata={"task_id": job.id, "status": job.status,
+                                                          "exit_code": job.exit_code})
+
+    async def stop(self, job: BackgroundCommand) -> bool:
+        """Stop a running command (its whole process group, then what carries its mark); False when it was not
+        running."""
+        if job.status != "running" or job.watcher is None or job.exited is None:
+            return False
+        self._stopping.add(job.id)
+        with contextlib.suppress(Exception):
+            await stop_process_group(job.pgid, job.exited)
+        await asyncio.wait({job.watcher})
+        return True
+
+    async def stop_owned(self, session_id: str) -> None:
+        """Stop the commands an agent started (its task ended)."""
+        owned = [job for job in self.running() if job.owner == session_id]
+        await asyncio.gather(*(self.stop(job) for job in owned), return_exceptions=True)
+
+    def notices(self, session_id: str) -> list[str]:
+        """What an agent has not been told yet: its commands that exited."""
+        return self._notices.pop(session_id, [])
+
+    async def aclose(self) -> None:
+        """Session end: stop every command, remove the output files."""
+        await asyncio.gather(*(self.stop(job) for job in self.running()), return_exceptions=True)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+def _exit_notice(job: BackgroundCommand) -> str:
+    last = job.last_lines()
+    return (f"Background command {job.id} ({job.command.splitlines()[0][:120]}) {job.state()}."
+            + (f" Its last lines:\n{last}" if last else " It printed nothing.")
+            + f"\n(TaskOutput(task_id=\"{job.id}\") has the rest.)")
