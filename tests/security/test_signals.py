@@ -187,3 +187,30 @@ def test_stop_signal_ends_the_tui_cleanly(sig: signal.Signals, code: int, tmp_pa
     with db(tmp_path) as conn:
         status, = conn.execute("SELECT status FROM sessions").fetchone()
     assert status == "cancelled"
+
+
+def _background_script() -> Script:
+    """A background command (its pids written down), then a slow foreground call the test stops agentcli in."""
+    background = ToolCall(name="Bash", input={"command": "echo $$ > bgshell.pid; sleep 300 & echo $! > bgchild.pid; "
+                                                         "wait", "run_in_background": True})
+    return Script(steps=[Step(match=Match(turn=0), reply=Reply(tool_calls=[background])),
+                         Step(match=Match(turn=1), reply=Reply(tool_calls=[ToolCall(name="Bash",
+                                                                                    input={"command": SLOW})]))])
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "kill -9"])
+def test_no_background_command_outlives_agentcli(stop: str, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with FakeLLMServer(_background_script()) as server:
+        proc = _start(repo, tmp_path, server)
+        deadline = time.monotonic() + 30
+        while not all((repo / name).exists() and (repo / name).read_text().strip()
+                      for name in ("bgshell.pid", "bgchild.pid")):
+            assert time.monotonic() < deadline, "the background command never wrote its pids"
+            time.sleep(0.02)
+        background = [int((repo / name).read_text()) for name in ("bgshell.pid", "bgchild.pid")]
+        assert all(alive(pid) for pid in background)
+        proc.send_signal(signal.SIGTERM) if stop == "SIGTERM" else proc.kill()
+        proc.communicate(timeout=60)
+    _wait_gone([*background, *_pids(repo)], background[0])
