@@ -1,7 +1,7 @@
 """Name the sandbox when a command's output shows it refused something, with the path or the address.
 
 Landlock answers a refused file access with the ordinary `EACCES` ("Permission denied") or, for a link or
-rename across folders, `EXDEV` ("Invalid cross-device link"); a command in a network namespace of its own sees
+rename across folders, `EXDEV` ("Invalid cross-device link"); a command in the session's network namespace sees
 "Network is unreachable" or a refused connection. None of that says "sandbox", so the model would retry or
 guess. These notes are read off the output: each path an error line names is resolved (relative ones against
 the workspace, symlinks followed) and reported when the policy explains the refusal: it is on the read deny

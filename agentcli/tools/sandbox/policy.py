@@ -6,8 +6,10 @@ unless `network = "allow"`. Mechanisms, found once per session:
 
 - Landlock (Linux 5.13+, `tools/sandbox/landlock`): the file rules; from ABI 6 also no signal to a process outside the
   command and, with the network off, no abstract unix socket of the host;
-- the network off: a network namespace of the command's own (`tools/sandbox/netns`) where user namespaces are allowed,
-  which stops every protocol; otherwise Landlock's TCP rules (ABI 4+), which stop TCP bind and connect only;
+- the network off: a network namespace of the session's own, shared by all its commands and its subagents'
+  (`tools/sandbox/netns`), where user namespaces are allowed, which stops every protocol (a server one command
+  starts is reachable from a later one, from nothing outside the session); otherwise Landlock's TCP rules (ABI 4+),
+  which stop TCP bind and connect only;
 - devices: no terminal (a command's output comes back through a pipe; the person's terminal is never opened), and
   never the host's `/dev/shm`: a folder of the session bound over it in a mount namespace of the command's own
   where user namespaces are allowed (POSIX shared memory works), else none;
@@ -105,7 +107,8 @@ class _Built:
 class Sandbox:
     """One session tree's Bash sandbox (shared by the main agent and its subagents)."""
 
-    def __init__(self, spec: SandboxSpec, mechanisms: Mechanisms | None = None) -> None:
+    def __init__(self, spec: SandboxSpec, mechanisms: Mechanisms | None = None,
+                 network: netns.SessionNetwork | None = None) -> None:
         self.spec = spec
         self._mechanisms = mechanisms
         # The ABI now (one system call); the network's mechanism on first need (`mechanisms`: a probe start).
@@ -117,11 +120,16 @@ class Sandbox:
         self._tmpdir: Path | None = None
         self._built: _Built | None = None
         self._uid, self._gid = os.getuid(), os.getgid()
+        # The session's network namespace (made on the first command that needs it); a rooted copy shares its
+        # root's and leaves closing it to the root.
+        self._owns_network = network is None
+        self.network = network if network is not None else netns.SessionNetwork(self._uid, self._gid)
 
     def rooted(self, workspace: Path) -> Sandbox:
         """The same policy and mechanisms writing in another folder instead (a subagent's worktree; no additional
-        directory); its own temp folder, removed by its `close`."""
-        return Sandbox(dataclasses.replace(self.spec, workspace=workspace.resolve(), extra_write=()), self._mechanisms)
+        directory) and reaching the same network namespace; its own temp folder, removed by its `close`."""
+        return Sandbox(dataclasses.replace(self.spec, workspace=workspace.resolve(), extra_write=()), self._mechanisms,
+                       self.network)
 
     def add_write_roots(self, folders: list[Path]) -> None:
         """Let commands write in these folders too (the session's additional directories, in place of any set
@@ -189,7 +197,7 @@ class Sandbox:
         if abi >= 6 or self.mechanisms.seatbelt:
             parts.append("no signals to processes outside")
         network = {
-            "namespace": "network off: a network namespace of its own (every protocol)",
+            "namespace": "network off: a network namespace of the session's own (every protocol)",
             "landlock-tcp": "network off: Landlock TCP rules (TCP only; UDP and unix sockets not covered)",
             "seatbelt": "network off: Seatbelt denies every network operation",
             "allowed": 'network on ([sandbox] network = "allow")',
@@ -264,21 +272,24 @@ class Sandbox:
     def child_hook(self, before: Callable[[], None] | None) -> Callable[[], None] | None:
         """A `preexec_fn` that runs `before`, then enters the sandbox; `before` itself when it is not active.
 
-        Builds (or reuses) the ruleset here, in the parent; the child only unshares and restricts itself. A
-        child that cannot enter the sandbox fails to start: a command never runs outside it by accident.
+        Builds (or reuses) the ruleset, and makes the session's network namespace, here in the parent (OSError when
+        it cannot); the child only joins or unshares, and restricts itself. A child that cannot enter the sandbox
+        fails to start: a command never runs outside it by accident.
         """
         if not self.active or self.seatbelt:
             return before  # Seatbelt: `argv` runs the command under sandbox-exec
         fd = self._ruleset().ruleset.fd
-        network = self.mechanisms.network == "namespace"
+        shared = self.network.fds() if self.mechanisms.network == "namespace" else None
         shm = self.shm_dir()
         uid, gid = self._uid, self._gid
 
         def hook() -> None:
             if before is not None:
                 before()
-            if network or shm is not None:
-                netns.enter(uid, gid, network=network, shm=shm)
+            if shared is not None:
+                netns.join(*shared, shm=shm)
+            elif shm is not None:
+                netns.enter(uid, gid, network=False, shm=shm)
             landlock.restrict_self(fd)
 
         return hook
@@ -304,7 +315,10 @@ class Sandbox:
         )
 
     def close(self) -> None:
-        """Release the ruleset and remove the session's temp folder."""
+        """Release the ruleset and the network namespace (when this is the session's own, not a rooted copy), and
+        remove the session's temp folder."""
+        if self._owns_network:
+            self.network.close()  # every child forked with its descriptors has exec'd
         with self._lock:
             built, self._built = self._built, None
             tmp, self._tmpdir = self._tmpdir, None
