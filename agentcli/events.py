@@ -297,6 +297,30 @@ class SubagentMergedEvent(_Event):
     look: str = ""  # the git command that shows a kept branch's changes (`git diff <snapshot> <branch>`)
 
 
+class BackgroundStartedEvent(_Event):
+    """A Bash command was started in the background (`Bash(run_in_background=true)`) by the agent of
+    `session_id`."""
+
+    kind: Literal["background_started"] = "background_started"
+    task_id: str  # bash_N: TaskOutput and TaskCancel take it
+    command: str
+    tool_call_id: str = ""  # the Bash call that started it
+
+
+class BackgroundFinishedEvent(_Event):
+    """A background command exited (`exited`, with its code) or was stopped (`stopped`: TaskCancel, its task's or
+    the session's end)."""
+
+    kind: Literal["background_finished"] = "background_finished"
+    task_id: str
+    command: str
+    tool_call_id: str = ""
+    status: Literal["exited", "stopped"]
+    exit_code: int | None = None
+    last_lines: str = ""
+    elapsed_seconds: float = 0
+
+
 class SubagentEvent(_Event):
     """An event of a subagent, relayed to its parent."""
 
@@ -330,6 +354,8 @@ Event = Annotated[
     | SubagentBlockUpdatedEvent
     | SubagentBlockFinishedEvent
     | SubagentMergedEvent
+    | BackgroundStartedEvent
+    | BackgroundFinishedEvent
     | SubagentEvent,
     Field(discriminator="kind"),
 ]

@@ -1,13 +1,13 @@
-"""Conversation: the composition root. One person's session with the main agent, as the TUI,
-`agentcli run` and the demo drive it.
+"""Conversation: the composition root. One person's session with the main agent, as the TUI, `agentcli run` and the demo
+drive it.
 
 Split by responsibility: `root` (`Conversation`: building the parts, the turns, the way in and out),
-`person_settings` (hooks, Claude Code's rules and setting sources, additional directories, the sandbox note,
-the transcript, the main agent's shape), `model_switch` (`/model`, `--fallback-model`, effort), `sessions`
-(stored sessions: resume, fork, release), `servers` (the session's MCP servers, started when first needed) and
-`turn_hooks` (SessionStart and UserPromptSubmit around a prompt), `checkpoints` (the files before and after every
-prompt), `rewinds` (`/rewind`, `/undo`, `/redo`: files and conversation) and `stored_rewind` (a stored session's
-rewind from the command line).
+`person_settings` (hooks, Claude Code's rules and setting sources, additional directories, the sandbox note, the
+transcript, the main agent's shape), `model_switch` (`/model`, `--fallback-model`, effort), `sessions` (stored
+sessions: resume, fork, release), `servers` (the session's MCP servers, started when first needed) and `turn_hooks`
+(SessionStart and UserPromptSubmit around a prompt), `background` (background commands as events), `checkpoints` (the
+files before and after every prompt), `rewinds` (`/rewind`, `/undo`, `/redo`: files and conversation) and
+`stored_rewind` (a stored session's rewind from the command line).
 """
 
 from __future__ import annotations

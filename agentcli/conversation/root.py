@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent import AgentLoop, Compaction, RunOutcome, Session
+from agentcli.conversation.background import background_event
 from agentcli.conversation.checkpoints import PromptCheckpoints
 from agentcli.conversation.model_switch import ModelSwitching
 from agentcli.conversation.person_settings import PersonSettings
@@ -212,6 +213,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         )
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
+        runner.kit.shells.listeners.append(lambda job: self.bus(background_event(job)))  # every front end sees them
         runner.kit.files = self._files
         return runner
 

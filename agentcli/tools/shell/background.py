@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +32,7 @@ from agentcli.tools.shell.reaper import kill_marked, mark_needle, reaper
 if TYPE_CHECKING:
     from agentcli.tools.sandbox.policy import Sandbox
 
+log = logging.getLogger("agentcli.tools")
 LAST_LINES = 10  # lines of a command's output its exit notice quotes
 READ_LIMIT = 30_000  # bytes one TaskOutput returns at most (the newest; the rest stays readable in the file)
 
@@ -56,6 +59,7 @@ class BackgroundCommand:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     watcher: asyncio.Task[None] | None = None
     exited: asyncio.Future[int] | None = None  # resolves with bash's exit code
+    tool_call_id: str = ""  # the Bash call that started it
 
     def write(self, chunk: bytes) -> None:
         """Append output; past the cap, keep the newest half of it."""
@@ -144,6 +148,7 @@ class BackgroundShells:
         self._folder: Path | None = None
         self._stopping: set[str] = set()
         self._count = 0
+        self.listeners: list[Callable[[BackgroundCommand], None]] = []  # told when a command starts and ends
 
     def _dir(self) -> Path:
         if self._folder is None:
@@ -166,7 +171,7 @@ class BackgroundShells:
         self._count += 1
         ident = f"bash_{self._count}"  # Claude Code's form; unique in the session tree
         job = BackgroundCommand(ident, command, ctx.session_id, ctx.agent, self._dir() / f"{ident}.log",
-                                self.output_cap)
+                                self.output_cap, tool_call_id=ctx.tool_call_id)
         job.path.touch(mode=0o600)
         guard = reaper()
         mark = guard.new_mark()
@@ -185,7 +190,15 @@ class BackgroundShells:
         self.commands[ident] = job
         job.watcher = asyncio.create_task(self._watch(job, transport, protocol, mark_needle(mark)),
                                           name=f"background-{ident}")
+        self._tell(job)
         return job
+
+    def _tell(self, job: BackgroundCommand) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(job)
+            except Exception:  # a broken consumer must not break the command
+                log.exception("background command listener failed")
 
     async def _watch(self, job: BackgroundCommand, transport: asyncio.SubprocessTransport, protocol: _Output,
                      needle: bytes) -> None:
@@ -207,6 +220,7 @@ class BackgroundShells:
                 self._notices.setdefault(job.owner, []).append(_exit_notice(job))
             job.changed.set()
             job.done.set()
+            self._tell(job)
 
     async def output(self, job: BackgroundCommand, wait_seconds: float = 0, pattern: str | None = None
                      ) -> ToolResult:
