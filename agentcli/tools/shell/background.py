@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
 from agentcli.tools.shell.bash import DRAIN_GRACE_SECONDS, launch, stop_process_group
@@ -60,18 +61,28 @@ class BackgroundCommand:
     watcher: asyncio.Task[None] | None = None
     exited: asyncio.Future[int] | None = None  # resolves with bash's exit code
     tool_call_id: str = ""  # the Bash call that started it
+    sink: BinaryIO | None = None  # the output file, open while output arrives (one open, not one per chunk)
 
     def write(self, chunk: bytes) -> None:
-        """Append output; past the cap, keep the newest half of it."""
-        with open(self.path, "ab") as out:
-            out.write(chunk)
+        """Append output; past the cap, keep the newest half of it (only that half is read back)."""
+        if self.sink is None:
+            self.sink = open(self.path, "a+b")  # noqa: SIM115 - closed by close_output when the command ends
+        self.sink.write(chunk)
+        self.sink.flush()  # TaskOutput reads the file
         self.written += len(chunk)
-        if self.written - self.dropped > self.cap:
-            data = self.path.read_bytes()
-            keep = data[-(self.cap // 2):]
-            self.path.write_bytes(keep)
-            self.dropped += len(data) - len(keep)
+        if (size := self.written - self.dropped) > self.cap:
+            keep = os.pread(self.sink.fileno(), self.cap // 2, size - self.cap // 2)
+            self.sink.truncate(0)
+            self.sink.write(keep)  # appends: at 0 now
+            self.sink.flush()
+            self.dropped += size - len(keep)
         self.changed.set()
+
+    def close_output(self) -> None:
+        """No more output comes: close the file (it stays readable)."""
+        if self.sink is not None:
+            self.sink.close()
+            self.sink = None
 
     def read_new(self) -> tuple[bytes, int]:
         """The output written since the last read (its newest `READ_LIMIT` bytes), and how many bytes before it
@@ -210,7 +221,8 @@ class BackgroundShells:
             with contextlib.suppress(Exception):
                 await stop_process_group(job.pgid, protocol.exited)
             kill_marked(needle, after=job.pgid)
-            transport.close()
+            transport.close()  # no output after this
+            job.close_output()
             reaper().untrack(job.pgid)
             job.ended = time.time()
             if job.id in self._stopping:
@@ -269,6 +281,8 @@ class BackgroundShells:
     async def aclose(self) -> None:
         """Session end: stop every command, remove the output files."""
         await asyncio.gather(*(self.stop(job) for job in self.running()), return_exceptions=True)
+        for job in self.commands.values():
+            job.close_output()
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
