@@ -75,3 +75,13 @@ async def test_the_limit_the_owner_and_the_end_of_the_session(tmp_path: Path) ->
     await shells.aclose()
     assert mine.status == "stopped" and shells.running() == []
     await asyncio.sleep(0)
+
+
+async def test_a_line_written_in_two_parts_is_read_whole(tmp_path: Path) -> None:
+    shells = BackgroundShells()
+    job = await shells.start("printf 'one\\ntw'; sleep 1; printf 'o\\n'; sleep 300", context(tmp_path), None)
+    first = await shells.output(job, wait_seconds=10)
+    assert body(first.content) == "one"
+    second = await shells.output(job, wait_seconds=10)
+    assert body(second.content) == "two"
+    await shells.aclose()

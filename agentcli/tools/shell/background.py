@@ -86,18 +86,30 @@ class BackgroundCommand:
 
     def read_new(self) -> tuple[bytes, int]:
         """The output written since the last read (its newest `READ_LIMIT` bytes), and how many bytes before it
-        were cut (by the cap, or by this read's limit)."""
+        were cut (by the cap, or by this read's limit). While the command runs, a line it has not finished yet is
+        left for the next read (a program that writes a line and its newline apart is read whole)."""
         start = max(self.read_to - self.dropped, 0)
         cut = max(self.dropped - self.read_to, 0)
         with open(self.path, "rb") as out:
             out.seek(start)
-            data = out.read()
+            data = out.read(max(self.written - self.dropped - start, 0))
+        read_to = self.read_to + cut + len(data)
+        if self.status == "running" and (end := data.rfind(b"\n")) >= 0 and end + 1 < len(data):
+            read_to -= len(data) - end - 1
+            data = data[:end + 1]
         if len(data) > READ_LIMIT:
             cut += len(data) - READ_LIMIT
             data = data[-READ_LIMIT:]
-        self.read_to = self.written
+        self.read_to = read_to
         self.changed.clear()
         return data, cut
+
+    def whole_line_waiting(self) -> bool:
+        """Whether a whole line was written since the last read."""
+        start = max(self.read_to - self.dropped, 0)
+        with open(self.path, "rb") as out:
+            out.seek(start)
+            return b"\n" in out.read(max(self.written - self.dropped - start, 0))
 
     def last_lines(self, count: int = LAST_LINES) -> str:
         """The last lines of its output."""
@@ -244,9 +256,14 @@ class BackgroundShells:
                 matcher = re.compile(pattern)
             except re.error as exc:
                 raise ToolError(f"filter {pattern!r} is not a valid regular expression: {exc}") from None
-        if wait_seconds > 0 and job.status == "running" and job.read_to == job.written:
+        deadline = asyncio.get_running_loop().time() + wait_seconds
+        while job.status == "running" and not job.whole_line_waiting():
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            job.changed.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(job.changed.wait(), wait_seconds)
+                await asyncio.wait_for(job.changed.wait(), left)
         data, cut = job.read_new()
         text = data.decode("utf-8", errors="replace").rstrip("\n")
         if matcher is not None:
