@@ -103,6 +103,7 @@ class AgentApp(App[int]):
         Binding("home", "home_end('home')", "Top", show=False, priority=True),
         Binding("end", "home_end('end')", "Bottom", show=False, priority=True),
         Binding("ctrl+q", "request_quit", "Quit", priority=True),
+        Binding("ctrl+g", "command('/bg')", "Background", show=False),
     ]
 
     def __init__(
@@ -274,6 +275,7 @@ class AgentApp(App[int]):
             running=running, queued=queued, state=state, context=self.conversation.context_use(),
             window_source=self.conversation.window_source(),
             mode=self.conversation.permissions.mode, sandbox=self.conversation.sandbox.summary(),
+            background=len(self.router.background),
         ))
 
     # --- CommandHost ------------------------------------------------------------------------------
@@ -467,6 +469,8 @@ class AgentApp(App[int]):
         except Exception as exc:
             log.exception("command %s failed", line)
             self.say_error(f"{line.split()[0]}: {first_line(str(exc)) or type(exc).__name__}")
+
+    action_command = _command  # a key that runs a command (Ctrl+G: /bg)
 
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
         """Ctrl+X on a running block: cancel that subagent only."""

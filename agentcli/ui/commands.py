@@ -1,6 +1,6 @@
-"""Slash commands of the TUI: /help, /agents, /skills, /tasks, /mcp, /model, /new (/clear), /resume, /rewind, /undo,
-/redo (those three in `ui.rewind`), /cost, /compact, /copy, /export, /notify, /go, /quit; then the person's and the
-project's own (`slash_commands`), which never take a built-in's name."""
+"""Slash commands of the TUI: /help, /agents, /skills, /tasks, /bg (`ui.background`), /mcp, /model, /new (/clear),
+/resume, /rewind, /undo, /redo (those three in `ui.rewind`), /cost, /compact, /copy, /export, /notify, /go, /quit;
+then the person's and the project's own (`slash_commands`), which never take a built-in's name."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
+from agentcli.ui.background import background_command
 from agentcli.ui.keys import keys_help
 from agentcli.ui.model import format_seconds
 from agentcli.ui.plan import GO_PROMPT
@@ -352,6 +353,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "agents": (_agents, "list the subagent types with their descriptions"),
     "skills": (_skills, "list the skills the model may load (SKILL.md folders), and the files skipped"),
     "tasks": (_tasks, "this session's subagent tasks and their status"),
+    "bg": (background_command, "the background commands: follow one's output, stop one (also Ctrl+G)"),
     "msg": (_msg, "message a running subagent: /msg ID text (also Ctrl+T on its block); it reads it at its next turn"),
     "model": (_model, "show or set the model: /model main | light | provider:model"),
     "new": (_new, "start a new session (empty history and view); the last one can be resumed"),

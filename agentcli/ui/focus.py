@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from agentcli.ui.widgets.message_list import MessageList
     from agentcli.ui.widgets.prompt_input import PromptInput
 
-MAIN_SCREEN_ACTIONS = frozenset({"scroll_messages", "home_end", "cycle_mode", "move_focus"})
+MAIN_SCREEN_ACTIONS = frozenset({"scroll_messages", "home_end", "cycle_mode", "move_focus", "command"})
 
 
 class FocusRules:

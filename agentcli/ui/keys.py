@@ -46,6 +46,9 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("y / a / n, Esc in an approval", "allow once / allow always / deny"),
     ("Enter / o / d, Esc in a rewind's preview",
      "rewind, keeping the files you changed since / overwrite those too / the file's whole diff / back"),
+    ("Ctrl+G", "the background commands (/bg)"),
+    ("Enter / x, Esc in /bg's list", "follow the highlighted command's output live / stop it / close"),
+    ("x, Esc on a command's output", "stop it / back to the list"),
     ("Ctrl+Q", "quit (while a turn runs: twice, and the turn is stopped)"),
 )
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from agentcli.events import (
     AgentMessageEvent,
+    BackgroundFinishedEvent,
+    BackgroundStartedEvent,
     CompactionEvent,
     ErrorEvent,
     HookRunEvent,
@@ -136,3 +138,11 @@ class UIRouter(ToolRouting, BlockRouting):
         """A context was compacted (the main agent's or a subagent's): one line, where it happened."""
         line = compaction_text(event.mode, event.tokens_before, event.tokens_after, event.window)
         self.add_entry(owner, NoteItem(line, "info"))
+
+    def on_background_started(self, event: BackgroundStartedEvent, owner: BlockItem | None = None) -> None:
+        """A background command started (any agent's): the status bar counts it."""
+        self.background[event.task_id] = None
+
+    def on_background_finished(self, event: BackgroundFinishedEvent, owner: BlockItem | None = None) -> None:
+        """A background command exited or was stopped."""
+        self.background.pop(event.task_id, None)

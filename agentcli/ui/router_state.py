@@ -50,6 +50,7 @@ class RouterState(MessageManager):
         self._ticks = 0
         self.dense = False  # many agents run at once: compact blocks take one line each
         self.turn_started: float | None = None  # monotonic time the main turn started (the app sets it)
+        self.background: dict[str, None] = {}  # ids of the background commands running (kept across /new)
 
     def transcript_of(self, owner: BlockItem | None) -> Transcript:
         """The main transcript, or the block's own."""

@@ -1,5 +1,5 @@
-"""The status bar: permission mode, model, session tokens and cost, context, running subagents, and what the app
-is doing.
+"""The status bar: permission mode, model, session tokens and cost, context, running subagents and background
+commands (`⚙ 2 bg`), and what the app is doing.
 
 It degrades by priority when the terminal is narrow: what the person must act on or know about stays (the
 state, such as "waiting for your approval", how many subagents run, the permission mode), while the
@@ -50,9 +50,9 @@ Form = tuple[Piece, ...]  # an empty form: the part is not shown
 #: The order in which parts give way to a narrow terminal: (part, its next form). "sep" narrows separators.
 DEGRADE_STEPS: tuple[str, ...] = (
     "sandbox", "model", "mode", "tokens", "sep", "context", "context", "agents", "sandbox", "cost", "tokens",
-    "model", "context", "agents", "state", "state", "mode",
+    "model", "context", "agents", "background", "state", "state", "mode",
 )
-ORDER = ("mode", "sandbox", "model", "tokens", "cost", "context", "agents", "state")  # left to right
+ORDER = ("mode", "sandbox", "model", "tokens", "cost", "context", "agents", "background", "state")  # left to right
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class Status:
     window_source: str = ""  # where the window came from: configured, server: …, model table, default
     mode: str = "ask"  # the permission mode (tools.permissions.Mode)
     sandbox: str = ""  # Bash's sandbox in a few words (tools.sandbox.Sandbox.summary); "" shows nothing
+    background: int = 0  # background commands running (`Bash(run_in_background=true)`; /bg lists them)
 
 
 def _agents_forms(running: int, queued: int) -> tuple[Form, ...]:
@@ -80,6 +81,13 @@ def _agents_forms(running: int, queued: int) -> tuple[Form, ...]:
     if queued:
         forms = [f"{forms[0]}, {queued} queued", f"{forms[1]}, {queued} queued", f"{forms[2]} ◌{queued}"]
     return tuple(((form, "$accent"),) for form in forms)
+
+
+def _background_forms(running: int) -> tuple[Form, ...]:
+    """`⚙ 2 bg` → `⚙2`; nothing while none runs."""
+    if not running:
+        return ((),)
+    return (((f"⚙ {running} bg", "$accent"),), ((f"⚙{running}", "$accent"),))
 
 
 def _mode_forms(mode: str) -> tuple[Form, ...]:
@@ -112,6 +120,7 @@ def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
         "cost": ((format_cost(status.cost_usd),), ()),
         "context": ((),),
         "agents": _agents_forms(status.running, status.queued),
+        "background": _background_forms(status.background),
     }
     if status.context is not None and status.context[1] > 0:
         used, window = status.context
