@@ -305,6 +305,8 @@ class BackgroundStartedEvent(_Event):
     task_id: str  # bash_N: TaskOutput and TaskCancel take it
     command: str
     tool_call_id: str = ""  # the Bash call that started it
+    description: str = ""  # the Bash call's `description`, if it gave one
+    output_file: str = ""  # the file its output goes to (TaskOutput reads it)
 
 
 class BackgroundFinishedEvent(_Event):
@@ -315,6 +317,8 @@ class BackgroundFinishedEvent(_Event):
     task_id: str
     command: str
     tool_call_id: str = ""
+    description: str = ""
+    output_file: str = ""
     status: Literal["exited", "stopped"]
     exit_code: int | None = None
     last_lines: str = ""

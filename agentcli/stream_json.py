@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from agentcli.events import BackgroundFinishedEvent, BackgroundStartedEvent
 from agentcli.llm import Message, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage
 from agentcli.status import RunStatus, TaskStatus
 from agentcli.tools import server_of
@@ -30,6 +31,8 @@ ERROR_SUBTYPE = "error_during_execution"
 #: `task_type` of a subagent's `task_started` line, as Claude Code sets it (the SDK waits for such tasks to end
 #: before it closes standard input); the agent type is in `subagent_type`.
 TASK_TYPE = "local_agent"
+#: `task_type` of a background Bash command's task lines (`Bash(run_in_background=true)`), as Claude Code sets it.
+BASH_TASK_TYPE = "local_bash"
 #: A finished task's status as `task_notification`'s (Claude Code: completed, failed, stopped).
 TASK_NOTIFICATION_STATUS: dict[TaskStatus, str] = {
     "completed": "completed",
@@ -129,6 +132,49 @@ def user_line(message: Message, *, session_id: str, parent_tool_use_id: str | No
 def system_line(subtype: str, session_id: str, **fields: Any) -> dict[str, Any]:
     """A `{"type": "system", "subtype": ...}` line (task_started, task_notification, compact_boundary, ...)."""
     return {"type": "system", "subtype": subtype, "uuid": new_uuid(), "session_id": session_id, **fields}
+
+
+def background_status(event: BackgroundFinishedEvent) -> str:
+    """A background command's end as Claude Code's task status: `completed` (exit code 0), `failed` (another
+    code, or none known) or `stopped` (TaskCancel, its agent's or the session's end)."""
+    if event.status == "stopped":
+        return "stopped"
+    return "completed" if event.exit_code == 0 else "failed"
+
+
+def background_summary(event: BackgroundFinishedEvent) -> str:
+    """Claude Code's summary of a background command's end: `Background command "<description>" completed (exit
+    code 0)`, `... failed with exit code 2`, `... was stopped`."""
+    head = f'Background command "{event.description or event.command}"'
+    status = background_status(event)
+    if status == "stopped":
+        return f"{head} was stopped"
+    if status == "completed":
+        return f"{head} completed (exit code 0)"
+    return f"{head} failed" + (f" with exit code {event.exit_code}" if event.exit_code is not None else "")
+
+
+def background_started_line(event: BackgroundStartedEvent, session_id: str) -> dict[str, Any]:
+    """`task_started` of a background Bash command (Claude Code's `local_bash` task: `tool_use_id` is the Bash
+    call's, `description` its description or else the command); agentcli adds `command`, `output_file` and the
+    owning agent's name."""
+    return system_line(
+        "task_started", session_id, task_id=event.task_id, tool_use_id=event.tool_call_id or None,
+        description=event.description or event.command, task_type=BASH_TASK_TYPE, is_backgrounded=True,
+        command=event.command, output_file=event.output_file, agent=event.agent,
+    )
+
+
+def background_notification_line(event: BackgroundFinishedEvent, session_id: str) -> dict[str, Any]:
+    """`task_notification` of a background Bash command that exited or was stopped (Claude Code's fields, no
+    `usage`: a command spends no tokens); agentcli adds the exit code, the last lines of output and the seconds
+    it ran."""
+    return system_line(
+        "task_notification", session_id, task_id=event.task_id, tool_use_id=event.tool_call_id or None,
+        status=background_status(event), output_file=event.output_file, summary=background_summary(event),
+        task_type=BASH_TASK_TYPE, exit_code=event.exit_code, last_lines=event.last_lines,
+        elapsed_seconds=event.elapsed_seconds,
+    )
 
 
 def stream_event_line(event: dict[str, Any], *, session_id: str, parent_tool_use_id: str | None) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Claude Code's stream-json shapes in-process: reading input lines, and the printer's lines for a nested
-delegation (a subagent's subagent carries its own Task call's id), retries and compaction."""
+delegation (a subagent's subagent carries its own Task call's id), retries and compaction, and background commands'
+`local_bash` task lines."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import json
 import pytest
 
 from agentcli.events import (
+    BackgroundFinishedEvent,
+    BackgroundStartedEvent,
     CompactionEvent,
     Event,
     MessageAddedEvent,
@@ -149,3 +152,33 @@ def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
     assert nested_deeper("[" * 101 + "]" * 101, 100) and not nested_deeper("[" * 100 + "]" * 100, 100)
     with pytest.raises(InputLineError, match="nested deeper than"):
         parse_input_line('{"a": ' + "[" * 200 + "]" * 200 + "}", 7)
+
+
+def test_background_commands_are_local_bash_task_lines_with_claude_codes_statuses() -> None:
+    out = io.StringIO()
+    printer = StreamJsonPrinter(out, io.StringIO())
+    printer(SessionStartedEvent(session_id="main", model="main", model_id="claude-x", workspace="/w", tools=["Bash"]))
+    head = {"session_id": "main", "agent": "main", "output_file": "/tmp/shells/bash_1.log"}
+    ends = [("exited", 0, "Background command \"Serve the docs\" completed (exit code 0)", "completed"),
+            ("exited", 2, "Background command \"Serve the docs\" failed with exit code 2", "failed"),
+            ("exited", None, "Background command \"Serve the docs\" failed", "failed"),
+            ("stopped", None, "Background command \"Serve the docs\" was stopped", "stopped")]
+    printer(BackgroundStartedEvent(**head, task_id="bash_1", command="make docs", tool_call_id="toolu_1",
+                                   description="Serve the docs"))
+    for status, code, _, _ in ends:
+        printer(BackgroundFinishedEvent(**head, task_id="bash_1", command="make docs", tool_call_id="toolu_1",
+                                        description="Serve the docs", status=status, exit_code=code,
+                                        last_lines="serving\nbye", elapsed_seconds=1.5))
+    printer(BackgroundStartedEvent(**head, task_id="bash_2", command="sleep 9"))  # no description, no call id
+    init, started, *finished, bare = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert init["subtype"] == "init"
+    assert {k: started[k] for k in ("subtype", "task_id", "tool_use_id", "description", "task_type",
+                                    "is_backgrounded", "session_id", "output_file")} == {
+        "subtype": "task_started", "task_id": "bash_1", "tool_use_id": "toolu_1", "description": "Serve the docs",
+        "task_type": "local_bash", "is_backgrounded": True, "session_id": "main",
+        "output_file": "/tmp/shells/bash_1.log"}
+    assert [(ln["subtype"], ln["status"], ln["summary"], ln["exit_code"]) for ln in finished] == [
+        ("task_notification", wire, summary, code) for _, code, summary, wire in ends]
+    assert all(ln["output_file"] == "/tmp/shells/bash_1.log" and ln["last_lines"] == "serving\nbye"
+               and ln["tool_use_id"] == "toolu_1" and "usage" not in ln for ln in finished)
+    assert (bare["description"], bare["tool_use_id"]) == ("sleep 9", None)

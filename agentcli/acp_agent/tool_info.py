@@ -41,6 +41,19 @@ def title_of(name: str, args: dict[str, Any], summary: str, agent: str = "main")
     return title if agent == "main" else f"{agent} · {title}"
 
 
+def background_call_id(task_id: str, bash_call_id: str) -> str:
+    """The id of a background command's own tool call: its task id with the Bash call's (unique in the ACP
+    session even when a reloaded session counts `bash_N` from 1 again)."""
+    return f"{task_id}-{bash_call_id}" if bash_call_id else task_id
+
+
+def background_title(task_id: str, what: str, agent: str = "main") -> str:
+    """A background command's line: `bash_1 · npm run dev` (its description, else its command; a subagent's
+    prefixed with its label)."""
+    title = f"{task_id} · {next((line.strip() for line in what.splitlines() if line.strip()), '')}".rstrip(" ·")
+    return title if agent == "main" else f"{agent} · {title}"
+
+
 def _absolute(raw: object, workspace: Path) -> str | None:
     if not isinstance(raw, str) or not raw.strip():
         return None

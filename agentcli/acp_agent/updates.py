@@ -6,7 +6,9 @@ deltas become message and thought chunks, tool calls `tool_call` then `tool_call
 locations, the diff of an edit, Bash's output, the result), the main agent's TodoWrite list the `plan`, its
 requests' context use and the session's cost `usage_update`. A subagent's events arrive as updates tied to the
 Task call that started it: `_meta` names that call (`agentcli.parentToolCallId`, and Zed's Claude adapter's
-`claudeCode.parentToolUseId`), the task and the agent, so an editor can nest them under it.
+`claudeCode.parentToolUseId`), the task and the agent, so an editor can nest them under it. A background Bash
+command (`Bash(run_in_background=true)`) is a tool call of its own beside the Bash call that started it (which ends
+at once): `in_progress` while it runs, then `completed` (exit code 0, or stopped) or `failed` with its last lines.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from acp.schema import (
 
 from agentcli.acp_agent import tool_info
 from agentcli.events import (
+    BackgroundFinishedEvent,
+    BackgroundStartedEvent,
     Event,
     NoticeEvent,
     SubagentEvent,
@@ -148,6 +152,8 @@ class EventMapper:
             put(self._finished(inner, meta))
             if inner.todos is not None and sub is None:
                 put(update_plan(tool_info.plan_entries(inner.todos)))
+        elif isinstance(inner, (BackgroundStartedEvent, BackgroundFinishedEvent)):
+            put(self._background(inner))
         elif isinstance(inner, UsageEvent):
             self._usage(inner, main=sub is None)
         elif isinstance(inner, NoticeEvent) and sub is None:
@@ -191,6 +197,31 @@ class EventMapper:
             session_update="tool_call_update", tool_call_id=event.tool_call_id,
             status="failed" if event.is_error else "completed", content=content, raw_output=raw, field_meta=meta,
         )
+
+    def _background(self, event: BackgroundStartedEvent | BackgroundFinishedEvent) -> ToolCallStart | ToolCallProgress:
+        """A background command's own tool call: started when it starts, updated when it ends. Its events are never
+        relayed (they name their agent's session), so a subagent's is tied to its Task call through that session."""
+        sub = self.subagents.get(event.session_id)
+        meta: dict[str, Any] = subagent_meta(sub) if sub is not None else {"agentcli": {}}
+        meta["agentcli"] = {**meta["agentcli"], "backgroundTaskId": event.task_id, "bashToolCallId": event.tool_call_id,
+                            "outputFile": event.output_file}
+        call_id = tool_info.background_call_id(event.task_id, event.tool_call_id)
+        if isinstance(event, BackgroundStartedEvent):
+            return ToolCallStart(
+                session_update="tool_call", tool_call_id=call_id, kind="execute", status="in_progress",
+                title=tool_info.background_title(event.task_id, event.description or event.command,
+                                                 sub.agent if sub else "main"),
+                content=tool_info.output_content("Bash", f"$ {event.command}"),
+                raw_input={"command": event.command, "task_id": event.task_id}, field_meta=meta)
+        failed = event.status == "exited" and event.exit_code != 0
+        summary = (f"{event.task_id} was stopped" if event.status == "stopped"
+                   else f"{event.task_id} exited with code {event.exit_code}")
+        return ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call_id, status="failed" if failed else "completed",
+            content=[tool_info.text(summary), *tool_info.output_content("Bash", event.last_lines)],
+            raw_output={"status": event.status, "exit_code": event.exit_code, "last_lines": event.last_lines,
+                        "elapsed_seconds": event.elapsed_seconds},
+            field_meta=meta)
 
     def _usage(self, event: UsageEvent, *, main: bool) -> None:
         self.cost_usd += event.cost_usd or 0.0

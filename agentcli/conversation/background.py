@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def background_event(job: BackgroundCommand) -> Event:
     """The event of a command that started (it runs) or ended."""
     head = {"session_id": job.owner, "agent": job.agent, "task_id": job.id, "command": job.command,
-            "tool_call_id": job.tool_call_id}
+            "tool_call_id": job.tool_call_id, "description": job.description, "output_file": str(job.path)}
     if job.status == "running":
         return BackgroundStartedEvent(**head)
     return BackgroundFinishedEvent(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from agentcli.events import (
+    BackgroundFinishedEvent,
     Event,
     SubagentBlockAddedEvent,
     SubagentBlockFinishedEvent,
@@ -23,7 +24,14 @@ from agentcli.events import (
     unwrap,
 )
 from agentcli.oneshot import StreamJsonPrinter
-from agentcli.stream_json import ERROR_SUBTYPE, TASK_NOTIFICATION_STATUS, new_uuid, result_subtype, system_line
+from agentcli.stream_json import (
+    ERROR_SUBTYPE,
+    TASK_NOTIFICATION_STATUS,
+    background_status,
+    new_uuid,
+    result_subtype,
+    system_line,
+)
 
 #: Claude Code's permission modes by agentcli's (`--permission-mode`, `set_permission_mode`, init's `permissionMode`).
 MODE_NAMES: dict[str, str] = {
@@ -101,6 +109,10 @@ class HeadlessPrinter(StreamJsonPrinter):
             status = TASK_NOTIFICATION_STATUS[inner.status]
             self.emit(system_line("task_updated", self.session_id, task_id=inner.task_id,
                                   patch={"status": status, "end_time": round(time.time() * 1000)}))
+        elif isinstance(inner, BackgroundFinishedEvent):  # a background command's patch (Claude Code: killed)
+            status = background_status(inner)
+            self.emit(system_line("task_updated", self.session_id, task_id=inner.task_id, patch={
+                "status": "killed" if status == "stopped" else status, "end_time": round(time.time() * 1000)}))
         super().__call__(event)
         if isinstance(inner, UsageEvent):
             self._spent(inner)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from agentcli.events import (
+    BackgroundFinishedEvent,
+    BackgroundStartedEvent,
     CompactionEvent,
     Event,
     MessageAddedEvent,
@@ -25,6 +27,8 @@ from agentcli.stream_json import (
     TASK_NOTIFICATION_STATUS,
     TASK_TYPE,
     assistant_line,
+    background_notification_line,
+    background_started_line,
     dumps,
     init_line,
     new_uuid,
@@ -50,7 +54,8 @@ class StreamJsonPrinter(JsonPrinter):
 
     A `system`/`init` line first; an `assistant` line per model reply and a `user` line per set of tool
     results, a subagent's with `parent_tool_use_id` (its Task call's id); `system` lines `task_started`,
-    `task_notification`, `compact_boundary` and `api_retry`; with `partial`, `stream_event` lines for
+    `task_notification` (of subagents, `local_agent`, and of background Bash commands, `local_bash`),
+    `compact_boundary` and `api_retry`; with `partial`, `stream_event` lines for
     text and thinking as they stream; the result object last. Every line carries the main session's id.
     """
 
@@ -101,6 +106,10 @@ class StreamJsonPrinter(JsonPrinter):
                        "duration_ms": round(inner.elapsed_ms)},
                 task_status=inner.status, error=inner.error, cost_usd=inner.cost_usd, parent_tool_use_id=parent,
             ))
+        elif isinstance(inner, BackgroundStartedEvent):  # a `local_bash` task (never relayed: it names its agent)
+            self.emit(background_started_line(inner, self.session_id))
+        elif isinstance(inner, BackgroundFinishedEvent):
+            self.emit(background_notification_line(inner, self.session_id))
         elif isinstance(inner, CompactionEvent):
             self.emit(system_line(
                 "compact_boundary", self.session_id,

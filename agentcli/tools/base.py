@@ -89,8 +89,9 @@ class BackgroundStarter(Protocol):
     """What Bash asks of the session's background commands (`tools/shell/background.BackgroundShells`), declared
     here so the tool base never imports them."""
 
-    async def start(self, command: str, ctx: ToolContext, sandbox: Any) -> StartedCommand:
-        """Start `command` for the agent of `ctx`; ToolError when it cannot."""
+    async def start(self, command: str, ctx: ToolContext, sandbox: Any, description: str = "") -> StartedCommand:
+        """Start `command` for the agent of `ctx` (`description`: the call's words for it); ToolError when it
+        cannot."""
         ...
 
 

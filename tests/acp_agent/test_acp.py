@@ -533,3 +533,39 @@ def test_without_the_fs_capability_the_files_are_the_disks(run_acp: Callable[...
     assert client.text() == "Read the disk." and client.fs == [] and client.asked == []
     done = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "toolu_r")
     assert "second line" in done.content[0].content.text
+
+
+def test_a_background_command_is_a_tool_call_of_its_own_that_fails_or_stops(run_acp: Callable[..., Any],
+                                                                            workspace: Path) -> None:
+    wait = {"task_id": "bash_1", "wait_seconds": 60}  # twice: for its output, then for its end (no clock)
+    calls = [ToolCall(name="Bash", id="toolu_build", input={
+                 "command": "printf 'building\\nbroken config\\n'; exit 3", "description": "Build it",
+                 "run_in_background": True}),
+             ToolCall(name="TaskOutput", input=wait), ToolCall(name="TaskOutput", input=wait),
+             ToolCall(name="Bash", id="toolu_sleep", input={"command": "sleep 300", "run_in_background": True}),
+             ToolCall(name="TaskCancel", input={"task_id": "bash_2"})]
+    script = Script(steps=[*[Step(match=Match(turn=n), reply=Reply(tool_calls=[call])) for n, call in enumerate(calls)],
+                           Step(match=Match(turn=len(calls)), reply=Reply(text="Done."))])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.set_session_mode(session_id=session.session_id, mode_id="auto")
+        return await _prompt(conn, session.session_id, "build, then start a sleeper and stop it")
+
+    client = EditorClient()
+    assert run_acp(script, body, client) == "end_turn"
+    started = {u.tool_call_id: u for u in client.of(ToolCallStart)}
+    build, sleeper = started["bash_1-toolu_build"], started["bash_2-toolu_sleep"]
+    assert (build.title, build.kind, build.status) == ("bash_1 · Build it", "execute", "in_progress")
+    assert build.raw_input == {"command": "printf 'building\\nbroken config\\n'; exit 3", "task_id": "bash_1"}
+    assert build.field_meta["agentcli"]["bashToolCallId"] == "toolu_build"
+    assert build.field_meta["agentcli"]["outputFile"].endswith("bash_1.log")
+    assert sleeper.title == "bash_2 · sleep 300" and "toolu_build" in started  # the Bash calls stay calls too
+    ends = {u.tool_call_id: u for u in client.of(ToolCallProgress) if u.status in ("completed", "failed")}
+    assert ends["toolu_build"].status == "completed"  # the Bash call itself ended at once
+    failed, stopped = ends["bash_1-toolu_build"], ends["bash_2-toolu_sleep"]
+    assert failed.status == "failed" and failed.raw_output["exit_code"] == 3
+    assert failed.content[0].content.text == "bash_1 exited with code 3"
+    assert "broken config" in failed.content[1].content.text
+    assert stopped.status == "completed" and stopped.raw_output["status"] == "stopped"
+    assert stopped.content[0].content.text == "bash_2 was stopped"

@@ -425,3 +425,39 @@ def test_a_deny_that_interrupts_ends_the_turn(run_sdk: Callable[..., Any], works
     assert [d["tool_use_id"] for d in stopped.permission_denials or []] == ["toolu_stop"]
     assert not (workspace / "stopped.txt").exists()
     assert second[-1].result == "Here again."
+
+
+def test_background_commands_are_local_bash_tasks_that_fail_or_stop(run_sdk: Callable[..., Any]) -> None:
+    from claude_agent_sdk import TaskNotificationMessage, TaskStartedMessage, TaskUpdatedMessage
+
+    build = ToolCall(name="Bash", id="toolu_build", input={
+        "command": "printf 'building\\nbroken config\\n'; exit 3", "description": "Build it",
+        "run_in_background": True})
+    wait = {"task_id": "bash_1", "wait_seconds": 60}  # twice: for its output, then for its end (no clock)
+    sleeper = ToolCall(name="Bash", id="toolu_sleep", input={"command": "sleep 300", "run_in_background": True})
+    calls = [build, ToolCall(name="TaskOutput", input=wait), ToolCall(name="TaskOutput", input=wait), sleeper,
+             ToolCall(name="TaskCancel", input={"task_id": "bash_2"})]
+    script = Script(steps=[
+        *[Step(match=Match(system_contains=SDK_ROLE, turn=n), reply=Reply(tool_calls=[call]))
+          for n, call in enumerate(calls)],
+        Step(match=Match(system_contains=SDK_ROLE, turn=len(calls)), reply=Reply(text="Done.")),
+    ])
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> list[Any]:
+        return [m async for m in query(prompt="build, then start a sleeper and stop it", options=opts)]
+
+    messages = run_sdk(script, body, permission_mode="bypassPermissions")
+    started = [m for m in messages if isinstance(m, TaskStartedMessage)]
+    assert [(m.task_id, m.tool_use_id, m.task_type, m.description) for m in started] == [
+        ("bash_1", "toolu_build", "local_bash", "Build it"), ("bash_2", "toolu_sleep", "local_bash", "sleep 300")]
+    assert started[0].data["is_backgrounded"] is True
+    ended = [m for m in messages if isinstance(m, TaskNotificationMessage)]
+    assert [(m.task_id, m.tool_use_id, m.status, m.summary) for m in ended] == [
+        ("bash_1", "toolu_build", "failed", 'Background command "Build it" failed with exit code 3'),
+        ("bash_2", "toolu_sleep", "stopped", 'Background command "sleep 300" was stopped')]
+    assert ended[0].output_file.endswith("bash_1.log") and ended[0].data["exit_code"] == 3
+    assert "broken config" in ended[0].data["last_lines"] and ended[0].usage is None
+    updated = [(m.task_id, m.status) for m in messages if isinstance(m, TaskUpdatedMessage)]
+    assert updated == [("bash_1", "failed"), ("bash_2", "killed")]  # Claude Code's patch before each notification
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.result == "Done."

@@ -129,3 +129,24 @@ def test_a_subagents_background_command_ends_with_its_task_and_nothing_outlives_
     out = _results(server)
     assert out["Bash#1"].strip() == "gone"  # the subagent's sleeper ended with its task
     assert _alive("sleep 301") == [] and _alive("sleep 302") == []  # the main agent's ended with the session
+
+
+def test_run_stream_json_writes_local_bash_task_lines(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    steps = _main(_bash("true", description="Check it"),  # a foreground call is no task
+                  _bash("exit 0", description="Check it", run_in_background=True),
+                  ToolCall(name="TaskOutput", input={"task_id": "bash_1", "wait_seconds": 60}))  # no output: its end
+    with FakeLLMServer(Script(steps=steps)) as server:
+        proc = run_cli(["run", "--yes", "--output-format", "stream-json", "--verbose", "--cwd", str(ws), "go"],
+                       cli_env("anthropic", server, tmp_path))
+        assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    calls = [b["id"] for ln in lines if ln["type"] == "assistant" for b in ln["message"]["content"]
+             if b["type"] == "tool_use"]
+    tasks = [ln for ln in lines if ln.get("subtype") in ("task_started", "task_notification")]
+    assert [(ln["subtype"], ln["task_id"], ln["tool_use_id"], ln["task_type"]) for ln in tasks] == [
+        ("task_started", "bash_1", calls[1], "local_bash"), ("task_notification", "bash_1", calls[1], "local_bash")]
+    assert (tasks[1]["status"], tasks[1]["summary"]) == ("completed", 'Background command "Check it" completed (exit '
+                                                                       "code 0)")
+    assert tasks[0]["session_id"] == lines[0]["session_id"] and tasks[1]["output_file"].endswith("bash_1.log")

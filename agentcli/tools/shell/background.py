@@ -62,6 +62,7 @@ class BackgroundCommand:
     exited: asyncio.Future[int] | None = None  # resolves with bash's exit code
     tool_call_id: str = ""  # the Bash call that started it
     sink: BinaryIO | None = None  # the output file, open while output arrives (one open, not one per chunk)
+    description: str = ""  # the Bash call's own words for it (its `description`), if any
 
     def write(self, chunk: bytes) -> None:
         """Append output; past the cap, keep the newest half of it (only that half is read back)."""
@@ -186,7 +187,8 @@ class BackgroundShells:
         """A command by its id."""
         return self.commands.get(ref.strip())
 
-    async def start(self, command: str, ctx: ToolContext, sandbox: Sandbox | None) -> BackgroundCommand:
+    async def start(self, command: str, ctx: ToolContext, sandbox: Sandbox | None, description: str = ""
+                    ) -> BackgroundCommand:
         """Start `command` in the background for the agent of `ctx`; ToolError when it cannot start."""
         if len(self.running()) >= self.max_running:
             raise ToolError(f"{self.max_running} background commands are running, the most [shell] max_background "
@@ -194,7 +196,7 @@ class BackgroundShells:
         self._count += 1
         ident = f"bash_{self._count}"  # Claude Code's form; unique in the session tree
         job = BackgroundCommand(ident, command, ctx.session_id, ctx.agent, self._dir() / f"{ident}.log",
-                                self.output_cap, tool_call_id=ctx.tool_call_id)
+                                self.output_cap, tool_call_id=ctx.tool_call_id, description=description)
         job.path.touch(mode=0o600)
         guard = reaper()
         mark = guard.new_mark()

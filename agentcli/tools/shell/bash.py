@@ -188,7 +188,7 @@ class BashTool(Tool[BashArgs]):
         if ctx.sandbox is not None and (refusal := ctx.sandbox.refusal()) is not None:
             raise ToolError(refusal)
         if args.run_in_background:
-            return await _start_background(args.command, ctx, sandbox)
+            return await _start_background(args.command, ctx, sandbox, args.description or "")
         result = await _execute(args.command, timeout, ctx, sandbox)
         if sandbox is None or not (notes := sandbox.notes(result.content)):
             return result
@@ -203,11 +203,12 @@ class BashTool(Tool[BashArgs]):
         return again
 
 
-async def _start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None) -> ToolResult:
+async def _start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None, description: str = ""
+                            ) -> ToolResult:
     """Start `command` in the background: its task id at once."""
     if ctx.shells is None:
         raise ToolError("background commands are not available to this agent: run it without run_in_background")
-    job = await ctx.shells.start(command, ctx, sandbox)
+    job = await ctx.shells.start(command, ctx, sandbox, description)
     return ToolResult(
         f"Started background command {job.id} (process group {job.pgid}). It keeps running while you work; read what "
         f"it printed since your last look with TaskOutput(task_id=\"{job.id}\") (wait_seconds waits for more, filter "
