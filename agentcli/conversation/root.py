@@ -132,6 +132,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self.session = self._new_session()
         self._loop: AgentLoop | None = None
         self._turn: asyncio.Task[RunOutcome] | None = None
+        self.settling = False  # a turn's model work is over and its checkpoint is being finished
         self.budget: SessionBudget | None = None  # [budget] of this session tree, once prepared
         self._drop_budget: Callable[[], None] = lambda: None
         self._after_send: Callable[[], None] | None = None  # prepare(in_thread=False): see there
@@ -391,7 +392,11 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         finally:
             self._turn = None
             self.permissions.hold(None)
-            await self.checkpoints.after(self.session, gate)
+            self.settling = True  # the answer is out; the files after it are being kept (nothing to stop)
+            try:
+                await self.checkpoints.after(self.session, gate)
+            finally:
+                self.settling = False
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """`/compact [focus]`: compact the main agent's context now (between turns)."""

@@ -402,7 +402,7 @@ class AgentApp(App[int]):
 
     def action_request_quit(self) -> None:
         """Ctrl+Q: quit; while a turn runs, only the second press in a row (the turn is stopped on the way out)."""
-        if self.turn_running and not self.quit_armed:
+        if self.turn_running and not self.conversation.settling and not self.quit_armed:
             self.quit_armed = True
             self.notify(QUIT_QUESTION, severity="warning")
             self._show_status()
