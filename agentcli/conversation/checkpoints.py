@@ -142,9 +142,10 @@ class PromptCheckpoints:
             log.warning("checkpoint not recorded: %s", exc)
             self._say(session, f"checkpoint: not recorded ({one_line(str(exc), 200)})")
 
-    async def after(self, session: Session, gate: asyncio.Future[None] | None = None) -> None:
-        """The prompt (or rewind) ended: keep the files as they are now, and which changed during it (once the
-        prompt's own checkpoint, `gate`, is done)."""
+    async def after(self, session: Session, gate: asyncio.Future[None] | None = None,
+                    rewound_at: str | None = None) -> None:
+        """The prompt (or rewind) ended: keep the files as they are now, which changed during it, and the mark a
+        rewind of the conversation left on its messages (once the prompt's own checkpoint, `gate`, is done)."""
         if gate is not None:
             await asyncio.gather(gate, return_exceptions=True)
         opened, self._open = self._open, None
@@ -159,7 +160,7 @@ class PromptCheckpoints:
             return
         from agentcli.store import finish_checkpoint
 
-        await self.store.write(finish_checkpoint(opened.row, after.tree, files))
+        await self.store.write(finish_checkpoint(opened.row, after.tree, files, rewound_at=rewound_at))
 
     async def _take(self, session: Session, kind: str, seq: int, *, prompt: str = "", message_id: str | None = None,
                     target_id: int | None = None, mode: str | None = None) -> _Open | None:
@@ -231,9 +232,9 @@ class PromptCheckpoints:
     # --- rewinding ----------------------------------------------------------------------------------
 
     async def rewind_files(self, session: Session, preview: RewindPreview, overwrite: bool | set[str],
-                           *, target_id: int | None = None, redo: bool = False) -> tuple[int | None, RewindDone]:
-        """Carry out the files of a previewed rewind, as a checkpoint of its own (its row id, what was done). The
-        caller takes the conversation back, then `close_rewind`s the row."""
+                           *, target_id: int | None = None, redo: bool = False) -> RewindDone:
+        """Carry out the files of a previewed rewind, as a checkpoint of its own (what was done). The caller takes
+        the conversation back, then closes the checkpoint with `after`."""
         done = RewindDone(preview.mode, preview.point.prompt, redo=redo)
         opened = await self._take(session, "rewind", session.next_seq, prompt=preview.point.prompt,
                                   target_id=target_id or preview.point.id, mode="redo" if redo else preview.mode)
@@ -244,23 +245,7 @@ class PromptCheckpoints:
             except CheckpointError as exc:
                 raise RewindError(str(exc)) from None
         self._open = opened
-        return (opened.row if opened is not None else None), done
-
-    async def close_rewind(self, session: Session, row: int | None, stamp: str | None) -> None:
-        """The rewind is over: its "after" tree and files, and the mark it left on the messages it took back."""
-        opened, self._open = self._open, None
-        if opened is None or row is None or self.store is None:
-            return
-        try:
-            after = await asyncio.to_thread(self.repo.snapshot)
-            self.repo.keep(f"{session.id}/{row}-after", after.tree)
-            files = [c.path for c in await asyncio.to_thread(self.repo.changes, opened.before.tree, after.tree)]
-        except CheckpointError as exc:
-            self._say(session, f"checkpoint: {exc}")
-            return
-        from agentcli.store import finish_checkpoint
-
-        await self.store.write(finish_checkpoint(row, after.tree, files, rewound_at=stamp))
+        return done
 
     def last_rewind(self, session_id: str) -> CheckpointRecord:
         """The latest rewind not redone yet, when no prompt was sent since it (what `/redo` undoes)."""

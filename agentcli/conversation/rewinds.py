@@ -52,11 +52,11 @@ class Rewinds:
         """Carry out a previewed rewind: the files (a file the person changed since only with `overwrite`), then
         the conversation from that prompt on taken out of the context."""
         self._idle()
-        row, done = await self.checkpoints.rewind_files(self.session, preview, overwrite)
+        done = await self.checkpoints.rewind_files(self.session, preview, overwrite)
         stamp = None
         if preview.mode != "code":
             stamp, done.messages = await self._take_back(preview.point.seq)
-        await self.checkpoints.close_rewind(self.session, row, stamp)
+        await self.checkpoints.after(self.session, rewound_at=stamp)
         return done
 
     async def preview_redo(self) -> RewindPreview:
@@ -70,11 +70,10 @@ class Rewinds:
         back."""
         self._idle()
         point = preview.point
-        row, done = await self.checkpoints.rewind_files(self.session, preview, overwrite, target_id=point.id,
-                                                        redo=True)
+        done = await self.checkpoints.rewind_files(self.session, preview, overwrite, target_id=point.id, redo=True)
         if preview.mode != "code" and point.rewound_at:
             done.messages = await self._give_back(point.rewound_at)
-        await self.checkpoints.close_rewind(self.session, row, None)
+        await self.checkpoints.after(self.session)
         return done
 
     async def _take_back(self, seq: int) -> tuple[str | None, int]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
-from agentcli.tools.shell.bash import DRAIN_GRACE_SECONDS, launch, stop_process_group
+from agentcli.tools.shell.bash import DRAIN_GRACE_SECONDS, BashProtocol, launch, stop_process_group
 from agentcli.tools.shell.reaper import kill_marked, mark_needle, reaper
 
 if TYPE_CHECKING:
@@ -134,33 +134,6 @@ class BackgroundCommand:
         return f"{how} after {seconds:.0f}s"
 
 
-class _Output(asyncio.SubprocessProtocol):
-    """Writes a background command's output to its file as it arrives; resolves when it exits and when its pipe
-    closes."""
-
-    def __init__(self, command: BackgroundCommand, loop: asyncio.AbstractEventLoop) -> None:
-        self.command = command
-        self.exited: asyncio.Future[int] = loop.create_future()
-        self.closed: asyncio.Future[None] = loop.create_future()
-        self.transport: asyncio.SubprocessTransport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
-
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self.command.write(data if isinstance(data, bytes) else data.encode())
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1 and not self.closed.done():
-            self.closed.set_result(None)
-
-    def process_exited(self) -> None:
-        if self.transport is not None and not self.exited.done():
-            code = self.transport.get_returncode()
-            self.exited.set_result(code if code is not None else -1)
-
-
 class BackgroundShells:
     """The background commands of one session tree."""
 
@@ -204,7 +177,7 @@ class BackgroundShells:
         loop = asyncio.get_running_loop()
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _Output(job, loop), *argv, cwd=ctx.workspace, stdin=subprocess.DEVNULL,
+                lambda: BashProtocol(job.write, loop), *argv, cwd=ctx.workspace, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=env, preexec_fn=hook)
         except OSError as exc:
             raise ToolError(f"Cannot start bash: {exc}") from None
@@ -225,7 +198,7 @@ class BackgroundShells:
             except Exception:  # a broken consumer must not break the command
                 log.exception("background command listener failed")
 
-    async def _watch(self, job: BackgroundCommand, transport: asyncio.SubprocessTransport, protocol: _Output,
+    async def _watch(self, job: BackgroundCommand, transport: asyncio.SubprocessTransport, protocol: BashProtocol,
                      needle: bytes) -> None:
         """Wait for the command's end (or its stop), then end whatever it left behind and tell its agent."""
         try:

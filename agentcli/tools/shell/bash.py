@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
@@ -123,18 +124,16 @@ async def stop_process_group(pgid: int, exited: asyncio.Future[int]) -> None:
         await asyncio.wait({exited}, timeout=TERM_GRACE_SECONDS)
 
 
-class _BashProtocol(asyncio.SubprocessProtocol):
-    """Feeds output into the buffer as it arrives; resolves futures on exit and on pipe close.
+class BashProtocol(asyncio.SubprocessProtocol):
+    """Hands output to `feed` as it arrives; resolves futures on exit and on pipe close (a foreground call's
+    buffer, a background command's file).
 
     (asyncio's `Process.wait()` also waits for the pipes to close, which a background child
     holding stdout delays: hence a protocol of our own.)
     """
 
-    def __init__(self, buffer: OutputBuffer, progress: Callable[[], None], loop: asyncio.AbstractEventLoop,
-                 output: Callable[[bytes], None] = lambda data: None) -> None:
-        self.buffer = buffer
-        self.progress = progress
-        self.output = output
+    def __init__(self, feed: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
+        self.feed = feed
         self.exited: asyncio.Future[int] = loop.create_future()
         self.closed: asyncio.Future[None] = loop.create_future()
         self.transport: asyncio.SubprocessTransport | None = None
@@ -144,10 +143,7 @@ class _BashProtocol(asyncio.SubprocessProtocol):
         self.transport = transport
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        chunk = data if isinstance(data, bytes) else data.encode()
-        self.buffer.feed(chunk)
-        self.progress()
-        self.output(chunk)
+        self.feed(data if isinstance(data, bytes) else data.encode())
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1 and not self.closed.done():
@@ -225,7 +221,7 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
     needle = mark_needle(mark)
     argv, env, hook = launch(command, ctx, sandbox, mark, guard.spawn_hook())
     spawn = asyncio.ensure_future(loop.subprocess_exec(
-            lambda: _BashProtocol(buffer, ctx.progress, loop, ctx.output),
+            lambda: BashProtocol(partial(_received, buffer, ctx), loop),
             *argv,
             cwd=ctx.workspace,
             stdin=subprocess.DEVNULL,
@@ -279,6 +275,13 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
             kill_marked(needle, after=pgid)
         guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
     return _result(buffer.text(), timeout, None if timed_out else protocol.exited.result())
+
+
+def _received(buffer: OutputBuffer, ctx: ToolContext, chunk: bytes) -> None:
+    """A foreground call's output: kept in its buffer, shown live, counted as progress."""
+    buffer.feed(chunk)
+    ctx.progress()
+    ctx.output(chunk)
 
 
 def launch(
