@@ -14,6 +14,11 @@ def compact_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
+def size_text(size: int) -> str:
+    """A size on disk: `4 KiB`, `12.3 MiB`."""
+    return f"{size / (1 << 20):.1f} MiB" if size >= 1 << 20 else f"{size / 1024:.0f} KiB"
+
+
 def format_cost(cost: float | None, unknown: str = "$?") -> str:
     """`$0.0123`, `$2.50`, or `unknown` when no price is known."""
     if cost is None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agentcli.figures import size_text
 from agentcli.gitsafe import GitError, NoRepository, Repo, Shadow, read_regular
 from agentcli.paths import data_dir, ensure_private_dir
 
@@ -209,8 +210,8 @@ class ShadowRepo:
                 keep.append(path)  # gone: update-index --remove drops it
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes:
-                skipped.append(Skipped(path, f"over the size cap ({_size(info.st_size)} > "
-                                             f"{_size(self.max_file_bytes)})"))
+                skipped.append(Skipped(path, f"over the size cap ({size_text(info.st_size)} > "
+                                             f"{size_text(self.max_file_bytes)})"))
                 drop.append(path)
             else:
                 keep.append(path)
@@ -284,7 +285,3 @@ def _nul_split(out: bytes) -> set[str]:
 
 def nul_list(paths: list[str]) -> bytes:
     return b"".join(os.fsencode(p) + b"\0" for p in paths)
-
-
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentcli.cli.common import echo, find_or_fail, open_store, print_json, table, transcript
-from agentcli.figures import compact_tokens, format_cost, spend_text
+from agentcli.figures import compact_tokens, format_cost, size_text, spend_text
 from agentcli.frontend import fail, format_when, stored_ledger
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def _checkpoints(points: list[CheckpointRecord], disk: int) -> str:
     """The prompts a rewind can go back to (`sessions rewind --to N`), and the disk they hold."""
     prompts = [p for p in points if p.kind == "prompt"]
     rewinds = len(points) - len(prompts)
-    size = f"{disk / (1 << 20):.1f} MiB" if disk >= 1 << 20 else f"{disk / 1024:.0f} KiB"
+    size = size_text(disk)
     lines = [f"  checkpoints: {len(prompts)} prompt{'' if len(prompts) == 1 else 's'}"
              + (f", {rewinds} rewind{'' if rewinds == 1 else 's'}" if rewinds else "") + f", {size} on disk"]
     for number, point in enumerate(prompts, 1):

@@ -268,13 +268,6 @@ class PromptCheckpoints:
         except CheckpointError as exc:
             log.warning("checkpoints of session %s not kept: %s", session_id, exc)
 
-    def disk_use(self, session_id: str) -> int:
-        """Bytes the session's checkpoints alone hold in the shadow repository."""
-        try:
-            return self.repo.disk_use(f"{session_id}/")
-        except CheckpointError:
-            return 0
-
 
 def taken_back(rows: list[CheckpointRecord]) -> set[int]:
     """The ids of the prompts whose messages a rewind took out of the conversation (and no redo gave back): a

@@ -138,14 +138,8 @@ async def undo_command(host: RewindHost, arg: str) -> None:
     if _busy(host, "undo"):
         return
     conversation = host.conversation
-    points = conversation.rewind_points()
-    gone = taken_back(conversation.checkpoints.rows(conversation.session.id))
-    live = [i for i, p in enumerate(points) if p.id not in gone]
-    if not live:
-        host.say_error("/undo: nothing to undo: no prompt of this session with a checkpoint is in the conversation")
-        return
     try:
-        preview = await conversation.preview_rewind(str(live[-1] + 1), "both")
+        preview = await conversation.preview_rewind("last", "both")  # the latest prompt still in the conversation
         overwrite = await _ask_if_yours(host, preview, "Undo: " + _short(preview.point.prompt))
         if overwrite is None:
             host.say("/undo: nothing changed.")
