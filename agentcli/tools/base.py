@@ -94,6 +94,19 @@ class BackgroundStarter(Protocol):
         cannot."""
         ...
 
+    def attend(self, command: str, ctx: ToolContext, description: str = "") -> asyncio.Future[None]:
+        """A foreground Bash call is running: the future resolves when the person moves it to the background."""
+        ...
+
+    def leave(self, moved: asyncio.Future[None]) -> None:
+        """That call has ended (or has been moved)."""
+        ...
+
+    def adopt(self, moved: asyncio.Future[None], transport: Any, protocol: Any, needle: bytes, output: str
+              ) -> StartedCommand:
+        """Take over a moved call's running process (its output so far: `output`) as a background command."""
+        ...
+
 
 class PermissionChecker(Protocol):
     """What tools and the agent loop ask of the permission policy (`tools.permissions.PermissionPolicy`).

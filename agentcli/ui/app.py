@@ -104,6 +104,7 @@ class AgentApp(App[int]):
         Binding("end", "home_end('end')", "Bottom", show=False, priority=True),
         Binding("ctrl+q", "request_quit", "Quit", priority=True),
         Binding("ctrl+g", "command('/bg')", "Background", show=False),
+        Binding("ctrl+b", "command('/bg move')", "To background", show=False),
     ]
 
     def __init__(
@@ -470,7 +471,7 @@ class AgentApp(App[int]):
             log.exception("command %s failed", line)
             self.say_error(f"{line.split()[0]}: {first_line(str(exc)) or type(exc).__name__}")
 
-    action_command = _command  # a key that runs a command (Ctrl+G: /bg)
+    action_command = _command  # a key that runs a command (Ctrl+G: /bg, Ctrl+B: /bg move)
 
     def on_subagent_block_cancel_requested(self, message: SubagentBlock.CancelRequested) -> None:
         """Ctrl+X on a running block: cancel that subagent only."""

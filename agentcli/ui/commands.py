@@ -353,7 +353,8 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "agents": (_agents, "list the subagent types with their descriptions"),
     "skills": (_skills, "list the skills the model may load (SKILL.md folders), and the files skipped"),
     "tasks": (_tasks, "this session's subagent tasks and their status"),
-    "bg": (background_command, "the background commands: follow one's output, stop one (also Ctrl+G)"),
+    "bg": (background_command, "the background commands: follow one's output, stop one (also Ctrl+G); "
+           "/bg move: the running Bash command to the background (also Ctrl+B)"),
     "msg": (_msg, "message a running subagent: /msg ID text (also Ctrl+T on its block); it reads it at its next turn"),
     "model": (_model, "show or set the model: /model main | light | provider:model"),
     "new": (_new, "start a new session (empty history and view); the last one can be resumed"),

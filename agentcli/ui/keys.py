@@ -47,6 +47,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Enter / o / d, Esc in a rewind's preview",
      "rewind, keeping the files you changed since / overwrite those too / the file's whole diff / back"),
     ("Ctrl+G", "the background commands (/bg)"),
+    ("Ctrl+B", "move the running Bash command to the background (/bg move); its agent is told and goes on"),
     ("Enter / x, Esc in /bg's list", "follow the highlighted command's output live / stop it / close"),
     ("x, Esc on a command's output", "stop it / back to the list"),
     ("Ctrl+Q", "quit (while a turn runs: twice, and the turn is stopped)"),

@@ -144,5 +144,13 @@ class UIRouter(ToolRouting, BlockRouting):
         self.background[event.task_id] = None
 
     def on_background_finished(self, event: BackgroundFinishedEvent, owner: BlockItem | None = None) -> None:
-        """A background command exited or was stopped."""
+        """A background command exited or was stopped: one line where its agent works (the agent itself is told at
+        its next turn)."""
         self.background.pop(event.task_id, None)
+        code = event.exit_code
+        how = ("stopped" if event.status == "stopped" else f"killed by signal {-code}" if code is not None and code < 0
+               else f"exited with code {code}")
+        line = f"Background command {event.task_id} ({first_line(event.command, 80)}) {how} after " \
+               f"{event.elapsed_seconds:.0f}s"
+        ok = event.status == "stopped" or code == 0
+        self.add_entry(owner, NoteItem(terminal_safe(line), "info" if ok else "error"))

@@ -1,9 +1,10 @@
 """Background commands in process (`tools/shell/background`): what is new since the last read, the output cap with
-its cut said, the filter, the limit on how many run, ownership and the session's end."""
+its cut said, the filter, the limit on how many run, ownership and the session's end, a foreground call moved there."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from agentcli.tools.base import FileLocks, ToolContext, ToolError
 from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.shell.background import BackgroundShells
+from agentcli.tools.shell.bash import BashArgs, BashTool
 
 
 def body(content: str) -> str:
@@ -84,4 +86,44 @@ async def test_a_line_written_in_two_parts_is_read_whole(tmp_path: Path) -> None
     assert body(first.content) == "one"
     second = await shells.output(job, wait_seconds=10)
     assert body(second.content) == "two"
+    await shells.aclose()
+
+
+async def test_a_running_foreground_call_moved_to_the_background_goes_on_there(tmp_path: Path) -> None:
+    shells = BackgroundShells()
+    ctx = context(tmp_path)
+    ctx.shells = shells
+    assert shells.move_foreground() == "No Bash command is running in the foreground."
+    tool = BashTool()
+    args = BashArgs(command="echo before; sleep 0.5; echo after; sleep 300", timeout=60)
+    call = asyncio.create_task(tool.run(args, ctx))
+    while not shells.foreground():
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)  # "before" is printed
+    assert shells.move_foreground().startswith("Moving 1 running Bash command(s) to the background")
+    result = await asyncio.wait_for(call, 10)
+    assert result.metadata == {"task_id": "bash_1", "background": True, "moved": True}
+    assert "keeps running as bash_1" in result.content and result.content.endswith("before")
+    job = shells.commands["bash_1"]
+    assert job.status == "running" and shells.foreground() == []
+    later = await shells.output(job, wait_seconds=10)  # what it printed after the move, and only that
+    assert body(later.content) == "after"
+    await shells.stop(job)
+    assert job.status == "stopped"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(job.pgid, 0)
+    await shells.aclose()
+
+
+async def test_a_move_finds_no_room_under_the_limit(tmp_path: Path) -> None:
+    shells = BackgroundShells(max_running=1)
+    ctx = context(tmp_path)
+    ctx.shells = shells
+    await shells.start("sleep 300", ctx, None)
+    call = asyncio.create_task(BashTool().run(BashArgs(command="sleep 0.5; echo done"), ctx))
+    while not shells.foreground():
+        await asyncio.sleep(0.01)
+    assert "1 background commands are running, the most [shell] max_background" in shells.move_foreground()
+    result = await call
+    assert result.content == "done" and "moved" not in result.metadata  # it stayed in the foreground
     await shells.aclose()

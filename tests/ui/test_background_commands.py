@@ -1,5 +1,5 @@
 """Background commands in the TUI: the status bar counts them, /bg (Ctrl+G) lists them, follows one's output, stops
-one."""
+one, and Ctrl+B moves a running Bash command there."""
 
 from __future__ import annotations
 
@@ -76,6 +76,8 @@ async def test_bg_lists_follows_and_stops_a_background_command(make_app: MakeApp
             await wait_for(pilot, lambda: "stopped" in screen_text(app))
             await pilot.press("escape")
             await wait_for(pilot, lambda: app.screen is app.screen_stack[0])
+            assert any(f"Background command {job.id} (for i in 1 2 3" in note and "stopped after" in note
+                       for note in notes(app))  # the transcript says it ended
             assert job.read_to == 0  # following the output left the agent's TaskOutput position alone
 
 
@@ -86,3 +88,29 @@ async def test_ctrl_g_opens_the_list_and_says_when_there_is_none(make_app: MakeA
             await pilot.press("ctrl+g")
             await wait_for(pilot, lambda: any("No background commands" in note for note in notes(app)))
             assert not isinstance(app.screen, BackgroundListScreen)
+
+
+async def test_ctrl_b_moves_the_running_bash_command_to_the_background(make_app: MakeApp) -> None:
+    moved = "moved this command to the background"
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0),
+             reply=Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo before; sleep 300"})])),
+        Step(match=Match(system_contains=MAIN, turn=1, last_user_contains=moved), reply=Reply(text="it runs on")),
+    ])
+    with FakeLLMServer(script) as server:
+        app = make_app(server, mode="auto")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("ctrl+b")
+            await wait_for(pilot, lambda: any("No Bash command is running" in note for note in notes(app)))
+            await submit(pilot, "start the server")
+            shells = app.conversation.runner.kit.shells
+            await wait_for(pilot, lambda: bool(shells.foreground()) and "before" in screen_text(app))
+            await pilot.press("ctrl+b")
+            await idle(pilot)  # the turn ends: the agent was told and answered
+            assert "it runs on" in screen_text(app)
+            assert any("Moving 1 running Bash command(s) to the background" in note for note in notes(app))
+            [job] = shells.running()
+            assert job.command == "echo before; sleep 300" and _alive(job.pgid)
+            await wait_for(pilot, lambda: app.status_bar.shown is not None and app.status_bar.shown.background == 1)
+            await shells.stop(job)
+            assert not _alive(job.pgid)

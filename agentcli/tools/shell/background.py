@@ -134,6 +134,18 @@ class BackgroundCommand:
         return f"{how} after {seconds:.0f}s"
 
 
+@dataclass
+class ForegroundCall:
+    """A Bash call its agent waits for, which the person may move to the background (Ctrl+B)."""
+
+    command: str
+    owner: str
+    agent: str
+    tool_call_id: str
+    description: str
+    started: float = field(default_factory=time.time)
+
+
 class BackgroundShells:
     """The background commands of one session tree."""
 
@@ -145,6 +157,7 @@ class BackgroundShells:
         self._folder: Path | None = None
         self._stopping: set[str] = set()
         self._count = 0
+        self._foreground: dict[asyncio.Future[None], ForegroundCall] = {}  # Bash calls Ctrl+B may move
         self.listeners: list[Callable[[BackgroundCommand], None]] = []  # told when a command starts and ends
 
     def _dir(self) -> Path:
@@ -166,11 +179,7 @@ class BackgroundShells:
         if len(self.running()) >= self.max_running:
             raise ToolError(f"{self.max_running} background commands are running, the most [shell] max_background "
                             "allows: stop one with TaskCancel first")
-        self._count += 1
-        ident = f"bash_{self._count}"  # Claude Code's form; unique in the session tree
-        job = BackgroundCommand(ident, command, ctx.session_id, ctx.agent, self._dir() / f"{ident}.log",
-                                self.output_cap, tool_call_id=ctx.tool_call_id, description=description)
-        job.path.touch(mode=0o600)
+        job = self._new(command, ctx.session_id, ctx.agent, ctx.tool_call_id, description)
         guard = reaper()
         mark = guard.new_mark()
         argv, env, hook = launch(command, ctx, sandbox, mark, guard.spawn_hook())
@@ -183,13 +192,67 @@ class BackgroundShells:
             raise ToolError(f"Cannot start bash: {exc}") from None
         except subprocess.SubprocessError:
             raise ToolError("Cannot start bash: the child could not enter the Bash sandbox; nothing ran") from None
+        guard.track(transport.get_pid())
+        return self._register(job, transport, protocol, mark_needle(mark))
+
+    def _new(self, command: str, owner: str, agent: str, tool_call_id: str, description: str) -> BackgroundCommand:
+        self._count += 1
+        ident = f"bash_{self._count}"  # Claude Code's form; unique in the session tree
+        job = BackgroundCommand(ident, command, owner, agent, self._dir() / f"{ident}.log", self.output_cap,
+                                tool_call_id=tool_call_id, description=description)
+        job.path.touch(mode=0o600)
+        return job
+
+    def _register(self, job: BackgroundCommand, transport: asyncio.SubprocessTransport, protocol: BashProtocol,
+                  needle: bytes) -> BackgroundCommand:
         job.pgid, job.exited = transport.get_pid(), protocol.exited
-        guard.track(job.pgid)
-        self.commands[ident] = job
-        job.watcher = asyncio.create_task(self._watch(job, transport, protocol, mark_needle(mark)),
-                                          name=f"background-{ident}")
+        self.commands[job.id] = job
+        job.watcher = asyncio.create_task(self._watch(job, transport, protocol, needle), name=f"background-{job.id}")
         self._tell(job)
         return job
+
+    def attend(self, command: str, ctx: ToolContext, description: str = "") -> asyncio.Future[None]:
+        """A foreground Bash call runs: the future resolves when the person moves it (`move_foreground`)."""
+        moved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._foreground[moved] = ForegroundCall(command, ctx.session_id, ctx.agent, ctx.tool_call_id, description)
+        return moved
+
+    def leave(self, moved: asyncio.Future[None]) -> None:
+        """That foreground call has ended, or has been moved."""
+        self._foreground.pop(moved, None)
+
+    def foreground(self) -> list[ForegroundCall]:
+        """The foreground Bash calls running now (any agent's), oldest first."""
+        return [call for moved, call in self._foreground.items() if not moved.done()]
+
+    def move_foreground(self) -> str:
+        """Ctrl+B: move the running foreground Bash calls to the background (as many as `max_background` leaves
+        room for); one line saying what happens."""
+        waiting = [moved for moved in self._foreground if not moved.done()]
+        if not waiting:
+            return "No Bash command is running in the foreground."
+        room = self.max_running - len(self.running())
+        if room <= 0:
+            return (f"{self.max_running} background commands are running, the most [shell] max_background allows: "
+                    "stop one first (/bg)")
+        for moved in waiting[:room]:
+            moved.set_result(None)
+        line = f"Moving {min(room, len(waiting))} running Bash command(s) to the background (/bg lists them)"
+        return line + (f"; {len(waiting) - room} stay: no room under [shell] max_background" if room < len(waiting)
+                       else "")
+
+    def adopt(self, moved: asyncio.Future[None], transport: asyncio.SubprocessTransport, protocol: BashProtocol,
+              needle: bytes, output: str) -> BackgroundCommand:
+        """Take over a moved foreground call's process as a background command: what it printed so far
+        (`output`, which its agent is shown at once) starts the file, what it prints next goes on into it."""
+        call = self._foreground.pop(moved)
+        job = self._new(call.command, call.owner, call.agent, call.tool_call_id, call.description)
+        job.started = call.started
+        if output:
+            job.write(output.encode() + b"\n")
+        job.read_to = job.written  # its agent has it in the Bash call's result
+        protocol.feed = job.write
+        return self._register(job, transport, protocol, needle)
 
     def _tell(self, job: BackgroundCommand) -> None:
         for listener in list(self.listeners):

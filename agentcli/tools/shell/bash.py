@@ -19,7 +19,7 @@ import signal
 import subprocess
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
@@ -186,7 +186,7 @@ class BashTool(Tool[BashArgs]):
         if args.run_in_background:
             return await _start_background(args.command, ctx, sandbox, args.description or "")
         result = await _execute(args.command, timeout, ctx, sandbox)
-        if sandbox is None or not (notes := sandbox.notes(result.content)):
+        if sandbox is None or result.metadata.get("moved") or not (notes := sandbox.notes(result.content)):
             return result
         result.content += "\n\n" + "\n".join(notes)
         result.metadata["sandbox_refused"] = notes
@@ -213,12 +213,51 @@ async def _start_background(command: str, ctx: ToolContext, sandbox: Sandbox | N
 
 
 async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sandbox | None) -> ToolResult:
-    """Run `command` once, in `sandbox` when one is given."""
+    """Run `command` once, in `sandbox` when one is given (unless the person moves it to the background)."""
     buffer = OutputBuffer(ctx.bash_output_limit_bytes)
-    loop = asyncio.get_running_loop()
     guard = reaper()
     mark = guard.new_mark()
     needle = mark_needle(mark)
+    transport, protocol = await _spawn(command, ctx, sandbox, mark, buffer)
+    pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
+    guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
+    moved = ctx.shells.attend(command, ctx) if ctx.shells is not None else None
+    swept = handed = False
+    try:
+        ends: set[asyncio.Future[Any]] = {protocol.exited, *([moved] if moved is not None else [])}
+        await asyncio.wait(ends, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if moved is not None and moved.done() and not protocol.exited.done() and ctx.shells is not None:
+            started = ctx.shells.adopt(moved, transport, protocol, needle, buffer.text())
+            handed = True
+            return _moved(started.id, buffer.text())
+        timed_out = not protocol.exited.done()
+        if not timed_out:
+            # Background children may still hold the pipe: give them a moment, then stop them.
+            await asyncio.wait({protocol.closed}, timeout=DRAIN_GRACE_SECONDS)
+        await stop_process_group(pgid, protocol.exited)
+        kill_marked(needle, after=pgid)  # what left the group (a daemon) and still runs; it may hold the pipe
+        swept = True
+        if not protocol.closed.done():  # the last bytes arrive once the group is gone
+            await asyncio.wait({protocol.closed}, timeout=TERM_GRACE_SECONDS)
+    except BaseException:  # cancelled: still SIGTERM, grace, SIGKILL (the kill happens even if
+        await stop_process_group(pgid, protocol.exited)  # cancelled again), then re-raise
+        raise
+    finally:
+        if moved is not None and ctx.shells is not None:
+            ctx.shells.leave(moved)
+        if not handed:  # a moved command's process is the background command's now
+            transport.close()  # closes the pipes; kills bash if it somehow still runs
+            if not swept:  # cancelled or failed before the sweep above
+                kill_marked(needle, after=pgid)
+            guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
+    return _result(buffer.text(), timeout, None if timed_out else protocol.exited.result())
+
+
+async def _spawn(command: str, ctx: ToolContext, sandbox: Sandbox | None, mark: str, buffer: OutputBuffer
+                 ) -> tuple[asyncio.SubprocessTransport, BashProtocol]:
+    """Start bash for a foreground call, its output going to `buffer`; ToolError when it cannot start."""
+    loop = asyncio.get_running_loop()
+    guard = reaper()
     argv, env, hook = launch(command, ctx, sandbox, mark, guard.spawn_hook())
     spawn = asyncio.ensure_future(loop.subprocess_exec(
             lambda: BashProtocol(partial(_received, buffer, ctx), loop),
@@ -237,7 +276,7 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
         # Shielded: asyncio cancelled while it connects the pipes kills bash alone and then waits for pipes
         # that never connected, for ever (the run hung on SIGTERM under load). Let it finish, then stop
         # the whole group as any cancelled call does.
-        transport, protocol = await asyncio.shield(spawn)
+        return await asyncio.shield(spawn)
     except OSError as exc:
         raise ToolError(f"Cannot start bash: {exc}") from None
     except subprocess.SubprocessError:  # the child could not enter the sandbox: nothing ran
@@ -249,32 +288,18 @@ async def _execute(command: str, timeout: float, ctx: ToolContext, sandbox: Sand
                 await stop_process_group(transport.get_pid(), protocol.exited)
             finally:
                 transport.close()
-                kill_marked(needle, after=transport.get_pid())
+                kill_marked(mark_needle(mark), after=transport.get_pid())
                 guard.untrack(transport.get_pid())
         raise
-    pgid = transport.get_pid()  # start_new_session: the group id is bash's pid
-    guard.track(pgid)  # already sent by the child; again in case the reaper had to be restarted
-    swept = False
-    try:
-        await asyncio.wait({protocol.exited}, timeout=timeout)
-        timed_out = not protocol.exited.done()
-        if not timed_out:
-            # Background children may still hold the pipe: give them a moment, then stop them.
-            await asyncio.wait({protocol.closed}, timeout=DRAIN_GRACE_SECONDS)
-        await stop_process_group(pgid, protocol.exited)
-        kill_marked(needle, after=pgid)  # what left the group (a daemon) and still runs; it may hold the pipe
-        swept = True
-        if not protocol.closed.done():  # the last bytes arrive once the group is gone
-            await asyncio.wait({protocol.closed}, timeout=TERM_GRACE_SECONDS)
-    except BaseException:  # cancelled: still SIGTERM, grace, SIGKILL (the kill happens even if
-        await stop_process_group(pgid, protocol.exited)  # cancelled again), then re-raise
-        raise
-    finally:
-        transport.close()  # closes the pipes; kills bash if it somehow still runs
-        if not swept:  # cancelled or failed before the sweep above
-            kill_marked(needle, after=pgid)
-        guard.untrack(pgid)  # SIGKILLed above: the id may now be reused by someone else
-    return _result(buffer.text(), timeout, None if timed_out else protocol.exited.result())
+
+
+def _moved(task_id: str, output: str) -> ToolResult:
+    """What the agent reads when the person moved its command to the background while it ran."""
+    return ToolResult(
+        f"The person moved this command to the background while it ran: it keeps running as {task_id}. Read what "
+        f"it prints next with TaskOutput(task_id=\"{task_id}\"), stop it with TaskCancel(task_id=\"{task_id}\"); "
+        "you will be told when it exits. Its output so far:\n\n" + (output or "(none yet)"),
+        metadata={"task_id": task_id, "background": True, "moved": True})
 
 
 def _received(buffer: OutputBuffer, ctx: ToolContext, chunk: bytes) -> None:
