@@ -363,7 +363,7 @@ class SubagentRunner:
             # The parent, the person (Esc) or a session budget stopped the whole turn: record it, then propagate.
             status, reason = sup.stopped or ("cancelled", "cancelled")
             self._finish(handle, status, sup.last_text(), reason)
-            await self.kit.shells.stop_owned(handle.session.id)  # its background commands end with it
+            await self._end_commands(handle)
             left = await self.isolation.leave(handle)  # its changes kept on its branch, the worktree removed
             await self._store_record(handle)
             self._tell_left(handle, left)
@@ -372,7 +372,7 @@ class SubagentRunner:
             self.limiter.release(handle.slot)
             self.leases.release(record.task_id)
             self.cache.finished(record)
-        await self.kit.shells.stop_owned(handle.session.id)  # its background commands end with it
+        await self._end_commands(handle)
         left = await self.isolation.leave(handle)  # merged back before the record is stored and the parent told
         await self._store_record(handle)  # the full result is stored before the parent sees anything
         self._tell_left(handle, left)
@@ -396,6 +396,12 @@ class SubagentRunner:
             record.output_tokens, record.cache_read_tokens + record.cache_write_tokens,
             "unknown" if record.cost_usd is None else f"${record.cost_usd:.4f}", record.time_ms,
         )
+
+    async def _end_commands(self, handle: TaskHandle) -> None:
+        """Its background commands end with it, except those it hands to its parent (not from a worktree that
+        goes now: their folder would go under them)."""
+        parent = handle.parent.session
+        await self.kit.shells.end_task(handle.session.id, None if handle.worktree else (parent.id, parent.agent))
 
     def _tell_left(self, handle: TaskHandle, left: Left | None) -> None:
         if left is not None and (event := left.event(handle)) is not None:

@@ -89,9 +89,10 @@ class BackgroundStarter(Protocol):
     """What Bash asks of the session's background commands (`tools/shell/background.BackgroundShells`), declared
     here so the tool base never imports them."""
 
-    async def start(self, command: str, ctx: ToolContext, sandbox: Any, description: str = "") -> StartedCommand:
-        """Start `command` for the agent of `ctx` (`description`: the call's words for it); ToolError when it
-        cannot."""
+    async def start(self, command: str, ctx: ToolContext, sandbox: Any, description: str = "",
+                    hand_over: bool = False) -> StartedCommand:
+        """Start `command` for the agent of `ctx` (`description`: the call's words for it; `hand_over`: it goes on
+        for the parent when a subagent's task ends); ToolError when it cannot."""
         ...
 
     def attend(self, command: str, ctx: ToolContext, description: str = "") -> asyncio.Future[None]:

@@ -1,7 +1,7 @@
 """Background commands through the real CLI and the scripted fake: a server started with
 `Bash(run_in_background=true)` serves a later Bash call, TaskOutput shows its log line for that request, TaskCancel
 stops it and the port is free; a command that exits early is told at the next turn; a subagent's background command
-ends with its task; nothing is left after the run."""
+ends with its task unless it hands it to its parent; nothing is left after the run."""
 
 from __future__ import annotations
 
@@ -129,6 +129,27 @@ def test_a_subagents_background_command_ends_with_its_task_and_nothing_outlives_
     out = _results(server)
     assert out["Bash#1"].strip() == "gone"  # the subagent's sleeper ended with its task
     assert _alive("sleep 301") == [] and _alive("sleep 302") == []  # the main agent's ended with the session
+
+
+def test_a_subagent_hands_a_background_command_to_its_parent(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    task = ToolCall(name="Task", input={"description": "Start a server", "prompt": "start it for me",
+                                        "subagent_type": "general"})
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
+             Step(match=Match(system_contains="# Task\nStart a server", turn=0),
+                  reply=Reply(tool_calls=[_bash("sleep 303", run_in_background=True, hand_to_parent=True)])),
+             Step(match=Match(system_contains="# Task\nStart a server", turn=1), reply=Reply(text="it runs")),
+             Step(match=Match(system_contains=MAIN, turn=1, any_message_contains="is yours now"),
+                  reply=Reply(tool_calls=[_bash("pgrep -f 'sleep 30[3]' >/dev/null && echo alive")])),
+             Step(match=Match(system_contains=MAIN, turn=2),
+                  reply=Reply(tool_calls=[ToolCall(name="TaskCancel", input={"task_id": "bash_1"})])),
+             Step(match=Match(system_contains=MAIN, turn=3), reply=Reply(text="Done."))]
+    _, server = _run(tmp_path, ws, steps)
+    out = _results(server)
+    assert out["Bash#1"].strip() == "alive"  # the subagent's task ended, its server did not
+    assert "Stopped background command bash_1" in out["TaskCancel#1"]  # the parent's to stop now
+    assert _alive("sleep 303") == []
 
 
 def test_run_stream_json_writes_local_bash_task_lines(tmp_path: Path) -> None:

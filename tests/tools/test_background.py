@@ -71,7 +71,7 @@ async def test_the_limit_the_owner_and_the_end_of_the_session(tmp_path: Path) ->
     theirs = await shells.start("sleep 300", context(tmp_path, "ses_child"), None)
     with pytest.raises(ToolError, match=r"2 background commands are running, the most \[shell\] max_background"):
         await shells.start("sleep 300", context(tmp_path), None)
-    await shells.stop_owned("ses_child")
+    await shells.end_task("ses_child")
     assert theirs.status == "stopped" and mine.status == "running"
     assert shells.notices("ses_child") == []  # stopped, not exited: nothing to tell
     await shells.aclose()

@@ -5,7 +5,8 @@ reads (what is new since the last read, optionally waiting for more and filterin
 A command starts as any Bash call does (the sandbox, the reaper's mark, a process group of its own) but nobody waits
 for it: its output goes to a file in the session's folder, capped (the oldest bytes cut first, and the cut said), and
 when it exits its agent is told at its next turn (status, exit code, last lines), as of a background subagent. It
-belongs to the agent that started it: a subagent's commands end when its task ends, and every one ends with the
+belongs to the agent that started it: a subagent's commands end when its task ends (those it started with
+`hand_to_parent` go on as its parent's, unless its worktree goes with the task), and every one ends with the
 session (`aclose`: SIGTERM, a grace, SIGKILL to the whole group and whatever carries its mark); the reaper ends them
 should agentcli die.
 """
@@ -63,6 +64,7 @@ class BackgroundCommand:
     tool_call_id: str = ""  # the Bash call that started it
     sink: BinaryIO | None = None  # the output file, open while output arrives (one open, not one per chunk)
     description: str = ""  # the Bash call's own words for it (its `description`), if any
+    hand_over: bool = False  # a subagent's command that goes on for its parent when its task ends
 
     def write(self, chunk: bytes) -> None:
         """Append output; past the cap, keep the newest half of it (only that half is read back)."""
@@ -173,13 +175,15 @@ class BackgroundShells:
         """A command by its id."""
         return self.commands.get(ref.strip())
 
-    async def start(self, command: str, ctx: ToolContext, sandbox: Sandbox | None, description: str = ""
-                    ) -> BackgroundCommand:
-        """Start `command` in the background for the agent of `ctx`; ToolError when it cannot start."""
+    async def start(self, command: str, ctx: ToolContext, sandbox: Sandbox | None, description: str = "",
+                    hand_over: bool = False) -> BackgroundCommand:
+        """Start `command` in the background for the agent of `ctx` (`hand_over`: a subagent's command goes on
+        for its parent when its task ends); ToolError when it cannot start."""
         if len(self.running()) >= self.max_running:
             raise ToolError(f"{self.max_running} background commands are running, the most [shell] max_background "
                             "allows: stop one with TaskCancel first")
         job = self._new(command, ctx.session_id, ctx.agent, ctx.tool_call_id, description)
+        job.hand_over = hand_over
         guard = reaper()
         mark = guard.new_mark()
         argv, env, hook = launch(command, ctx, sandbox, mark, guard.spawn_hook())
@@ -324,10 +328,21 @@ class BackgroundShells:
         await asyncio.wait({job.watcher})
         return True
 
-    async def stop_owned(self, session_id: str) -> None:
-        """Stop the commands an agent started (its task ended)."""
+    async def end_task(self, session_id: str, parent: tuple[str, str] | None = None) -> None:
+        """A subagent's task ended: its commands stop, but those it started with `hand_to_parent` go on as the
+        parent's (`parent`: its session id and name; None: none may, as when the task's worktree goes), and the
+        parent is told at its next turn."""
         owned = [job for job in self.running() if job.owner == session_id]
-        await asyncio.gather(*(self.stop(job) for job in owned), return_exceptions=True)
+        kept = [job for job in owned if job.hand_over and parent is not None]
+        for job in kept:
+            assert parent is not None
+            was = job.agent
+            job.owner, job.agent = parent
+            self._notices.setdefault(job.owner, []).append(
+                f"Background command {job.id} ({job.command.splitlines()[0][:120]}), started by {was}, is yours now: "
+                f"its task ended and it handed it to you; it keeps running ({job.state()}). "
+                f'TaskOutput(task_id="{job.id}") reads it, TaskCancel stops it.')
+        await asyncio.gather(*(self.stop(job) for job in owned if job not in kept), return_exceptions=True)
 
     def notices(self, session_id: str) -> list[str]:
         """What an agent has not been told yet: its commands that exited."""

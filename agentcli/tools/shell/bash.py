@@ -43,6 +43,8 @@ class BashArgs(ToolArgs):
     description: str | None = Field(None, description="5-10 words saying what the command does")
     run_in_background: bool = Field(False, description="Start it and return at once (servers, watchers, long builds): "
                                                        "read its output with TaskOutput, stop it with TaskCancel")
+    hand_to_parent: bool = Field(False, description="With run_in_background, in a subagent: the command keeps "
+                                                    "running for the agent that started you when your task ends")
 
 
 class OutputBuffer:
@@ -184,7 +186,7 @@ class BashTool(Tool[BashArgs]):
         if ctx.sandbox is not None and (refusal := ctx.sandbox.refusal()) is not None:
             raise ToolError(refusal)
         if args.run_in_background:
-            return await _start_background(args.command, ctx, sandbox, args.description or "")
+            return await _start_background(args, ctx, sandbox)
         result = await _execute(args.command, timeout, ctx, sandbox)
         if sandbox is None or result.metadata.get("moved") or not (notes := sandbox.notes(result.content)):
             return result
@@ -199,12 +201,11 @@ class BashTool(Tool[BashArgs]):
         return again
 
 
-async def _start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None, description: str = ""
-                            ) -> ToolResult:
-    """Start `command` in the background: its task id at once."""
+async def _start_background(args: BashArgs, ctx: ToolContext, sandbox: Sandbox | None) -> ToolResult:
+    """Start the command in the background: its task id at once."""
     if ctx.shells is None:
         raise ToolError("background commands are not available to this agent: run it without run_in_background")
-    job = await ctx.shells.start(command, ctx, sandbox, description)
+    job = await ctx.shells.start(args.command, ctx, sandbox, args.description or "", args.hand_to_parent)
     return ToolResult(
         f"Started background command {job.id} (process group {job.pgid}). It keeps running while you work; read what "
         f"it printed since your last look with TaskOutput(task_id=\"{job.id}\") (wait_seconds waits for more, filter "
