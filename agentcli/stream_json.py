@@ -17,7 +17,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcli.events import BackgroundFinishedEvent, BackgroundStartedEvent
-from agentcli.llm import Message, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage
+from agentcli.llm import (
+    ImageBlock,
+    ImageError,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    image_from_base64,
+)
 from agentcli.status import RunStatus, TaskStatus
 from agentcli.tools import server_of
 
@@ -84,6 +95,11 @@ def init_line(session_id: str, *, cwd: str, model: str, tools: list[str], agents
     return line
 
 
+def image_param(image: ImageBlock) -> dict[str, Any]:
+    """An image as an Anthropic content block (base64 source)."""
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
+
+
 def content_blocks(message: Message) -> list[dict[str, Any]]:
     """A message's blocks as Anthropic content blocks (text, thinking, tool_use, tool_result)."""
     blocks: list[dict[str, Any]] = []
@@ -93,8 +109,13 @@ def content_blocks(message: Message) -> list[dict[str, Any]]:
         elif isinstance(block, ToolUseBlock):
             blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
         elif isinstance(block, ToolResultBlock):
-            blocks.append({"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content,
+            content: str | list[dict[str, Any]] = block.content
+            if block.images:  # Claude Code's shape for a Read of an image: text, then the images
+                content = [{"type": "text", "text": block.content}, *map(image_param, block.images)]
+            blocks.append({"type": "tool_result", "tool_use_id": block.tool_use_id, "content": content,
                            "is_error": block.is_error})
+        elif isinstance(block, ImageBlock):
+            blocks.append(image_param(block))
         elif isinstance(block, ThinkingBlock):
             blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
         elif isinstance(block, RedactedThinkingBlock):
@@ -254,7 +275,8 @@ def load_line(text: str, where: str) -> Any:
 def parse_input_line(text: str, number: int) -> UserInput | None:
     """One stdin line as a user turn; None for a blank line; `InputLineError` (one line, naming the line)
     for anything else. Accepts Claude Code's `{"type": "user", "message": {"role": "user", "content":
-    "text" | [{"type": "text", "text": ...}, ...]}}`; other keys (session_id, parent_tool_use_id) are ignored."""
+    "text" | [{"type": "text", "text": ...}, {"type": "image", "source": {"type": "base64", ...}}, ...]}}`; other
+    keys (session_id, parent_tool_use_id) are ignored."""
     if not text.strip():
         return None
     return user_input(load_line(text, f"standard input line {number}"), number)
@@ -273,20 +295,33 @@ def user_input(data: Any, number: int) -> UserInput:
     if message.get("role", "user") != "user":
         raise InputLineError(f"{where}: message role {message.get('role')!r} is not \"user\"")
     content = message.get("content")
-    texts: list[str] = []
+    blocks: list[TextBlock | ImageBlock] = []
     if isinstance(content, str):
-        texts = [content]
+        blocks = [TextBlock(text=content)]
     elif isinstance(content, list):
-        for i, block in enumerate(content):
-            kind = block.get("type") if isinstance(block, dict) else type(block).__name__
-            if kind != "text" or not isinstance(block.get("text"), str):
-                raise InputLineError(f"{where}: content block {i} ({kind!r}) is not supported (only text blocks)")
-            texts.append(block["text"])
+        blocks = [_input_block(block, f"{where}: content block {i}") for i, block in enumerate(content)]
     else:
-        raise InputLineError(f"{where}: \"content\" must be a string or a list of text blocks")
-    if not "".join(texts).strip():
+        raise InputLineError(f"{where}: \"content\" must be a string or a list of text and image blocks")
+    if not "".join(b.text for b in blocks if isinstance(b, TextBlock)).strip() and not any(
+            isinstance(b, ImageBlock) for b in blocks):
         raise InputLineError(f"{where}: the message is empty")
-    texts = [t for t in texts if t]
-    if len(texts) == 1:
-        return UserInput(number, texts[0])
-    return UserInput(number, Message(role="user", content=[TextBlock(text=t) for t in texts]))
+    blocks = [b for b in blocks if not isinstance(b, TextBlock) or b.text]
+    if len(blocks) == 1 and isinstance(blocks[0], TextBlock):
+        return UserInput(number, blocks[0].text)
+    return UserInput(number, Message(role="user", content=list(blocks)))
+
+
+def _input_block(block: Any, where: str) -> TextBlock | ImageBlock:
+    """One content block of an input message: text, or an image as base64 (the Claude Agent SDK's shape)."""
+    kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+    if kind == "text" and isinstance(block.get("text"), str):
+        return TextBlock(text=block["text"])
+    if kind == "image":
+        source = block.get("source")
+        if not isinstance(source, dict) or source.get("type") != "base64" or not isinstance(source.get("data"), str):
+            raise InputLineError(f"{where}: an image must have a base64 source (URLs are not fetched)")
+        try:
+            return image_from_base64(source["data"], "prompt").block
+        except ImageError as exc:
+            raise InputLineError(f"{where}: the image cannot be sent: {exc}") from None
+    raise InputLineError(f"{where} ({kind!r}) is not supported (only text and image blocks)")

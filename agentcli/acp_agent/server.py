@@ -5,8 +5,9 @@ Implemented: `initialize`, `authenticate` (the keys come from the environment: i
 `session/new`, `session/load`, `session/prompt`, `session/cancel`, `session/set_mode`; the agent sends
 `session/update` and `session/request_permission`. Not implemented: `session/list`, `session/fork`,
 `session/resume`, `session/close` (unstable parts of the protocol), `session/set_config_option`, the client's
-terminals (Bash runs in agentcli's own sandbox), images and audio. The client's `fs/read_text_file` and
-`fs/write_text_file` are used when offered: the file tools' text is the editor's buffers (`files`).
+terminals (Bash runs in agentcli's own sandbox) and audio (images in prompts are taken). The client's
+`fs/read_text_file` and `fs/write_text_file` are used when offered: the file tools' text is the editor's buffers
+(`files`).
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class AcpAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             auth_methods=[AUTH_METHOD],

@@ -21,6 +21,7 @@ from typing import Literal
 from agentcli.agent.compaction_digest import is_digest, opening_message, transcript
 from agentcli.llm import (
     CHARS_PER_TOKEN,
+    ImageBlock,
     Message,
     ModelRequest,
     Provider,
@@ -31,6 +32,7 @@ from agentcli.llm import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    image_tokens,
 )
 
 _KEEP_HEAD = 600  # characters a pruned tool result keeps
@@ -54,9 +56,11 @@ def message_chars(message: Message) -> int:
         elif isinstance(block, ToolUseBlock):
             total += len(block.name) + len(json.dumps(block.input, ensure_ascii=False)) + 20
         elif isinstance(block, ToolResultBlock):
-            total += len(block.content) + 20
+            total += len(block.content) + 20 + sum(image_tokens(i) for i in block.images) * CHARS_PER_TOKEN
         elif isinstance(block, ThinkingBlock):
             total += len(block.thinking) + len(block.signature) // 2
+        elif isinstance(block, ImageBlock):  # weighed by its pixels, as the provider counts it
+            total += image_tokens(block) * CHARS_PER_TOKEN
         else:
             total += len(block.data) // 2
     return total + 8
@@ -329,6 +333,8 @@ class Compactor:
                 ):
                     block = block.model_copy(update={"content": _pruned(block.content, name)})
                     touched = True
+                if isinstance(block, ImageBlock | ToolResultBlock) and (pictured := without_images(block)) != block:
+                    block, touched = pictured, True  # an old image is not sent again: a line stands for it
                 blocks.append(block)
             if touched:
                 messages[index] = Message(role="user", content=blocks)
@@ -385,6 +391,16 @@ class Compactor:
     def _transcript_chars(self) -> int:
         """How much of the older turns the summariser reads (about half the window, at most 400k characters)."""
         return min(400_000, self.policy.window * CHARS_PER_TOKEN // 2)
+
+
+def without_images(block: ImageBlock | ToolResultBlock) -> TextBlock | ToolResultBlock:
+    """The block with its images replaced by lines saying what they were (unchanged when it has none)."""
+    if isinstance(block, ImageBlock):
+        return TextBlock(text=block.placeholder())
+    if not block.images:
+        return block
+    lines = "\n".join(image.placeholder() for image in block.images)
+    return block.model_copy(update={"images": [], "content": f"{block.content}\n{lines}"})
 
 
 def _tool_names(messages: Sequence[Message]) -> dict[str, str]:

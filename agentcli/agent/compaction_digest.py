@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agentcli.llm import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentcli.llm import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.text import defang_tags, one_line
 
 _OPEN, _CLOSE = "<compacted_context>", "</compacted_context>"
@@ -117,6 +117,9 @@ def transcript(older: Sequence[Message], limit: int) -> str:
                 if more > 0:
                     body += f" … [{more} chars more]"
                 lines.append(f"[tool result{' (error)' if block.is_error else ''}] {body}")
+                lines.extend(f"[tool result] {image.placeholder()}" for image in block.images)
+            elif isinstance(block, ImageBlock):
+                lines.append(f"[{message.role}] {block.placeholder()}")
     text = "\n".join(lines)
     if len(text) <= limit:
         return text

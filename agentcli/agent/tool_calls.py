@@ -150,7 +150,8 @@ class ToolCalls:
             self._finished(call, ToolResult(CANCELLED_RESULT, is_error=True), timing)
             raise
         self._finished(call, result, timing)
-        return ToolResultBlock(tool_use_id=call.id, content=result.content, is_error=result.is_error)
+        return ToolResultBlock(tool_use_id=call.id, content=result.content, is_error=result.is_error,
+                               images=result.images)
 
     async def _execute(self, tool: Tool[Any], args: Any, call: ToolUseBlock, timing: _Timing) -> ToolResult:
         host = self.host

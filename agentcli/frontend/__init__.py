@@ -27,8 +27,10 @@ if TYPE_CHECKING:
         MAX_MENTIONS,
         attach_mentions,
         attached_paths,
+        attachment_blocks,
         quote_mention,
         user_message,
+        with_mentions,
     )
     from agentcli.frontend.person_command import is_person_command, run_person_command
     from agentcli.frontend.slash_commands import CommandSet, CustomCommand, model_spec
@@ -44,6 +46,7 @@ __all__ = [
     "Failure",
     "attach_mentions",
     "attached_paths",
+    "attachment_blocks",
     "command_message",
     "fail",
     "format_when",
@@ -54,6 +57,7 @@ __all__ = [
     "run_person_command",
     "stored_ledger",
     "user_message",
+    "with_mentions",
     "workspace_dir",
 ]
 
@@ -75,8 +79,10 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "MAX_MENTIONS",
         "attach_mentions",
         "attached_paths",
+        "attachment_blocks",
         "quote_mention",
         "user_message",
+        "with_mentions",
     ],
     "agentcli.frontend.person_command": ["is_person_command", "run_person_command"],
     "agentcli.frontend.slash_commands": ["CommandSet", "CustomCommand", "model_spec"],

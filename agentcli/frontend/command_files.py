@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentcli.frontend.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions
+from agentcli.frontend.mentions import ATTACHMENT_MARK, MAX_MENTIONS, attach_mentions, attachment_blocks
 from agentcli.frontend.person_command import run_person_command
 from agentcli.frontend.slash_commands import CustomCommand, expand
+from agentcli.llm import ImageBlock
 from agentcli.tools import BashArgs, BashTool, ToolContext
 
 
@@ -24,7 +25,7 @@ class CommandMessage:
     """What a command sends: the expansion, the framed attachments after it, and lines for the person."""
 
     prompt: str
-    extras: list[str] = field(default_factory=list)
+    extras: list[str | ImageBlock] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # 📎 lines and the shell commands not run, one line each
     refused: list[str] = field(default_factory=list)  # the shell commands not run
 
@@ -63,5 +64,5 @@ async def command_message(command: CustomCommand, arguments: str, ctx: ToolConte
     if left_out:
         message.notes.append(f"{ATTACHMENT_MARK} {left_out} more not attached: at most {MAX_MENTIONS} per prompt")
     message.prompt = expansion.text(outputs)
-    message.extras = [a.frame() for a in attachments if a.error is None]
+    message.extras = attachment_blocks(attachments)
     return message

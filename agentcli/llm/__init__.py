@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         PROVIDERS,
         AssistantBlock,
         ContextOverflowError,
+        ImageBlock,
         Message,
         MissingCredentialsError,
         ModelRequest,
@@ -48,6 +49,14 @@ if TYPE_CHECKING:
     )
     from agentcli.llm.deprecation import announce_once, failure_line
     from agentcli.llm.errors import classify
+    from agentcli.llm.images import (
+        IMAGE_SUFFIXES,
+        ImageError,
+        Prepared,
+        image_from_base64,
+        image_tokens,
+        prepare_image,
+    )
     from agentcli.llm.models import ModelSpecError, ProviderPool, ResolvedModel, resolve_model, with_effort
     from agentcli.llm.prices import context_window, cost_usd
     from agentcli.llm.retry import stream_with_retries
@@ -59,18 +68,22 @@ if TYPE_CHECKING:
 __all__ = [
     "ANTHROPIC_STOP_REASONS",
     "CHARS_PER_TOKEN",
+    "IMAGE_SUFFIXES",
     "OPENAI_STOP_REASONS",
     "PROVIDERS",
     "AssistantBlock",
     "ContextOverflowError",
     "CostedTokens",
     "CostedUsage",
+    "ImageBlock",
+    "ImageError",
     "Message",
     "MissingCredentialsError",
     "ModelRequest",
     "ModelResponse",
     "ModelSpecError",
     "OverloadedError",
+    "Prepared",
     "Provider",
     "ProviderConnectionError",
     "ProviderError",
@@ -103,7 +116,10 @@ __all__ = [
     "cost_usd",
     "discover",
     "failure_line",
+    "image_from_base64",
+    "image_tokens",
     "openai_usage",
+    "prepare_image",
     "resolve_model",
     "sendable",
     "stream_with_retries",
@@ -117,6 +133,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "AssistantBlock",
         "CHARS_PER_TOKEN",
         "ContextOverflowError",
+        "ImageBlock",
         "Message",
         "MissingCredentialsError",
         "ModelRequest",
@@ -151,6 +168,9 @@ __getattr__, __dir__ = lazy_names(__name__, {
     ],
     "agentcli.llm.deprecation": ["announce_once", "failure_line"],
     "agentcli.llm.errors": ["classify"],
+    "agentcli.llm.images": [
+        "IMAGE_SUFFIXES", "ImageError", "Prepared", "image_from_base64", "image_tokens", "prepare_image",
+    ],
     "agentcli.llm.models": ["ModelSpecError", "ProviderPool", "ResolvedModel", "resolve_model", "with_effort"],
     "agentcli.llm.prices": ["context_window", "cost_usd"],
     "agentcli.llm.retry": ["stream_with_retries"],

@@ -12,6 +12,7 @@ import httpx2
 from agentcli.llm.base import (
     AssistantBlock,
     ContentBlock,
+    ImageBlock,
     Message,
     ModelRequest,
     ModelResponse,
@@ -53,12 +54,16 @@ def _block_param(block: ContentBlock) -> dict[str, Any]:
         return {"type": "redacted_thinking", "data": block.data}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return {
-        "type": "tool_result",
-        "tool_use_id": block.tool_use_id,
-        "content": block.content,
-        "is_error": block.is_error,
-    }
+    if isinstance(block, ImageBlock):
+        return _image_param(block)
+    content: str | list[dict[str, Any]] = block.content
+    if block.images:  # text first, then what the tool shows
+        content = [{"type": "text", "text": block.content}, *(_image_param(image) for image in block.images)]
+    return {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": content, "is_error": block.is_error}
+
+
+def _image_param(image: ImageBlock) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
 
 
 def _message_params(messages: list[Message], caching: bool) -> list[dict[str, Any]]:
@@ -73,7 +78,7 @@ def _message_params(messages: list[Message], caching: bool) -> list[dict[str, An
             tail["text"] = tail["text"].rstrip()
     if caching and out and out[-1]["content"]:
         last: dict[str, Any] = out[-1]["content"][-1]
-        if last["type"] in ("text", "tool_result"):
+        if last["type"] in ("text", "tool_result", "image"):
             last["cache_control"] = _EPHEMERAL
     return out
 

@@ -46,14 +46,34 @@ class ToolUseBlock(BaseModel):
     input_error: str | None = None
 
 
+class ImageBlock(BaseModel):
+    """An image the model sees: a PNG, JPEG, GIF or WebP as base64, already within the providers' limits
+    (`llm/images.prepare_image`); `source` says where it came from (a path, `clipboard`) for placeholders."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["image"] = "image"
+    media_type: str
+    data: str
+    source: str = ""
+    width: int = 0
+    height: int = 0
+
+    def placeholder(self) -> str:
+        """What stands for it where the image is no longer sent (after compaction, to a model without images)."""
+        size = f", {self.width}×{self.height}" if self.width else ""
+        return f"[image {self.source or 'attached'}{size}: no longer attached]"
+
+
 class ToolResultBlock(BaseModel):
-    """The result of a tool call, sent back to the model in a user message."""
+    """The result of a tool call, sent back to the model in a user message (`images`: what it shows, as Read of
+    an image file does)."""
 
     model_config = ConfigDict(frozen=True)
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str
     is_error: bool = False
+    images: list[ImageBlock] = Field(default_factory=list)
 
 
 class ThinkingBlock(BaseModel):
@@ -77,17 +97,17 @@ class RedactedThinkingBlock(BaseModel):
     data: str
 
 
-ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | ImageBlock
 AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
 
 
 class Message(BaseModel):
-    """One conversation message in the provider-neutral form."""
+    """One conversation message in the provider-neutral form (a person's message may hold images)."""
 
     role: Literal["user", "assistant"]
-    content: list[TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock] = Field(
-        default_factory=list
-    )
+    content: list[
+        TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | ImageBlock
+    ] = Field(default_factory=list)
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -123,7 +143,7 @@ def _substantial(block: object) -> bool:
     """A block that makes a message non-empty: text beyond whitespace, a tool call or a tool result."""
     if isinstance(block, TextBlock):
         return not _blank(block.text)
-    return isinstance(block, ToolUseBlock | ToolResultBlock)
+    return isinstance(block, ToolUseBlock | ToolResultBlock | ImageBlock)
 
 
 def sendable(messages: Sequence[Message]) -> list[Message]:

@@ -13,6 +13,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from agentcli.llm.base import (
     AssistantBlock,
+    ImageBlock,
     Message,
     ModelRequest,
     ModelResponse,
@@ -84,14 +85,39 @@ def _message_params(messages: Sequence[Message], reasoning: dict[int, str] | Non
             out.append(entry)
             continue
         # Tool results must follow the assistant message directly, before any user text.
+        shown: list[dict[str, Any]] = []  # a tool message holds text only: what tools show follows as the user's
         for block in message.content:
             if isinstance(block, ToolResultBlock):
                 content = f"Error: {block.content}" if block.is_error else block.content
                 out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
-        text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
-        if text:
-            out.append({"role": "user", "content": text})
+                if block.images:
+                    shown.append({"type": "text", "text": f"(the image{'s' * (len(block.images) > 1)} the tool "
+                                                          f"call {block.tool_use_id} returned)"})
+                    shown.extend(_image_part(image) for image in block.images)
+        parts = [*shown, *_user_parts(message)]
+        if len(parts) == 1 and parts[0]["type"] == "text":
+            out.append({"role": "user", "content": parts[0]["text"]})
+        elif parts:
+            out.append({"role": "user", "content": parts})
     return out
+
+
+def _user_parts(message: Message) -> list[dict[str, Any]]:
+    """A person's text and images as chat content parts, in order (adjacent text joined)."""
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text:
+            if parts and parts[-1]["type"] == "text":
+                parts[-1] = {"type": "text", "text": parts[-1]["text"] + block.text}
+            else:
+                parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            parts.append(_image_part(block))
+    return parts
+
+
+def _image_part(image: ImageBlock) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
 
 
 def request_params(request: ModelRequest, *, compatible: bool) -> dict[str, Any]:

@@ -212,20 +212,34 @@ async def _open(settings: Settings, options: OneShotOptions, out: TextIO, err: T
     return conversation
 
 
+async def _with_mentions(conversation: Conversation, prompt: str, err: TextIO) -> str | Message:
+    """The prompt with the files and images its `@paths` name; a line on stderr for each."""
+    from agentcli.frontend import with_mentions
+    from agentcli.text import terminal_safe
+
+    if "@" not in prompt:
+        return prompt
+    message, lines = await with_mentions(prompt, conversation.runner.tool_context(conversation.session))
+    for line in lines:
+        err.write(terminal_safe(f"agentcli: {line}") + "\n")
+    return message
+
+
 async def command_prompt(conversation: Conversation, options: OneShotOptions, err: TextIO) -> str | Message | None:
     """The prompt to send: `/name args` naming a custom command (`slash_commands`) is its expansion, with its
     `!`commands`` run (trusted workspace, approved: refused without --yes) and `@paths` attached; any other prompt
-    as given. None after saying (one line) why the command cannot be expanded."""
+    with its `@paths` attached (images too), as the TUI does. None after saying (one line) why the command cannot
+    be expanded."""
     from agentcli.frontend import CommandSet, model_spec
     from agentcli.text import terminal_safe
 
     text = options.prompt.strip()
     word, _, arguments = text.partition(" ")
-    if len(word) < 2 or not word.startswith("/") or "/" in word[1:]:
-        return options.prompt
-    found = CommandSet.load(options.workspace, skills=conversation.skills.skills.values()).find(word[1:])
+    found = None
+    if len(word) >= 2 and word.startswith("/") and "/" not in word[1:]:
+        found = CommandSet.load(options.workspace, skills=conversation.skills.skills.values()).find(word[1:])
     if found is None:
-        return options.prompt
+        return await _with_mentions(conversation, options.prompt, err)
     if isinstance(found, list):
         names = ", ".join(f"/{c.qualified}" for c in found)
         err.write(terminal_safe(f"agentcli: {word} is ambiguous: {names}") + "\n")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentcli.diffs import FileDiff
-from agentcli.llm import ToolSpec
+from agentcli.llm import ImageBlock, ToolSpec
 from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.web.netguard import WebFetchLimits
 
@@ -34,6 +34,7 @@ class ToolResult:
     is_error: bool = False
     files_modified: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    images: list[ImageBlock] = field(default_factory=list)  # what the model is shown besides the text
 
 
 class ToolError(Exception):

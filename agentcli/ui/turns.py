@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.frontend import (
     ATTACHMENT_MARK,
-    MAX_MENTIONS,
-    attach_mentions,
     command_message,
     model_spec,
     run_person_command,
     user_message,
+    with_mentions,
 )
 from agentcli.ui.plan import PLAN_MODE_NOTE, PLAN_READY_NOTE
 from agentcli.ui.router_state import first_line
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
 
     from agentcli.conversation import Conversation
     from agentcli.frontend import CustomCommand
-    from agentcli.llm import Message, ResolvedModel
+    from agentcli.llm import ImageBlock, Message, ResolvedModel
     from agentcli.ui.notify import Notifier
     from agentcli.ui.router import UIRouter
     from agentcli.ui.widgets.message_list import MessageList
@@ -110,16 +109,14 @@ class TurnRunner:
     async def _user_message(self, prompt: str) -> str | Message:
         """The prompt with its `@path` attachments and the output of earlier `!commands` (📎 lines shown)."""
         ctx = self._conversation.runner.tool_context(self._conversation.session)
-        attachments, left_out = await attach_mentions(prompt, ctx)
-        lines = [attachment.line for attachment in attachments]
-        if left_out:
-            lines.append(f"{ATTACHMENT_MARK} {left_out} more not attached: at most {MAX_MENTIONS} per prompt")
-        if lines:
-            self._router.add_note("\n".join(lines), "attachment")
-        extras, self.pending_context = self.pending_context, []
+        extras: list[str | ImageBlock] = [*self.pending_context]
+        self.pending_context = []
         if self._conversation.permissions.mode == "readonly":
             extras.append(PLAN_MODE_NOTE)
-        return user_message(prompt, extras + [a.frame() for a in attachments if a.error is None])
+        message, lines = await with_mentions(prompt, ctx, extras)
+        if lines:
+            self._router.add_note("\n".join(lines), "attachment")
+        return message
 
     def _turn_over(self, outcome: str, started: float) -> None:
         """Ring when a long turn ends; send the prompts queued meanwhile, or give them back when it did not complete."""
@@ -167,7 +164,8 @@ class TurnRunner:
         for note in built.notes:
             if not note.startswith(ATTACHMENT_MARK):
                 self._say_error(f"/{command.name}: {note}")
-        extras, self.pending_context = self.pending_context, []
+        extras: list[str | ImageBlock] = [*self.pending_context]
+        self.pending_context = []
         if self._conversation.permissions.mode == "readonly":
             extras.append(PLAN_MODE_NOTE)
         return user_message(built.prompt, extras + built.extras)

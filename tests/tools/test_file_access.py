@@ -67,10 +67,13 @@ def test_an_empty_file_on_disk_reads_the_buffers_text(ctx: ToolContext, workspac
 
 
 def test_binary_files_and_the_checks_stay_on_the_disk(ctx: ToolContext, workspace: Path, outside: Path) -> None:
+    (workspace / "blob.bin").write_bytes(b"\x7fELF\x00\x00")
     (workspace / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     buffers = Buffers({})
     with_buffers = dataclasses.replace(ctx, files=buffers)
     with pytest.raises(ToolError, match="binary"):
+        call(with_buffers, "Read", file_path="blob.bin")
+    with pytest.raises(ToolError, match="cannot be shown as an image"):  # an image is the disk's too
         call(with_buffers, "Read", file_path="img.png")
     with pytest.raises(ToolError, match="outside the workspace"):
         call(with_buffers, "Read", file_path=str(outside / "secret.txt"))

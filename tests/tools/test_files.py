@@ -71,11 +71,14 @@ async def test_read_caps_lines_and_line_length(ctx: ToolContext, workspace: Path
 
 async def test_read_refusals(ctx: ToolContext, workspace: Path) -> None:
     (workspace / "d").mkdir()
-    (workspace / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    (workspace / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")  # a broken image
+    (workspace / "blob.bin").write_bytes(b"\x7fELF\x00\x00\x00")
     (workspace / "empty.txt").write_text("")
     with pytest.raises(ToolError, match=r"d is a directory.*LS"):
         await call(ctx, "Read", file_path="d")
-    with pytest.raises(ToolError, match=r"img.png is a binary file"):
+    with pytest.raises(ToolError, match=r"blob.bin is a binary file"):
+        await call(ctx, "Read", file_path="blob.bin")
+    with pytest.raises(ToolError, match=r"img.png cannot be shown as an image: not an image Pillow can read"):
         await call(ctx, "Read", file_path="img.png")
     with pytest.raises(ToolError, match=r"File does not exist: nope.txt"):
         await call(ctx, "Read", file_path="nope.txt")

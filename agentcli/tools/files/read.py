@@ -1,4 +1,5 @@
-"""Read-only file tools: Read (numbered lines of a text file) and LS (one directory's entries)."""
+"""Read-only file tools: Read (numbered lines of a text file; an image file is shown as an image: `image_read`) and
+LS (one directory's entries)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import ClassVar, TextIO
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from agentcli.tools.files.image_read import is_image_path, read_image
 from agentcli.tools.files.sniff import is_binary_file
 from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_for_read
 
@@ -141,7 +143,7 @@ def _page_of(
 
 
 class ReadTool(Tool[ReadArgs]):
-    """Read a text file as numbered lines."""
+    """Read a text file as numbered lines, or show an image file."""
 
     name: ClassVar[str] = "Read"
     args_model: ClassVar[type[ToolArgs]] = ReadArgs
@@ -173,7 +175,9 @@ class ReadTool(Tool[ReadArgs]):
         buffers = ctx.files if ctx.files is not None and ctx.files.reads else None  # the editor's text, if offered
         if size == 0 and buffers is None:
             return ToolResult(f"(The file {rel} exists but is empty.)")
-        if is_binary_file(path):  # binary files (images too) are the disk's: an editor's buffers hold text
+        if is_image_path(path) and size:  # shown to the model as an image
+            return await read_image(path, rel, size)
+        if is_binary_file(path):  # binary files are the disk's: an editor's buffers hold text
             raise ToolError(f"{rel} is a binary file ({human_size(size)}); Read only shows text files")
         first = args.offset or 1
         count = args.limit or READ_DEFAULT_LINES
