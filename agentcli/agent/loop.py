@@ -19,6 +19,7 @@ from agentcli.agent.cuts import (
     unfit_line,
     window_words,
 )
+from agentcli.agent.image_refusal import refusal_line, refuses_images
 from agentcli.agent.model_request import output_room, session_request, stream_response
 from agentcli.agent.session import Session
 from agentcli.agent.spending import PriceFn, Spending
@@ -233,6 +234,11 @@ class AgentLoop:
                 overflowed = True
                 continue
             except ProviderError as exc:
+                if not session.images_off and refuses_images(exc, session.messages):
+                    session.images_off = True  # said once; the request goes again without them
+                    self._event(NoticeEvent(session_id=session.id, agent=session.agent,
+                                            message=refusal_line(session.model.display, exc)))
+                    continue
                 if not fell_back and self.fallback is not None and self.fallback(exc):
                     fell_back = True
                     continue

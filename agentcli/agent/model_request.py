@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from agentcli.agent.compaction import Compactor
+from agentcli.agent.image_refusal import strip_images
 from agentcli.agent.session import Session
 from agentcli.agent.spending import Spending, Unfinished
 from agentcli.agent.tool_calls import report
@@ -51,7 +52,10 @@ def output_room(session: Session, compactor: Compactor | None) -> int:
 
 
 def session_request(session: Session, tools: Sequence[ToolSpec], max_tokens: int) -> ModelRequest:
-    """The request that sends `session`'s system prompt and history, offering `tools`."""
+    """The request that sends `session`'s system prompt and history, offering `tools` (no image once the model
+    refused them)."""
+    if session.images_off:
+        strip_images(session.messages)
     return ModelRequest(
         model=session.model.model,
         system=session.system_prompt,

@@ -43,6 +43,7 @@ class Session:
     next_seq: int = 0  # stored sequence number of the next message (compaction shortens `messages`, not this)
     ledger: Ledger = field(default_factory=Ledger)  # own, delegated (the subtree below) and total usage
     turns: int = 0
+    images_off: bool = False  # the model refused images: requests leave them out (`agent/image_refusal`)
 
     def append(self, message: Message) -> int:
         """Add a message to the context; returns its stored sequence number."""

@@ -51,7 +51,8 @@ class Prepared:
         w, h = self.original
         b = self.block
         sent = "as it is" if (b.width, b.height) == (w, h) else f"scaled to {b.width}×{b.height}"
-        return f"{w}×{h}, sent {sent} as {b.media_type} ({self.size_bytes // 1024} KB, about {image_tokens(b)} tokens)"
+        size = f"{self.size_bytes} bytes" if self.size_bytes < 1024 else f"{self.size_bytes // 1024} KB"
+        return f"{w}×{h}, sent {sent} as {b.media_type} ({size}, about {image_tokens(b)} tokens)"
 
 
 def image_tokens(block: ImageBlock) -> int:

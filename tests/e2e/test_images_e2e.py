@@ -17,7 +17,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from agentcli.llm.images import MAX_EDGE, MAX_PIXELS
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from agentcli.testing.fake_llm import FakeLLMServer, Fault, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -123,3 +123,32 @@ def test_an_image_block_of_stream_json_input_reaches_the_request(tmp_path: Path)
     assert within_limits(data_sent) == (1516, 758)  # 2:1, held by the pixel count before the long edge
     assert media == "image/png"
     assert json.loads(proc.stdout.splitlines()[-1])["result"] == "Stripes."
+
+
+def test_a_server_that_refuses_images_gets_one_line_and_the_session_goes_on_without_them(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    screenshot(ws / "a.png", 300, 200)
+    screenshot(ws / "b.png", 300, 200)
+    read = [ToolCall(name="Read", input={"file_path": "a.png"})]
+    # llama.cpp's answer when it runs without its vision projector (HTTP 500, its error shape)
+    refusal = Fault(kind="http", status=500, error_type="server_error",
+                    message="image input is not supported - hint: if this is unexpected, you may need to provide "
+                            "the mmproj")
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=read)),
+        Step(match=Match(system_contains=MAIN, turn=1), fault=refusal),
+        Step(match=Match(system_contains=MAIN, turn=1),
+             reply=Reply(tool_calls=[ToolCall(name="Read", input={"file_path": "b.png"})])),
+        Step(match=Match(system_contains=MAIN, turn=2), reply=Reply(text="Two pictures I cannot see.")),
+    ])
+    with FakeLLMServer(script) as server:
+        env = cli_env("openai", server, tmp_path, AGENTCLI_MODELS__MAIN__PROVIDER="openai-compatible")
+        proc = run_cli(["run", "--output-format", "json", "--cwd", str(ws), "look at both"], env)
+        assert proc.returncode == 0, proc.stderr
+        server.assert_done()
+    assert proc.stderr.count("does not take images") == 1 and "mmproj" in proc.stderr
+    assert last_json(proc.stdout)["result"] == "Two pictures I cannot see."
+    later = [r.body for r in server.requests[2:]]
+    assert all(images_in(body) == [] for body in later)  # neither the refused image nor the next one is sent
+    assert "[image a.png, 300×200: no longer attached]" in json.dumps(later[0]["messages"], ensure_ascii=False)
