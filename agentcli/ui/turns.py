@@ -109,7 +109,7 @@ class TurnRunner:
     async def _user_message(self, prompt: str) -> str | Message:
         """The prompt with its `@path` attachments and the output of earlier `!commands` (📎 lines shown)."""
         ctx = self._conversation.runner.tool_context(self._conversation.session)
-        extras: list[str | ImageBlock] = [*self.pending_context]
+        extras: list[str | ImageBlock] = [*self.pending_context, *self._prompt.images.blocks_for(prompt)]
         self.pending_context = []
         if self._conversation.permissions.mode == "readonly":
             extras.append(PLAN_MODE_NOTE)

@@ -7,20 +7,27 @@
   match into the prompt (it is not sent), Esc gives back what was typed before.
 - Typing `/` at the start lists the commands, `@` anywhere lists workspace paths (`ui.completion`): Tab takes
   the highlighted one, Up/Down choose, Enter takes it too (or sends when it is complete), Esc closes the list.
+- A pasted or dropped image file's path, and Ctrl+V with an image on the clipboard, put `[Image #N: name]` into the
+  prompt; the prompt sent carries the image (`ui.pasted_images`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import ClassVar
 
-from textual import events
+from textual import events, work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from agentcli.text import terminal_safe
 from agentcli.ui.completion import PathIndex, command_candidates, path_candidates, token_at
+from agentcli.ui.pasted_images import PastedImages, PasteError, dropped_path, read_clipboard
 from agentcli.ui.prompt_history import PromptHistory, search_back
 from agentcli.ui.widgets.prompt_extras import CompletionList, QueuedPrompts
 
@@ -38,7 +45,10 @@ class _Search:
 class PromptInput(TextArea):
     """A TextArea that sends on Enter, recalls, searches and completes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+r", "history_search", "History search")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "history_search", "History search"),
+        Binding("ctrl+v", "paste_image", "Paste image", show=False),  # Claude Code's key (text pastes as ever)
+    ]
 
     class Submitted(Message):
         """The person pressed Enter on a non-empty prompt."""
@@ -69,6 +79,7 @@ class PromptInput(TextArea):
         self._keyed = False  # the next change comes from a key the person pressed
         self._closed_at: str | None = None  # Esc closed the list on this text: keep it closed until it changes
         self._indexing = False  # the path index is being built in a worker thread
+        self.images = PastedImages()  # images pasted into prompts, by their markers (`ui/pasted_images`)
 
     # --- keys -------------------------------------------------------------------------------------
 
@@ -130,8 +141,29 @@ class PromptInput(TextArea):
         return True
 
     def on_paste(self, event: events.Paste) -> None:
-        """Pasted text is typed text: completion follows it."""
+        """Pasted text is typed text: completion follows it. A pasted (or dropped) image file's path becomes the
+        image's marker instead."""
         self._keyed = True
+        workspace = self.paths.workspace if self.paths is not None else Path.cwd()
+        if (path := dropped_path(event.text, workspace)) is not None:
+            event.prevent_default()  # not typed as text
+            self._take_image(partial(self.images.add_file, path))
+
+    def action_paste_image(self) -> None:
+        """Ctrl+V: the clipboard's image as a marker; with no image there, the app's copied text as ever."""
+        self._take_image(lambda: self.images.add(read_clipboard(), "clipboard"), text_instead=True)
+
+    @work(group="paste-image")
+    async def _take_image(self, take: Callable[[], str], text_instead: bool = False) -> None:
+        try:
+            marker = await asyncio.to_thread(take)
+        except PasteError as exc:
+            if text_instead and self.app.clipboard:
+                super().action_paste()
+            else:
+                self.app.notify(terminal_safe(str(exc)), severity="warning")
+            return
+        self.insert(marker + " ")
 
     # --- completion -------------------------------------------------------------------------------
 
