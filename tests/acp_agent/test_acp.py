@@ -112,6 +112,7 @@ def test_initialize_says_what_the_agent_offers(run_acp: Callable[..., Any]) -> N
     capabilities = reply.agent_capabilities
     assert reply.protocol_version == PROTOCOL_VERSION and reply.agent_info.name == "agentcli"
     assert capabilities.load_session and capabilities.prompt_capabilities.embedded_context
+    assert capabilities.prompt_capabilities.image and not capabilities.prompt_capabilities.audio
     assert capabilities.mcp_capabilities.http and not capabilities.mcp_capabilities.sse
     assert [m.id for m in reply.auth_methods] == ["environment"]
 
@@ -569,3 +570,27 @@ def test_a_background_command_is_a_tool_call_of_its_own_that_fails_or_stops(run_
     assert "broken config" in failed.content[1].content.text
     assert stopped.status == "completed" and stopped.raw_output["status"] == "stopped"
     assert stopped.content[0].content.text == "bash_2 was stopped"
+
+
+def test_an_image_in_the_prompt_reaches_the_model(run_acp: Callable[..., Any], workspace: Path) -> None:
+    import base64
+    import io
+
+    from acp import image_block
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (2000, 1000), (10, 90, 200)).save(out, "PNG")
+    script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="A blue band."))])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> Any:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        data = base64.b64encode(out.getvalue()).decode()
+        response = await conn.prompt(session_id=session.session_id,
+                                     prompt=[text_block("what is this?"), image_block(data, "image/png")])
+        return response.stop_reason, server.requests[0].body
+
+    stop, sent = run_acp(script, body)
+    assert stop == "end_turn"
+    [image] = [b for b in sent["messages"][0]["content"] if b["type"] == "image"]
+    assert Image.open(io.BytesIO(base64.b64decode(image["source"]["data"]))).size == (1516, 758)

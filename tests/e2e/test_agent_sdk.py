@@ -461,3 +461,29 @@ def test_background_commands_are_local_bash_tasks_that_fail_or_stop(run_sdk: Cal
     assert updated == [("bash_1", "failed"), ("bash_2", "killed")]  # Claude Code's patch before each notification
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.result == "Done."
+
+
+def test_an_image_content_block_from_the_sdk_reaches_the_request(run_sdk: Callable[..., Any]) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4000, 3000), (240, 240, 10)).save(out, "PNG")
+    script = Script(steps=[Step(match=Match(system_contains=SDK_ROLE, turn=0), reply=Reply(text="Yellow."))])
+
+    async def prompts() -> Any:
+        yield {"type": "user", "session_id": "", "parent_tool_use_id": None, "message": {"role": "user", "content": [
+            {"type": "text", "text": "what colour is this?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": base64.b64encode(out.getvalue()).decode()}}]}}
+
+    async def body(opts: ClaudeAgentOptions, server: FakeLLMServer) -> tuple[list[Any], dict[str, Any]]:
+        messages = [m async for m in query(prompt=prompts(), options=opts)]
+        return messages, server.requests[0].body
+
+    messages, sent = run_sdk(script, body)
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Yellow."
+    [image] = [b for b in sent["messages"][0]["content"] if b["type"] == "image"]
+    assert Image.open(io.BytesIO(base64.b64decode(image["source"]["data"]))).size == (1238, 928)
