@@ -45,7 +45,11 @@ def test_input_lines_in_claude_codes_user_message_shape() -> None:
     ('{"type":"control_request"}', "type 'control_request' is not supported"),
     ('{"type":"user"}', '"message" must be an object'),
     ('{"type":"user","message":{"role":"assistant","content":"x"}}', "role 'assistant'"),
-    ('{"type":"user","message":{"content":[{"type":"image","source":{}}]}}', "content block 0 ('image')"),
+    ('{"type":"user","message":{"content":[{"type":"image","source":{}}]}}',
+     "content block 0: an image must have a base64 source"),
+    ('{"type":"user","message":{"content":[{"type":"image","source":{"type":"base64","data":"aGk="}}]}}',
+     "content block 0: the image cannot be sent: not an image"),
+    ('{"type":"user","message":{"content":[{"type":"document","source":{}}]}}', "content block 0 ('document')"),
     ('{"type":"user","message":{"content":42}}', '"content" must be a string or a list'),
     ('{"type":"user","message":{"content":"  "}}', "the message is empty"),
 ])
