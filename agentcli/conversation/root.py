@@ -115,6 +115,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self.skills = SkillCatalog.load(workspace)  # names and descriptions only; bodies when used
         if (skill_tool := skill_tool_class(self.skills)) is not None:  # no skill: no tool, the requests as before
             self.toolbox.add([skill_tool])
+        self.search_absent = self._search_absent()  # "": WebSearch is offered
         self.person_settings = PersonSettings(settings, workspace, self.permissions, self.sandbox, self.bus)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self.person_settings.load_hooks()
@@ -216,7 +217,23 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self._drop_cache = runner.cache.attach(self.bus)
         runner.kit.shells.listeners.append(lambda job: self.bus(background_event(job)))  # every front end sees them
         runner.kit.files = self._files
+        if self.search_absent:
+            runner.planner.absent["WebSearch"] = self.search_absent
         return runner
+
+    def _search_absent(self) -> str:
+        """Why no agent is offered WebSearch (its backend cannot run for the main model: none set, no URL or key), or
+        "" when it is; then it leaves the toolbox, and a call to it (an agent file naming it) gets this line."""
+        import os
+
+        from agentcli.tools import searcher_for
+
+        searcher = searcher_for(self.settings.web_search, self.model, self.pool, lambda spec: self.model, os.environ)
+        if searcher.search is not None:
+            return ""
+        if isinstance(self.toolbox.classes, dict):
+            self.toolbox.classes.pop("WebSearch", None)
+        return searcher.unavailable
 
     def use_files(self, files: FileAccess | None) -> None:
         """The file tools of every agent of the session (not of a worktree) read and write text through `files` (an
@@ -325,6 +342,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
             self.bus,
             max_turns=self.settings.agent.max_turns,
             price=cost_usd,
+            unavailable=self.runner.withheld(self.session.depth),
             notices=self.runner.notices_for(self.session.id),
             inbox=self.runner.post.inbox(self.session.id),
             compactor=self.runner.compactor(self.session, context),
