@@ -174,7 +174,7 @@ def _take(reply: SearchReply, block: dict[str, Any]) -> None:
                            for h in content if isinstance(h, dict) and h.get("url")]
         elif isinstance(content, dict):
             reply.errors.append(str(content.get("error_code") or "error"))
-    elif btype == "text" and (text := block.get("text") or ""):
+    elif btype == "text" and (text := block.get("text") or "").strip():
         cites = tuple(Citation(str(c.get("url") or ""), str(c.get("title") or ""), str(c.get("cited_text") or ""))
                       for c in block.get("citations") or [] if isinstance(c, dict))
         reply.passages.append(Passage(text, cites))
