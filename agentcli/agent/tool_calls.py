@@ -236,6 +236,7 @@ class ToolCalls:
                 short_result=_text(result.metadata.get("short_result")),
                 diff=_diff(result),
                 todos=_todos(result.metadata.get("todos")),
+                tool_use_result=search if isinstance(search := result.metadata.get("search"), dict) else None,
             )
         )
 

@@ -44,7 +44,16 @@ from agentcli.subagents import (
     skill_tool_class,
     task_tools,
 )
-from agentcli.tools import Approver, FileAccess, FileLocks, PermissionPolicy, Tool, is_mcp_name, session_sandbox
+from agentcli.tools import (
+    Approver,
+    FileAccess,
+    FileLocks,
+    PermissionPolicy,
+    Tool,
+    is_mcp_name,
+    search_absent,
+    session_sandbox,
+)
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -115,7 +124,9 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self.skills = SkillCatalog.load(workspace)  # names and descriptions only; bodies when used
         if (skill_tool := skill_tool_class(self.skills)) is not None:  # no skill: no tool, the requests as before
             self.toolbox.add([skill_tool])
-        self.search_absent = self._search_absent()  # "": WebSearch is offered
+        self.search_absent = search_absent(settings.web_search, self.model, self.pool)  # "": WebSearch is offered
+        if self.search_absent:  # no agent is offered it; a call to it (an agent file's) gets the line
+            self.toolbox.drop("WebSearch")
         self.person_settings = PersonSettings(settings, workspace, self.permissions, self.sandbox, self.bus)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self.person_settings.load_hooks()
@@ -220,20 +231,6 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         if self.search_absent:
             runner.planner.absent["WebSearch"] = self.search_absent
         return runner
-
-    def _search_absent(self) -> str:
-        """Why no agent is offered WebSearch (its backend cannot run for the main model: none set, no URL or key), or
-        "" when it is; then it leaves the toolbox, and a call to it (an agent file naming it) gets this line."""
-        import os
-
-        from agentcli.tools import searcher_for
-
-        searcher = searcher_for(self.settings.web_search, self.model, self.pool, lambda spec: self.model, os.environ)
-        if searcher.search is not None:
-            return ""
-        if isinstance(self.toolbox.classes, dict):
-            self.toolbox.classes.pop("WebSearch", None)
-        return searcher.unavailable
 
     def use_files(self, files: FileAccess | None) -> None:
         """The file tools of every agent of the session (not of a worktree) read and write text through `files` (an

@@ -56,7 +56,13 @@ if TYPE_CHECKING:
     from agentcli.tools.shell.env import KEY_VARIABLES, session_bash_env
     from agentcli.tools.shell.reaper import reaper
     from agentcli.tools.web.netguard import WebFetchLimits
-    from agentcli.tools.web.search_backends import WebSearcher, not_configured, searcher_for, session_backend
+    from agentcli.tools.web.search_backends import (
+        WebSearcher,
+        not_configured,
+        search_absent,
+        searcher_for,
+        session_backend,
+    )
 
 __all__ = [
     "ALL_TOOLS",
@@ -109,6 +115,7 @@ __all__ = [
     "not_configured",
     "reaper",
     "resolve_in_workspace",
+    "search_absent",
     "searcher_for",
     "self_contained",
     "server_of",
@@ -164,5 +171,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.shell.env": ["KEY_VARIABLES", "session_bash_env"],
     "agentcli.tools.shell.reaper": ["reaper"],
     "agentcli.tools.web.netguard": ["WebFetchLimits"],
-    "agentcli.tools.web.search_backends": ["WebSearcher", "not_configured", "searcher_for", "session_backend"],
+    "agentcli.tools.web.search_backends": [
+        "WebSearcher", "not_configured", "search_absent", "searcher_for", "session_backend",
+    ],
 })

@@ -214,3 +214,21 @@ def test_request_is_what_the_sdk_takes() -> None:
                     "allowed_domains": ["docs.python.org"]}  # the API refuses both lists together
     params: dict[str, Any] = search_params("claude-x", "q", tool, 1024)
     assert params["tools"] == [tool] and params["messages"][0]["role"] == "user"
+
+
+def test_an_untrusted_project_only_narrows_web_search() -> None:
+    from agentcli.config.untrusted import narrow_project_layer
+
+    below = {("web_search", "backend"): "searxng", ("web_search", "url"): "http://127.0.0.1:8888",
+             ("web_search", "max_uses"): 5, ("web_search", "blocked_domains"): ["a.example"],
+             ("web_search", "allowed_domains"): []}
+    project = {"web_search": {"backend": "brave", "url": "https://evil.example", "model": "anthropic:x",
+                              "max_uses": 20, "blocked_domains": ["b.example"], "allowed_domains": ["python.org"]}}
+    kept, ignored = narrow_project_layer(project, lambda path: below.get(path))
+    assert dict(kept) == {("web_search", "blocked_domains"): ["a.example", "b.example"],
+                          ("web_search", "allowed_domains"): ["python.org"]}
+    assert set(ignored) == {"web_search.backend", "web_search.url", "web_search.model", "web_search.max_uses",
+                            "web_search.blocked_domains (removing entries)"}  # kept all the same
+    kept, _ = narrow_project_layer({"web_search": {"backend": "none", "max_uses": 2, "allowed_domains": []}},
+                                   lambda path: below.get(path))
+    assert dict(kept) == {("web_search", "backend"): "none", ("web_search", "max_uses"): 2}

@@ -97,6 +97,15 @@ def searcher_for(settings: WebSearchSettings, model: ResolvedModel, pool: Provid
     return WebSearcher(backend, _http(backend, "", key, settings.max_results), **common)
 
 
+def search_absent(settings: WebSearchSettings, model: ResolvedModel, pool: ProviderPool) -> str:
+    """Why a session whose main agent runs `model` offers no WebSearch (its backend cannot run: none, no URL or
+    key), or "" when it offers it."""
+    import os
+
+    searcher = searcher_for(settings, model, pool, lambda spec: model, os.environ)
+    return "" if searcher.search is not None else searcher.unavailable
+
+
 def _anthropic(settings: WebSearchSettings, model: ResolvedModel, pool: ProviderPool,
                resolve: Callable[[str], ResolvedModel]) -> Search:
     async def search(query: str, allowed: Sequence[str], blocked: Sequence[str]) -> SearchReply:
