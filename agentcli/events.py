@@ -91,6 +91,8 @@ class ToolCallFinishedEvent(_Event):
     approval_ms: float = 0.0  # how long it waited for the person's approval (ask mode)
     diff: FileDiff | None = None  # what an Edit, MultiEdit or Write changed (capped; counts of the whole change)
     todos: list[dict[str, str]] | None = None  # a TodoWrite call's whole list now: [{id, content, status}]
+    # What Claude Code records of the call (stream-json's `tool_use_result`): a WebSearch's query, results, answer
+    tool_use_result: dict[str, Any] | None = None
 
 
 class ToolCallStreamingEvent(_Event):

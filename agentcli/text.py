@@ -83,7 +83,7 @@ def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 
 FRAME_NAMES = (
     "subagent_result", "system_notice", "compacted_context", "attached_file", "person_command", "web_page",
-    "mcp_result", "agent_message",
+    "mcp_result", "agent_message", "web_search",
 )
 
 

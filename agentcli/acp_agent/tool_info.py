@@ -18,7 +18,7 @@ KINDS: dict[str, ToolKind] = {
     "LS": "search", "Glob": "search", "Grep": "search",
     "Write": "edit", "Edit": "edit", "MultiEdit": "edit",
     "Bash": "execute",
-    "WebFetch": "fetch",
+    "WebFetch": "fetch", "WebSearch": "fetch",
     "TodoWrite": "think", "Task": "think", "TaskOutput": "think",
 }
 #: The most of a tool's result text sent as its content (the model reads all of it; an editor needs a view).

@@ -139,6 +139,10 @@ class AgentLoop:
         self._spending = Spending(self)
         self._max_tokens = 0  # the last request's max_tokens
 
+    def tool_spent(self, spend: dict[str, Any]) -> None:
+        """A tool's own model request (WebSearch's search) goes to this agent's ledger, as a `UsageEvent`."""
+        self._spending.tool_request(spend)
+
     def stop(self, status: RunStatus, reason: str) -> bool:
         """End the running turn with `status` (a limit was reached, someone cancelled it), keeping its partial result.
 

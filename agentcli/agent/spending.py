@@ -61,6 +61,20 @@ class Spending:
         session.ledger.add_own(reply.usage, cost)
         self._event(self.usage_event(reply.provider, reply.model, reply.usage, cost))
 
+    def tool_request(self, spend: dict[str, Any]) -> None:
+        """A model request a tool made for this agent (WebSearch's search, `metadata["spend"]`: provider, model,
+        usage, web_searches): its tokens and searches, priced per thousand, are this agent's spending."""
+        from agentcli.llm import cost_usd
+
+        provider, model, usage = str(spend.get("provider")), str(spend.get("model")), spend.get("usage")
+        if not isinstance(usage, Usage):
+            return
+        searches = spend.get("web_searches")
+        cost = cost_usd(provider, model, usage, searches if isinstance(searches, int) else 0) if self.host.price \
+            else None
+        self.host.session.ledger.add_own(usage, cost)
+        self._event(self.usage_event(provider, model, usage, cost))
+
     def response(self, response: ModelResponse, duration_ms: float = 0.0) -> None:
         session = self.host.session
         usage = response.usage

@@ -43,6 +43,10 @@ class ToolHost(Protocol):
         """End the running turn with `status`."""
         ...
 
+    def tool_spent(self, spend: dict[str, Any]) -> None:
+        """A tool made a model request of its own (`ToolResult.metadata["spend"]`): count it as this agent's."""
+        ...
+
 
 def report(sink: EventSink, event: Event) -> None:
     """Hand `event` to `sink`; a broken consumer must not break the agent."""
@@ -146,6 +150,8 @@ class ToolCalls:
             if result is None:
                 assert tool is not None
                 result = await self._execute(tool, args, call, timing)
+                if isinstance(spend := result.metadata.get("spend"), dict):
+                    host.tool_spent(spend)
         except asyncio.CancelledError:
             self._finished(call, ToolResult(CANCELLED_RESULT, is_error=True), timing)
             raise
@@ -231,6 +237,7 @@ class ToolCalls:
                 short_result=_text(result.metadata.get("short_result")),
                 diff=_diff(result),
                 todos=_todos(result.metadata.get("todos")),
+                tool_use_result=search if isinstance(search := result.metadata.get("search"), dict) else None,
             )
         )
 

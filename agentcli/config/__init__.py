@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ModelSettings,
         PermissionsSettings,
         TaskToolSettings,
+        WebSearchSettings,
     )
     from agentcli.config.show import render_config
     from agentcli.config.write import SaveError, save_user_setting
@@ -49,6 +50,7 @@ __all__ = [
     "SaveError",
     "Settings",
     "TaskToolSettings",
+    "WebSearchSettings",
     "agentcli_rule",
     "is_secret_key",
     "load_config",
@@ -82,6 +84,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "ModelSettings",
         "PermissionsSettings",
         "TaskToolSettings",
+        "WebSearchSettings",
     ],
     "agentcli.config.show": ["render_config"],
     "agentcli.config.write": ["SaveError", "save_user_setting"],

@@ -306,6 +306,27 @@ class WebFetchSettings(_Section):
     max_redirects: int = Field(5, ge=0, le=20)
 
 
+WebSearchBackend = Literal["auto", "anthropic", "searxng", "brave", "tavily", "exa", "none"]
+
+
+class WebSearchSettings(_Section):
+    """The WebSearch tool (`agentcli.tools.web.search`): where queries go and how much comes back.
+
+    `auto`: Anthropic's server-side search when the agent's model is Anthropic's, else none. API keys come only
+    from the environment (BRAVE_API_KEY, TAVILY_API_KEY, EXA_API_KEY).
+    """
+
+    backend: WebSearchBackend = "auto"
+    url: str = ""  # the SearXNG instance (its JSON API must be enabled), e.g. http://127.0.0.1:8888
+    model: str = ""  # the Anthropic model that runs a search ("": the agent's own, when it is Anthropic's)
+    max_uses: int = Field(5, ge=1, le=20)  # searches one WebSearch call may make (Anthropic's max_uses)
+    max_results: int = Field(10, ge=1, le=50)  # results one call returns (HTTP backends)
+    allowed_domains: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    blocked_domains: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    max_output_chars: int = Field(20_000, ge=1000, le=1_000_000)  # the text the model reads of one call
+    timeout_seconds: float = Field(60.0, gt=0, le=600)
+
+
 class SandboxSettings(_Section):
     """`[sandbox]`: the OS sandbox every Bash command runs in (`agentcli.tools.sandbox.policy`)."""
 
@@ -367,6 +388,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+    web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     checkpoints: CheckpointsSettings = Field(default_factory=CheckpointsSettings)
     shell: ShellSettings = Field(default_factory=ShellSettings)

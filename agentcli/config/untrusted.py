@@ -21,6 +21,9 @@
   only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
 - `mcp.*`: never (an MCP server is a process started, or a URL sent requests and headers);
 - `checkpoints.*`: never (a project may not take the person's undo away);
+- `web_search.backend`: only `"none"`; `web_search.url` / `model`: never (queries would go where the project says);
+  `web_search.blocked_domains`: united with the lists below; `web_search.allowed_domains`: only a non-empty list
+  within the one below (any list when none is set below: it narrows); its limits are `_CEILINGS`;
 - `sandbox.mode`: only when at least as strict as the value below (off < auto < required); `sandbox.network`:
   only `"deny"`; `sandbox.deny_read`: united with the lists below;
 - everything else (model ids, aliases, logging, context shaping, the UI) applies as usual.
@@ -43,7 +46,8 @@ _SUBSET_LISTS: frozenset[KeyPath] = frozenset(
      ("web_fetch", "allow_private_hosts")}
 )
 _UNION_LISTS: frozenset[KeyPath] = frozenset(
-    {("permissions", "deny"), ("permissions", "ask"), ("task_tool", "deny_tools"), ("sandbox", "deny_read")}
+    {("permissions", "deny"), ("permissions", "ask"), ("task_tool", "deny_tools"), ("sandbox", "deny_read"),
+     ("web_search", "blocked_domains")}
 )
 _SANDBOX_STRICTNESS: dict[str, int] = {"off": 0, "auto": 1, "required": 2}
 _ENDPOINT_KEYS = frozenset({"base_url", "api_key", "provider"})
@@ -63,6 +67,7 @@ _CEILINGS: frozenset[KeyPath] = frozenset({
     *(("agent", key) for key in ("max_turns", "bash_timeout_seconds", "bash_output_limit_bytes",
                                  "tool_timeout_seconds", "read_max_chars")),
     *(("web_fetch", key) for key in ("max_download_bytes", "max_output_chars", "timeout_seconds", "max_redirects")),
+    *(("web_search", key) for key in ("max_uses", "max_results", "max_output_chars", "timeout_seconds")),
     ("context", "server_window_timeout_seconds"),
     ("shell", "max_background"), ("shell", "max_output_bytes"),
 })
@@ -108,6 +113,8 @@ def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
         if below is _MISSING or not isinstance(value, str) or value not in _SANDBOX_STRICTNESS:
             return True, value  # an invalid value fails validation with its own message
         return _SANDBOX_STRICTNESS[value] >= _SANDBOX_STRICTNESS.get(str(below), 0), value
+    if path[:1] == ("web_search",) and path[1:] in (("backend",), ("url",), ("model",), ("allowed_domains",)):
+        return _search_endpoint(path[1], value, below), value
     if path == ("sandbox", "network"):
         return value == "deny", value
     if path in _ONLY_FALSE:
@@ -129,6 +136,19 @@ def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
         united = list(below) + [item for item in value if item not in below]
         return True, united
     return True, value
+
+
+def _search_endpoint(key: str, value: object, below: Any) -> bool:
+    """Whether an untrusted project's `web_search.<key>` applies: it may turn search off or narrow its domains,
+    never say where queries go."""
+    if key == "backend":
+        return value == "none"
+    if key == "allowed_domains":
+        if not isinstance(value, list):
+            return True  # validation refuses it with its own message
+        lower = below if isinstance(below, list) else []
+        return bool(value) and (not lower or all(item in lower for item in value))
+    return False
 
 
 def narrow_project_layer(

@@ -44,7 +44,16 @@ from agentcli.subagents import (
     skill_tool_class,
     task_tools,
 )
-from agentcli.tools import Approver, FileAccess, FileLocks, PermissionPolicy, Tool, is_mcp_name, session_sandbox
+from agentcli.tools import (
+    Approver,
+    FileAccess,
+    FileLocks,
+    PermissionPolicy,
+    Tool,
+    is_mcp_name,
+    search_absent,
+    session_sandbox,
+)
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -115,6 +124,9 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self.skills = SkillCatalog.load(workspace)  # names and descriptions only; bodies when used
         if (skill_tool := skill_tool_class(self.skills)) is not None:  # no skill: no tool, the requests as before
             self.toolbox.add([skill_tool])
+        self.search_absent = search_absent(settings.web_search, self.model, self.pool)  # "": WebSearch is offered
+        if self.search_absent:  # no agent is offered it; a call to it (an agent file's) gets the line
+            self.toolbox.drop("WebSearch")
         self.person_settings = PersonSettings(settings, workspace, self.permissions, self.sandbox, self.bus)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self.person_settings.load_hooks()
@@ -216,6 +228,8 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self._drop_cache = runner.cache.attach(self.bus)
         runner.kit.shells.listeners.append(lambda job: self.bus(background_event(job)))  # every front end sees them
         runner.kit.files = self._files
+        if self.search_absent:
+            runner.planner.absent["WebSearch"] = self.search_absent
         return runner
 
     def use_files(self, files: FileAccess | None) -> None:
@@ -325,6 +339,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
             self.bus,
             max_turns=self.settings.agent.max_turns,
             price=cost_usd,
+            unavailable=self.runner.withheld(self.session.depth),
             notices=self.runner.notices_for(self.session.id),
             inbox=self.runner.post.inbox(self.session.id),
             compactor=self.runner.compactor(self.session, context),

@@ -41,7 +41,7 @@ NOT_HONOURED: Final[dict[str, str]] = {
     "excludeDynamicSections": "the workspace facts stay in the system prompt, after its stable part",
     "title": "a session is titled by its first prompt",
     "skills": "every skill agentcli finds is listed (an agent file's skills: preloads skills)",
-    "webSearchIsolationExemptMcpServers": "agentcli has no WebSearch tool",
+    "webSearchIsolationExemptMcpServers": "agentcli's WebSearch goes to its [web_search] backend, never an MCP server",
     "promptSuggestions": "agentcli suggests no next prompts",
     "agentProgressSummaries": "task_progress reports each subagent tool call, without a model-written summary",
     "rapidFollowupPreempt": "a message sent during a turn waits for the turn to end",

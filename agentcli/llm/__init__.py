@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
+    from agentcli.llm.anthropic_search import Citation, Passage, SearchHit, SearchReply, web_search
     from agentcli.llm.base import (
         CHARS_PER_TOKEN,
         PROVIDERS,
@@ -72,6 +73,7 @@ __all__ = [
     "OPENAI_STOP_REASONS",
     "PROVIDERS",
     "AssistantBlock",
+    "Citation",
     "ContextOverflowError",
     "CostedTokens",
     "CostedUsage",
@@ -83,6 +85,7 @@ __all__ = [
     "ModelResponse",
     "ModelSpecError",
     "OverloadedError",
+    "Passage",
     "Prepared",
     "Provider",
     "ProviderConnectionError",
@@ -93,6 +96,8 @@ __all__ = [
     "ResolvedModel",
     "ResponseDone",
     "RetryPolicy",
+    "SearchHit",
+    "SearchReply",
     "ServerError",
     "StopReason",
     "StreamEvent",
@@ -125,6 +130,7 @@ __all__ = [
     "stream_with_retries",
     "tokens_for_chars",
     "verify_for",
+    "web_search",
     "with_effort",
 ]
 
@@ -166,6 +172,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "sendable",
         "tokens_for_chars",
     ],
+    "agentcli.llm.anthropic_search": ["Citation", "Passage", "SearchHit", "SearchReply", "web_search"],
     "agentcli.llm.deprecation": ["announce_once", "failure_line"],
     "agentcli.llm.errors": ["classify"],
     "agentcli.llm.images": [

@@ -154,7 +154,7 @@ def _start_usage(usage: dict[str, Any]) -> Usage:
     )
 
 
-async def _events(response: Any, limit: int) -> AsyncIterator[dict[str, Any]]:
+async def message_events(response: Any, limit: int) -> AsyncIterator[dict[str, Any]]:
     """The events of a Messages stream as the SDK's stream reads them: `ping` and unnamed events skipped,
     an `error` event raised as the SDK's status error (an error inside a 200 stream)."""
     async for sse in server_events(byte_lines(response.iter_bytes(), limit, "anthropic")):
@@ -329,7 +329,7 @@ class AnthropicProvider:
             # typed model of every event, which cost a fan-out of subagents more than the rest of a turn.
             params = request_params(request, caching=self.caching)
             async with self.client.messages.with_streaming_response.create(**params, stream=True) as response:
-                async for raw in _events(response, stream_byte_limit(request.max_tokens)):
+                async for raw in message_events(response, stream_byte_limit(request.max_tokens)):
                     event = builder.feed(raw)
                     if event is not None:
                         streamed = streamed or not isinstance(event, StreamUsage)  # usage alone: nothing shown yet

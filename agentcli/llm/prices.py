@@ -20,7 +20,7 @@ def cost_per_token_known(provider: str, model: str) -> bool:
     return _calc(provider, model, Usage(input_tokens=1)) is not None
 
 
-def _calc(provider: str, model: str, usage: Usage) -> float | None:
+def _calc(provider: str, model: str, usage: Usage, web_searches: int = 0) -> float | None:
     provider_id = _PRICE_PROVIDER.get(provider)
     if provider_id is None:
         return None  # a compatible server: its prices are unknown
@@ -33,6 +33,7 @@ def _calc(provider: str, model: str, usage: Usage) -> float | None:
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
+        **({"web_searches": web_searches} if web_searches else {}),  # priced per thousand searches
     )
     try:
         with warnings.catch_warnings():
@@ -43,11 +44,12 @@ def _calc(provider: str, model: str, usage: Usage) -> float | None:
     return float(result.total_price)
 
 
-def cost_usd(provider: str, model: str, usage: Usage) -> float | None:
-    """US dollars for `usage` on `provider`/`model`, or None when the price is unknown."""
+def cost_usd(provider: str, model: str, usage: Usage, web_searches: int = 0) -> float | None:
+    """US dollars for `usage` on `provider`/`model` (and `web_searches` server-side searches, which the table prices
+    per thousand), or None when the price is unknown."""
     if not _known(provider, model):
         return None
-    return _calc(provider, model, usage)
+    return _calc(provider, model, usage, web_searches)
 
 
 @lru_cache(maxsize=256)

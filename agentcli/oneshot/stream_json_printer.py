@@ -17,6 +17,7 @@ from agentcli.events import (
     SubagentBlockFinishedEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolCallFinishedEvent,
     UsageEvent,
     unwrap,
 )
@@ -67,6 +68,7 @@ class StreamJsonPrinter(JsonPrinter):
         self.session_id = ""
         self._agents: dict[str, _Agent] = {}  # by the agent's own session id
         self._task_calls: dict[str, str] = {}  # task id -> its Task call's tool_use id
+        self._tool_results: dict[str, dict[str, Any]] = {}  # tool_use id -> its `tool_use_result` (WebSearch's)
 
     def emit(self, line: dict[str, Any]) -> None:
         """Write one line (text that is not valid Unicode becomes U+FFFD)."""
@@ -87,6 +89,8 @@ class StreamJsonPrinter(JsonPrinter):
             agent.model, agent.usage = inner.model or agent.model, inner.usage
         elif isinstance(inner, MessageAddedEvent):
             self._message(inner, parent)
+        elif isinstance(inner, ToolCallFinishedEvent) and inner.tool_use_result is not None:
+            self._tool_results[inner.tool_call_id] = inner.tool_use_result
         elif isinstance(inner, (TextDeltaEvent, ThinkingDeltaEvent)) and self.partial:
             self._delta(inner, parent)
         elif isinstance(inner, SubagentBlockAddedEvent):
@@ -151,7 +155,12 @@ class StreamJsonPrinter(JsonPrinter):
             agent.usage = None
         elif parent is not None or any(isinstance(b, ToolResultBlock) for b in message.content):
             # tool results, and a subagent's prompt; the main agent's own prompt is not echoed (Claude Code's way)
-            self.emit(user_line(message, session_id=self.session_id, parent_tool_use_id=parent))
+            line = user_line(message, session_id=self.session_id, parent_tool_use_id=parent)
+            recorded = [self._tool_results.pop(b.tool_use_id) for b in message.content
+                        if isinstance(b, ToolResultBlock) and b.tool_use_id in self._tool_results]
+            if recorded:  # Claude Code's `tool_use_result` beside the message (one line holds one call's there)
+                line["tool_use_result"] = recorded[0] if len(recorded) == 1 else recorded
+            self.emit(line)
 
     def _delta(self, event: TextDeltaEvent | ThinkingDeltaEvent, parent: str | None) -> None:
         agent = self._agent(event.session_id)

@@ -17,7 +17,16 @@ from agentcli.agent import (
     window_and_source,
 )
 from agentcli.subagents.plan import Scopes
-from agentcli.tools import BackgroundShells, FileAccess, FileLocks, ToolContext, WebFetchLimits, session_bash_env
+from agentcli.tools import (
+    BackgroundShells,
+    FileAccess,
+    FileLocks,
+    ToolContext,
+    WebFetchLimits,
+    WebSearcher,
+    searcher_for,
+    session_bash_env,
+)
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -85,12 +94,22 @@ class AgentKit:
             progress=progress or (lambda: None),
             bash_env=self.bash_env,
             web_fetch=self.web_fetch,
+            web_search=self.searcher(session.model),
             sandbox=sandbox or self.sandbox,
             shells=self.shells,
             files=self.files if workspace is None else None,
             worktree=workspace is not None,
             extra_roots=self.extra_roots if workspace is None else [],
         )
+
+    def searcher(self, model: ResolvedModel) -> WebSearcher:
+        """Where an agent running `model` sends its WebSearch queries (`[web_search]`)."""
+        import os
+
+        from agentcli.llm import resolve_model
+
+        return searcher_for(self.settings.web_search, model, self.pool, lambda spec: resolve_model(spec, self.settings),
+                            os.environ)
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:
         """What keeps one agent's context inside its model's window (`[context]`): its tasks and todos survive."""

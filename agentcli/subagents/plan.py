@@ -134,6 +134,8 @@ class Planner:
         self.instructions = instructions  # project AGENTS.md / CLAUDE.md, read once
         self.skills = skills or SkillCatalog()  # what agent files' `skills:` preload
         self.subagent_append = ""  # added to every subagent's role (a program's `appendSubagentSystemPrompt`)
+        # Tools this session does not offer, with the line a call to one gets (WebSearch without a backend)
+        self.absent: dict[str, str] = {}
         self._skill_texts: dict[str, str] = {}
 
     # --- what an agent is offered -------------------------------------------------------------------
@@ -144,11 +146,12 @@ class Planner:
         return cfg.enabled and depth < cfg.max_depth
 
     def withheld(self, depth: int) -> dict[str, str]:
-        """Why an agent past the depth limit gets no Task tools (said to a model that calls one anyway)."""
+        """Why an agent past the depth limit gets no Task tools, and why the session offers no WebSearch (said to a
+        model that calls one anyway)."""
         if self.can_delegate(depth) or not self.settings.task_tool.enabled:
-            return {}
+            return dict(self.absent)
         message = depth_error(depth, self.settings.task_tool.max_depth) or ""
-        return dict.fromkeys(TASK_TOOL_NAMES, message)
+        return {**self.absent, **dict.fromkeys(TASK_TOOL_NAMES, message)}
 
     def task_description(self, header: str) -> str:
         """The Task tool's description: `header`, then every agent type with its model and what it may do.

@@ -32,6 +32,12 @@ class Toolbox:
         for tool in tools:
             self.classes.setdefault(tool.name, tool)
 
+    def drop(self, name: str) -> None:
+        """Take a tool the session cannot run out of the toolbox (WebSearch without a backend)."""
+        if not isinstance(self.classes, dict):
+            raise TypeError("this toolbox's classes cannot change")
+        self.classes.pop(name, None)
+
     def build(self, names: Iterable[str] | None = None) -> list[Tool[Any]]:
         """Fresh instances of the named tools (all when None), in the toolbox's order; unknown names are skipped."""
         wanted = None if names is None else set(names)

@@ -1,8 +1,8 @@
 """The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS), `search/` (Glob, Grep), `shell/`
 (Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt, namespaces), `web/`
-(WebFetch), `permissions/` (the policy, its rules, guarded files); beside them what every tool shares: the `Tool`
-base and its traits (`base`), argument schemas, the registry, workspace paths and globs, LoadTool (`on_demand`) and
-TodoWrite.
+(WebFetch, WebSearch), `permissions/` (the policy, its rules, guarded files); beside them what every tool shares:
+the `Tool` base and its traits (`base`), argument schemas, the registry, workspace paths and globs, LoadTool
+(`on_demand`) and TodoWrite.
 """
 
 from __future__ import annotations
@@ -56,6 +56,13 @@ if TYPE_CHECKING:
     from agentcli.tools.shell.env import KEY_VARIABLES, session_bash_env
     from agentcli.tools.shell.reaper import reaper
     from agentcli.tools.web.netguard import WebFetchLimits
+    from agentcli.tools.web.search_backends import (
+        WebSearcher,
+        not_configured,
+        search_absent,
+        searcher_for,
+        session_backend,
+    )
 
 __all__ = [
     "ALL_TOOLS",
@@ -95,6 +102,7 @@ __all__ = [
     "ToolResult",
     "Walk",
     "WebFetchLimits",
+    "WebSearcher",
     "canonical_tool_name",
     "covers",
     "display_path",
@@ -104,10 +112,14 @@ __all__ = [
     "is_mcp_name",
     "match_glob",
     "names_with",
+    "not_configured",
     "reaper",
     "resolve_in_workspace",
+    "search_absent",
+    "searcher_for",
     "self_contained",
     "server_of",
+    "session_backend",
     "session_bash_env",
     "session_sandbox",
     "stop_process_group",
@@ -159,4 +171,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.shell.env": ["KEY_VARIABLES", "session_bash_env"],
     "agentcli.tools.shell.reaper": ["reaper"],
     "agentcli.tools.web.netguard": ["WebFetchLimits"],
+    "agentcli.tools.web.search_backends": [
+        "WebSearcher", "not_configured", "search_absent", "searcher_for", "session_backend",
+    ],
 })

@@ -18,6 +18,7 @@ from agentcli.tools.web.netguard import WebFetchLimits
 
 if TYPE_CHECKING:
     from agentcli.tools.sandbox.policy import Sandbox
+    from agentcli.tools.web.search_backends import WebSearcher
 
 
 class ToolArgs(BaseModel):
@@ -186,6 +187,7 @@ class ToolContext:
     bash_env: Mapping[str, str] | None = None  # Bash's environment, without provider keys; None = os.environ
     tool_timeout_seconds: float = 300  # deadline of one tool call (Bash and the Task tools have their own)
     web_fetch: WebFetchLimits = field(default_factory=WebFetchLimits)  # [web_fetch]: reach, caps, time limit
+    web_search: WebSearcher | None = None  # [web_search]: this agent's backend; None: WebSearch says how to set one
     sandbox: Sandbox | None = None  # the session's Bash sandbox ([sandbox]); None: Bash runs unconfined
     shells: BackgroundStarter | None = None  # the session tree's background commands; None: none may start
     files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk

@@ -20,11 +20,13 @@ from agentcli.tools.search.tools import GlobTool, GrepTool
 from agentcli.tools.shell.bash import BashTool
 from agentcli.tools.todo import TodoWriteTool
 from agentcli.tools.web.fetch import WebFetchTool
+from agentcli.tools.web.search import WebSearchTool
 
 ALL_TOOLS: dict[str, type[Tool[Any]]] = {
     cls.name: cls
     for cls in (
-        ReadTool, WriteTool, EditTool, MultiEditTool, LSTool, GlobTool, GrepTool, BashTool, TodoWriteTool, WebFetchTool
+        ReadTool, WriteTool, EditTool, MultiEditTool, LSTool, GlobTool, GrepTool, BashTool, TodoWriteTool, WebFetchTool,
+        WebSearchTool,
     )
 }
 

@@ -29,7 +29,8 @@ def ws(tmp_path: Path, isolated_env: Path) -> Path:
     claude = tmp_path / ".claude" / "agents"
     claude.mkdir(parents=True)
     (claude / "reviewer.md").write_text(
-        "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, WebFetch, WebSearch\nmodel: sonnet\n"
+        "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, WebFetch, WebSearch, NotebookEdit\n"
+        "model: sonnet\n"
         "color: blue\n---\nYou review code carefully.\n"
     )
     (claude / "broken.md").write_text("---\nname: broken\n---\nno description\n")
@@ -50,10 +51,10 @@ def test_agents_list_text(ws: Path) -> None:
     assert rows["plan"].split()[1:5] == ["built-in", "built-in", "main", "read-only"]
     assert rows["code-reviewer"].split()[1:3] == ["project", "claude"]
     assert "project" in rows["explore"] and ".agentcli/agents/explore.md" in rows["explore"]
-    assert "sonnet" in rows["code-reviewer"] and "Read, Grep, WebFetch (read-only)" in rows["code-reviewer"]
+    assert "sonnet" in rows["code-reviewer"] and "Read, Grep, WebFetch, WebSearch (read-only)" in rows["code-reviewer"]
     out = result.stdout
     assert "Skipped files:\n  .claude/agents/broken.md: missing required 'description' in the front matter" in out
-    assert "code-reviewer (project, .claude/agents/reviewer.md): tools agentcli lacks were dropped: WebSearch" in out
+    assert "code-reviewer (project, .claude/agents/reviewer.md): tools agentcli lacks were dropped: NotebookEdit" in out
     assert "Shadowed definitions:\n  explore (built-in, built-in) is hidden by explore (project," in out
 
 
@@ -62,7 +63,7 @@ def test_agents_list_json(ws: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     agents = {a["name"]: a for a in data["agents"]}
-    assert agents["code-reviewer"]["tools"] == ["Read", "Grep", "WebFetch"]
+    assert agents["code-reviewer"]["tools"] == ["Read", "Grep", "WebFetch", "WebSearch"]
     assert agents["code-reviewer"]["format"] == "claude"
     assert agents["summary"]["read_only"] is True and "prompt" not in agents["summary"]
     assert data["skipped"][0]["path"].endswith("broken.md")
@@ -76,7 +77,7 @@ def test_agents_show(ws: Path) -> None:
     assert out.startswith("Agent code-reviewer\n")
     assert "format:" in out and "claude" in out and "model:       sonnet" in out
     assert "tools:       Read, Grep, WebFetch" in out
-    assert "warning:     tools agentcli lacks were dropped: WebSearch" in out
+    assert "warning:     tools agentcli lacks were dropped: NotebookEdit" in out
     assert out.rstrip().endswith("Prompt:\n\nYou review code carefully.")
     data = json.loads(runner.invoke(app, ["agents", "show", "explore", "--cwd", str(ws), "--json"]).stdout)
     assert data["scope"] == "project" and data["prompt"] == "Look." and data["allowed_tools"] == ["Read"]

@@ -132,7 +132,7 @@ def test_project_folders_win_over_the_persons_and_codex_home_is_read(tmp_path: P
     ("read_file", "Read"), ("grep_search", "Grep"), ("search_file_content", "Grep"), ("run_shell_command", "Bash"),
     ("write_file", "Write"), ("replace", "Edit"), ("glob", "Glob"), ("list_directory", "LS"), ("web_fetch", "WebFetch"),
     ("write_todos", "TodoWrite"), ("mcp_github_create_issue", "mcp__github__create_issue"),
-    ("mcp_github_*", "mcp__github"), ("google_web_search", "google_web_search"),
+    ("mcp_github_*", "mcp__github"), ("google_web_search", "WebSearch"),
 ])
 def test_foreign_tool_names(name: str, ours: str) -> None:
     assert foreign_tool(name) == ours

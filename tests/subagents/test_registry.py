@@ -95,7 +95,7 @@ You are a data scientist.
     "researcher.md": """---
 name: researcher
 description: Researches libraries on the web and in the code base.
-tools: Read, WebFetch, WebSearch, Grep, mcp__github__create_issue
+tools: Read, WebFetch, WebSearch, NotebookEdit, Grep, mcp__github__create_issue
 model: inherit
 ---
 Research things.
@@ -204,9 +204,9 @@ def test_a_dozen_claude_code_files_load_unchanged(claude_ws: Path, home: Path) -
     assert t["code-reviewer"].prompt.startswith("You are a senior code reviewer") and not t["code-reviewer"].warnings
     assert t["debugger"].tools == ("Read", "Edit", "Bash") and t["debugger"].model == "opus"
     assert t["data-scientist"].tools is None and t["data-scientist"].model == "haiku"
-    assert t["researcher"].tools == ("Read", "WebFetch", "Grep", "mcp__github__create_issue")
+    assert t["researcher"].tools == ("Read", "WebFetch", "WebSearch", "Grep", "mcp__github__create_issue")
     assert t["researcher"].model == "inherit"
-    assert t["researcher"].warnings == ("tools agentcli lacks were dropped: WebSearch",)
+    assert t["researcher"].warnings == ("tools agentcli lacks were dropped: NotebookEdit",)
     assert t["architect"].description == "Designs systems.\nUse it for: architecture reviews, module boundaries."
     assert t["tester"].description.startswith("Use this agent when: tests fail. Example: user:")
     assert t["windows-agent"].tools == ("Read", "Write") and t["windows-agent"].prompt == "CRLF body."

@@ -329,8 +329,8 @@ def test_parse_lists_every_problem() -> None:
 def test_registry() -> None:
     assert list(ALL_TOOLS)[:9] == ["Read", "Write", "Edit", "MultiEdit", "LS", "Glob", "Grep", "Bash", "TodoWrite"]
     mutating = {name for name, cls in ALL_TOOLS.items() if cls.mutating}
-    assert mutating == {"Write", "Edit", "MultiEdit", "Bash", "WebFetch"}
-    assert {name for name, cls in ALL_TOOLS.items() if cls.network_only} == {"WebFetch"}
+    assert mutating == {"Write", "Edit", "MultiEdit", "Bash", "WebFetch", "WebSearch"}
+    assert {name for name, cls in ALL_TOOLS.items() if cls.network_only} == {"WebFetch", "WebSearch"}
     assert set(READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite"}
     for name in ("LS", "Glob", "Grep", "Read"):
         assert ALL_TOOLS[name].concurrency_safe and not ALL_TOOLS[name].mutating
@@ -344,13 +344,14 @@ def test_registry() -> None:
         ("todowrite", "TodoWrite"),
         ("BASH", "Bash"),
         ("web_fetch", "WebFetch"),
-        ("WebSearch", None),
+        ("WebSearch", "WebSearch"),
+        ("NotebookEdit", None),
         ("mcp__server__tool", None),
     ]:
         assert canonical_tool_name(raw) == expected
     assert [t.name for t in build_tools(["grep", "read", "Read"])] == ["Read", "Grep"]
-    with pytest.raises(ValueError, match=r"WebSearch"):
-        build_tools(["Read", "WebSearch"])
+    with pytest.raises(ValueError, match=r"NotebookEdit"):
+        build_tools(["Read", "NotebookEdit"])
 
 
 def test_every_tool_has_a_description_and_schema() -> None:

@@ -18,19 +18,19 @@ Claude Code accepts descriptions that are not strict YAML (an unquoted `: ` insi
 a long description with `<example>` blocks); such front matter is read again leniently, key by key
 (see `lenient_front_matter`), still with the safe loader, and the file gets a warning.
 
-Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep); tools agentcli lacks
-(WebSearch, NotebookEdit, `Bash(git:*)` patterns) are dropped from an allow list with one
-warning per file. MCP tools (`mcp__server__tool`, or `mcp__server` for all of a server's) are kept as
-written: they exist once their server runs (`agentcli.mcp`). `mcpServers:` names the servers the agent
-uses, configured elsewhere or defined inline (`{name: {command, args, env} | {type: http, url}}`);
-their tools join its `tools:` list. A pattern in `disallowed_tools` (`Bash(rm:*)`) disallows the
-whole tool. opencode's mapping `tools: {write: false, "mcp_*": false, read: true}` is read as
-opencode reads it: every tool starts enabled, entries apply in order (last match wins, `*` and `?`
-wildcards), and the tools that end disabled become `disallowed_tools`; `true` entries never narrow
-the set to an allow list (they only re-enable tools after a wildcard `false`). As in opencode, `edit`
-stands for every editing tool (Edit and MultiEdit). opencode's `permission:` mapping is honoured where
-it forbids: `edit: deny` disallows Write, Edit and MultiEdit, `bash: deny` (or `bash: {"*": deny}`)
-disallows Bash; `ask` and `allow` are left to agentcli's own permission settings.
+Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep, `WebSearch`); tools agentcli lacks
+(NotebookEdit, `Bash(git:*)` patterns) are dropped from an allow list with one warning per file. A WebSearch the
+session has no backend for stays in the list: a call to it gets the line saying how to configure one. MCP tools
+(`mcp__server__tool`, or `mcp__server` for all of a server's) are kept as written: they exist once their server runs
+(`agentcli.mcp`). `mcpServers:` names the servers the agent uses, configured elsewhere or defined inline (`{name:
+{command, args, env} | {type: http, url}}`); their tools join its `tools:` list. A pattern in `disallowed_tools`
+(`Bash(rm:*)`) disallows the whole tool. opencode's mapping `tools: {write: false, "mcp_*": false, read: true}` is
+read as opencode reads it: every tool starts enabled, entries apply in order (last match wins, `*` and `?`
+wildcards), and the tools that end disabled become `disallowed_tools`; `true` entries never narrow the set to an
+allow list (they only re-enable tools after a wildcard `false`). As in opencode, `edit` stands for every editing
+tool (Edit and MultiEdit). opencode's `permission:` mapping is honoured where it forbids: `edit: deny` disallows
+Write, Edit and MultiEdit, `bash: deny` (or `bash: {"*": deny}`) disallows Bash; `ask` and `allow` are left to
+agentcli's own permission settings.
 """
 
 from __future__ import annotations

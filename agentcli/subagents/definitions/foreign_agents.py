@@ -48,7 +48,8 @@ FOREIGN_TOOL_NAMES: dict[str, str] = {
     "readfile": "Read", "readmanyfiles": "Read", "writefile": "Write", "replace": "Edit", "edit": "Edit",
     "runshellcommand": "Bash", "shell": "Bash", "grepsearch": "Grep", "searchfilecontent": "Grep",
     "searchtext": "Grep", "glob": "Glob", "findfiles": "Glob", "listdirectory": "LS", "readfolder": "LS",
-    "webfetch": "WebFetch", "writetodos": "TodoWrite", "todowrite": "TodoWrite", "task": "Task",
+    "webfetch": "WebFetch", "googlewebsearch": "WebSearch", "websearch": "WebSearch", "writetodos": "TodoWrite",
+    "todowrite": "TodoWrite", "task": "Task",
     "activateskill": "Skill",  # Gemini CLI's skill loader: agentcli's Skill tool (`subagents.skill_tool`)
 }  # fmt: skip
 _EFFORTS = {"none": "low", "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}

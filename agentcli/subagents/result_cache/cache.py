@@ -80,7 +80,7 @@ FILE_WRITERS = frozenset({"Write", "Edit", "MultiEdit"})
 #: Tools that talk with the other agents of the tree: they write no file, but an answer may rest on them.
 MESSAGING = frozenset({"SendMessage", "ListAgents"})
 #: Tools that write nothing. Any tool in none of these sets may write anywhere (Bash, MCP tools, new tools).
-NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, *MESSAGING, "WebFetch"})
+NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, *MESSAGING, "WebFetch", "WebSearch"})
 #: Task arguments that make a call's answer depend on more than its key (`isolation`: a worktree's merge back).
 UNCACHEABLE_ARGS = ("resume", "fork_context", "isolation")
 
@@ -246,6 +246,8 @@ class ResultCache:
             return None, ""
         if name == "WebFetch":
             return None, "it fetched a web page (which can change at any time)"
+        if name == "WebSearch":
+            return None, "it searched the web (whose results change at any time)"
         if name in MESSAGING:
             return None, f"it called {name} (its answer may rest on other agents)"
         return None, f"it called {name} (agentcli cannot tell what that depends on)"

@@ -153,7 +153,7 @@ def _shows_target(request: PermissionRequest) -> bool:
 
 
 def _target_noun(request: PermissionRequest) -> str:
-    return {"Bash": "command", "WebFetch": "URL"}.get(request.tool, "request")
+    return {"Bash": "command", "WebFetch": "URL", "WebSearch": "query"}.get(request.tool, "request")
 
 
 def waiting_text(count: int) -> str:
