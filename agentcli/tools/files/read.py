@@ -1,4 +1,5 @@
-"""Read-only file tools: Read (numbered lines of a text file) and LS (one directory's entries)."""
+"""Read-only file tools: Read (numbered lines of a text file; a PDF's text by pages, `pdf`; a notebook's cells,
+`notebook`) and LS (one directory's entries)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from typing import ClassVar, TextIO
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files.sniff import is_binary_file
+from agentcli.tools.files import pdf
+from agentcli.tools.files.sniff import SNIFF_BYTES, looks_binary
 from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_for_read
 
 READ_DEFAULT_LINES = 2000
@@ -40,6 +42,9 @@ class ReadArgs(ToolArgs):
     file_path: str = Field(description="Path of the file, relative to the workspace (or absolute inside it)")
     offset: int | None = Field(None, ge=1, description="1-based line number to start at")
     limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default {READ_DEFAULT_LINES})")
+    pages: str | None = Field(
+        None, description=f'PDF files only: the pages to read, "3" or "1-5" (at most {pdf.PDF_MAX_PAGES} per call)'
+    )
 
 
 @dataclass
@@ -152,6 +157,8 @@ class ReadTool(Tool[ReadArgs]):
 
     def summary(self, args: ReadArgs) -> str:
         path = normalize_rel(args.file_path)
+        if args.pages is not None:
+            return f"{path} (pages {args.pages.strip()})"
         if args.offset is None and args.limit is None:
             return path
         first = args.offset or 1
@@ -170,10 +177,15 @@ class ReadTool(Tool[ReadArgs]):
         if not path.is_file():
             raise ToolError(f"{rel} is not a regular file")
         size = path.stat().st_size
+        head = _head(path)
+        if pdf.is_pdf(path, head):  # the disk's: an editor's buffers hold text
+            return await _read_pdf(path, rel, args, ctx)
+        if args.pages is not None:
+            raise ToolError(f"pages is for PDF files; {rel} is not one (use offset and limit)")
         buffers = ctx.files if ctx.files is not None and ctx.files.reads else None  # the editor's text, if offered
         if size == 0 and buffers is None:
             return ToolResult(f"(The file {rel} exists but is empty.)")
-        if is_binary_file(path):  # binary files (images too) are the disk's: an editor's buffers hold text
+        if looks_binary(head):  # binary files (images too) are the disk's: an editor's buffers hold text
             raise ToolError(f"{rel} is a binary file ({human_size(size)}); Read only shows text files")
         first = args.offset or 1
         count = args.limit or READ_DEFAULT_LINES
@@ -213,6 +225,36 @@ class ReadTool(Tool[ReadArgs]):
         return ToolResult(
             body, metadata={"path": rel, "first_line": first, "last_line": shown_last, "total_lines": page.total}
         )
+
+
+def _head(path: Path) -> bytes:
+    """The file's first bytes (what `sniff` looks at); empty when it cannot be read (the reader reports why)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
+async def _read_pdf(path: Path, rel: str, args: ReadArgs, ctx: ToolContext) -> ToolResult:
+    """Read of a PDF: its pages' text (`pdf`), extracted in a thread that stops when the call is cancelled."""
+    if args.offset is not None or args.limit is not None:
+        raise ToolError(f'{rel} is a PDF: give pages (such as "1-5") instead of offset and limit')
+    first, last = pdf.parse_pages(args.pages) if args.pages is not None else (1, None)
+    stop = threading.Event()
+    try:
+        got = await asyncio.to_thread(pdf.extract, path, rel, first, last, ctx.read_max_chars, stop)
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
+    except asyncio.CancelledError:
+        stop.set()  # the extracting thread ends at its next page
+        raise
+    result = ToolResult(pdf.render(rel, got, first, ctx.read_max_chars), metadata={"path": rel})
+    if got.pages:
+        result.metadata.update(first_page=got.pages[0][0], last_page=got.pages[-1][0], total_pages=got.total)
+    if path.stat().st_size <= pdf.PDF_DOCUMENT_MAX_BYTES:
+        result.metadata["document"] = str(path)  # the seam: a provider that takes PDFs may send the file itself
+    return result
 
 
 class LSArgs(ToolArgs):
