@@ -12,6 +12,7 @@ the file itself; nothing sends it yet, and the text is what the model reads.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from dataclasses import dataclass, field
@@ -29,6 +30,23 @@ PDF_DOCUMENT_MAX_BYTES = 4 * 1024 * 1024  # a PDF this small may go to the model
 PDF_MAGIC = b"%PDF-"
 NO_TEXT = "(no text on this page: it may be a scanned image)"
 _PAGES = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
+
+
+_LOG = logging.getLogger(__name__)
+
+
+class _ToOurLog(logging.Handler):
+    """pypdf's log records (a malformed file's warnings) go to agentcli's log file, never to the terminal."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _LOG.handle(record)
+
+
+def _pypdf_logs_to_ours() -> None:
+    library = logging.getLogger("pypdf")
+    if library.propagate:  # once
+        library.propagate = False
+        library.addHandler(_ToOurLog())
 
 
 class _Stopped(Exception):
@@ -70,6 +88,7 @@ def _open(path: Path, rel: str) -> PdfReader:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
+    _pypdf_logs_to_ours()
     try:
         reader = PdfReader(path, strict=False)
         if reader.is_encrypted and not reader.decrypt(""):

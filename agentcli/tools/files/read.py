@@ -14,7 +14,7 @@ from typing import ClassVar, TextIO
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from agentcli.tools.files import pdf
+from agentcli.tools.files import notebook, pdf
 from agentcli.tools.files.sniff import SNIFF_BYTES, looks_binary
 from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_for_read
 
@@ -40,8 +40,9 @@ class ReadArgs(ToolArgs):
     """Arguments of Read."""
 
     file_path: str = Field(description="Path of the file, relative to the workspace (or absolute inside it)")
-    offset: int | None = Field(None, ge=1, description="1-based line number to start at")
-    limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default {READ_DEFAULT_LINES})")
+    offset: int | None = Field(None, ge=1, description="1-based line number to start at (a notebook: cell number)")
+    limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default {READ_DEFAULT_LINES}; a "
+                                                      "notebook: cells)")
     pages: str | None = Field(
         None, description=f'PDF files only: the pages to read, "3" or "1-5" (at most {pdf.PDF_MAX_PAGES} per call)'
     )
@@ -183,6 +184,8 @@ class ReadTool(Tool[ReadArgs]):
         if args.pages is not None:
             raise ToolError(f"pages is for PDF files; {rel} is not one (use offset and limit)")
         buffers = ctx.files if ctx.files is not None and ctx.files.reads else None  # the editor's text, if offered
+        if notebook.is_notebook(path) and (size or buffers is not None):
+            return await _read_notebook(path, rel, args, ctx)
         if size == 0 and buffers is None:
             return ToolResult(f"(The file {rel} exists but is empty.)")
         if looks_binary(head):  # binary files (images too) are the disk's: an editor's buffers hold text
@@ -255,6 +258,37 @@ async def _read_pdf(path: Path, rel: str, args: ReadArgs, ctx: ToolContext) -> T
     if path.stat().st_size <= pdf.PDF_DOCUMENT_MAX_BYTES:
         result.metadata["document"] = str(path)  # the seam: a provider that takes PDFs may send the file itself
     return result
+
+
+async def _read_notebook(path: Path, rel: str, args: ReadArgs, ctx: ToolContext) -> ToolResult:
+    """Read of a Jupyter notebook: its cells with ids, sources and outputs (`notebook`); `offset` and `limit` count
+    cells. The editor's text when it offers its buffers, as for any text file."""
+    if ctx.files is not None and ctx.files.reads:
+        text = await ctx.files.read_text(path)
+    else:
+        text = await asyncio.to_thread(notebook.read_notebook_text, path, rel)
+    nb = await asyncio.to_thread(notebook.load, text, rel)
+    first = args.offset or 1
+    view = await asyncio.to_thread(notebook.render, nb, first, args.limit or len(nb.cells), ctx.read_max_chars)
+    if view.total == 0:
+        return ToolResult(f"(The notebook {rel} has no cells.)", metadata={"path": rel})
+    if view.last < first:
+        raise ToolError(f"offset {first} is past the end of {rel} ({view.total} cells)")
+    notes: list[str] = []
+    if view.images_left:
+        notes.append(f"{view.images_left} more image output(s) were left out.")
+    if first > 1 or view.last < view.total:
+        note = f"Showing cells {first}-{view.last} of {view.total}."
+        if view.capped:
+            note += f" Read returns at most {ctx.read_max_chars:,} characters per call."
+        if view.last < view.total:
+            note += f" For a notebook offset and limit count cells: use offset={view.last + 1} to read more."
+        notes.append(note)
+    body = view.text + ("\n\n(" + " ".join(notes) + ")" if notes else "")
+    metadata: dict[str, object] = {"path": rel, "first_cell": first, "last_cell": view.last, "total_cells": view.total}
+    if view.images:
+        metadata["images"] = view.images  # the seam: (mime type, base64) of the image outputs shown
+    return ToolResult(body, metadata=metadata)
 
 
 class LSArgs(ToolArgs):
