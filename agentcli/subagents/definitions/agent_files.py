@@ -19,7 +19,7 @@ a long description with `<example>` blocks); such front matter is read again len
 (see `lenient_front_matter`), still with the safe loader, and the file gets a warning.
 
 Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep); tools agentcli lacks
-(WebSearch, NotebookEdit, `Bash(git:*)` patterns) are dropped from an allow list with one
+(WebSearch, `Bash(git:*)` patterns) are dropped from an allow list with one
 warning per file. MCP tools (`mcp__server__tool`, or `mcp__server` for all of a server's) are kept as
 written: they exist once their server runs (`agentcli.mcp`). `mcpServers:` names the servers the agent
 uses, configured elsewhere or defined inline (`{name: {command, args, env} | {type: http, url}}`);
@@ -28,8 +28,8 @@ whole tool. opencode's mapping `tools: {write: false, "mcp_*": false, read: true
 opencode reads it: every tool starts enabled, entries apply in order (last match wins, `*` and `?`
 wildcards), and the tools that end disabled become `disallowed_tools`; `true` entries never narrow
 the set to an allow list (they only re-enable tools after a wildcard `false`). As in opencode, `edit`
-stands for every editing tool (Edit and MultiEdit). opencode's `permission:` mapping is honoured where
-it forbids: `edit: deny` disallows Write, Edit and MultiEdit, `bash: deny` (or `bash: {"*": deny}`)
+stands for every editing tool (Edit, MultiEdit and NotebookEdit). opencode's `permission:` mapping is honoured where
+it forbids: `edit: deny` disallows Write, Edit, MultiEdit and NotebookEdit, `bash: deny` (or `bash: {"*": deny}`)
 disallows Bash; `ask` and `allow` are left to agentcli's own permission settings.
 """
 
@@ -77,7 +77,8 @@ _MAX_TURNS_KEYS = ("max_turns", "maxTurns", "maxSteps", "steps")
 _TIMEOUT_KEYS = ("timeout_seconds", "timeoutSeconds")
 _DISALLOWED_KEYS = ("disallowed_tools", "disallowedTools", "disallowed-tools")
 DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
-_OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers every editing tool
+# opencode's `edit` covers every editing tool but Write (its `write` is a tool of its own)
+_OPENCODE_GROUPS = {"Edit": tuple(name for name in EDIT_TOOLS if name != "Write")}
 
 
 def all_tool_names() -> tuple[str, ...]:
@@ -252,7 +253,7 @@ def _opencode_permission(value: Any) -> list[str]:
         if rule != "deny":
             continue
         if str(key).lower() == "edit":
-            denied += EDIT_TOOLS  # Write, Edit, MultiEdit
+            denied += EDIT_TOOLS  # Write, Edit, MultiEdit, NotebookEdit
         elif str(key).lower() == "bash":
             denied.append("Bash")
     return denied

@@ -76,6 +76,21 @@ def dumps(nb: NotebookNode) -> str:
     return text + "\n"
 
 
+def new_cell(nb: NotebookNode, kind: str, source: str) -> NotebookNode:
+    """A new code or markdown cell for `nb`, with a fresh id only where the notebook's format has ids (4.5 on)."""
+    from nbformat import v4
+
+    build = v4.new_markdown_cell if kind == "markdown" else v4.new_code_cell
+    cell: NotebookNode = build(source)  # type: ignore[no-untyped-call]
+    if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
+        del cell["id"]
+        return cell
+    taken = {other.get("id") for other in nb.cells}
+    while cell["id"] in taken:
+        cell["id"] = v4.new_code_cell().id  # type: ignore[no-untyped-call]
+    return cell
+
+
 def cell_id(cell: dict[str, Any], index: int) -> str:
     """The id a cell is addressed by: its own, else `cell-N` (0-based index)."""
     own = cell.get("id")

@@ -24,7 +24,8 @@ from agentcli.tools import Approval, PermissionRequest
 from agentcli.ui.widgets.diff_view import diff_content, diff_title
 from agentcli.ui.widgets.full_diff import FullDiffScreen
 
-_PATH_SUMMARY_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "Read", "LS", "Glob", "Grep"})  # summary: the path
+# summary: the path
+_PATH_SUMMARY_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read", "LS", "Glob", "Grep"})
 SCROLL_HINT_LINES = 20  # a diff longer than this says how to scroll it
 COMMAND_HINT_LINES = 8  # a command box taller than this says how to scroll it
 PREVIEW_LINES = 400  # diff lines drawn in the dialog; the rest are one key away (`d`: the whole diff)
