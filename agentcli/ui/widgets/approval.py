@@ -1,6 +1,6 @@
 """Approval of mutating tool calls: a modal naming the agent that asks, and the Approver the engine calls.
 
-For Edit, MultiEdit and Write the modal shows the coloured diff of what the call will change (scrollable,
+For Edit, MultiEdit, NotebookEdit and Write the modal shows the coloured diff of what the call will change (scrollable,
 PageUp/PageDown), or why there is none (the call would fail: the reason the tool will give). The preview
 holds every line of the change; the dialog draws its first `PREVIEW_LINES`, and a longer diff says how many
 more there are and that `d` opens the whole of it (`full_diff`). A Bash command, a URL or another target
