@@ -113,3 +113,12 @@ def test_the_command_groups_are_listed_run_and_suggested(tmp_path: Path) -> None
     assert "Subagent types" in _groups_probe(["agents", "--help"], tmp_path).stdout
     typo = _groups_probe(["agnets"], tmp_path)
     assert "No such command 'agnets'. Did you mean 'agents'?" in typo.stderr
+
+
+def test_the_document_libraries_wait_for_a_pdf_or_a_notebook(tmp_path: Path) -> None:
+    """pypdf and nbformat are imported when Read meets a PDF or a notebook, not when the tools are built."""
+    probe = ("import sys; from agentcli.tools.registry import build_tools; build_tools(); "
+             "print(sorted(m for m in ('pypdf', 'nbformat') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

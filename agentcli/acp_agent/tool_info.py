@@ -16,7 +16,7 @@ Content = ContentToolCallContent | FileEditToolCallContent
 KINDS: dict[str, ToolKind] = {
     "Read": "read",
     "LS": "search", "Glob": "search", "Grep": "search",
-    "Write": "edit", "Edit": "edit", "MultiEdit": "edit",
+    "Write": "edit", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit",
     "Bash": "execute",
     "WebFetch": "fetch", "WebSearch": "fetch",
     "TodoWrite": "think", "Task": "think", "TaskOutput": "think",
@@ -63,7 +63,8 @@ def _absolute(raw: object, workspace: Path) -> str | None:
 
 def locations_of(name: str, args: dict[str, Any], workspace: Path) -> list[ToolCallLocation]:
     """The file or folder a call reads, edits or searches (Read: the line it starts at)."""
-    raw = args.get("file_path") if name in ("Read", "Write", "Edit", "MultiEdit") else args.get("path")
+    raw = (args.get("file_path") if name in ("Read", "Write", "Edit", "MultiEdit")
+           else args.get("notebook_path") if name == "NotebookEdit" else args.get("path"))
     if name not in KINDS or kind_of(name) not in ("read", "edit", "search"):
         return []
     path = _absolute(raw, workspace) if raw is not None else (str(workspace) if name != "Read" else None)

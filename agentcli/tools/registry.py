@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from agentcli.tools.base import Tool
+from agentcli.tools.files.notebook_edit import NotebookEditTool
 from agentcli.tools.files.read import LSTool, ReadTool
 from agentcli.tools.files.write import EditTool, MultiEditTool, WriteTool
 from agentcli.tools.search.tools import GlobTool, GrepTool
@@ -26,6 +27,7 @@ ALL_TOOLS: dict[str, type[Tool[Any]]] = {
     cls.name: cls
     for cls in (
         ReadTool, WriteTool, EditTool, MultiEditTool, LSTool, GlobTool, GrepTool, BashTool, TodoWriteTool, WebFetchTool,
+        NotebookEditTool,
         WebSearchTool,
     )
 }

@@ -279,7 +279,7 @@ Write docs.
     reg = load(tmp_path, home)
     review = reg.types["review"]
     assert review.file_format == "opencode" and review.model == "anthropic:claude-sonnet-4-20250514"
-    assert review.tools is None and review.disallowed_tools == ("Write", "Edit", "MultiEdit", "Bash")
+    assert review.tools is None and review.disallowed_tools == ("Write", "Edit", "MultiEdit", "Bash", "NotebookEdit")
     assert review.read_only and not review.warnings  # temperature and mode are ignored quietly
     docs = reg.types["docs"]
     assert docs.allowed_tools(all_tool_names()) == ["Read", "Write", "WebFetch"]
@@ -287,7 +287,7 @@ Write docs.
     assert any("unknown provider 'ollama'" in w for w in docs.warnings)
     assert not any("lacks" in w for w in docs.warnings)  # opencode's webfetch is our WebFetch
     careful = reg.types["careful"]
-    assert careful.read_only and set(careful.disallowed_tools) == {"Write", "Edit", "MultiEdit", "Bash"}
+    assert careful.read_only and set(careful.disallowed_tools) == {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}
     assert reg.types["legacy"].scope == "project"
     assert "build" not in reg.types
     (problem,) = reg.problems
@@ -450,3 +450,11 @@ def test_resolve_per_fallback(reviewers: AgentRegistry) -> None:
     assert reviewers.resolve("reviewer", "best_match") is reviewers.types["code-reviewer"]
     assert reviewers.resolve("CODE_REVIEWER", "best_match") is reviewers.types["code-reviewer"]
     assert reviewers.resolve("nothing like it", "best_match") is None
+
+
+def test_a_claude_agent_file_keeps_notebookedit(tmp_path: Path, home: Path) -> None:
+    write(tmp_path / ".claude" / "agents", "nb.md",
+          "---\nname: nb\ndescription: Edits notebooks\ntools: Read, NotebookEdit, WebSearch\n---\nCells.\n")
+    nb = load(tmp_path, home).types["nb"]
+    assert nb.tools == ("Read", "NotebookEdit") and not nb.read_only
+    assert nb.warnings == ("tools agentcli lacks were dropped: WebSearch",)

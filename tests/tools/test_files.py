@@ -329,7 +329,7 @@ def test_parse_lists_every_problem() -> None:
 def test_registry() -> None:
     assert list(ALL_TOOLS)[:9] == ["Read", "Write", "Edit", "MultiEdit", "LS", "Glob", "Grep", "Bash", "TodoWrite"]
     mutating = {name for name, cls in ALL_TOOLS.items() if cls.mutating}
-    assert mutating == {"Write", "Edit", "MultiEdit", "Bash", "WebFetch", "WebSearch"}
+    assert mutating == {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "WebFetch", "WebSearch"}
     assert {name for name, cls in ALL_TOOLS.items() if cls.network_only} == {"WebFetch", "WebSearch"}
     assert set(READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite"}
     for name in ("LS", "Glob", "Grep", "Read"):

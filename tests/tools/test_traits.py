@@ -30,10 +30,10 @@ def task_tool_classes() -> list[type[Tool[Any]]]:
 
 def test_name_sets_follow_the_traits() -> None:
     assert set(registry.READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite"}
-    assert registry.EDIT_TOOLS == ("Write", "Edit", "MultiEdit")
-    assert set(registry.PATH_TOOLS) == {"Read", "Write", "Edit", "MultiEdit", "LS"}
-    assert set(registry.FILE_SHOWING_TOOLS) == {"Read", "Edit", "MultiEdit"}
-    assert set(agent_files.WRITE_TOOLS) == {"Write", "Edit", "MultiEdit", "Bash"}
+    assert registry.EDIT_TOOLS == ("Write", "Edit", "MultiEdit", "NotebookEdit")
+    assert set(registry.PATH_TOOLS) == {"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "LS"}
+    assert set(registry.FILE_SHOWING_TOOLS) == {"Read", "Edit", "MultiEdit", "NotebookEdit"}
+    assert set(agent_files.WRITE_TOOLS) == {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}
     assert agent_files.all_tool_names() == (
         *registry.ALL_TOOLS, "Task", "TaskOutput", "TaskCancel", "SendMessage", "ListAgents")
     for name, cls in registry.ALL_TOOLS.items():
@@ -72,7 +72,8 @@ def test_permission_rules_use_the_trait_sets() -> None:
     edit_rule = PermissionRule.parse("edit(src/**)")
     assert [name for name in registry.ALL_TOOLS if edit_rule.covers(name)] == list(registry.EDIT_TOOLS)
     read_rule = PermissionRule.parse("Read(secret/**)")
-    assert [name for name in registry.ALL_TOOLS if read_rule.denies(name)] == ["Read", "Edit", "MultiEdit"]
+    assert [name for name in registry.ALL_TOOLS if read_rule.denies(name)] == ["Read", "Edit", "MultiEdit",
+                                                                                "NotebookEdit"]
 
 
 def _literal_name_sets(path: Path) -> list[tuple[int, list[str]]]:
@@ -89,8 +90,7 @@ def _literal_name_sets(path: Path) -> list[tuple[int, list[str]]]:
 
 # The one definition of the Task tools' names, and opencode's `edit` (a name mapping of that format).
 _ALLOWED_LITERALS = {("tools/registry.py", ("Task", "TaskOutput", "TaskCancel")),
-                     ("tools/registry.py", ("SendMessage", "ListAgents")),
-                     ("subagents/definitions/agent_files.py", ("Edit", "MultiEdit"))}
+                     ("tools/registry.py", ("SendMessage", "ListAgents"))}
 
 
 def test_no_set_of_tool_names_is_written_out_in_tools_or_agent_files() -> None:

@@ -19,7 +19,7 @@ a long description with `<example>` blocks); such front matter is read again len
 (see `lenient_front_matter`), still with the safe loader, and the file gets a warning.
 
 Tools: names map case-insensitively onto ours (`read, GREP` → Read, Grep, `WebSearch`); tools agentcli lacks
-(NotebookEdit, `Bash(git:*)` patterns) are dropped from an allow list with one warning per file. A WebSearch the
+(`Bash(git:*)` patterns) are dropped from an allow list with one warning per file. A WebSearch the
 session has no backend for stays in the list: a call to it gets the line saying how to configure one. MCP tools
 (`mcp__server__tool`, or `mcp__server` for all of a server's) are kept as written: they exist once their server runs
 (`agentcli.mcp`). `mcpServers:` names the servers the agent uses, configured elsewhere or defined inline (`{name:
@@ -28,9 +28,9 @@ session has no backend for stays in the list: a call to it gets the line saying 
 read as opencode reads it: every tool starts enabled, entries apply in order (last match wins, `*` and `?`
 wildcards), and the tools that end disabled become `disallowed_tools`; `true` entries never narrow the set to an
 allow list (they only re-enable tools after a wildcard `false`). As in opencode, `edit` stands for every editing
-tool (Edit and MultiEdit). opencode's `permission:` mapping is honoured where it forbids: `edit: deny` disallows
-Write, Edit and MultiEdit, `bash: deny` (or `bash: {"*": deny}`) disallows Bash; `ask` and `allow` are left to
-agentcli's own permission settings.
+tool (Edit, MultiEdit and NotebookEdit). opencode's `permission:` mapping is honoured where it forbids: `edit:
+deny` disallows Write, Edit, MultiEdit and NotebookEdit, `bash: deny` (or `bash: {"*": deny}`) disallows Bash;
+`ask` and `allow` are left to agentcli's own permission settings.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ _MAX_TURNS_KEYS = ("max_turns", "maxTurns", "maxSteps", "steps")
 _TIMEOUT_KEYS = ("timeout_seconds", "timeoutSeconds")
 _DISALLOWED_KEYS = ("disallowed_tools", "disallowedTools", "disallowed-tools")
 DEFAULT_ALIASES = ("opus", "sonnet", "haiku")
-_OPENCODE_GROUPS = {"Edit": ("Edit", "MultiEdit")}  # opencode's `edit` covers every editing tool
+# opencode's `edit` covers every editing tool but Write (its `write` is a tool of its own)
+_OPENCODE_GROUPS = {"Edit": tuple(name for name in EDIT_TOOLS if name != "Write")}
 
 
 def all_tool_names() -> tuple[str, ...]:
@@ -252,7 +253,7 @@ def _opencode_permission(value: Any) -> list[str]:
         if rule != "deny":
             continue
         if str(key).lower() == "edit":
-            denied += EDIT_TOOLS  # Write, Edit, MultiEdit
+            denied += EDIT_TOOLS  # Write, Edit, MultiEdit, NotebookEdit
         elif str(key).lower() == "bash":
             denied.append("Bash")
     return denied

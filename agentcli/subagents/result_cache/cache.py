@@ -19,7 +19,7 @@ When a hit is allowed (README "Reused results" says the same to the person):
   when the run finished, what it was when the call started (ctimes older than the call), and is the
   same now (equal digests);
 - no write of this session happened under what it looked at since the original task was started:
-  Write / Edit / MultiEdit of a path it covers, and anything that can write anywhere — a Bash call, an
+  Write / Edit / MultiEdit / NotebookEdit of a path it covers, and anything that can write anywhere — a Bash call, an
   MCP or unknown tool, a hook command, the person's `!command` — at all. A call counts from its start
   to its end, so one still running, or one that overlapped the original run, rules a hit out too.
 
@@ -75,8 +75,9 @@ LOOKS: dict[str, tuple[Kind, str]] = {
 }
 #: Tools that read nothing outside the session tree (the Task tools' subagents report their own calls).
 NEUTRAL = frozenset({"TodoWrite", "Task", "TaskOutput", "TaskCancel"})
-#: Tools that write one file, named by `file_path`.
-FILE_WRITERS = frozenset({"Write", "Edit", "MultiEdit"})
+#: Tools that write one file, with the argument that names it.
+FILE_WRITERS: dict[str, str] = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+                                "NotebookEdit": "notebook_path"}
 #: Tools that talk with the other agents of the tree: they write no file, but an answer may rest on them.
 MESSAGING = frozenset({"SendMessage", "ListAgents"})
 #: Tools that write nothing. Any tool in none of these sets may write anywhere (Bash, MCP tools, new tools).
@@ -213,7 +214,7 @@ class ResultCache:
     def _started(self, call: ToolCallStartedEvent, owners: list[str]) -> None:
         name = call.name
         if name not in NON_WRITERS:
-            raw = call.args.get("file_path") if name in FILE_WRITERS else None
+            raw = call.args.get(FILE_WRITERS[name]) if name in FILE_WRITERS else None
             path = resolve(self.workspace, raw) if isinstance(raw, str) else None
             if name in FILE_WRITERS and path is None:
                 return  # no path it could name: the tool refuses it, nothing is written

@@ -1,5 +1,5 @@
-"""Read-only file tools: Read (numbered lines of a text file; an image file is shown as an image: `image_read`) and
-LS (one directory's entries)."""
+"""Read-only file tools: Read (numbered lines of a text file; an image file shown as an image, `image_read`; a PDF's
+text by pages, `pdf`; a notebook's cells, `notebook`) and LS (one directory's entries)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from typing import ClassVar, TextIO
 from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from agentcli.tools.files import notebook, pdf
 from agentcli.tools.files.image_read import is_image_path, read_image
-from agentcli.tools.files.sniff import is_binary_file
+from agentcli.tools.files.sniff import SNIFF_BYTES, looks_binary
 from agentcli.tools.paths import display_path, match_glob, normalize_rel, resolve_for_read
 
 READ_DEFAULT_LINES = 2000
@@ -40,8 +41,12 @@ class ReadArgs(ToolArgs):
     """Arguments of Read."""
 
     file_path: str = Field(description="Path of the file, relative to the workspace (or absolute inside it)")
-    offset: int | None = Field(None, ge=1, description="1-based line number to start at")
-    limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default {READ_DEFAULT_LINES})")
+    offset: int | None = Field(None, ge=1, description="1-based line number to start at (a notebook: cell number)")
+    limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default {READ_DEFAULT_LINES}; a "
+                                                      "notebook: cells)")
+    pages: str | None = Field(
+        None, description=f'PDF files only: the pages to read, "3" or "1-5" (at most {pdf.PDF_MAX_PAGES} per call)'
+    )
 
 
 @dataclass
@@ -154,6 +159,8 @@ class ReadTool(Tool[ReadArgs]):
 
     def summary(self, args: ReadArgs) -> str:
         path = normalize_rel(args.file_path)
+        if args.pages is not None:
+            return f"{path} (pages {args.pages.strip()})"
         if args.offset is None and args.limit is None:
             return path
         first = args.offset or 1
@@ -172,12 +179,19 @@ class ReadTool(Tool[ReadArgs]):
         if not path.is_file():
             raise ToolError(f"{rel} is not a regular file")
         size = path.stat().st_size
+        head = _head(path)
+        if pdf.is_pdf(path, head):  # the disk's: an editor's buffers hold text
+            return await _read_pdf(path, rel, args, ctx)
+        if args.pages is not None:
+            raise ToolError(f"pages is for PDF files; {rel} is not one (use offset and limit)")
         buffers = ctx.files if ctx.files is not None and ctx.files.reads else None  # the editor's text, if offered
+        if notebook.is_notebook(path) and (size or buffers is not None):
+            return await _read_notebook(path, rel, args, ctx)
         if size == 0 and buffers is None:
             return ToolResult(f"(The file {rel} exists but is empty.)")
         if is_image_path(path) and size:  # shown to the model as an image
             return await read_image(path, rel, size)
-        if is_binary_file(path):  # binary files are the disk's: an editor's buffers hold text
+        if looks_binary(head):  # binary files are the disk's: an editor's buffers hold text
             raise ToolError(f"{rel} is a binary file ({human_size(size)}); Read only shows text files")
         first = args.offset or 1
         count = args.limit or READ_DEFAULT_LINES
@@ -217,6 +231,67 @@ class ReadTool(Tool[ReadArgs]):
         return ToolResult(
             body, metadata={"path": rel, "first_line": first, "last_line": shown_last, "total_lines": page.total}
         )
+
+
+def _head(path: Path) -> bytes:
+    """The file's first bytes (what `sniff` looks at); empty when it cannot be read (the reader reports why)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
+async def _read_pdf(path: Path, rel: str, args: ReadArgs, ctx: ToolContext) -> ToolResult:
+    """Read of a PDF: its pages' text (`pdf`), extracted in a thread that stops when the call is cancelled."""
+    if args.offset is not None or args.limit is not None:
+        raise ToolError(f'{rel} is a PDF: give pages (such as "1-5") instead of offset and limit')
+    first, last = pdf.parse_pages(args.pages) if args.pages is not None else (1, None)
+    stop = threading.Event()
+    try:
+        got = await asyncio.to_thread(pdf.extract, path, rel, first, last, ctx.read_max_chars, stop)
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
+    except asyncio.CancelledError:
+        stop.set()  # the extracting thread ends at its next page
+        raise
+    result = ToolResult(pdf.render(rel, got, first, ctx.read_max_chars), metadata={"path": rel})
+    if got.pages:
+        result.metadata.update(first_page=got.pages[0][0], last_page=got.pages[-1][0], total_pages=got.total)
+    if path.stat().st_size <= pdf.PDF_DOCUMENT_MAX_BYTES:
+        result.metadata["document"] = str(path)  # the seam: a provider that takes PDFs may send the file itself
+    return result
+
+
+async def _read_notebook(path: Path, rel: str, args: ReadArgs, ctx: ToolContext) -> ToolResult:
+    """Read of a Jupyter notebook: its cells with ids, sources and outputs (`notebook`); `offset` and `limit` count
+    cells. The editor's text when it offers its buffers, as for any text file."""
+    if ctx.files is not None and ctx.files.reads:
+        text = await ctx.files.read_text(path)
+    else:
+        text = await asyncio.to_thread(notebook.read_notebook_text, path, rel)
+    nb = await asyncio.to_thread(notebook.load, text, rel)
+    first = args.offset or 1
+    view = await asyncio.to_thread(notebook.render, nb, first, args.limit or len(nb.cells), ctx.read_max_chars)
+    if view.total == 0:
+        return ToolResult(f"(The notebook {rel} has no cells.)", metadata={"path": rel})
+    if view.last < first:
+        raise ToolError(f"offset {first} is past the end of {rel} ({view.total} cells)")
+    notes: list[str] = []
+    if view.images_left:
+        notes.append(f"{view.images_left} more image output(s) were left out.")
+    if first > 1 or view.last < view.total:
+        note = f"Showing cells {first}-{view.last} of {view.total}."
+        if view.capped:
+            note += f" Read returns at most {ctx.read_max_chars:,} characters per call."
+        if view.last < view.total:
+            note += f" For a notebook offset and limit count cells: use offset={view.last + 1} to read more."
+        notes.append(note)
+    body = view.text + ("\n\n(" + " ".join(notes) + ")" if notes else "")
+    metadata: dict[str, object] = {"path": rel, "first_cell": first, "last_cell": view.last, "total_cells": view.total}
+    if view.images:
+        metadata["images"] = view.images  # the seam: (mime type, base64) of the image outputs shown
+    return ToolResult(body, metadata=metadata)
 
 
 class LSArgs(ToolArgs):

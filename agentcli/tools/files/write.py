@@ -100,7 +100,7 @@ def _write_text(path: Path, rel: str, content: str) -> None:
         raise ToolError(f"Cannot write {rel}: {exc.strerror or exc}") from None
 
 
-async def _current_text(ctx: ToolContext, path: Path, rel: str, *, for_diff: bool = False) -> str:
+async def current_text(ctx: ToolContext, path: Path, rel: str, *, for_diff: bool = False) -> str:
     """The file's text: checked on the disk as always (`_read_text`), then, when the editor offers its buffers
     (`ctx.files`), the editor's text (its unsaved changes) instead of the disk's."""
     text = await asyncio.to_thread(_read_text, path, rel, for_diff=for_diff)
@@ -109,12 +109,17 @@ async def _current_text(ctx: ToolContext, path: Path, rel: str, *, for_diff: boo
     return await ctx.files.read_text(path)
 
 
-async def _put_text(ctx: ToolContext, path: Path, rel: str, content: str) -> None:
+async def put_text(ctx: ToolContext, path: Path, rel: str, content: str) -> None:
     """Write `content` (after every check): to the editor when it offers to write files, else to the disk."""
     if ctx.files is not None and ctx.files.writes:
         await ctx.files.write_text(path, content)
     else:
         await asyncio.to_thread(_write_text, path, rel, content)
+
+
+def check_writable_target(path: Path, rel: str) -> None:
+    """Refuse (ToolError) a path that is a directory, not a regular file, or a file with other hard links."""
+    _check_writable_target(path, rel)
 
 
 def _check_writable_target(path: Path, rel: str) -> None:
@@ -158,7 +163,7 @@ class WriteTool(Tool[WriteArgs]):
         async with ctx.file_locks.lock(path):
             _check_writable_target(path, rel)
             existed = path.exists()
-            old = await _current_text(ctx, path, rel, for_diff=True) if existed else ""
+            old = await current_text(ctx, path, rel, for_diff=True) if existed else ""
         return await asyncio.to_thread(diff_text, rel, old, args.content, created=not existed, max_lines=None)
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
@@ -170,10 +175,10 @@ class WriteTool(Tool[WriteArgs]):
             old: str | None = ""
             if existed:
                 try:
-                    old = await _current_text(ctx, path, rel, for_diff=True)
+                    old = await current_text(ctx, path, rel, for_diff=True)
                 except ToolError:
                     old = None  # binary, not UTF-8 or too big: written all the same, with no diff to show
-            await _put_text(ctx, path, rel, args.content)
+            await put_text(ctx, path, rel, args.content)
         verb = "Overwrote" if existed else "Created"
         result = ToolResult(f"{verb} {rel} ({_line_count(args.content)} lines)", files_modified=[rel])
         if old is not None:
@@ -256,7 +261,7 @@ async def _apply_edits(ctx: ToolContext, path: Path, rel: str, edits: list[EditS
     creating = not path.exists()
     if creating and edits[0].old_string != "":
         raise ToolError(f"File does not exist: {rel}. Use Write to create it (or an empty old_string)")
-    old = "" if creating else await _current_text(ctx, path, rel)
+    old = "" if creating else await current_text(ctx, path, rel)
     content = old
     total = 0
     offset, new_len = 0, 0
@@ -287,7 +292,7 @@ async def _edit_file(ctx: ToolContext, raw_path: str, edits: list[EditSpec]) -> 
     rel = display_path(ctx, path)
     async with ctx.file_locks.lock(path):
         edited = await _apply_edits(ctx, path, rel, edits)
-        await _put_text(ctx, path, rel, edited.new)
+        await put_text(ctx, path, rel, edited.new)
     content = edited.new
     if edited.creating:
         result = ToolResult(f"Created {rel} ({_line_count(content)} lines)", files_modified=[rel])

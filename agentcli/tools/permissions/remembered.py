@@ -39,7 +39,7 @@ class RememberedAnswers:
         if guard:
             return f"this call only: {target} is asked every time ({guard})"
         if name in EDIT_TOOLS:
-            return "all file edits (Write, Edit, MultiEdit) for the rest of this session"
+            return f"all file edits ({', '.join(EDIT_TOOLS)}) for the rest of this session"
         if name != "Bash":
             return f"every {name} call for the rest of this session"
         return BashAnswers.scope(split_command(target))

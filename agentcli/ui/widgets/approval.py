@@ -1,6 +1,6 @@
 """Approval of mutating tool calls: a modal naming the agent that asks, and the Approver the engine calls.
 
-For Edit, MultiEdit and Write the modal shows the coloured diff of what the call will change (scrollable,
+For Edit, MultiEdit, NotebookEdit and Write the modal shows the coloured diff of what the call will change (scrollable,
 PageUp/PageDown), or why there is none (the call would fail: the reason the tool will give). The preview
 holds every line of the change; the dialog draws its first `PREVIEW_LINES`, and a longer diff says how many
 more there are and that `d` opens the whole of it (`full_diff`). A Bash command, a URL or another target
@@ -24,7 +24,8 @@ from agentcli.tools import Approval, PermissionRequest
 from agentcli.ui.widgets.diff_view import diff_content, diff_title
 from agentcli.ui.widgets.full_diff import FullDiffScreen
 
-_PATH_SUMMARY_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "Read", "LS", "Glob", "Grep"})  # summary: the path
+# summary: the path
+_PATH_SUMMARY_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read", "LS", "Glob", "Grep"})
 SCROLL_HINT_LINES = 20  # a diff longer than this says how to scroll it
 COMMAND_HINT_LINES = 8  # a command box taller than this says how to scroll it
 PREVIEW_LINES = 400  # diff lines drawn in the dialog; the rest are one key away (`d`: the whole diff)

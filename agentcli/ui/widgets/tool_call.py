@@ -1,6 +1,7 @@
 """A tool call as one compact line (status icon, name, argument summary), with its output on demand.
 
-A finished Edit, MultiEdit or Write shows `+12 −3` on its line and, expanded, the coloured diff of what it wrote.
+A finished Edit, MultiEdit, NotebookEdit or Write shows `+12 −3` on its line and, expanded, the coloured diff of
+what it wrote.
 """
 
 from __future__ import annotations
