@@ -1,21 +1,32 @@
-"""Read of a Jupyter notebook: cells with ids, sources and outputs; images as the seam; caps and bad notebooks."""
+"""Read of a Jupyter notebook: cells with ids, sources and outputs; image outputs shown as images; caps and bad
+notebooks."""
 
 from __future__ import annotations
 
 import base64
+import io
 import json
+import random
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from agentcli.tools.base import ToolContext, ToolError, ToolResult
 from agentcli.tools.files import notebook
 from agentcli.tools.files.read import ReadTool
 from tests.documents import make_notebook
 
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(12 * 1024)).decode()
+
+def _png() -> str:
+    out = io.BytesIO()
+    Image.frombytes("RGB", (64, 64), random.Random(3).randbytes(64 * 64 * 3)).save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+PNG = _png()  # a real image of about 12 KB (noise does not compress)
 
 
 async def read(ctx: ToolContext, **raw: Any) -> ToolResult:
@@ -44,11 +55,12 @@ async def test_a_notebook_shows_cells_ids_sources_and_outputs(ctx: ToolContext, 
         "--- cell 1 of 4 · id intro · markdown ---\n# Sales\nBy region\n\n"
         "--- cell 2 of 4 · id calc · code ---\ntotal = 6 * 7\nprint(total)\n--- output 1 (stdout) ---\n42\n\n"
         "--- cell 3 of 4 · id plot · code ---\nplot()\n--- output 1 (display_data) ---\n"
-        "[image output: image/png, 12 KB — not shown]\n<Figure size 640x480 with 1 Axes>\n\n"
+        "[image output: image/png, 12 KB — image 1 below]\n<Figure size 640x480 with 1 Axes>\n\n"
         "--- cell 4 of 4 · id oops · code ---\n1 / 0\n--- output 1 (error) ---\n"
         "ZeroDivisionError: division by zero"  # the traceback's colours removed
     )
-    assert result.metadata["images"] == [("image/png", PNG)]  # the seam: handed on for a provider that takes images
+    [image] = result.images  # the model is shown it
+    assert (image.media_type, image.data, image.source) == ("image/png", PNG, "analysis.ipynb image 1")
     assert result.metadata["total_cells"] == 4
 
 
@@ -58,7 +70,7 @@ async def test_offset_and_limit_count_cells_and_the_cap_pages_them(ctx: ToolCont
     assert part.content.startswith("--- cell 2 of 4 · id calc") and "cell 3" not in part.content
     assert part.content.endswith("(Showing cells 2-2 of 4. For a notebook offset and limit count cells: "
                                  "use offset=3 to read more.)")
-    assert "images" not in part.metadata
+    assert part.images == []
     make_notebook(workspace / "big.ipynb", [{"source": "x = 1\n" * 300} for _ in range(10)])
     capped = await read(replace(ctx, read_max_chars=5000), file_path="big.ipynb")
     assert capped.content.count("--- cell ") == 2
@@ -76,7 +88,7 @@ async def test_long_outputs_are_cut_and_images_are_capped(ctx: ToolContext, work
     ])
     result = await read(ctx, file_path="many.ipynb")
     assert f"{'y' * notebook.OUTPUT_MAX_CHARS}… [6000 more characters]" in result.content
-    assert len(result.metadata["images"]) == notebook.MAX_IMAGES
+    assert len(result.images) == notebook.MAX_IMAGES
     assert result.content.count("[image output: image/png") == notebook.MAX_IMAGES + 2
     assert result.content.endswith("(2 more image output(s) were left out.)")
 

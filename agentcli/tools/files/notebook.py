@@ -3,12 +3,9 @@ notebook is read or edited, so start-up stays lean).
 
 Read shows each cell under a header with its number, id and type, then its outputs: text outputs as text (each cut
 at `OUTPUT_MAX_CHARS`, terminal colours removed from tracebacks), image outputs as one line each
-(`[image output: image/png, 12 KB — not shown]`). Read pages a long notebook by cells (`offset`, `limit`) within
-the context's `read_max_chars`.
-
-The seam for images: `NotebookView.images` holds the image outputs of the cells shown as (mime type, base64 text)
-items, at most `MAX_IMAGES` of them, and Read puts them in its result's metadata (`images`); a provider that takes
-images may send them in place of the line that says they are not shown.
+(`[image output: image/png, 12 KB — image 1 below]`) with the image itself in the result: `NotebookView.images`
+holds them as (mime type, base64 text), at most `MAX_IMAGES`, and Read makes each fit as any image (`llm.images`).
+Read pages a long notebook by cells (`offset`, `limit`) within the context's `read_max_chars`.
 
 Cells are addressed by their `id` (nbformat 4.5 and later); a notebook older than 4.5 has none, so its cells are
 `cell-N` (N counts from 0, as Claude Code names them), and so is a cell whose id is missing.
@@ -150,8 +147,10 @@ def _output_lines(output: dict[str, Any], view: NotebookView) -> str:
         if mime in data:
             encoded = _joined(data[mime]).replace("\n", "")
             size = len(encoded) * 3 // 4
-            lines.append(f"[image output: {mime}, {_size(size)} — not shown]")
-            if len(view.images) < MAX_IMAGES:
+            shown = len(view.images) < MAX_IMAGES
+            lines.append(f"[image output: {mime}, {_size(size)}" + (f" — image {len(view.images) + 1} below]" if shown
+                                                                    else " — not shown]"))
+            if shown:
                 view.images.append((mime, encoded))
             else:
                 view.images_left += 1

@@ -13,6 +13,7 @@ from typing import ClassVar, TextIO
 
 from pydantic import Field
 
+from agentcli.llm import ImageBlock, ImageError, image_from_base64
 from agentcli.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from agentcli.tools.files import notebook, pdf
 from agentcli.tools.files.image_read import is_image_path, read_image
@@ -289,9 +290,13 @@ async def _read_notebook(path: Path, rel: str, args: ReadArgs, ctx: ToolContext)
         notes.append(note)
     body = view.text + ("\n\n(" + " ".join(notes) + ")" if notes else "")
     metadata: dict[str, object] = {"path": rel, "first_cell": first, "last_cell": view.last, "total_cells": view.total}
-    if view.images:
-        metadata["images"] = view.images  # the seam: (mime type, base64) of the image outputs shown
-    return ToolResult(body, metadata=metadata)
+    images: list[ImageBlock] = []
+    for number, (_mime, encoded) in enumerate(view.images, start=1):  # the image outputs, made fit as any image
+        try:
+            images.append((await asyncio.to_thread(image_from_base64, encoded, f"{rel} image {number}")).block)
+        except ImageError as exc:
+            body += f"\n(image {number} of this Read cannot be shown: {exc})"
+    return ToolResult(body, metadata=metadata, images=images)
 
 
 class LSArgs(ToolArgs):
