@@ -29,7 +29,7 @@ def ws(tmp_path: Path, isolated_env: Path) -> Path:
     claude = tmp_path / ".claude" / "agents"
     claude.mkdir(parents=True)
     (claude / "reviewer.md").write_text(
-        "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, WebFetch, WebSearch, NotebookEdit\n"
+        "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, WebFetch, WebSearch, ExitPlanMode\n"
         "model: sonnet\n"
         "color: blue\n---\nYou review code carefully.\n"
     )
@@ -54,7 +54,7 @@ def test_agents_list_text(ws: Path) -> None:
     assert "sonnet" in rows["code-reviewer"] and "Read, Grep, WebFetch, WebSearch (read-only)" in rows["code-reviewer"]
     out = result.stdout
     assert "Skipped files:\n  .claude/agents/broken.md: missing required 'description' in the front matter" in out
-    assert "code-reviewer (project, .claude/agents/reviewer.md): tools agentcli lacks were dropped: NotebookEdit" in out
+    assert "code-reviewer (project, .claude/agents/reviewer.md): tools agentcli lacks were dropped: ExitPlanMode" in out
     assert "Shadowed definitions:\n  explore (built-in, built-in) is hidden by explore (project," in out
 
 
@@ -77,7 +77,7 @@ def test_agents_show(ws: Path) -> None:
     assert out.startswith("Agent code-reviewer\n")
     assert "format:" in out and "claude" in out and "model:       sonnet" in out
     assert "tools:       Read, Grep, WebFetch" in out
-    assert "warning:     tools agentcli lacks were dropped: NotebookEdit" in out
+    assert "warning:     tools agentcli lacks were dropped: ExitPlanMode" in out
     assert out.rstrip().endswith("Prompt:\n\nYou review code carefully.")
     data = json.loads(runner.invoke(app, ["agents", "show", "explore", "--cwd", str(ws), "--json"]).stdout)
     assert data["scope"] == "project" and data["prompt"] == "Look." and data["allowed_tools"] == ["Read"]

@@ -109,7 +109,7 @@ def test_agent_servers_names_and_inline_definitions() -> None:
 def test_an_agent_file_keeps_mcp_tools_and_adds_its_servers(tmp_path: Path) -> None:
     path = tmp_path / "clock.md"
     path.write_text(
-        "---\nname: clock\ndescription: Tells the time.\ntools: Read, mcp__time__get_current_time, NotebookEdit\n"
+        "---\nname: clock\ndescription: Tells the time.\ntools: Read, mcp__time__get_current_time, ExitPlanMode\n"
         "disallowedTools: mcp__github\n"
         "mcpServers:\n  - github\n  - notes:\n      type: http\n      url: https://notes.example/mcp\n---\nBody\n"
     )
@@ -117,7 +117,7 @@ def test_an_agent_file_keeps_mcp_tools_and_adds_its_servers(tmp_path: Path) -> N
     assert agent.tools == ("Read", "mcp__time__get_current_time", "mcp__github", "mcp__notes")
     assert agent.mcp_servers == ("github", "notes") and agent.mcp_specs[0].project
     assert agent.disallowed_tools == ("mcp__github",)
-    assert agent.warnings == ("tools agentcli lacks were dropped: NotebookEdit",)
+    assert agent.warnings == ("tools agentcli lacks were dropped: ExitPlanMode",)
     available = ["Read", "Bash", "mcp__time__get_current_time", "mcp__time__convert_time",
                  "mcp__github__create_issue", "mcp__notes__add", "mcp__notesx__add"]
     assert agent.allowed_tools(available) == ["Read", "mcp__time__get_current_time", "mcp__notes__add"]

@@ -95,7 +95,7 @@ You are a data scientist.
     "researcher.md": """---
 name: researcher
 description: Researches libraries on the web and in the code base.
-tools: Read, WebFetch, WebSearch, NotebookEdit, Grep, mcp__github__create_issue
+tools: Read, WebFetch, WebSearch, ExitPlanMode, Grep, mcp__github__create_issue
 model: inherit
 ---
 Research things.
@@ -206,7 +206,7 @@ def test_a_dozen_claude_code_files_load_unchanged(claude_ws: Path, home: Path) -
     assert t["data-scientist"].tools is None and t["data-scientist"].model == "haiku"
     assert t["researcher"].tools == ("Read", "WebFetch", "WebSearch", "Grep", "mcp__github__create_issue")
     assert t["researcher"].model == "inherit"
-    assert t["researcher"].warnings == ("tools agentcli lacks were dropped: NotebookEdit",)
+    assert t["researcher"].warnings == ("tools agentcli lacks were dropped: ExitPlanMode",)
     assert t["architect"].description == "Designs systems.\nUse it for: architecture reviews, module boundaries."
     assert t["tester"].description.startswith("Use this agent when: tests fail. Example: user:")
     assert t["windows-agent"].tools == ("Read", "Write") and t["windows-agent"].prompt == "CRLF body."
@@ -456,5 +456,5 @@ def test_a_claude_agent_file_keeps_notebookedit(tmp_path: Path, home: Path) -> N
     write(tmp_path / ".claude" / "agents", "nb.md",
           "---\nname: nb\ndescription: Edits notebooks\ntools: Read, NotebookEdit, WebSearch\n---\nCells.\n")
     nb = load(tmp_path, home).types["nb"]
-    assert nb.tools == ("Read", "NotebookEdit") and not nb.read_only
-    assert nb.warnings == ("tools agentcli lacks were dropped: WebSearch",)
+    assert nb.tools == ("Read", "NotebookEdit", "WebSearch") and not nb.read_only
+    assert nb.warnings == ()

@@ -345,13 +345,14 @@ def test_registry() -> None:
         ("BASH", "Bash"),
         ("web_fetch", "WebFetch"),
         ("WebSearch", "WebSearch"),
-        ("NotebookEdit", None),
+        ("notebook_edit", "NotebookEdit"),
+        ("ExitPlanMode", None),
         ("mcp__server__tool", None),
     ]:
         assert canonical_tool_name(raw) == expected
     assert [t.name for t in build_tools(["grep", "read", "Read"])] == ["Read", "Grep"]
-    with pytest.raises(ValueError, match=r"NotebookEdit"):
-        build_tools(["Read", "NotebookEdit"])
+    with pytest.raises(ValueError, match=r"ExitPlanMode"):
+        build_tools(["Read", "ExitPlanMode"])
 
 
 def test_every_tool_has_a_description_and_schema() -> None:

@@ -64,10 +64,10 @@ async def test_claude_rules_join_with_their_file_and_replace_those_joined_before
     policy = PermissionPolicy("auto", deny=["Bash(rm *)"])
     notes = policy.use_claude_rules([
         ClaudeRule("deny", "Bash(curl:*)", "Bash(curl:*)", "/home/me/.claude/settings.json"),
-        ClaudeRule("deny", "NotebookEdit", "NotebookEdit", "/home/me/.claude/settings.json"),
+        ClaudeRule("deny", "ExitPlanMode", "ExitPlanMode", "/home/me/.claude/settings.json"),
     ])
-    assert notes == ["/home/me/.claude/settings.json: permissions.deny rule 'NotebookEdit' has no effect: "
-                     "agentcli has no NotebookEdit tool"]
+    assert notes == ["/home/me/.claude/settings.json: permissions.deny rule 'ExitPlanMode' has no effect: "
+                     "agentcli has no ExitPlanMode tool"]
     decision = await check(policy, ctx, "Bash", command="curl -s x")
     assert "in /home/me/.claude/settings.json permissions.deny" in decision.reason
     assert policy.use_claude_rules([]) == []
