@@ -50,13 +50,13 @@ def test_claude_config_dir_is_where_the_persons_settings_are(tmp_path: Path) -> 
     ws.mkdir()
     (ws / "keep.txt").write_text("precious\n")
     _settings(home / ".claude", {})  # the default place says nothing
-    theirs = _settings(elsewhere, {"deny": ["Bash(rm *)", "WebSearch"]})
+    theirs = _settings(elsewhere, {"deny": ["Bash(rm *)", "ExitPlanMode"]})
     with FakeLLMServer(_bash_refused("rm -f keep.txt", "Refused.")) as server:
         proc = run_cli(["run", "--output-format", "json", "--yes", "--cwd", str(ws), "tidy up"],
                        cli_env("anthropic", server, home, HOME=str(home), CLAUDE_CONFIG_DIR=str(elsewhere)))
     assert proc.returncode == 0, proc.stderr
     assert (ws / "keep.txt").exists()
-    note = f"{theirs}: permissions.deny rule 'WebSearch' has no effect: agentcli has no WebSearch tool"
+    note = f"{theirs}: permissions.deny rule 'ExitPlanMode' has no effect: agentcli has no ExitPlanMode tool"
     assert proc.stderr.count(note) == 1, proc.stderr  # named once, never fatal
 
 
