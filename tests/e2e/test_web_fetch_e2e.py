@@ -3,9 +3,8 @@ loopback server is refused, and without --yes a one-shot run does not fetch at a
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,6 +12,7 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
+from tests.local_http import serving_thread
 
 
 class _Page(BaseHTTPRequestHandler):
@@ -33,15 +33,9 @@ class _Page(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def page() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     _Page.hits = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/notes"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_thread(_Page) as base:
+        yield f"{base}/notes"
 
 
 def _script(url: str, answer_when: str) -> Script:

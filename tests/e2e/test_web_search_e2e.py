@@ -5,9 +5,8 @@ with none the tool is not offered, and a call to it gets the one line."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
@@ -17,6 +16,7 @@ import pytest
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
 from tests.llm.replay import RECORDINGS_DIR, recording_raw
+from tests.local_http import serving_thread
 
 RECORDING = json.loads((RECORDINGS_DIR / "anthropic_web_search_citations.json").read_text())
 
@@ -42,15 +42,9 @@ class _Searx(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def searx() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Searx)
     _Searx.asked = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_thread(_Searx) as base:
+        yield base
 
 
 def _call(query: str) -> Reply:

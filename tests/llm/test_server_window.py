@@ -14,6 +14,7 @@ from agentcli.agent.compaction import Compactor, ContextPolicy
 from agentcli.llm.base import RetryPolicy
 from agentcli.llm.models import ProviderPool, ResolvedModel
 from agentcli.llm.server_window import ServerWindow, choose, discover, server_root
+from tests.local_http import serving_app
 
 Routes = dict[tuple[str, str], Any]  # (method, path) -> JSON answer
 
@@ -70,16 +71,11 @@ async def _serve(routes: Routes, slow: bool = False) -> AsyncIterator[tuple[str,
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1", seen
-    finally:
-        release.set()
-        await runner.cleanup()
+    async with serving_app(app) as base:
+        try:
+            yield f"{base}/v1", seen
+        finally:
+            release.set()  # before the server's clean-up, which waits for the slow answers
 
 
 @pytest.mark.parametrize(("routes", "tokens", "source"), [

@@ -16,6 +16,7 @@ from agentcli.tools.permissions.approvals import Approval, PermissionRequest
 from agentcli.tools.permissions.policy import PermissionPolicy
 from agentcli.tools.web.fetch import WebFetchArgs, WebFetchTool
 from agentcli.tools.web.netguard import AddressPolicy, BlockedAddressError, WebFetchLimits, guarded_resolver
+from tests.local_http import serving_app
 
 PAGE = """<html><head><title>Doc</title><style>body{color:red}</style><script>alert(1)</script></head>
 <body><h1>Install</h1><p>Run <code>pip install agentcli</code> to <a href="/more">install</a>.</p>
@@ -25,15 +26,8 @@ PAGE = """<html><head><title>Doc</title><style>body{color:red}</style><script>al
 async def _serve(routes: web.RouteTableDef) -> AsyncIterator[str]:
     app = web.Application()
     app.add_routes(routes)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving_app(app) as base:
+        yield base
 
 
 @pytest.fixture

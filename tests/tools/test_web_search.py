@@ -29,6 +29,7 @@ from agentcli.tools.registry import build_tools
 from agentcli.tools.web.search import WebSearchArgs, WebSearchTool
 from agentcli.tools.web.search_backends import WebSearcher, searcher_for
 from tests.llm.replay import RECORDINGS_DIR, recording_raw
+from tests.local_http import serving_app
 
 RECORDING = json.loads((RECORDINGS_DIR / "anthropic_web_search_citations.json").read_text())
 MODEL = RECORDING["model"]
@@ -142,15 +143,8 @@ async def searxng() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
 
     app = web.Application()
     app.add_routes(routes)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}", asked
-    finally:
-        await runner.cleanup()
+    async with serving_app(app) as base:
+        yield base, asked
 
 
 async def test_searxng_backend_for_an_openai_model(ctx: ToolContext, pool: ProviderPool,
