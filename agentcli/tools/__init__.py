@@ -23,6 +23,13 @@ if TYPE_CHECKING:
         ToolResult,
         tool_specs,
     )
+    from agentcli.tools.code_intel import (
+        LSP_OPERATIONS,
+        CodeIntel,
+        Diagnostic,
+        EditDiagnostics,
+        diagnostics_text,
+    )
     from agentcli.tools.files.read import LSArgs, LSTool, ReadArgs, ReadTool, human_size
     from agentcli.tools.mcp_names import covers, full_name, is_mcp_name, server_of
     from agentcli.tools.on_demand import LoadTool
@@ -66,6 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_TOOLS",
+    "LSP_OPERATIONS",
     "DRAIN_GRACE_SECONDS",
     "EDIT_TOOLS",
     "KEY_VARIABLES",
@@ -84,6 +92,9 @@ __all__ = [
     "BackgroundShells",
     "BashArgs",
     "BashTool",
+    "CodeIntel",
+    "Diagnostic",
+    "EditDiagnostics",
     "FileAccess",
     "FileLocks",
     "LSArgs",
@@ -105,6 +116,7 @@ __all__ = [
     "WebSearcher",
     "canonical_tool_name",
     "covers",
+    "diagnostics_text",
     "display_path",
     "full_name",
     "guarded_reason",
@@ -128,6 +140,7 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.arg_schema": ["self_contained"],
+    "agentcli.tools.code_intel": ["LSP_OPERATIONS", "CodeIntel", "Diagnostic", "EditDiagnostics", "diagnostics_text"],
     "agentcli.tools.base": [
         "FileAccess",
         "FileLocks",

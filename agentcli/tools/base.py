@@ -17,6 +17,7 @@ from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.web.netguard import WebFetchLimits
 
 if TYPE_CHECKING:
+    from agentcli.tools.code_intel import CodeIntel
     from agentcli.tools.sandbox.policy import Sandbox
     from agentcli.tools.web.search_backends import WebSearcher
 
@@ -198,6 +199,7 @@ class ToolContext:
     # Resolved folders beside the workspace the file tools may read AND write (`additional_dirs`: the person's
     # `additional_directories`); empty for an agent in a worktree (it keeps to its worktree).
     extra_roots: list[Path] = field(default_factory=list)
+    code_intel: CodeIntel | None = None  # the language servers of this agent's root ([lsp]); None: no diagnostics
 
 
 A = TypeVar("A", bound=ToolArgs)
