@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agentcli.agent.loop import AgentLoop, RunOutcome
     from agentcli.agent.session import Session, answer_open_calls, new_id
     from agentcli.agent.tool_calls import CANCELLED_RESULT
+    from agentcli.agent.tool_offer import Offered
 
 __all__ = [
     "CANCELLED_RESULT",
@@ -35,6 +36,7 @@ __all__ = [
     "Discover",
     "Facts",
     "Ledger",
+    "Offered",
     "RunOutcome",
     "Session",
     "Spend",
@@ -58,6 +60,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     ],
     "agentcli.agent.ledger": ["Ledger", "Spend"],
     "agentcli.agent.loop": ["AgentLoop", "RunOutcome"],
+    "agentcli.agent.tool_offer": ["Offered"],
     "agentcli.agent.session": ["Session", "answer_open_calls", "new_id"],
     "agentcli.agent.tool_calls": ["CANCELLED_RESULT"],
 })

@@ -24,7 +24,7 @@ from agentcli.agent.model_request import output_room, session_request, stream_re
 from agentcli.agent.session import Session
 from agentcli.agent.spending import PriceFn, Spending
 from agentcli.agent.tool_calls import CANCELLED_RESULT, ToolCalls, fire_hook, report
-from agentcli.agent.tool_offer import ToolOffer, specs_chars
+from agentcli.agent.tool_offer import Offered, ToolOffer, specs_chars
 from agentcli.events import (
     CompactionEvent,
     ErrorEvent,
@@ -46,7 +46,6 @@ from agentcli.llm import (
     StopReason,
     TextBlock,
     ToolResultBlock,
-    ToolSpec,
     ToolUseBlock,
     announce_once,
     failure_line,
@@ -106,8 +105,9 @@ class AgentLoop:
         compactor: Compactor | None = None,
         hooks: HookEngine | None = None,
         inbox: Callable[[], list[str]] | None = None,
-        specs: Sequence[ToolSpec] | None = None,
+        specs: Offered | None = None,
         lean_below: int = 0,
+        defer: Callable[[Tool[Any]], bool] | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -126,7 +126,8 @@ class AgentLoop:
         # Offered: its tools' specs in the one listing order every agent shares (prompt caching), or `specs` (a
         # fork's: its parent's, byte for byte; a listed tool not in `tools` is `unavailable`)
         # A window below `lean_below` tokens gets the lean prompt (`ToolOffer`, chosen before the first request)
-        self._offer = ToolOffer(self.tools, specs, lean_below)
+        # `defer`: the tools named in the system prompt's deferred list instead of listed ([tools] defer)
+        self._offer = ToolOffer(self.tools, specs, lean_below, defer)
         self._offer.on_change = self._refit
         self.compactor: Compactor | None = None  # keeps the context inside the model's window (None: unwatched)
         if compactor is not None:
@@ -319,7 +320,7 @@ class AgentLoop:
     async def _model_turn(self) -> ModelResponse:
         """One request of the session's history, streamed (`model_request`)."""
         self._max_tokens = output_room(self.session, self.compactor)
-        request = session_request(self.session, self._offer.specs, self._max_tokens)
+        request = session_request(self.session, self._offer.specs, self._max_tokens, self._offer.note)
         return await stream_response(self, request, self._spending, self._append)
 
     # --- context ------------------------------------------------------------------------------
@@ -334,7 +335,8 @@ class AgentLoop:
 
     def _fixed_tokens(self) -> int:
         """What every request sends besides the messages (system prompt, tool specs), estimated."""
-        return (len(self.session.system_prompt) + specs_chars(self._offer.specs)) // CHARS_PER_TOKEN
+        offer = self._offer
+        return (len(self.session.system_prompt) + len(offer.note) + specs_chars(offer.specs)) // CHARS_PER_TOKEN
 
     async def compact(self, focus: str = "") -> list[Compaction]:
         """Compact the context now (`/compact [focus]`): prune, then summarise with the light model."""
@@ -477,9 +479,9 @@ class AgentLoop:
         """Whether this agent's requests carry the lean prompt (chosen at its first request)."""
         return bool(self._offer.lean)
 
-    def tool_specs(self) -> list[ToolSpec]:
-        """The tools the next request offers, as sent (what a fork of this agent is offered too)."""
-        return list(self._offer.specs)
+    def offered(self) -> Offered:
+        """The tools the next request offers and the deferred ones it names, as sent (what a fork is given)."""
+        return self._offer.offered
 
     def last_text(self) -> str:
         """The latest assistant text of the session (what a stopped run produced so far)."""

@@ -51,15 +51,19 @@ def output_room(session: Session, compactor: Compactor | None) -> int:
     return max(min(limit, room), min(limit, MIN_OUTPUT_ROOM))
 
 
-def session_request(session: Session, tools: Sequence[ToolSpec], max_tokens: int) -> ModelRequest:
+def session_request(session: Session, tools: Sequence[ToolSpec], max_tokens: int, note: str = "") -> ModelRequest:
     """The request that sends `session`'s system prompt and history, offering `tools` (no image once the model
-    refused them)."""
+    refused them); `note` (the deferred tools' lines) ends the prompt's stable part."""
     if session.images_off:
         strip_images(session.messages)
+    system, stable = session.system_prompt, session.system_stable
+    if note:
+        cut = stable or len(system)
+        system, stable = system[:cut] + note + system[cut:], stable and stable + len(note)
     return ModelRequest(
         model=session.model.model,
-        system=session.system_prompt,
-        system_stable=session.system_stable,
+        system=system,
+        system_stable=stable,
         messages=tuple(session.messages),
         tools=tools,
         max_tokens=max_tokens,

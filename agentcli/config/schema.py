@@ -234,6 +234,14 @@ class PermissionsSettings(_Section):
     additional_directories: list[str] = Field(default_factory=list)
 
 
+class ToolsSettings(_Section):
+    """`[tools]`: how the tools are offered to the model."""
+
+    # Named in ToolSearch's list and sent only once asked for: "auto" (the rarely used ones: each tool's `on_demand`
+    # trait), "none", or the names (`mcp__server__*` covers a server's tools)
+    defer: Literal["auto", "none"] | list[ToolName] = "auto"
+
+
 class AgentSettings(_Section):
     """`[agent]`: the main agent's loop and its shell."""
 
@@ -384,6 +392,7 @@ class Settings(BaseSettings):
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ui: UiSettings = Field(default_factory=UiSettings)

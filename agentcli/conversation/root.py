@@ -332,11 +332,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         offers = self.person_settings.offers
         tools = [t for t in tools if not is_mcp_name(t.name) and offers(t.name)]  # MCP tools: `start_servers`
         self._loop = AgentLoop(
-            self.session,
-            provider,
-            tools,
-            context,
-            self.bus,
+            self.session, provider, tools, context, self.bus,
             max_turns=self.settings.agent.max_turns,
             price=cost_usd,
             unavailable=self.runner.withheld(self.session.depth),
@@ -345,8 +341,9 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
             compactor=self.runner.compactor(self.session, context),
             hooks=self.hooks,
             lean_below=self.settings.context.lean_below_tokens,
+            defer=self.runner.defer,
         )
-        link.specs = self._loop.tool_specs  # what a fork of the main agent is offered (MCP tools join it later)
+        link.specs = self._loop.offered  # what a fork of the main agent is offered (MCP tools join it later)
         self.arm_fallback(self._loop)
         runner = self.runner
         self.budget = SessionBudget(

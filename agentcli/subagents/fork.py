@@ -1,7 +1,8 @@
 """Forks (`fork_context`): a subagent that starts from its parent's conversation so far.
 
 A fork's requests begin exactly as its parent's do: the parent's system prompt, its tool list
-(`ParentLink.specs`, the parent loop's `tool_specs`, byte-identical) and its messages, unchanged, from
+(`ParentLink.specs`, the parent loop's `offered`: its list and the deferred tools the system prompt names,
+byte-identical) and its messages, unchanged, from
 its first prompt on, so the provider's prompt cache serves that prefix. All three are taken when the
 Task call is made (`fork_point`), so a background fork does not see what its parent does later.
 
@@ -23,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcli.agent import Session
-from agentcli.llm import Message, TextBlock, ToolResultBlock, ToolSpec
+from agentcli.agent import Offered, Session
+from agentcli.llm import Message, TextBlock, ToolResultBlock
 from agentcli.subagents.plan import Planner, Refusal, TaskPlan
 from agentcli.subagents.task_tool import ParentLink
 from agentcli.tools import Tool
@@ -41,7 +42,7 @@ class ForkPoint:
     """What a fork starts from, as it was when the parent made the Task call `tool_call_id`."""
 
     messages: tuple[Message, ...]  # the parent's context, its Task call's assistant turn last
-    specs: tuple[ToolSpec, ...]  # the parent's tool list, as its requests send it
+    offered: Offered  # the parent's tool list and deferred tools, as its requests send them
     tool_call_id: str
 
     def history(self) -> list[Message]:
@@ -78,7 +79,8 @@ class ForkPoint:
     ) -> tuple[list[Tool[Any]], dict[str, str]]:
         """The tools the fork may run (its plan's, as built for it, that its parent's list offers) and, for every
         other tool of that list, the error a call to it gets."""
-        listed = [spec.name for spec in self.specs]
+        listed = [spec.name for spec in self.offered.specs if spec.name != "ToolSearch"]  # its own, over its tools
+        listed += self.offered.deferred
         runnable = [tool for tool in built if tool.name in listed]
         names = {tool.name for tool in runnable}
         allowed = ", ".join(name for name in listed if name in names) or "none"
@@ -111,4 +113,4 @@ def fork_point(parent: ParentLink, tool_call_id: str) -> ForkPoint | Refusal:
     if parent.specs is None:
         return Refusal("fork_context: the calling agent's tool list is not known, so it cannot be forked",
                        "INTERNAL_ERROR")
-    return ForkPoint(tuple(parent.session.messages), tuple(parent.specs()), tool_call_id)
+    return ForkPoint(tuple(parent.session.messages), parent.specs(), tool_call_id)

@@ -45,7 +45,7 @@ from agentcli.subagents.toolbox import Toolbox
 from agentcli.subagents.worktrees.isolation import Isolation, Left
 from agentcli.subagents.worktrees.worktree import WorktreeError
 from agentcli.text import defang_tags
-from agentcli.tools import FileLocks, Tool, ToolContext, ToolResult
+from agentcli.tools import FileLocks, Tool, ToolContext, ToolResult, defer_rule
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -109,6 +109,7 @@ class SubagentRunner:
         self.prices = PriceNotices()  # models whose unknown price a dollar budget already reported
         self.cache = ResultCache(workspace, cfg)  # reused results; sees the tree's tool calls once attached to its bus
         self.isolation = Isolation(workspace, self.file_locks, sandbox)  # tasks in git worktrees, merged back
+        self.defer = defer_rule(settings.tools.defer)  # every agent's deferred tools, named in its ToolSearch
 
     # --- what agents of this tree get ---------------------------------------------------------------
 
@@ -324,10 +325,11 @@ class SubagentRunner:
             unavailable=unavailable,
             compactor=self.compactor(session, context),
             hooks=self.hooks,
-            specs=fork.specs if fork is not None else None,
+            specs=fork.offered if fork is not None else None,
             lean_below=self.settings.context.lean_below_tokens,
+            defer=self.defer,
         )
-        link.specs = loop.tool_specs  # what a fork of this subagent is offered
+        link.specs = loop.offered  # what a fork of this subagent is offered
         return loop
 
     # --- running ------------------------------------------------------------------------------------

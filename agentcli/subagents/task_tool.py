@@ -6,27 +6,26 @@ implements it), so this module imports nothing else of the subagent layer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator
 
-from agentcli.agent import Session
+from agentcli.agent import Offered, Session
 from agentcli.events import EventSink
-from agentcli.llm import ToolSpec
 from agentcli.tools import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 @dataclass(slots=True)
 class ParentLink:
     """The agent that makes Task calls: its session, its event sink, its own task (None for main), and the
-    tools its requests offer now (`AgentLoop.tool_specs`, set once its loop is built: what a fork of it is offered)."""
+    tools its requests offer now (`AgentLoop.offered`, set once its loop is built: what a fork of it is offered)."""
 
     session: Session
     emit: EventSink
     task_id: str | None = None
-    specs: Callable[[], Sequence[ToolSpec]] | None = None
+    specs: Callable[[], Offered] | None = None
 
 
 class Delegator(Protocol):

@@ -1,8 +1,8 @@
 """The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS), `search/` (Glob, Grep), `shell/`
 (Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt, namespaces), `web/`
 (WebFetch, WebSearch), `permissions/` (the policy, its rules, guarded files); beside them what every tool shares:
-the `Tool` base and its traits (`base`), argument schemas, the registry, workspace paths and globs, LoadTool
-(`on_demand`) and TodoWrite.
+the `Tool` base and its traits (`base`), argument schemas, the registry, workspace paths and globs, ToolSearch
+(deferred tools) and TodoWrite.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     )
     from agentcli.tools.files.read import LSArgs, LSTool, ReadArgs, ReadTool, human_size
     from agentcli.tools.mcp_names import covers, full_name, is_mcp_name, server_of
-    from agentcli.tools.on_demand import LoadTool
+    from agentcli.tools.on_demand import ToolSearchTool, defer_rule, deferred_note
     from agentcli.tools.paths import display_path, match_glob, resolve_in_workspace
     from agentcli.tools.permissions.approvals import Answer, Approval, Approver, PermissionRequest
     from agentcli.tools.permissions.guarded import guarded_reason
@@ -73,11 +73,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_TOOLS",
-    "LSP_OPERATIONS",
     "DRAIN_GRACE_SECONDS",
     "EDIT_TOOLS",
     "KEY_VARIABLES",
     "KNOWN_TOOL_NAMES",
+    "LSP_OPERATIONS",
     "MESSAGE_TOOL_NAMES",
     "PATH_TOOLS",
     "READ_ONLY_TOOLS",
@@ -99,7 +99,6 @@ __all__ = [
     "FileLocks",
     "LSArgs",
     "LSTool",
-    "LoadTool",
     "PermissionPolicy",
     "PermissionRequest",
     "PermissionRule",
@@ -111,11 +110,14 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolResult",
+    "ToolSearchTool",
     "Walk",
     "WebFetchLimits",
     "WebSearcher",
     "canonical_tool_name",
     "covers",
+    "defer_rule",
+    "deferred_note",
     "diagnostics_text",
     "display_path",
     "full_name",
@@ -153,7 +155,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     ],
     "agentcli.tools.files.read": ["LSArgs", "LSTool", "ReadArgs", "ReadTool", "human_size"],
     "agentcli.tools.mcp_names": ["covers", "full_name", "is_mcp_name", "server_of"],
-    "agentcli.tools.on_demand": ["LoadTool"],
+    "agentcli.tools.on_demand": ["ToolSearchTool", "defer_rule", "deferred_note"],
     "agentcli.tools.paths": ["display_path", "match_glob", "resolve_in_workspace"],
     "agentcli.tools.permissions.approvals": ["Answer", "Approval", "Approver", "PermissionRequest"],
     "agentcli.tools.permissions.guarded": ["guarded_reason"],

@@ -1,5 +1,5 @@
 """A small window gets the lean prompt, through the real CLI against an OpenAI-compatible server: short tool
-descriptions, the rarely used tools named in LoadTool's description, loaded when the model asks and then used."""
+descriptions, the rarely used tools named in ToolSearch's description, loaded when the model asks and then used."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_a_small_window_loads_a_rare_tool_on_demand_and_uses_it(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one\ntwo\n")
-    load = ToolCall(name="LoadTool", input={"names": ["MultiEdit"]})
+    load = ToolCall(name="ToolSearch", input={"query": "select:MultiEdit"})
     edit = ToolCall(name="MultiEdit", input={"file_path": "a.txt", "edits": [
         {"old_string": "one", "new_string": "uno"}, {"old_string": "two", "new_string": "dos"}]})
     script = Script(context_window=16_384, steps=[
@@ -40,8 +40,8 @@ def test_a_small_window_loads_a_rare_tool_on_demand_and_uses_it(tmp_path: Path) 
     assert (tmp_path / "a.txt").read_text() == "uno\ndos\n"
     first, second, third = (_tools(r.body) for r in server.requests)
     names = [tool["name"] for tool in first]
-    assert "LoadTool" in names and not {"MultiEdit", "WebFetch", "TaskOutput", "TaskCancel"} & set(names)
-    loader = next(tool for tool in first if tool["name"] == "LoadTool")
+    assert "ToolSearch" in names and not {"MultiEdit", "WebFetch", "TaskOutput", "TaskCancel"} & set(names)
+    loader = next(tool for tool in first if tool["name"] == "ToolSearch")
     assert "- MultiEdit: " in loader["description"] and "- WebFetch: " in loader["description"]
     read = next(tool for tool in first if tool["name"] == "Read")
     assert read["description"].startswith("Read a text file") and "Arguments:" not in read["description"]
@@ -52,21 +52,29 @@ def test_a_small_window_loads_a_rare_tool_on_demand_and_uses_it(tmp_path: Path) 
     assert json.dumps(second).startswith(json.dumps(first)[:-1])  # byte for byte
 
 
-def test_a_large_window_gets_every_tool_with_its_full_description(tmp_path: Path) -> None:
-    script = Script(context_window=131_072, steps=[Step(match=Match(api="openai"), reply=Reply(text="Hi."))])
+def test_a_large_window_gets_full_descriptions_and_defers_only_what_tools_defer_says(tmp_path: Path) -> None:
+    script = Script(context_window=131_072, steps=[Step(match=Match(api="openai"), reply=Reply(text="Hi."))] * 2)
     with FakeLLMServer(script) as server:
-        proc = run_cli(["run", "--cwd", str(tmp_path), "hello"], _local_env(server, tmp_path))
-    assert proc.returncode == 0, proc.stderr
-    names = [tool["name"] for tool in _tools(server.requests[0].body)]
-    assert "LoadTool" not in names and {"MultiEdit", "WebFetch", "Read"} <= set(names)
+        default = run_cli(["run", "--cwd", str(tmp_path), "hello"], _local_env(server, tmp_path))
+        env = {**_local_env(server, tmp_path), "AGENTCLI_TOOLS__DEFER": "none"}
+        undeferred = run_cli(["run", "--cwd", str(tmp_path), "hello"], env)
+    assert default.returncode == 0, default.stderr
+    assert undeferred.returncode == 0, undeferred.stderr
+    first, second = (_tools(r.body) for r in server.requests)
+    names = [tool["name"] for tool in first]
+    assert "ToolSearch" in names and "Read" in names and not {"MultiEdit", "WebFetch", "SendMessage"} & set(names)
+    read = next(tool for tool in first if tool["name"] == "Read")
+    assert read["description"].startswith("Read a text file") and "Arguments:" in read["description"]
+    everything = [tool["name"] for tool in second]
+    assert "ToolSearch" not in everything and {"MultiEdit", "WebFetch", "SendMessage", "TaskOutput"} <= set(everything)
 
 
 def test_loading_a_tool_the_agent_does_not_have_is_a_tool_error(tmp_path: Path) -> None:
-    load = ToolCall(name="LoadTool", input={"names": ["Nope"]})
+    load = ToolCall(name="ToolSearch", input={"query": "select:Nope"})
     script = Script(context_window=8192, steps=[
         Step(match=Match(api="openai", turn=0), reply=Reply(tool_calls=[load])),
-        Step(match=Match(api="openai", turn=1, last_user_contains="No such tool to load: Nope. Tools that can be "
-                                                                  "loaded: "), reply=Reply(text="OK.")),
+        Step(match=Match(api="openai", turn=1, last_user_contains="No deferred tool matches Nope. Deferred tools: "),
+             reply=Reply(text="OK.")),
     ])
     with FakeLLMServer(script) as server:
         proc = run_cli(["run", "--cwd", str(tmp_path), "hello"], _local_env(server, tmp_path))

@@ -8,6 +8,7 @@ Both take the same `Script` steps; recorded requests of both have a `.body` the 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +64,13 @@ def system_of(request: AnyRequest) -> str:
 
 
 def tools_of(request: AnyRequest) -> set[str]:
-    """The tool names a recorded Anthropic (or scripted) request offered."""
-    return {str(t["name"]) for t in request.body.get("tools") or []}
+    """The tool names a recorded Anthropic (or scripted) request offered, the deferred ones its system prompt names
+    included (what the agent has; ToolSearch itself is how they are offered, not a tool of its own)."""
+    names = {str(t["name"]) for t in request.body.get("tools") or []} - {"ToolSearch"}
+    system = request.body.get("system") or ""
+    text = system if isinstance(system, str) else "".join(str(block.get("text", "")) for block in system)
+    deferred = text.split("# Deferred tools\n", 1)[1] if "# Deferred tools\n" in text else ""
+    return names | set(re.findall(r"^- ([\w-]+): ", deferred, re.MULTILINE))
 
 
 def requests_for(server: ModelServer, text: str) -> list[AnyRequest]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from agentcli.agent import Offered
 from agentcli.agent.session import Session
 from agentcli.llm.base import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from agentcli.store.records import TaskRecord
@@ -36,7 +37,7 @@ def parent_session(ws: Path) -> Session:
 
 def point(ws: Path) -> ForkPoint:
     specs = (ToolSpec("Read", "r", {}), ToolSpec("Write", "w", {}), ToolSpec("Task", "t", {}))
-    return ForkPoint(tuple(parent_session(ws).messages), specs, "t_task")
+    return ForkPoint(tuple(parent_session(ws).messages), Offered(specs), "t_task")
 
 
 def test_a_fork_keeps_its_parents_system_prompt_and_model_and_carries_its_role_in_its_message(
@@ -94,9 +95,9 @@ def test_the_first_message_closes_the_parents_open_turn_then_gives_the_task(tmp_
 
 def test_the_fork_starts_from_a_copy_of_the_parents_messages(tmp_path: Path) -> None:
     parent = parent_session(tmp_path)
-    link = ParentLink(parent, lambda event: None, specs=lambda: [ToolSpec("Read", "r", {})])
+    link = ParentLink(parent, lambda event: None, specs=lambda: Offered((ToolSpec("Read", "r", {}),)))
     taken = fork_point(link, "t_task")
-    assert isinstance(taken, ForkPoint) and taken.specs == (ToolSpec("Read", "r", {}),)
+    assert isinstance(taken, ForkPoint) and taken.offered.specs == (ToolSpec("Read", "r", {}),)
     parent.messages.append(Message.user("later"))  # the parent goes on: the fork point does not change
     assert len(taken.messages) == 2
     child = Session(system_prompt=PARENT_SYSTEM, model=MODEL, workspace=tmp_path)

@@ -12,10 +12,10 @@ from agentcli.subagents.messaging.tools import ListAgentsTool, SendMessageTool
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES, TaskArgs
 from agentcli.tools.arg_schema import model_schema
 from agentcli.tools.base import ToolArgs
-from agentcli.tools.on_demand import LoadTool
+from agentcli.tools.on_demand import ToolSearchTool
 from agentcli.tools.registry import ALL_TOOLS
 
-BUILTIN = [*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), SendMessageTool, ListAgentsTool, LoadTool]
+BUILTIN = [*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), SendMessageTool, ListAgentsTool, ToolSearchTool]
 
 
 def _walk(node: Any, path: str = "") -> list[tuple[str, Any]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.config import trust
-from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from tests.ui.conftest import MAIN, SIZE, MakeApp, idle, notes, submit, wait_for
 
 pytest.importorskip("mcp_server_time")
@@ -20,9 +20,12 @@ async def test_mcp_lists_servers_before_and_after_they_start(make_app: MakeApp, 
         "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
     }}))
     trust.trust(workspace)
-    step = Step(match=Match(system_contains=MAIN, turn=0, tools_include=["mcp__time__get_current_time"]),
-                reply=Reply(text="I have a clock now."))
-    with FakeLLMServer(Script(steps=[step])) as server:
+    load = ToolCall(name="ToolSearch", input={"query": "select:mcp__time__get_current_time"})
+    steps = [Step(match=Match(system_contains=MAIN, turn=0, tools_exclude=["mcp__time__get_current_time"]),
+                  reply=Reply(tool_calls=[load])),  # an MCP tool is deferred: named in ToolSearch's list
+             Step(match=Match(system_contains=MAIN, turn=1, tools_include=["mcp__time__get_current_time"]),
+                  reply=Reply(text="I have a clock now."))]
+    with FakeLLMServer(Script(steps=steps)) as server:
         app = make_app(server)
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, "/mcp")

@@ -29,6 +29,7 @@ class SendMessageTool(Tool[SendMessageArgs]):
     own_time_limit: ClassVar[bool] = True  # a finished recipient runs again under its own limits
     concurrency_safe: ClassVar[bool] = True
     every_agent: ClassVar[bool] = True  # listed with the read-only tools: a read-only subagent has it too
+    on_demand: ClassVar[bool] = True  # rarely needed: deferred, named in ToolSearch's list ([tools] defer)
 
     def __init__(self, board: Switchboard, sender: ParentLink) -> None:
         self.board = board
@@ -52,6 +53,7 @@ class ListAgentsTool(Tool[ListAgentsArgs]):
     args_model: ClassVar[type[ToolArgs]] = ListAgentsArgs
     concurrency_safe: ClassVar[bool] = True
     every_agent: ClassVar[bool] = True
+    on_demand: ClassVar[bool] = True
 
     def __init__(self, board: Switchboard, sender: ParentLink) -> None:
         self.board = board
