@@ -371,6 +371,28 @@ class McpSettings(_Section):
     servers: dict[str, McpServerSettings] = Field(default_factory=dict)
 
 
+class LspServerSettings(_Section):
+    """`[lsp.servers.NAME]`: one language server; a built-in's name (basedpyright, pyright, pyrefly, ty, pylsp,
+    typescript, gopls, rust-analyzer) changes that entry, any other name adds one (then `command` and `extensions`)."""
+
+    command: list[Annotated[str, Field(min_length=1)]] | None = None  # argv; None: the built-in's
+    extensions: list[Annotated[str, Field(min_length=1)]] | None = None  # ".py", ...; None: the built-in's
+    initialization_options: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    root_markers: list[Annotated[str, Field(min_length=1)]] | None = None  # files marking a root; None: the built-in's
+    disabled: bool = False
+
+
+class LspSettings(_Section):
+    """`[lsp]`: language servers' diagnostics after edits and the LSP tool (`agentcli.lsp`)."""
+
+    enabled: bool = True
+    wait_seconds: float = Field(2.0, ge=0, le=60)  # the bounded wait for an edit's diagnostics
+    first_wait_seconds: float = Field(10.0, ge=0, le=300)  # the same while a server is still starting
+    max_servers: int = Field(4, ge=0, le=64)  # running at once per session
+    servers: dict[str, LspServerSettings] = Field(default_factory=dict)
+
+
 class Settings(BaseSettings):
     """The whole validated configuration. dynaconf merges the layers (`agentcli.config.merge`); the merged tables
     are this class's only source (`settings_customise_sources`), so pydantic-settings validates them and reads
@@ -394,6 +416,7 @@ class Settings(BaseSettings):
     shell: ShellSettings = Field(default_factory=ShellSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    lsp: LspSettings = Field(default_factory=LspSettings)
 
     @classmethod
     def settings_customise_sources(
