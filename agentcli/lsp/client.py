@@ -157,6 +157,17 @@ class ServerConnection:
             client_info=types.ClientInfo(name="agentcli"),
         )
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id (its process group's too), once started."""
+        return self._proc.pid if self._proc is not None else None
+
+    async def wait_exit(self) -> int | None:
+        """Wait until the server process has exited; its exit code."""
+        if self._exit is not None:
+            await asyncio.wait({self._exit})
+        return self.exit_code
+
     async def _watch(self, proc: asyncio.subprocess.Process) -> int:
         code = await proc.wait()
         self.dead, self.exit_code = True, code

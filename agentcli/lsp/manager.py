@@ -75,6 +75,7 @@ class LanguageServers:
         self.env = dict(env)
         self.sandbox = sandbox
         self.slots: dict[tuple[str, Path], Slot] = {}
+        self.backoff = BACKOFF_SECONDS  # seconds before each start of a slot's server
         self._closed = False
         self._background: set[asyncio.Task[None]] = set()
 
@@ -117,7 +118,7 @@ class LanguageServers:
             if slot.starts >= MAX_STARTS:
                 slot.failure = f"{slot.failure or 'it keeps exiting'}; not started again ({MAX_STARTS} starts)"
             return False
-        wait = BACKOFF_SECONDS[min(slot.starts, len(BACKOFF_SECONDS) - 1)]
+        wait = self.backoff[min(slot.starts, len(self.backoff) - 1)]
         return time.monotonic() - slot.last_start >= wait
 
     def _start(self, slot: Slot) -> ServerConnection:

@@ -1,0 +1,101 @@
+"""A server that never answers or exits at once never holds an edit past its wait (and is named once); a crashed
+server restarts on next need, a crash loop stops; closing leaves no server process; an untrusted project's
+`[lsp.servers]` is never taken."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from agentcli.config.load import load_config
+from agentcli.lsp import LanguageServers, RootIntel
+from agentcli.lsp.manager import MAX_STARTS
+from tests.lsp.conftest import EXIT, HANG, alive, basedpyright_spec, fake_settings, group_members, lsp_settings, write
+
+pytestmark = pytest.mark.lsp
+
+
+async def test_a_server_that_never_answers_costs_an_edit_its_wait_once(tmp_path: Path) -> None:
+    servers = LanguageServers(fake_settings(tmp_path, HANG, wait_seconds=0.2, first_wait_seconds=0.3), {})
+    intel = RootIntel(servers, tmp_path, None)
+    path = write(tmp_path / "x.fake", "one\n")
+    try:
+        first = await intel.after_edit([path], await intel.before_edit([path]))
+        assert first is not None and first.server == "fake" and first.introduced == ()
+        assert "fake was not ready within" in first.note
+        second = await intel.after_edit([path], await intel.before_edit([path]))
+        assert second is not None and second.note == "" and second.introduced == ()  # said once; goes without
+        slot = next(iter(servers.slots.values()))
+        assert slot.starts == 1 and slot.conn is not None and slot.conn.pid is not None
+        pid = slot.conn.pid
+    finally:
+        await servers.aclose()
+    assert not alive(pid)
+
+
+async def test_a_server_that_exits_at_once_is_named_and_not_started_in_a_loop(tmp_path: Path) -> None:
+    servers = LanguageServers(fake_settings(tmp_path, EXIT, wait_seconds=0.2, first_wait_seconds=5.0), {})
+    servers.backoff = (0.0,)
+    intel = RootIntel(servers, tmp_path, None)
+    path = write(tmp_path / "x.fake", "one\n")
+    try:
+        first = await intel.after_edit([path], await intel.before_edit([path]))
+        assert first is not None and first.introduced == ()
+        assert first.note.startswith("fake ") and ("exited" in first.note or "could not start" in first.note)
+        for _ in range(MAX_STARTS + 2):
+            later = await intel.after_edit([path], await intel.before_edit([path]))
+            assert later is not None and later.note == ""
+        slot = next(iter(servers.slots.values()))
+        assert slot.starts == MAX_STARTS and "not started again" in slot.failure
+    finally:
+        await servers.aclose()
+
+
+async def test_a_crashed_server_restarts_on_next_need_and_close_leaves_no_process(tmp_path: Path) -> None:
+    basedpyright_spec()
+    root = tmp_path.resolve()
+    path = write(root / "m.py", "def f() -> int:\n    return 1\n")
+    servers = LanguageServers(lsp_settings(), dict(os.environ))
+    servers.backoff = (0.0,)
+    intel = RootIntel(servers, root, None)
+    await intel.before_edit([path])
+    slot = next(iter(servers.slots.values()))
+    assert slot.conn is not None and slot.conn.pid is not None
+    crashed, first_pid = slot.conn, slot.conn.pid
+    os.killpg(first_pid, signal.SIGKILL)
+    await crashed.wait_exit()
+
+    before = await intel.before_edit([path])  # the next need: started again, the file opened in the new one
+    path.write_text('def f() -> int:\n    return "one"\n', encoding="utf-8")
+    after = await intel.after_edit([path], before)
+    assert slot.starts == 2 and slot.conn is not crashed and slot.conn is not None
+    assert after is not None and [d.line for d in after.introduced if d.severity == "error"] == [2]
+    second_pid = slot.conn.pid
+    assert second_pid is not None and group_members(second_pid)  # basedpyright's launcher and node
+
+    members = group_members(second_pid)
+    await servers.aclose()
+    assert not [pid for pid in [first_pid, *members] if alive(pid)]
+    assert group_members(second_pid) == []
+    assert intel.slot(path) is None  # closed: nothing starts again
+
+
+def test_an_untrusted_projects_servers_are_refused_and_a_trusted_ones_taken(tmp_path: Path) -> None:
+    ws = (tmp_path / "ws").resolve()
+    marker = tmp_path / "ran"
+    write(ws / ".agentcli" / "config.toml",
+          f'[lsp]\nwait_seconds = 30\nmax_servers = 1\n[lsp.servers.basedpyright]\ncommand = ["touch", "{marker}"]\n'
+          f'[lsp.servers.evil]\ncommand = ["touch", "{marker}"]\nextensions = [".py"]\n'
+          '[lsp.servers.pylsp]\ndisabled = true\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
+    untrusted = load_config(ws, env=env, trusted=False)
+    lsp = untrusted.settings.lsp
+    assert lsp.max_servers == 1 and lsp.wait_seconds == 2.0  # lowered, never raised
+    assert set(lsp.servers) == {"pylsp"} and lsp.servers["pylsp"].disabled
+    assert {"lsp.servers.basedpyright.command", "lsp.servers.evil.command", "lsp.wait_seconds"} <= set(
+        untrusted.ignored)
+    trusted = load_config(ws, env=env, trusted=True).settings.lsp
+    assert trusted.servers["evil"].command == ["touch", str(marker)] and trusted.wait_seconds == 30
