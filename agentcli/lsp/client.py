@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from agentcli.tools import Sandbox
 
 log = logging.getLogger(__name__)
+_WIRE = logging.getLogger("pygls.wire")  # each message's length at debug: below the pygls level set here
 if logging.getLogger("pygls").level == logging.NOTSET:
     logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs each feature it registers at INFO
 T = TypeVar("T")
@@ -114,7 +115,7 @@ class ServerConnection:
         env = {**self.env, MARK_VARIABLE: guard.new_mark()}  # its descendants are found by the mark, too
         hook = guard.spawn_hook()
         argv = self.argv
-        if self.sandbox is not None and self.sandbox.active:
+        if self.sandbox is not None and self._sandboxed():
             env = self.sandbox.environment(env)
             hook = self.sandbox.child_hook(hook)
             argv = self.sandbox.argv(argv)
@@ -128,7 +129,7 @@ class ServerConnection:
         self.client.protocol.set_writer(proc.stdin)
         self._exit = asyncio.ensure_future(self._watch(proc))
         self._tasks += [asyncio.create_task(run_async(stop_event=self._stop, reader=proc.stdout,
-                                                      protocol=self.client.protocol, logger=log)),
+                                                      protocol=self.client.protocol, logger=_WIRE)),
                         asyncio.create_task(self._drain(proc.stderr))]
         result = await self.request(self.client.initialize_async(self._initialize_params()), None)
         self.capabilities = result.capabilities
@@ -151,7 +152,10 @@ class ServerConnection:
                 configuration=True, workspace_folders=True, symbol=types.WorkspaceSymbolClientCapabilities()),
         )
         return types.InitializeParams(
-            capabilities=caps, process_id=os.getpid(), root_uri=root, root_path=str(self.root),
+            # A sandboxed server may not signal agentcli (Landlock's signal scope), and servers on vscode-languageserver
+            # take a failed `kill(processId, 0)` for agentcli's death and exit: there the reaper alone watches.
+            capabilities=caps, process_id=None if self._sandboxed() else os.getpid(),
+            root_uri=root, root_path=str(self.root),
             workspace_folders=[types.WorkspaceFolder(uri=root, name=self.root.name or "root")],
             initialization_options=dict(self.spec.initialization_options) or None,
             client_info=types.ClientInfo(name="agentcli"),
@@ -167,6 +171,9 @@ class ServerConnection:
         if self._exit is not None:
             await asyncio.wait({self._exit})
         return self.exit_code
+
+    def _sandboxed(self) -> bool:
+        return self.sandbox is not None and self.sandbox.active
 
     async def _watch(self, proc: asyncio.subprocess.Process) -> int:
         code = await proc.wait()

@@ -130,6 +130,8 @@ class RootIntel:
             conn.save(path, text)
         found = await self._collect(conn, waits, deadline)
         if len(found) < len(waits):
+            if conn.dead:
+                return [], slot.note(self._absent(slot, bound))
             if bound > 0:
                 slot.stalled_at = conn.seq if conn.ready.is_set() else -1
                 return [], slot.note(f"no diagnostics within {bound:g} s; edits go on without them until it answers.")

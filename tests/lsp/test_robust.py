@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.config.load import load_config
+from agentcli.conversation.trust_report import what_trust_arms
 from agentcli.lsp import LanguageServers, RootIntel
 from agentcli.lsp.manager import MAX_STARTS
 from tests.lsp.conftest import EXIT, HANG, alive, basedpyright_spec, fake_settings, group_members, lsp_settings, write
@@ -99,3 +100,35 @@ def test_an_untrusted_projects_servers_are_refused_and_a_trusted_ones_taken(tmp_
         untrusted.ignored)
     trusted = load_config(ws, env=env, trusted=True).settings.lsp
     assert trusted.servers["evil"].command == ["touch", str(marker)] and trusted.wait_seconds == 30
+
+    report = what_trust_arms(ws, untrusted, env)  # what the trust prompt shows
+    assert report.arms
+    assert f"Language server 'evil' starts: touch {marker}   (from .agentcli/config.toml)" in report.lines()
+    assert "Language server 'basedpyright' starts" in report.summary()
+    assert not marker.exists()  # nothing ran
+
+
+async def test_with_the_bash_sandbox_on_a_server_runs_inside_it_and_still_reports(tmp_path: Path) -> None:
+    from agentcli.tools import session_sandbox
+
+    basedpyright_spec()
+    root = tmp_path.resolve()
+    path = write(root / "s.py", "n: int = 1\n")
+    settings = lsp_settings()
+    sandbox = session_sandbox(settings, root)
+    if not (sandbox.active and sandbox.mechanisms.network == "namespace"):
+        sandbox.close()
+        pytest.skip(f"no sandbox with a network namespace here: {sandbox.describe()}")
+    servers = LanguageServers(settings, dict(os.environ), sandbox)
+    intel = RootIntel(servers, root, sandbox)
+    try:
+        before = await intel.before_edit([path])
+        path.write_text('n: int = "one"\n', encoding="utf-8")
+        after = await intel.after_edit([path], before)
+        assert after is not None and [d.line for d in after.introduced if d.severity == "error"] == [1]
+        conn = next(iter(servers.slots.values())).conn
+        assert conn is not None and conn.pid is not None
+        assert os.readlink(f"/proc/{conn.pid}/ns/net") != os.readlink("/proc/self/ns/net")  # the session's netns
+    finally:
+        await servers.aclose()
+        sandbox.close()
