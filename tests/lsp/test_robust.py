@@ -132,3 +132,54 @@ async def test_with_the_bash_sandbox_on_a_server_runs_inside_it_and_still_report
     finally:
         await servers.aclose()
         sandbox.close()
+
+
+STUBBORN = """import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+open(sys.argv[1], "w").write(str(child.pid))
+sys.stdin.buffer.read()  # agentcli gone: its stdin ends, and it stays anyway
+time.sleep(3600)
+"""
+HOLDER = """import asyncio, sys
+from pathlib import Path
+from agentcli.config.schema import Settings
+from agentcli.lsp import LanguageServers, RootIntel
+
+async def main() -> None:
+    root = Path(sys.argv[1])
+    servers = {"fake": {"command": [sys.executable, sys.argv[2], sys.argv[3]], "extensions": [".fake"]}}
+    manager = LanguageServers(Settings(lsp={"servers": servers, "first_wait_seconds": 0.2}), {})
+    intel = RootIntel(manager, root, None)
+    path = root / "x.fake"
+    await intel.before_edit([path])
+    conn = next(iter(manager.slots.values())).conn
+    print(conn.pid, flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+def test_agentcli_killed_with_sigkill_leaves_no_server_behind(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path.resolve()
+    write(root / "x.fake", "one\n")
+    server, holder, grandchild = write(tmp_path / "server.py", STUBBORN), write(tmp_path / "holder.py", HOLDER), \
+        tmp_path / "grandchild.pid"
+    proc = subprocess.Popen([sys.executable, str(holder), str(root), str(server), str(grandchild)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    server_pid = int(proc.stdout.readline())
+    while not grandchild.exists() or not grandchild.read_text():
+        time.sleep(0.05)
+    pids = [server_pid, int(grandchild.read_text())]
+    assert all(alive(pid) for pid in pids)
+    proc.kill()  # kill -9: no clean-up of its own runs
+    proc.wait()
+    deadline = time.monotonic() + 30  # the reaper's pipe ends; it kills the group (a wait, not a timed assertion)
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in pids if alive(pid)] == []

@@ -3,7 +3,6 @@ agent's rooted in its worktree), and the runner's `aclose` (the session's end) l
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ async def test_every_agent_shares_the_runners_servers_and_its_close_stops_them(t
                            overrides={"sandbox.mode": "off"}).settings
     runner = SubagentRunner(settings=settings, registry=AgentRegistry.load(ws), pool=ProviderPool(RetryPolicy()),
                             workspace=ws, permissions=PermissionPolicy("auto"), store=None)
-    runner.kit.lsp.env = dict(os.environ)  # basedpyright's launcher needs this venv's Python on PATH or beside it
+
     model = ResolvedModel("main", "anthropic", "m", None, "k", 1024)
     main = runner.kit.tool_context(Session(system_prompt="", model=model, workspace=ws))
     child = runner.kit.tool_context(Session(system_prompt="", model=model, workspace=ws))
