@@ -33,7 +33,8 @@ if logging.getLogger("pygls").level == logging.NOTSET:
     logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs each feature it registers at INFO
 T = TypeVar("T")
 _SHUTDOWN_SECONDS = 2.0  # a server that does not answer `shutdown` within this is stopped by signal
-_STDERR_LINE = 2000  # characters of one stderr line kept in the log
+_STDERR_LINE = 2000
+MAX_OPEN = 200  # documents kept open in one server  # characters of one stderr line kept in the log
 
 
 def path_uri(path: Path) -> str:
@@ -239,14 +240,16 @@ class ServerConnection:
         publish count before it was sent)."""
         uri = path_uri(path)
         seen = self.seq
-        known = self.documents.get(uri)
+        known = self.documents.pop(uri, None)  # put back last: the least recently synced are closed first
         if known is None:
+            self._close_oldest()
             self.documents[uri] = (1, text)
             self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
                 uri=uri, language_id=language_id(path, self.spec.language), version=1, text=text)))
             return 1, seen
         version, old = known
         if old == text:
+            self.documents[uri] = known
             return version, seen
         version += 1
         self.documents[uri] = (version, text)
@@ -254,6 +257,15 @@ class ServerConnection:
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
         return version, seen
+
+    def _close_oldest(self) -> None:
+        """didClose the least recently synced documents beyond `MAX_OPEN` (a server keeps each open one in memory)."""
+        while len(self.documents) >= MAX_OPEN:
+            uri = next(iter(self.documents))
+            del self.documents[uri]
+            self.published.pop(uri, None)
+            self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri)))
 
     def save(self, path: Path, text: str) -> None:
         """didSave, with the text when the server asked for it."""

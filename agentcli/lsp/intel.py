@@ -80,6 +80,8 @@ class RootIntel:
             deadline = time.monotonic() + self._bound(slot)
             conn = await self.servers.connection(slot, deadline - time.monotonic())
             if conn is None:
+                if slot.conn is not None and not slot.conn.dead:
+                    slot.stalled_at = -1  # still starting after the wait: the edit goes on without it until ready
                 continue
             waits: dict[Path, tuple[int, int]] = {}
             for path in group:
@@ -115,7 +117,7 @@ class RootIntel:
         deadline = time.monotonic() + bound
         conn = await self.servers.connection(slot, bound)
         if conn is None:
-            return [], slot.note(self._absent(slot, bound))
+            return [], slot.note(self._absent(slot, self.servers.first_wait_seconds if bound == 0 else bound))
         waits: dict[Path, tuple[int, int]] = {}
         baseline: dict[Path, tuple[Diagnostic, ...]] = {}
         for path in group:

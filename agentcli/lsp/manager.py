@@ -46,12 +46,13 @@ class Slot:
 
     def stalled(self) -> bool:
         """It failed to answer in time and has published nothing since: edits go on without it."""
-        if self.stalled_at is None or self.conn is None:
+        if self.stalled_at is None or self.conn is None or self.conn.dead:
             return False
-        if self.conn.seq > self.stalled_at or (self.conn.ready.is_set() and self.stalled_at < 0):
+        # -1: it was still starting (cleared once it is ready); else the publish count it had then
+        cleared = self.conn.ready.is_set() if self.stalled_at < 0 else self.conn.seq > self.stalled_at
+        if cleared:
             self.stalled_at = None
-            return False
-        return True
+        return not cleared
 
     def note(self, text: str) -> str:
         """`text` the first time this server has something to say, then nothing."""

@@ -109,7 +109,7 @@ async def _opened(intel: RootIntel, path: Path) -> tuple[ServerConnection, str]:
     text = await read_text(path)
     if text is None:
         raise ToolError(f"Cannot read {where}: not a file, or too large.")
-    conn = await intel.servers.connection(slot, intel.servers.first_wait_seconds)
+    conn = await intel.servers.connection(slot, max(QUERY_SECONDS, intel.servers.first_wait_seconds))
     if conn is None:
         raise ToolError(f"{slot.spec.name} is not available for {where}: {slot.failure or 'still starting'}.")
     conn.sync(path, text)
