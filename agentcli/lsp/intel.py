@@ -157,14 +157,13 @@ class RootIntel:
             await conn.changed(left)
 
     def _absent(self, slot: Slot, bound: float) -> str:
-        """Why `slot` gave nothing: it could not start, exited, or is still starting."""
-        name = slot.spec.name
+        """Why `slot` gave nothing (it could not start, exited, or is still starting), for a note that the tools show
+        after the server's name."""
         if slot.failure:
-            return f"{name} {slot.failure}; edits go on without its diagnostics."
+            return f"{slot.failure}; edits go on without its diagnostics."
         if slot.conn is not None and slot.conn.dead:
-            code = slot.conn.exit_code
-            return f"{name} exited (code {code}); it restarts when next needed."
-        return f"{name} was not ready within {bound:g} s; edits go on without its diagnostics until it is."
+            return f"exited (code {slot.conn.exit_code}); it restarts when next needed."
+        return f"not ready within {bound:g} s; edits go on without its diagnostics until it is."
 
     def _by_slot(self, paths: list[Path]) -> dict[Slot, list[Path]]:
         groups: dict[Slot, list[Path]] = {}

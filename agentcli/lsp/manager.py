@@ -115,9 +115,12 @@ class LanguageServers:
         return conn if conn.ready.is_set() and not conn.dead else None
 
     def _may_start(self, slot: Slot) -> bool:
-        if self._closed or slot.starts >= MAX_STARTS:
-            if slot.starts >= MAX_STARTS:
-                slot.failure = f"{slot.failure or 'it keeps exiting'}; not started again ({MAX_STARTS} starts)"
+        if self._closed:
+            return False
+        if slot.starts >= MAX_STARTS:
+            gave_up = f"not started again ({MAX_STARTS} starts)"
+            if gave_up not in slot.failure:
+                slot.failure = f"{slot.failure or 'it keeps exiting'}; {gave_up}"
             return False
         wait = self.backoff[min(slot.starts, len(self.backoff) - 1)]
         return time.monotonic() - slot.last_start >= wait
