@@ -28,7 +28,7 @@ def list_servers(cwd: CwdOption = None, config: ConfigOption = None, as_json: Js
         rows.append({
             "name": spec.name, "language": spec.language, "command": list(spec.command),
             "found": spec.executable(), "extensions": list(spec.extensions), "disabled": spec.disabled,
-            "builtin": spec.builtin, "used": spec.name in runs,
+            "builtin": spec.builtin, "used": spec.name in runs, "runs_project_code": spec.runs_project_code,
         })
     if as_json:
         print_json({"enabled": settings.lsp.enabled, "servers": rows, "problems": problems(settings)})
@@ -38,6 +38,7 @@ def list_servers(cwd: CwdOption = None, config: ConfigOption = None, as_json: Js
     for row in rows:
         state = "disabled" if row["disabled"] else f"found: {row['found']}" if row["found"] else "not found"
         used = "  (used)" if row["used"] else ""
+        used += "  [may run project code: untrusted workspaces only in the sandbox]" if row["runs_project_code"] else ""
         echo(f"{row['name']:<14} {row['language']:<11} {' '.join(row['extensions']):<24} {state}{used}")
     for line in problems(settings):
         echo(line)

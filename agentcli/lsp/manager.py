@@ -66,7 +66,7 @@ class LanguageServers:
     """The language servers of one session tree (`[lsp]`)."""
 
     def __init__(self, settings: Settings, env: Mapping[str, str], sandbox: Sandbox | None = None,
-                 specs: list[ServerSpec] | None = None) -> None:
+                 specs: list[ServerSpec] | None = None, *, trusted: bool = True) -> None:
         cfg = settings.lsp
         self.enabled = cfg.enabled
         self.wait_seconds = cfg.wait_seconds
@@ -75,6 +75,7 @@ class LanguageServers:
         self.specs = specs if specs is not None else configured_servers(settings)
         self.env = dict(env)
         self.sandbox = sandbox
+        self.trusted = trusted  # the workspace is trusted: servers that may run its code start unsandboxed too
         self.slots: dict[tuple[str, Path], Slot] = {}
         self.backoff = BACKOFF_SECONDS  # seconds before each start of a slot's server
         self._closed = False
@@ -84,7 +85,7 @@ class LanguageServers:
         """The slot of the server for `path` (made, not started), or None: no server for it, or `max_servers`."""
         if not self.enabled or self._closed:
             return None
-        spec = server_for(self.specs, path)
+        spec = server_for(self.specs, path, self.trusted or (sandbox is not None and sandbox.active))
         if spec is None:
             return None
         root = root_for(spec, path, workspace)

@@ -29,6 +29,9 @@ class ServerSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     disabled: bool = False
     builtin: bool = True
+    # It may run the project's own code (build scripts, proc macros, a project-local tsserver, plugins from project
+    # config): in a workspace not trusted, it starts only inside the Bash sandbox.
+    runs_project_code: bool = False
 
     def executable(self) -> str | None:
         """The command's program as found (an absolute path), or None."""
@@ -52,11 +55,12 @@ BUILTIN_SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec("pyright", "python", ("pyright-langserver", "--stdio"), _PY),
     ServerSpec("pyrefly", "python", ("pyrefly", "lsp"), _PY),
     ServerSpec("ty", "python", ("ty", "server"), _PY),
-    ServerSpec("pylsp", "python", ("pylsp",), _PY),
+    ServerSpec("pylsp", "python", ("pylsp",), _PY, runs_project_code=True),  # plugins read the project's config
     ServerSpec("typescript", "typescript", ("typescript-language-server", "--stdio"), _TS,
-               ("tsconfig.json", "jsconfig.json", "package.json")),
+               ("tsconfig.json", "jsconfig.json", "package.json"), runs_project_code=True),  # node_modules/typescript
     ServerSpec("gopls", "go", ("gopls",), (".go",), ("go.work", "go.mod")),
-    ServerSpec("rust-analyzer", "rust", ("rust-analyzer",), (".rs",), ("Cargo.toml",)),
+    ServerSpec("rust-analyzer", "rust", ("rust-analyzer",), (".rs",), ("Cargo.toml",),
+               runs_project_code=True),  # build scripts and proc macros
 )
 
 
@@ -94,6 +98,7 @@ def _merge(settings: Settings) -> tuple[list[ServerSpec], list[str]]:
             spec.name, spec.language, tuple(table.command or spec.command), tuple(table.extensions or spec.extensions),
             tuple(table.root_markers if table.root_markers is not None else spec.root_markers),
             dict(table.initialization_options), dict(table.env), table.disabled,
+            runs_project_code=spec.runs_project_code,
         ))
     builtin = {spec.name for spec in BUILTIN_SERVERS}
     added: list[ServerSpec] = []
@@ -111,10 +116,13 @@ def _merge(settings: Settings) -> tuple[list[ServerSpec], list[str]]:
     return added + specs, bad
 
 
-def server_for(specs: list[ServerSpec], path: Path) -> ServerSpec | None:
-    """The server that serves `path`: the first enabled one that handles it and is found."""
+def server_for(specs: list[ServerSpec], path: Path, project_code: bool = True) -> ServerSpec | None:
+    """The server that serves `path`: the first enabled one that handles it and is found (one that may run the
+    project's code only when `project_code`)."""
     for spec in specs:
-        if not spec.disabled and spec.handles(path) and spec.executable() is not None:
+        if spec.disabled or not spec.handles(path) or (spec.runs_project_code and not project_code):
+            continue
+        if spec.executable() is not None:
             return spec
     return None
 

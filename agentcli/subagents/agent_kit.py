@@ -64,7 +64,10 @@ class AgentKit:
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
         # The session tree's language servers ([lsp]): one per server and root, shared by every agent; a worktree
         # agent's view roots them in its worktree (servers of its own, started lazily, within `max_servers`).
-        self.lsp = LanguageServers(settings, self.bash_env, sandbox)
+        # An untrusted workspace's code runs in no server outside the sandbox (build scripts, a local tsserver).
+        from agentcli.config import trust
+
+        self.lsp = LanguageServers(settings, self.bash_env, sandbox, trusted=trust.is_trusted(workspace))
         fetch = settings.web_fetch
         self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
                                         fetch.max_output_chars, fetch.timeout_seconds, fetch.max_redirects)

@@ -69,8 +69,23 @@ def test_lsp_list_and_config_show_say_which_are_found(bin_dir: Path, tmp_path: P
     assert listed.exit_code == 0, listed.output
     lines = {line.split()[0]: line for line in listed.output.splitlines()}
     assert f"found: {bin_dir / 'gopls'}  (used)" in lines["gopls"]
-    assert lines["ty"].endswith("not found") and lines["typescript"].endswith("not found")
+    assert lines["ty"].endswith("not found") and "not found  [may run project code" in lines["typescript"]
     rows = json.loads(runner.invoke(app, ["lsp", "list", "--cwd", str(ws), "--json"]).output)["servers"]
     assert {row["name"] for row in rows if row["used"]} >= {"gopls"}
     shown = runner.invoke(app, ["config", "show", "--cwd", str(ws)])
     assert shown.exit_code == 0 and "# [lsp] found: " in shown.output and "gopls (go)" in shown.output
+
+
+def test_a_server_that_may_run_the_projects_code_needs_trust_or_the_sandbox(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentcli.lsp import LanguageServers
+
+    folder = tmp_path / "bin"
+    write(folder / "rust-analyzer", "#!/bin/sh\nexit 0\n").chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+    source = write(tmp_path / "ws" / "src" / "main.rs", "fn main() {}\n")
+    untrusted = LanguageServers(Settings(), {}, None, trusted=False)
+    assert untrusted.slot_for(source, tmp_path / "ws", None) is None  # never started: build scripts would run
+    trusted = LanguageServers(Settings(), {}, None, trusted=True)
+    slot = trusted.slot_for(source, tmp_path / "ws", None)
+    assert slot is not None and slot.spec.name == "rust-analyzer" and slot.conn is None  # made, not started
