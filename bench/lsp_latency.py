@@ -1,6 +1,6 @@
 """Edit → diagnostics latency of a real language server through `agentcli.lsp`, and the server's memory.
 
-Run: python bench/lsp_latency.py [--language python] [--edits 10] [--sandbox]
+Run: python bench/lsp_latency.py [--language python] [--edits 10] [--sandbox] [--file agentcli/text.py]
 
 python: basedpyright (the dev extra) on a copy of this repository's `agentcli/` package in a temp folder (the
 repository itself is never written). The figures:
@@ -83,10 +83,12 @@ def group_rss_mib(pgid: int) -> float:
     return total / 1024
 
 
-async def run(suite: Suite, edits: int, sandboxed: bool) -> None:
+async def run(suite: Suite, edits: int, sandboxed: bool, file: str | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="agentcli-lsp-bench-") as tmp:
         root = Path(tmp).resolve()
         target = suite.make(root)
+        if file:
+            target = root / file  # another file of the project (the default is a large module with many imports)
         settings = Settings(lsp={"wait_seconds": 60.0, "first_wait_seconds": 120.0,
                                  "servers": {name: {"disabled": True} for name in ("pyright", "pyrefly", "ty", "pylsp")
                                              if suite.server == "basedpyright"}})
@@ -140,8 +142,9 @@ def main() -> None:
     parser.add_argument("--language", choices=sorted(SUITES), default="python")
     parser.add_argument("--edits", type=int, default=10)
     parser.add_argument("--sandbox", action="store_true", help="run the server in the Bash sandbox")
+    parser.add_argument("--file", help="the file to edit, relative to the project (default: the suite's)")
     args = parser.parse_args()
-    asyncio.run(run(SUITES[args.language], args.edits, args.sandbox))
+    asyncio.run(run(SUITES[args.language], args.edits, args.sandbox, args.file))
 
 
 if __name__ == "__main__":
