@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +42,6 @@ class Slot:
     noted: bool = False  # a note about it was given (once per server)
     stalled_at: int | None = None  # the publish count when it last failed to answer in time
     failure: str = ""  # why it is not running (could not start, exited)
-    opened: set[Path] = field(default_factory=set)
 
     def stalled(self) -> bool:
         """It failed to answer in time and has published nothing since: edits go on without it."""
@@ -134,7 +133,6 @@ class LanguageServers:
         env = {**self.env, **slot.spec.env}
         conn = ServerConnection(slot.spec, slot.root, argv, env, slot.sandbox)
         slot.conn, slot.starts, slot.last_start, slot.failure = conn, slot.starts + 1, time.monotonic(), ""
-        slot.opened = set()
         slot.starting = asyncio.create_task(self._run_start(slot, conn))
         log.info("starting language server %s in %s (start %d)", slot.spec.name, slot.root, slot.starts)
         return conn

@@ -50,7 +50,7 @@ async def answer(intel: RootIntel, operation: str, path: Path | None, line: int,
         ident = _lsp().TextDocumentIdentifier(uri=path.as_uri())
         found = await _ask(conn, conn.client.text_document_document_symbol_async(
             _lsp().DocumentSymbolParams(text_document=ident)))
-        return _symbols_text(intel, list(found or ()), f"No symbols in {relative(path, intel.workspace)}.", path)
+        return _symbols_text(intel, list(found or ()), f"No symbols in {relative(path, intel.workspace)}.", path, text)
     return await _at_position(intel, conn, operation, path, text, line, column)
 
 
@@ -154,7 +154,8 @@ async def _locations_text(intel: RootIntel, locations: list[Any]) -> str:
     return _cap("\n".join(lines) + _more(len(locations)))
 
 
-def _symbols_text(intel: RootIntel, symbols: list[Any], none: str, path: Path | None = None) -> str:
+def _symbols_text(intel: RootIntel, symbols: list[Any], none: str, path: Path | None = None,
+                  text: str | None = None) -> str:
     lines: list[str] = []
     kinds = _lsp().SymbolKind
 
@@ -175,7 +176,9 @@ def _symbols_text(intel: RootIntel, symbols: list[Any], none: str, path: Path | 
             start = start.start if start is not None else None
             found = uri_path(location.uri)
             where = relative(found, intel.workspace) if found is not None else location.uri
-        at = f"{where}:{start.line + 1}:{start.character + 1}" if start is not None else where
+        column = column_of(line_of(text, start.line), start.character) if start is not None and text else (
+            start.character + 1 if start is not None else 0)
+        at = f"{where}:{start.line + 1}:{column}" if start is not None else where
         lines.append(f"{'  ' * depth}{kind} {symbol.name}  {at}")
         for child in getattr(symbol, "children", None) or []:
             add(child, depth + 1)
