@@ -89,3 +89,17 @@ def test_a_server_that_may_run_the_projects_code_needs_trust_or_the_sandbox(tmp_
     trusted = LanguageServers(Settings(), {}, None, trusted=True)
     slot = trusted.slot_for(source, tmp_path / "ws", None)
     assert slot is not None and slot.spec.name == "rust-analyzer" and slot.conn is None  # made, not started
+
+
+def test_enabled_false_starts_none_and_max_servers_caps_the_roots(tmp_path: Path, bin_dir: Path) -> None:
+    from agentcli.lsp import LanguageServers
+
+    first, second = write(tmp_path / "a" / "go.mod", "module a\n"), write(tmp_path / "b" / "go.mod", "module b\n")
+    a_go, b_go = write(first.parent / "a.go", "package a\n"), write(second.parent / "b.go", "package b\n")
+    off = LanguageServers(Settings(lsp={"enabled": False}), {})
+    assert off.slot_for(a_go, tmp_path, None) is None
+    capped = LanguageServers(Settings(lsp={"max_servers": 1}), {})
+    slot = capped.slot_for(a_go, tmp_path, None)
+    assert slot is not None and slot.root == first.parent and slot.spec.name == "gopls"
+    assert capped.slot_for(a_go, tmp_path, None) is slot  # the same root: the same server
+    assert capped.slot_for(b_go, tmp_path, None) is None  # a second root would be a second server
