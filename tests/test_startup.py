@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("anthropic", "openai", "textual", "httpx2", "aiohttp", "genai_prices", "pydantic", "dynaconf")
+HEAVY = ("anthropic", "openai", "textual", "httpx2", "aiohttp", "genai_prices", "pydantic", "dynaconf", "pygls",
+         "lsprotocol")
 CONFIG_LIBRARIES = ("pydantic", "dynaconf")  # what reading the config needs (`config show`), and nothing else
 
 PROBE = """

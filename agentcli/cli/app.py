@@ -64,6 +64,7 @@ GROUPS: dict[str, tuple[str, str]] = {
     "tasks": ("agentcli.cli.tasks", "tasks_app"),
     "sessions": ("agentcli.cli.sessions", "sessions_app"),
     "mcp": ("agentcli.cli.mcp", "mcp_app"),
+    "lsp": ("agentcli.cli.lsp", "lsp_app"),
     "worktrees": ("agentcli.cli.worktrees", "worktrees_app"),
     "skills": ("agentcli.cli.skills", "skills_app"),
     "commands": ("agentcli.cli.skills", "commands_app"),

@@ -190,7 +190,7 @@ def load_config(
     `config show`. Claude Code's settings files (`claude_settings`; `claude_sources` limits which, as its
     `--setting-sources` does) give `permissions.mode` a layer of its own under the user file.
     """
-    from agentcli.config import schema as config_schema
+    from agentcli.config import schema_paths
     from agentcli.config.claude_settings import read_claude_permissions
     from agentcli.config.merge import LayerStack
 
@@ -204,9 +204,9 @@ def load_config(
     claude = read_claude_permissions(workspace, trusted=trusted, env=env, sources=claude_sources)
     layers, ignored = _apply_files(stack, files, claude, trusted, unknown)
 
-    sections = config_schema.top_level_sections()
+    sections = schema_paths.top_level_sections()
     assignments = [
-        *env_assignments(env, sections, config_schema.expects_string),
+        *env_assignments(env, sections, schema_paths.expects_string),
         *override_assignments(overrides or {}, override_origins or {}),
     ]
     for key_path, value, source in assignments:
@@ -297,7 +297,7 @@ def _apply(
 
 
 def _known(path: KeyPath, value: object, source: Source, unknown: dict[KeyPath, list[Source]]) -> object:
-    from agentcli.config.schema import table_keys
+    from agentcli.config.schema_paths import table_keys
 
     for depth in range(len(path)):
         keys = table_keys(path[:depth])
@@ -403,7 +403,7 @@ def _where(sources: list[Source]) -> str:
 def _suggest(path: KeyPath) -> str:
     import difflib
 
-    from agentcli.config.schema import known_keys
+    from agentcli.config.schema_paths import known_keys
 
     close = difflib.get_close_matches(path[-1], known_keys(path[:-1]), n=1)
     return f" (did you mean {dotted((*path[:-1], close[0]))}?)" if close else ""

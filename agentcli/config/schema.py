@@ -6,11 +6,9 @@ The defaults here equal `default_config.toml`; a test keeps the two in step.
 
 from __future__ import annotations
 
-import functools
 import re
-import types
 import typing
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -379,6 +377,28 @@ class McpSettings(_Section):
     servers: dict[str, McpServerSettings] = Field(default_factory=dict)
 
 
+class LspServerSettings(_Section):
+    """`[lsp.servers.NAME]`: one language server; a built-in's name (basedpyright, pyright, pyrefly, ty, pylsp,
+    typescript, gopls, rust-analyzer) changes that entry, any other name adds one (then `command` and `extensions`)."""
+
+    command: list[Annotated[str, Field(min_length=1)]] | None = None  # argv; None: the built-in's
+    extensions: list[Annotated[str, Field(min_length=1)]] | None = None  # ".py", ...; None: the built-in's
+    initialization_options: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    root_markers: list[Annotated[str, Field(min_length=1)]] | None = None  # files marking a root; None: the built-in's
+    disabled: bool = False
+
+
+class LspSettings(_Section):
+    """`[lsp]`: language servers' diagnostics after edits and the LSP tool (`agentcli.lsp`)."""
+
+    enabled: bool = True
+    wait_seconds: float = Field(2.0, ge=0, le=60)  # the bounded wait for an edit's diagnostics
+    first_wait_seconds: float = Field(10.0, ge=0, le=300)  # the same while a server is still starting
+    max_servers: int = Field(4, ge=0, le=64)  # running at once per session
+    servers: dict[str, LspServerSettings] = Field(default_factory=dict)
+
+
 class Settings(BaseSettings):
     """The whole validated configuration. dynaconf merges the layers (`agentcli.config.merge`); the merged tables
     are this class's only source (`settings_customise_sources`), so pydantic-settings validates them and reads
@@ -403,6 +423,7 @@ class Settings(BaseSettings):
     shell: ShellSettings = Field(default_factory=ShellSettings)
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    lsp: LspSettings = Field(default_factory=LspSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -416,65 +437,3 @@ class Settings(BaseSettings):
         """Only the merged layers, given to the constructor: the environment is one of dynaconf's layers (with
         agentcli's names and trust rules), and no `.env` file or secrets folder is read."""
         return (init_settings,)
-
-
-def _field_type(model: type[BaseModel], name: str) -> Any:
-    field = model.model_fields.get(name)
-    return None if field is None else field.annotation
-
-
-def _is_string_type(annotation: Any) -> bool:
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    origin = typing.get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return bool(args) and all(_is_string_type(a) for a in args)
-    if origin is Literal:
-        return all(isinstance(a, str) for a in typing.get_args(annotation))
-    return annotation in (str, SecretStr)
-
-
-def _annotation_at(path: tuple[str, ...]) -> Any:
-    """The schema type at `path`, or None where the schema has no such key."""
-    annotation: Any = Settings
-    for part in path:
-        while typing.get_origin(annotation) is Annotated:
-            annotation = typing.get_args(annotation)[0]
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            annotation = _field_type(annotation, part)
-        elif typing.get_origin(annotation) is dict:
-            annotation = typing.get_args(annotation)[1]
-        else:
-            return None
-    return annotation
-
-
-def expects_string(path: tuple[str, ...]) -> bool:
-    """Whether the schema wants a string at `path` (so an env value like `123` stays a string)."""
-    return _is_string_type(_annotation_at(path))
-
-
-@functools.cache
-def table_keys(path: tuple[str, ...]) -> frozenset[str] | None:
-    """The keys the table at `path` may hold when the schema names them (a section), else None (a free-form
-    table such as `[models.aliases]`, a value, or no key of the schema)."""
-    annotation = _annotation_at(path)
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return frozenset(annotation.model_fields)
-    return None
-
-
-def known_keys(path: tuple[str, ...]) -> list[str]:
-    """Names the schema allows inside the table at `path` (for "did you mean" hints)."""
-    annotation = _annotation_at(path)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return list(annotation.model_fields)
-    return []
-
-
-def top_level_sections() -> frozenset[str]:
-    """The table names at the top of the config."""
-    return frozenset(Settings.model_fields)

@@ -20,6 +20,8 @@
 - spending limits (`budget.session_max_usd`, `budget.session_max_tokens`, `task_tool.max_cost_usd`):
   only a limit at most the one below (0 or "" means none: a project may set a limit, never lift one);
 - `mcp.*`: never (an MCP server is a process started, or a URL sent requests and headers);
+- `lsp.servers.*`: only `disabled = true` (a language server is a command); `lsp.enabled`: only `false`;
+  `lsp.wait_seconds`, `first_wait_seconds`, `max_servers`: `_CEILINGS`;
 - `checkpoints.*`: never (a project may not take the person's undo away);
 - `web_search.backend`: only `"none"`; `web_search.url` / `model`: never (queries would go where the project says);
   `web_search.blocked_domains`: united with the lists below; `web_search.allowed_domains`: only a non-empty list
@@ -57,6 +59,7 @@ _SPENDING_LIMITS: frozenset[KeyPath] = frozenset(
 _ONLY_FALSE: frozenset[KeyPath] = frozenset({
     ("permissions", "allow_mutating_in_run"), ("context", "auto_compact"),
     ("task_tool", "enabled"), ("task_tool", "allow_model_override"), ("task_tool", "cache_results"),
+    ("lsp", "enabled"),
 })
 #: Limits a project may lower, never raise: how long, how much and how many agentcli does for the person.
 _CEILINGS: frozenset[KeyPath] = frozenset({
@@ -70,6 +73,7 @@ _CEILINGS: frozenset[KeyPath] = frozenset({
     *(("web_search", key) for key in ("max_uses", "max_results", "max_output_chars", "timeout_seconds")),
     ("context", "server_window_timeout_seconds"),
     ("shell", "max_background"), ("shell", "max_output_bytes"),
+    *(("lsp", key) for key in ("wait_seconds", "first_wait_seconds", "max_servers")),
 })
 _MODEL_CEILINGS = frozenset({"max_output_tokens", "thinking_budget_tokens"})
 #: What `below` returns for a key no lower layer sets.
@@ -95,6 +99,8 @@ def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     """(apply?, value to assign) for one leaf of an untrusted project file."""
     if _is_endpoint(path) or path[:1] in (("hooks",), ("mcp",), ("checkpoints",)):
         return False, value
+    if path[:2] == ("lsp", "servers"):  # a command to run: a project may only turn a server off
+        return len(path) == 4 and path[3] == "disabled" and value is True, value
     if path in _SPENDING_LIMITS:
         from agentcli.config.schema import spending_limit  # the schema's own reading of a limit
 

@@ -11,6 +11,7 @@ workspace's files:
   `[hooks]`, as agentcli would run them (`hooks.settings`);
 - every MCP server of `.mcp.json`, the project config's `[mcp.servers]` and the project's agent files
   (`mcpServers:` definitions): its command line or URL, and the headers it sends;
+- every language server of the project config's `[lsp.servers]` with a `command` (`agentcli.lsp`): its command line;
 - every environment variable those servers' settings expand from the person's environment (`${VAR}`,
   `mcp.specs.expand`), a provider key or another secret named as such.
 
@@ -55,12 +56,13 @@ class TrustReport:
     settings: tuple[str, ...] = ()  # those settings, `key = value`, secrets redacted
     hooks: tuple[HookCommand, ...] = ()
     servers: tuple[ServerSpec, ...] = ()
+    language_servers: tuple[tuple[str, str], ...] = ()  # (name, command line) of the project's `[lsp.servers]`
     problems: tuple[str, ...] = ()  # files that could not be read (the lists may then be incomplete)
 
     @property
     def arms(self) -> bool:
-        """Whether trusting would run a hook or start or reach an MCP server."""
-        return bool(self.hooks or self.servers)
+        """Whether trusting would run a hook or start or reach an MCP server or a language server."""
+        return bool(self.hooks or self.servers or self.language_servers)
 
     @property
     def changes(self) -> bool:
@@ -101,6 +103,12 @@ class TrustReport:
             out.append(f"MCP server '{spec.name}' {what}   (from {self._where(spec.origin)})")
         return out
 
+    def language_server_lines(self) -> list[str]:
+        """`Language server 'x' starts: ruby-lsp   (from .agentcli/config.toml)`, one per server."""
+        where = self._where(str(self.project_file or paths.project_config_file(self.workspace)))
+        return [f"Language server '{name}' starts: {one_line(command)}   (from {where})"
+                for name, command in self.language_servers]
+
     def variables_line(self) -> str:
         """The variables the servers are given from the person's environment, or "" when none."""
         from agentcli.config import is_secret_key
@@ -117,20 +125,21 @@ class TrustReport:
     def lines(self) -> list[str]:
         """Every hook, server and variable, one line each (empty when trusting runs nothing)."""
         extra = [self.variables_line()] if self.variables else []
-        return [*self.hook_lines(), *self.server_lines(), *extra]
+        return [*self.hook_lines(), *self.server_lines(), *self.language_server_lines(), *extra]
 
     def summary(self) -> str:
         """The hooks, servers and variables on one line (for the warning line)."""
-        parts = [*self.hook_lines(), *self.server_lines()]
+        parts = [*self.hook_lines(), *self.server_lines(), *self.language_server_lines()]
         if self.variables:
             parts.append(self.variables_line())
         return "; ".join(" ".join(part.split()) for part in parts)
 
 
 def _project_config_parts(
-    path: Path, hooks: HookConfig, servers: list[ServerSpec], problems: list[str]
+    path: Path, hooks: HookConfig, servers: list[ServerSpec], problems: list[str],
+    language: list[tuple[str, str]] | None = None,
 ) -> None:
-    """The `[hooks]` and `[mcp.servers]` of the project config at `path`."""
+    """The `[hooks]`, `[mcp.servers]` and `[lsp.servers]` (those with a command) of the project config at `path`."""
     from agentcli.config import ConfigError, read_toml
     from agentcli.hooks import add_hooks
     from agentcli.mcp import SpecError, parse_server
@@ -141,6 +150,13 @@ def _project_config_parts(
         problems.append(str(exc))
         return
     add_hooks(hooks, doc.get("hooks"), path)
+    lsp = doc.get("lsp")
+    lsp_table: Any = lsp.get("servers") if isinstance(lsp, dict) else None
+    if language is not None and isinstance(lsp_table, dict):
+        for name, raw in lsp_table.items():
+            command = raw.get("command") if isinstance(raw, dict) else None
+            if isinstance(command, list) and command:
+                language.append((str(name), shlex.join(str(part) for part in command)))
     mcp = doc.get("mcp")
     table: Any = mcp.get("servers") if isinstance(mcp, dict) else None
     if not isinstance(table, dict):
@@ -187,8 +203,9 @@ def what_trust_arms(
     servers, problems = read_mcp_json(workspace)
     problems = list(problems)
     config_file = paths.project_config_file(workspace)
+    language: list[tuple[str, str]] = []
     if config_file.exists():
-        _project_config_parts(config_file, hooks, servers, problems)
+        _project_config_parts(config_file, hooks, servers, problems, language)
     servers += _agent_file_servers(workspace, env)
     with_settings = loaded is not None and loaded.project_file is not None
     claude = loaded.claude_ignored() if loaded is not None else []
@@ -198,6 +215,7 @@ def what_trust_arms(
         settings=(tuple(loaded.ignored_settings()) if loaded is not None and with_settings else ()) + tuple(claude),
         hooks=tuple(hook for event in hooks.by_event.values() for hook in event),
         servers=tuple(servers),
+        language_servers=tuple(language),
         problems=tuple(problems + [note for note in hooks.notes if "not read" in note]),
     )
 

@@ -16,6 +16,7 @@ from agentcli.agent import (
     model_summarizer,
     window_and_source,
 )
+from agentcli.lsp import LanguageServers, RootIntel
 from agentcli.subagents.plan import Scopes
 from agentcli.tools import (
     BackgroundShells,
@@ -61,6 +62,12 @@ class AgentKit:
         # The session's additional directories (`additional_dirs`), resolved: a list the conversation keeps up to date
         self.extra_roots: list[Path] = extra_roots if extra_roots is not None else []
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
+        # The session tree's language servers ([lsp]): one per server and root, shared by every agent; a worktree
+        # agent's view roots them in its worktree (servers of its own, started lazily, within `max_servers`).
+        # An untrusted workspace's code runs in no server outside the sandbox (build scripts, a local tsserver).
+        from agentcli.config import trust
+
+        self.lsp = LanguageServers(settings, self.bash_env, sandbox, trusted=trust.is_trusted(workspace))
         fetch = settings.web_fetch
         self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
                                         fetch.max_output_chars, fetch.timeout_seconds, fetch.max_redirects)
@@ -100,6 +107,7 @@ class AgentKit:
             files=self.files if workspace is None else None,
             worktree=workspace is not None,
             extra_roots=self.extra_roots if workspace is None else [],
+            code_intel=RootIntel(self.lsp, (workspace or self.workspace).resolve(), sandbox or self.sandbox),
         )
 
     def searcher(self, model: ResolvedModel) -> WebSearcher:

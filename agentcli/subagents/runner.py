@@ -418,7 +418,8 @@ class SubagentRunner:
             )
 
     async def aclose(self) -> None:
-        """Session end: cancel background tasks and wait for their records to be written."""
+        """Session end: cancel background tasks and wait for their records to be written; stop background commands
+        and language servers."""
         for handle in list(self.handles.values()):
             if handle.background and handle.record.status not in FINISHED_TASK_STATUSES:
                 handle.supervisor.stop("cancelled", SESSION_ENDED)
@@ -426,6 +427,7 @@ class SubagentRunner:
         if jobs:
             await asyncio.gather(*jobs, return_exceptions=True)
         await self.kit.shells.aclose()  # every background command stopped, their output files removed
+        await self.kit.lsp.aclose()  # every language server shut down, its process group gone
 
     # --- events and storage -------------------------------------------------------------------------
 

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
         stop_process_group,
     )
     from agentcli.tools.shell.env import KEY_VARIABLES, session_bash_env
-    from agentcli.tools.shell.reaper import reaper
+    from agentcli.tools.shell.reaper import MARK_VARIABLE, reaper
     from agentcli.tools.web.netguard import WebFetchLimits
     from agentcli.tools.web.search_backends import (
         WebSearcher,
@@ -78,6 +78,7 @@ __all__ = [
     "KEY_VARIABLES",
     "KNOWN_TOOL_NAMES",
     "LSP_OPERATIONS",
+    "MARK_VARIABLE",
     "MESSAGE_TOOL_NAMES",
     "PATH_TOOLS",
     "READ_ONLY_TOOLS",
@@ -184,7 +185,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "stop_process_group",
     ],
     "agentcli.tools.shell.env": ["KEY_VARIABLES", "session_bash_env"],
-    "agentcli.tools.shell.reaper": ["reaper"],
+    "agentcli.tools.shell.reaper": ["MARK_VARIABLE", "reaper"],
     "agentcli.tools.web.netguard": ["WebFetchLimits"],
     "agentcli.tools.web.search_backends": [
         "WebSearcher", "not_configured", "search_absent", "searcher_for", "session_backend",
