@@ -24,6 +24,7 @@ def config_show(
     """Print the effective merged config, the layer each value came from, secrets redacted."""
     from agentcli.config import render_config
     from agentcli.lsp import found_line
+    from agentcli.subagents import deferred_line
     from agentcli.text import json_safe, terminal_safe
     from agentcli.tools import session_sandbox
 
@@ -35,5 +36,6 @@ def config_show(
         sandbox.add_write_roots([d.path for d in loaded.additional_dirs[0]])
         windows = "".join(f"# {line}\n" for line in context_windows(loaded.settings))
         servers = f"# {found_line(loaded.settings)}\n"  # which language servers a session would start
-        text = text.replace("\n\n", f"\n# {sandbox.describe()}\n{servers}{windows}\n", 1)
+        deferred = f"# {deferred_line(loaded.settings.tools.defer)}\n"
+        text = text.replace("\n\n", f"\n# {sandbox.describe()}\n{servers}{deferred}{windows}\n", 1)
     print(json_safe(text) if as_json else terminal_safe(text))  # project config values are untrusted

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from agentcli.subagents.schema import answer_format, compile_schema, document_text
     from agentcli.subagents.supervisor import schema_problem
     from agentcli.subagents.task_tool import ParentLink, TaskArgs, output_tools, task_tools
-    from agentcli.subagents.toolbox import Toolbox
+    from agentcli.subagents.toolbox import Toolbox, deferred_line
     from agentcli.subagents.worktrees.admin import Leftover, age, leftovers, prune, prune_at_start
     from agentcli.subagents.worktrees.worktree import WorktreeError
 
@@ -73,6 +73,7 @@ __all__ = [
     "all_tool_names",
     "answer_format",
     "compile_schema",
+    "deferred_line",
     "document_text",
     "folders",
     "keep_first",
@@ -126,7 +127,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.subagents.schema": ["answer_format", "compile_schema", "document_text"],
     "agentcli.subagents.supervisor": ["schema_problem"],
     "agentcli.subagents.task_tool": ["ParentLink", "TaskArgs", "output_tools", "task_tools"],
-    "agentcli.subagents.toolbox": ["Toolbox"],
+    "agentcli.subagents.toolbox": ["Toolbox", "deferred_line"],
     "agentcli.subagents.worktrees.admin": ["Leftover", "age", "leftovers", "prune", "prune_at_start"],
     "agentcli.subagents.worktrees.worktree": ["WorktreeError"],
 })

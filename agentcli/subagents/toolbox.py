@@ -42,3 +42,19 @@ class Toolbox:
         """Fresh instances of the named tools (all when None), in the toolbox's order; unknown names are skipped."""
         wanted = None if names is None else set(names)
         return [tool() for name, tool in self.classes.items() if wanted is None or name in wanted]
+
+
+def deferred_line(defer: str | list[str]) -> str:
+    """`config show`'s line: which tools `[tools] defer` names in ToolSearch's list instead of sending them."""
+    from agentcli.subagents.messaging.tools import ListAgentsTool, SendMessageTool
+    from agentcli.subagents.task_tool import TASK_TOOL_CLASSES
+    from agentcli.tools import ALL_TOOLS, defer_rule
+
+    deferred = defer_rule(defer)
+    classes: list[Any] = [*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), SendMessageTool, ListAgentsTool]
+    names = [cls.name for cls in classes if deferred(cls)]  # the rule reads class traits alone
+    if defer == "auto":
+        names.append("MCP tools")
+    elif not isinstance(defer, str):
+        names += [name for name in defer if name.endswith("*")]
+    return f"[tools] deferred (loaded through ToolSearch): {', '.join(names) or 'none'}"

@@ -5,19 +5,21 @@ description is the same at every depth, and a cache breakpoint ends the read-onl
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from agentcli.subagents.messaging.tools import ListAgentsTool, SendMessageTool
 from agentcli.subagents.task_tool import TASK_TOOL_CLASSES
 from agentcli.testing.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, Script, Step, ToolCall
+from agentcli.tools import ToolSearchTool
 from agentcli.tools.base import listing_rank
 from agentcli.tools.registry import ALL_TOOLS, READ_ONLY_TOOLS
 from tests.e2e.helpers import MAIN, cli_env, run_cli
 
 #: Every tool class the main agent is given here, by name (their traits decide the order and the break).
 CLASSES = {cls.name: cls for cls in (*ALL_TOOLS.values(), *TASK_TOOL_CLASSES.values(), SendMessageTool,
-                                     ListAgentsTool)}
+                                     ListAgentsTool, ToolSearchTool)}
 
 
 def _task(description: str, subagent_type: str) -> ToolCall:
@@ -40,6 +42,12 @@ def _first(server: FakeLLMServer, mark: str) -> RecordedRequest:
 def _wire(tools: list[dict[str, Any]]) -> str:
     """The tools as they went on the wire (the server parsed the body; key order is kept)."""
     return json.dumps(tools, ensure_ascii=False)
+
+
+def _has(body: dict[str, Any]) -> set[str]:
+    """The tools an agent has: those listed, and the deferred ones its system prompt names (ToolSearch loads them)."""
+    deferred = _system(body).split("# Deferred tools\n", 1)[-1] if "# Deferred tools\n" in _system(body) else ""
+    return {t["name"] for t in body["tools"]} | set(re.findall(r"^- ([\w-]+): ", deferred, re.MULTILINE))
 
 
 def _task_description(body: dict[str, Any]) -> str:
@@ -77,7 +85,7 @@ def test_subagent_tool_lists_are_prefixes_of_the_main_agents(tmp_path: Path) -> 
     for body in (general, worker):
         assert _wire(body["tools"]) == _wire(tools)
     assert _wire(explore["tools"]) == _wire(tools[: len(explore["tools"])])
-    assert set(READ_ONLY_TOOLS) <= {t["name"] for t in explore["tools"]}
+    assert set(READ_ONLY_TOOLS) <= _has(explore)
     assert not any(CLASSES[t["name"]].mutating for t in explore["tools"])
 
     # One Task description at every depth (what a caller may not use is refused when it calls).
@@ -88,7 +96,8 @@ def test_subagent_tool_lists_are_prefixes_of_the_main_agents(tmp_path: Path) -> 
     # explore subagent was given), after the last tool, after the stable part of the system prompt (the date
     # and git status come after it), on the last message: four, the API's limit.
     head = sum(1 for t in tools if listing_rank(CLASSES[t["name"]]) <= 1)
-    assert head == len(explore["tools"]) and set(READ_ONLY_TOOLS) <= {t["name"] for t in tools[:head]}
+    assert head == len(explore["tools"]) and tools[head - 1]["name"] == "ToolSearch"
+    assert {t["name"] for t in tools[:head]} == {t["name"] for t in explore["tools"]}
     assert [i for i, t in enumerate(tools) if "cache_control" in t] == [head - 1, len(tools) - 1]
     stable, current = main["system"]
     assert "cache_control" in stable and "cache_control" not in current
