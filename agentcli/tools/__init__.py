@@ -1,8 +1,8 @@
-"""The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS), `search/` (Glob, Grep), `shell/`
-(Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt, namespaces), `web/`
-(WebFetch, WebSearch), `permissions/` (the policy, its rules, guarded files); beside them what every tool shares:
-the `Tool` base and its traits (`base`), argument schemas, the registry, workspace paths and globs, LoadTool
-(`on_demand`) and TodoWrite.
+"""The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS, NotebookEdit, LSP), `search/`
+(Glob, Grep), `shell/` (Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt,
+namespaces), `web/` (WebFetch, WebSearch), `permissions/` (the policy, its rules, guarded files); beside them what
+every tool shares: the `Tool` base and its traits (`base`), what the tools ask of language servers (`code_intel`),
+argument schemas, the registry, workspace paths and globs, LoadTool (`on_demand`) and TodoWrite.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     )
     from agentcli.tools.code_intel import (
         LSP_OPERATIONS,
+        MAX_DIAGNOSTICS,
+        SEVERITY_RANK,
         CodeIntel,
         Diagnostic,
         EditDiagnostics,
@@ -73,14 +75,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_TOOLS",
-    "LSP_OPERATIONS",
     "DRAIN_GRACE_SECONDS",
     "EDIT_TOOLS",
     "KEY_VARIABLES",
     "KNOWN_TOOL_NAMES",
+    "LSP_OPERATIONS",
+    "MAX_DIAGNOSTICS",
     "MESSAGE_TOOL_NAMES",
     "PATH_TOOLS",
     "READ_ONLY_TOOLS",
+    "SEVERITY_RANK",
     "SKILL_TOOL_NAME",
     "SKIP_DIRS",
     "TASK_TOOL_NAMES",
@@ -140,7 +144,10 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.arg_schema": ["self_contained"],
-    "agentcli.tools.code_intel": ["LSP_OPERATIONS", "CodeIntel", "Diagnostic", "EditDiagnostics", "diagnostics_text"],
+    "agentcli.tools.code_intel": [
+        "LSP_OPERATIONS", "MAX_DIAGNOSTICS", "SEVERITY_RANK", "CodeIntel", "Diagnostic", "EditDiagnostics",
+        "diagnostics_text",
+    ],
     "agentcli.tools.base": [
         "FileAccess",
         "FileLocks",

@@ -74,7 +74,7 @@ def test_explore_subagent_reads_a_file_and_answers_the_parent(api: str, tmp_path
     user_messages = [m for m in body["messages"] if m["role"] == "user"]
     assert len(user_messages) == 1 and "Where is load_config defined?" in str(user_messages[0])
     tools = {t.get("name") or t["function"]["name"] for t in body["tools"]}
-    assert tools == {"LS", "Glob", "Grep", "Read", "TodoWrite", "SendMessage", "ListAgents"}
+    assert tools == {"LS", "Glob", "Grep", "Read", "TodoWrite", "LSP", "SendMessage", "ListAgents"}
 
 
 def test_three_task_calls_in_one_turn_run_at_once(tmp_path: Path) -> None:
