@@ -198,7 +198,8 @@ async def test_a_failing_server_never_breaks_the_edit(llm: ScriptedLLM, workspac
 
 async def test_nonsense_from_a_server_never_breaks_the_edit(llm: ScriptedLLM, workspace: Path) -> None:
     odd = Diagnostic("src/app.py", 1, 1, "fatal", "?")  # type: ignore[arg-type]  # a severity it may not send
-    intel = RecordingCodeIntel(EditDiagnostics((odd,)))
+    broken = Diagnostic("src/app.py", 1, 1, "error", None)  # type: ignore[arg-type]  # no message at all
+    intel = RecordingCodeIntel(EditDiagnostics((odd, broken)))
     loop, events = _run(llm, workspace, intel, ToolCall(name="Write", input={"file_path": "b.py", "content": ""}))
     block = await _result(loop)
     assert block.content == "Created b.py (0 lines)" and _finished(events).diagnostics == []
