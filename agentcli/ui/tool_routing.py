@@ -114,4 +114,4 @@ def _diagnostic_line(found: dict[str, Any]) -> tuple[str, str]:
     rule = " ".join(str(found[key]) for key in ("source", "code") if found.get(key))
     where = f"{found.get('path', '')}:{found.get('line', '?')}:{found.get('column', '?')}"
     text = f"{where} {' '.join(str(found.get('message', '')).split())}" + (f" [{rule}]" if rule else "")
-    return str(found.get("severity", "")), terminal_safe(text)
+    return terminal_safe(str(found.get("severity", "")))[:12], terminal_safe(text)

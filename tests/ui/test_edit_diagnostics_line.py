@@ -75,6 +75,8 @@ async def test_many_findings_are_capped_and_a_clean_edit_has_none() -> None:
 async def test_server_text_is_shown_as_text() -> None:
     app = RouterApp()
     async with app.run_test() as pilot:
-        view = await _edit(app, pilot, "e1", [_found(3, message="[bold]x[/bold] \x1b[2J\nsecond  line")])
-        (_, shown) = str(view.render()).splitlines()
+        view = await _edit(app, pilot, "e1", [_found(3, message="[bold]x[/bold] \x1b[2J\nsecond  line"),
+                                              _found(4, severity="\x1b[31mfatal")])
+        (_, shown, odd) = str(view.render()).splitlines()
         assert "[bold]x[/bold]" in shown and "\x1b" not in shown and "second line" in shown
+        assert "\x1b" not in odd and odd.endswith("src/app.py:4:5 problem 4 [basedpyright reportX]")
