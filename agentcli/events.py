@@ -93,6 +93,9 @@ class ToolCallFinishedEvent(_Event):
     todos: list[dict[str, str]] | None = None  # a TodoWrite call's whole list now: [{id, content, status}]
     # What Claude Code records of the call (stream-json's `tool_use_result`): a WebSearch's query, results, answer
     tool_use_result: dict[str, Any] | None = None
+    # The errors and warnings an edit introduced, as its language server reported them (errors first, capped):
+    # [{path, line, column, severity, message, source, code}]; the same findings end its `output` as text
+    diagnostics: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ToolCallStreamingEvent(_Event):

@@ -15,7 +15,7 @@ Content = ContentToolCallContent | FileEditToolCallContent
 #: agentcli's tools by the ACP kind an editor picks an icon for; every other tool (MCP tools, messages) is `other`.
 KINDS: dict[str, ToolKind] = {
     "Read": "read",
-    "LS": "search", "Glob": "search", "Grep": "search",
+    "LS": "search", "Glob": "search", "Grep": "search", "LSP": "search",
     "Write": "edit", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit",
     "Bash": "execute",
     "WebFetch": "fetch", "WebSearch": "fetch",
@@ -62,7 +62,8 @@ def _absolute(raw: object, workspace: Path) -> str | None:
 
 
 def locations_of(name: str, args: dict[str, Any], workspace: Path) -> list[ToolCallLocation]:
-    """The file or folder a call reads, edits or searches (Read: the line it starts at)."""
+    """The file or folder a call reads, edits or searches (Read: the line it starts at; LSP: the line it asks
+    about)."""
     raw = (args.get("file_path") if name in ("Read", "Write", "Edit", "MultiEdit")
            else args.get("notebook_path") if name == "NotebookEdit" else args.get("path"))
     if name not in KINDS or kind_of(name) not in ("read", "edit", "search"):
@@ -70,8 +71,8 @@ def locations_of(name: str, args: dict[str, Any], workspace: Path) -> list[ToolC
     path = _absolute(raw, workspace) if raw is not None else (str(workspace) if name != "Read" else None)
     if path is None:
         return []
-    offset = args.get("offset")
-    line = offset if name == "Read" and isinstance(offset, int) and offset > 0 else None
+    offset = args.get("offset") if name == "Read" else args.get("line") if name == "LSP" else None
+    line = offset if isinstance(offset, int) and offset > 0 else None
     return [ToolCallLocation(path=path, line=line)]
 
 

@@ -1,5 +1,6 @@
 """The agent loop: `AgentLoop` runs one agent's turns; `model_request` builds, sizes and streams one request,
-`tool_calls` runs a turn's calls, `tool_offer` says which tools a request offers (a small window's lean prompt),
+`tool_calls` runs a turn's calls (`edit_diagnostics`: what the language servers say of its edits and
+reads), `tool_offer` says which tools a request offers (a small window's lean prompt),
 `spending` and `ledger` count what requests cost, `session` holds an agent's messages, `compaction` keeps its context
 in its window and `cuts` says why a reply was cut.
 """

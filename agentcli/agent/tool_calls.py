@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agentcli.agent.edit_diagnostics import DIAGNOSTICS_KEY, touch_read, watch_edit
 from agentcli.agent.session import Session
 from agentcli.diffs import FileDiff
 from agentcli.events import Event, EventSink, ToolCallFinishedEvent, ToolCallStartedEvent, ToolOutputEvent
@@ -208,7 +209,16 @@ class ToolCalls:
                 args = tool.parse(changed)
             except ToolError as exc:
                 return ToolResult(f"The approved arguments are invalid: {exc}", is_error=True)
-        deadline = None if tool.own_time_limit else ctx.tool_timeout_seconds  # starts after approval
+        watch = await watch_edit(tool, args, ctx)  # an edit: what its language server knows before it
+        result = await self._run_tool(tool, args, ctx)
+        if watch is not None:
+            return await watch.finish(result, ctx)  # the diagnostics it introduced, appended
+        touch_read(tool, args, ctx, result)
+        return result
+
+    async def _run_tool(self, tool: Tool[Any], args: Any, ctx: ToolContext) -> ToolResult:
+        """The call itself, under its deadline (which starts after approval); a failure is a result."""
+        deadline = None if tool.own_time_limit else ctx.tool_timeout_seconds
         try:
             async with asyncio.timeout(deadline) as timer:
                 return await tool.run(args, ctx)
@@ -238,6 +248,7 @@ class ToolCalls:
                 diff=_diff(result),
                 todos=_todos(result.metadata.get("todos")),
                 tool_use_result=search if isinstance(search := result.metadata.get("search"), dict) else None,
+                diagnostics=_diagnostics(result),
             )
         )
 
@@ -302,6 +313,12 @@ def _diff(result: ToolResult) -> FileDiff | None:
     """The diff a successful write reports in its metadata, or None."""
     diff = result.metadata.get("diff")
     return diff if isinstance(diff, FileDiff) and not result.is_error else None
+
+
+def _diagnostics(result: ToolResult) -> list[dict[str, Any]]:
+    """The findings a successful edit introduced (`edit_diagnostics`), or none."""
+    found = result.metadata.get(DIAGNOSTICS_KEY)
+    return [d for d in found if isinstance(d, dict)] if isinstance(found, list) and not result.is_error else []
 
 
 def _raw_summary(raw: dict[str, Any]) -> str:

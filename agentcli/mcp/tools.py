@@ -46,7 +46,7 @@ class McpTool(Tool[McpArgs]):
     args_model = McpArgs
     mutating = True
     external = True  # listed after agentcli's own tools, whose order (and the prompt cache) it never disturbs
-    on_demand = True  # a lean prompt (a small window) offers it once loaded (LoadTool)
+    on_demand = True  # rarely needed: deferred, loaded through ToolSearch ([tools] defer)
     own_time_limit = True  # the manager's [mcp] call_timeout_seconds, not [agent] tool_timeout_seconds
     server: ClassVar[str]
     remote_name: ClassVar[str]

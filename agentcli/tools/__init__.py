@@ -1,8 +1,8 @@
-"""The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS), `search/` (Glob, Grep), `shell/`
-(Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt, namespaces), `web/`
-(WebFetch, WebSearch), `permissions/` (the policy, its rules, guarded files); beside them what every tool shares:
-the `Tool` base and its traits (`base`), argument schemas, the registry, workspace paths and globs, ToolSearch
-(deferred tools) and TodoWrite.
+"""The tools an agent calls, by family: `files/` (Read, Write, Edit, MultiEdit, LS, NotebookEdit, LSP), `search/`
+(Glob, Grep), `shell/` (Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt,
+namespaces), `web/` (WebFetch, WebSearch), `permissions/` (the policy, its rules, guarded files); beside them what
+every tool shares: the `Tool` base and its traits (`base`), what the tools ask of language servers (`code_intel`),
+argument schemas, the registry, workspace paths and globs, ToolSearch (deferred tools) and TodoWrite.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     )
     from agentcli.tools.code_intel import (
         LSP_OPERATIONS,
+        MAX_DIAGNOSTICS,
+        SEVERITY_RANK,
         CodeIntel,
         Diagnostic,
         EditDiagnostics,
@@ -79,9 +81,11 @@ __all__ = [
     "KNOWN_TOOL_NAMES",
     "LSP_OPERATIONS",
     "MARK_VARIABLE",
+    "MAX_DIAGNOSTICS",
     "MESSAGE_TOOL_NAMES",
     "PATH_TOOLS",
     "READ_ONLY_TOOLS",
+    "SEVERITY_RANK",
     "SKILL_TOOL_NAME",
     "SKIP_DIRS",
     "TASK_TOOL_NAMES",
@@ -143,7 +147,10 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.arg_schema": ["self_contained"],
-    "agentcli.tools.code_intel": ["LSP_OPERATIONS", "CodeIntel", "Diagnostic", "EditDiagnostics", "diagnostics_text"],
+    "agentcli.tools.code_intel": [
+        "LSP_OPERATIONS", "MAX_DIAGNOSTICS", "SEVERITY_RANK", "CodeIntel", "Diagnostic", "EditDiagnostics",
+        "diagnostics_text",
+    ],
     "agentcli.tools.base": [
         "FileAccess",
         "FileLocks",

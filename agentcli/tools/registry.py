@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from agentcli.tools.base import Tool
+from agentcli.tools.files.lsp import LSPTool
 from agentcli.tools.files.notebook_edit import NotebookEditTool
 from agentcli.tools.files.read import LSTool, ReadTool
 from agentcli.tools.files.write import EditTool, MultiEditTool, WriteTool
@@ -29,6 +30,7 @@ ALL_TOOLS: dict[str, type[Tool[Any]]] = {
         ReadTool, WriteTool, EditTool, MultiEditTool, LSTool, GlobTool, GrepTool, BashTool, TodoWriteTool, WebFetchTool,
         NotebookEditTool,
         WebSearchTool,
+        LSPTool,
     )
 }
 

@@ -79,6 +79,8 @@ class ToolItem:
     expanded: bool = False
     started: float | None = None  # monotonic time it started, for the ticking clock while it runs
     tail: str = ""  # the last lines of its output while it runs (Bash), terminal-safe
+    # The errors and warnings a finished edit introduced (its language server's): (severity, line), terminal-safe
+    diagnostics: list[tuple[str, str]] = field(default_factory=list)
 
     def elapsed_seconds(self) -> float:
         """Seconds it has run so far (while running), else its duration."""

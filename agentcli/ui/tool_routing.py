@@ -4,6 +4,7 @@ TodoWrite call as the turn's checklist instead."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from agentcli.events import ToolCallFinishedEvent, ToolCallStartedEvent, ToolCallStreamingEvent, ToolOutputEvent
 from agentcli.text import terminal_safe
@@ -87,6 +88,7 @@ class ToolRouting(RouterState):
         item.code = code
         item.short_result = short
         item.diff = event.diff
+        item.diagnostics = [_diagnostic_line(found) for found in event.diagnostics]
         view = self.views.tool_view(item)
         if view is not None:
             view.refresh_state()
@@ -105,3 +107,11 @@ class ToolRouting(RouterState):
             view.refresh_state()
         if owner is not None:
             self.dirty_blocks[owner] = None
+
+
+def _diagnostic_line(found: dict[str, Any]) -> tuple[str, str]:
+    """One finding of `ToolCallFinishedEvent.diagnostics` as (severity, `path:line:column message [rule]`)."""
+    rule = " ".join(str(found[key]) for key in ("source", "code") if found.get(key))
+    where = f"{found.get('path', '')}:{found.get('line', '?')}:{found.get('column', '?')}"
+    text = f"{where} {' '.join(str(found.get('message', '')).split())}" + (f" [{rule}]" if rule else "")
+    return terminal_safe(str(found.get("severity", "")))[:12], terminal_safe(text)

@@ -1,4 +1,4 @@
-"""What an editor is shown of NotebookEdit and Read: the `edit` kind and the notebook's location."""
+"""What an editor is shown of NotebookEdit, Read and LSP: their kinds and the locations they are about."""
 
 from __future__ import annotations
 
@@ -13,3 +13,11 @@ def test_notebookedit_is_an_edit_of_its_notebook(tmp_path: Path) -> None:
     assert location.path == str(tmp_path / "nb/a.ipynb") and location.line is None
     (read,) = locations_of("Read", {"file_path": "report.pdf", "pages": "2-3"}, tmp_path)
     assert read.path == str(tmp_path / "report.pdf")
+
+
+def test_lsp_is_a_search_at_the_place_it_asks_about(tmp_path: Path) -> None:
+    assert kind_of("LSP") == "search"
+    (hover,) = locations_of("LSP", {"operation": "hover", "path": "src/a.py", "line": 12, "column": 5}, tmp_path)
+    assert hover.path == str(tmp_path / "src/a.py") and hover.line == 12
+    (symbols,) = locations_of("LSP", {"operation": "workspace_symbols", "query": "load"}, tmp_path)
+    assert symbols.path == str(tmp_path) and symbols.line is None

@@ -51,7 +51,8 @@ def test_a_fork_keeps_its_parents_system_prompt_and_model_and_carries_its_role_i
     assert plan.model == MODEL  # the parent's, not explore's light model: the history and its cache are main's
     message = plan.user_message
     assert message.startswith("You are now a fork of the conversation above: a subagent of type explore")
-    assert "Of the tools above you may call Read, LS, Glob, Grep, TodoWrite, SendMessage, ListAgents; a call" in message
+    tools = "Read, LS, Glob, Grep, TodoWrite, LSP, SendMessage, ListAgents"
+    assert f"Of the tools above you may call {tools}; a call" in message
     assert "as a fork, you do" in message
     assert "# Task\nDo the work" in message and message.endswith("# Prompt\np\n\n# Expected response\na list")
     assert "use tabs" not in message  # the project's instructions are in the parent's system prompt already

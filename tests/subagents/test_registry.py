@@ -9,7 +9,7 @@ import pytest
 from agentcli.subagents.definitions.agent_files import AgentType, all_tool_names
 from agentcli.subagents.definitions.registry import AgentRegistry
 
-READ_ONLY = ("LS", "Glob", "Grep", "Read", "TodoWrite")
+READ_ONLY = ("LS", "Glob", "Grep", "Read", "TodoWrite", "LSP")
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_builtins_present_with_read_only_explore_plan_summary(tmp_path: Path, ho
         agent = reg.types[name]
         assert agent.read_only and agent.model == model and agent.scope == "built-in"
         assert agent.allowed_tools(all_tool_names()) == [
-            "Read", "LS", "Glob", "Grep", "TodoWrite", "SendMessage", "ListAgents"]
+            "Read", "LS", "Glob", "Grep", "TodoWrite", "LSP", "SendMessage", "ListAgents"]
         assert "subagent" in agent.prompt and "final answer" in agent.prompt
         assert len(agent.description) > 60
     assert "path:line" in reg.types["explore"].prompt

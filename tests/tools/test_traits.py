@@ -29,10 +29,10 @@ def task_tool_classes() -> list[type[Tool[Any]]]:
 
 
 def test_name_sets_follow_the_traits() -> None:
-    assert set(registry.READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite"}
+    assert set(registry.READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite", "LSP"}
     assert registry.EDIT_TOOLS == ("Write", "Edit", "MultiEdit", "NotebookEdit")
-    assert set(registry.PATH_TOOLS) == {"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "LS"}
-    assert set(registry.FILE_SHOWING_TOOLS) == {"Read", "Edit", "MultiEdit", "NotebookEdit"}
+    assert set(registry.PATH_TOOLS) == {"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "LS", "LSP"}
+    assert set(registry.FILE_SHOWING_TOOLS) == {"Read", "Edit", "MultiEdit", "NotebookEdit", "LSP"}
     assert set(agent_files.WRITE_TOOLS) == {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}
     assert agent_files.all_tool_names() == (
         *registry.ALL_TOOLS, "Task", "TaskOutput", "TaskCancel", "SendMessage", "ListAgents")
@@ -73,7 +73,7 @@ def test_permission_rules_use_the_trait_sets() -> None:
     assert [name for name in registry.ALL_TOOLS if edit_rule.covers(name)] == list(registry.EDIT_TOOLS)
     read_rule = PermissionRule.parse("Read(secret/**)")
     assert [name for name in registry.ALL_TOOLS if read_rule.denies(name)] == ["Read", "Edit", "MultiEdit",
-                                                                                "NotebookEdit"]
+                                                                                "NotebookEdit", "LSP"]
 
 
 def _literal_name_sets(path: Path) -> list[tuple[int, list[str]]]:

@@ -130,7 +130,7 @@ class NotebookEditTool(Tool[NotebookEditArgs]):
     """Replace, insert or delete one cell of a Jupyter notebook."""
 
     name: ClassVar[str] = "NotebookEdit"
-    on_demand: ClassVar[bool] = True  # rarely needed: a lean prompt offers it once loaded (LoadTool)
+    on_demand: ClassVar[bool] = True  # rarely needed: deferred, loaded through ToolSearch ([tools] defer)
     args_model: ClassVar[type[ToolArgs]] = NotebookEditArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True

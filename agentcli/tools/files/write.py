@@ -353,7 +353,7 @@ class MultiEditTool(Tool[MultiEditArgs]):
     """Several exact replacements in one file, atomically."""
 
     name: ClassVar[str] = "MultiEdit"
-    on_demand: ClassVar[bool] = True  # rarely needed: a lean prompt offers it once loaded (LoadTool)
+    on_demand: ClassVar[bool] = True  # rarely needed: deferred, loaded through ToolSearch ([tools] defer)
     args_model: ClassVar[type[ToolArgs]] = MultiEditArgs
     edits_files: ClassVar[bool] = True
     mutating: ClassVar[bool] = True

@@ -102,7 +102,7 @@ class WebFetchTool(Tool[WebFetchArgs]):
     """Fetch a URL and return its text."""
 
     name: ClassVar[str] = "WebFetch"
-    on_demand: ClassVar[bool] = True  # rarely needed: a lean prompt offers it once loaded (LoadTool)
+    on_demand: ClassVar[bool] = True  # rarely needed: deferred, loaded through ToolSearch ([tools] defer)
     args_model: ClassVar[type[ToolArgs]] = WebFetchArgs
     mutating: ClassVar[bool] = True  # it reaches the network: ask mode asks
     network_only: ClassVar[bool] = True  # but writes nothing here: an agent type with it may be read-only

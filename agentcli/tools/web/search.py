@@ -57,7 +57,7 @@ class WebSearchTool(Tool[WebSearchArgs]):
     """Search the web."""
 
     name: ClassVar[str] = "WebSearch"
-    on_demand: ClassVar[bool] = True  # rarely needed: a lean prompt offers it once loaded (LoadTool)
+    on_demand: ClassVar[bool] = True  # rarely needed: deferred, loaded through ToolSearch ([tools] defer)
     args_model: ClassVar[type[ToolArgs]] = WebSearchArgs
     mutating: ClassVar[bool] = True  # it sends the query out: ask mode asks
     network_only: ClassVar[bool] = True  # but writes nothing here: an agent type with it may be read-only

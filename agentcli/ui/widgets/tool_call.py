@@ -1,7 +1,7 @@
 """A tool call as one compact line (status icon, name, argument summary), with its output on demand.
 
 A finished Edit, MultiEdit, NotebookEdit or Write shows `+12 −3` on its line and, expanded, the coloured diff of
-what it wrote.
+what it wrote; under its line, the errors (red) and warnings (yellow) its language server found it introduced.
 """
 
 from __future__ import annotations
@@ -39,6 +39,22 @@ def output_excerpt(output: str) -> str:
     if more > 0:
         text += f"\n… ({more} more lines)"
     return text or "(no output)"
+
+
+DIAGNOSTIC_WIDTH = 160
+MAX_DIAGNOSTIC_LINES = 5  # of an edit's new errors and warnings under its line (the model reads them all)
+DIAGNOSTIC_STYLES = {"error": "$text-error", "warning": "$text-warning"}
+
+
+def diagnostics_content(found: list[tuple[str, str]]) -> Content:
+    """An edit's new errors (red) and warnings (yellow), one indented line each, capped with a count of the rest."""
+    lines: list[Content | tuple[str, str] | str] = []
+    for severity, text in found[:MAX_DIAGNOSTIC_LINES]:
+        style = DIAGNOSTIC_STYLES.get(severity, "$text-muted")
+        lines += ["\n" if lines else "", (f"  {severity} ", f"bold {style}"), (_clip(text, DIAGNOSTIC_WIDTH), style)]
+    if len(found) > MAX_DIAGNOSTIC_LINES:
+        lines += ["\n", (f"  … and {len(found) - MAX_DIAGNOSTIC_LINES} more", "$text-muted")]
+    return Content.assemble(*lines)
 
 
 LIVE_TAIL_LINES = 3
@@ -89,16 +105,19 @@ class ToolCallView(Static, can_focus=True):
     def refresh_state(self) -> None:
         """Re-render from the item."""
         self.update_classes({"-expanded": self.item.expanded, "-error": self.item.status == "error"})
+        head = self.header()
+        if self.item.diagnostics:  # an edit's new errors and warnings, under its line whether expanded or not
+            head = Content.assemble(head, "\n", diagnostics_content(self.item.diagnostics))
         if self.item.expanded and self.item.status != "running":
             if self.item.diff is not None:
-                body = Content.assemble(self.header(), "\n", diff_content(self.item.diff, max_lines=MAX_DIFF_LINES))
+                body = Content.assemble(head, "\n", diff_content(self.item.diff, max_lines=MAX_DIFF_LINES))
             else:
-                body = Content.assemble(self.header(), "\n", (output_excerpt(self.item.output), "$text-muted"))
+                body = Content.assemble(head, "\n", (output_excerpt(self.item.output), "$text-muted"))
             self.update(body)
         elif self.item.status == "running" and self.item.tail:  # a running command's latest output, live
-            self.update(Content.assemble(self.header(), "\n", (live_tail(self.item.tail), "$text-muted")))
+            self.update(Content.assemble(head, "\n", (live_tail(self.item.tail), "$text-muted")))
         else:
-            self.update(self.header())
+            self.update(head)
 
     def action_toggle_output(self) -> None:
         """Show or hide the output."""
