@@ -225,7 +225,7 @@ class Tool(ABC, Generic[A]):
     # no command, so a type that has it can still be read-only (its subagents get read-only tools all the same)
     external: ClassVar[bool] = False  # offered by an outside server (MCP): listed after agentcli's own tools
     every_agent: ClassVar[bool] = False  # every agent of a delegation tree has it, whatever its type (SendMessage)
-    on_demand: ClassVar[bool] = False  # rarely needed: deferred ([tools] defer = "auto", a lean prompt): loaded through ToolSearch
+    on_demand: ClassVar[bool] = False  # rarely needed: deferred (defer = "auto", lean prompts), loaded by ToolSearch
 
     def description(self) -> str:
         """The markdown description in `prompts/tools/<name>.md`."""
