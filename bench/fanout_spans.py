@@ -3,9 +3,10 @@
 Run: python bench/fanout_spans.py [--fanout 16] [--runs 3] [--latency-ms 500]
 
 bench/delegation.py's efficiency run (fake server in its own process, a real runner, store and event recorder)
-with each step below wrapped to add up its own wall time, per subagent. The steps run on the event loop's thread
-one after another, so each one's milliseconds hold back the subagents started after it (dispatch) or the parent's
-next request (return). A step that calls another is counted whole, so nested steps overlap.
+with each step below wrapped to add up its own wall time, per subagent (an awaited step's includes its waits).
+The steps run on the event loop's thread one after another, so each one's milliseconds hold back the subagents
+started after it (dispatch) or the parent's next request (return). A step that calls another is counted whole,
+so nested steps overlap.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import delegation
 from agentcli.agent import loop as agent_loop
 from agentcli.agent import spending
 from agentcli.llm import anthropic as anthropic_adapter
+from agentcli.llm import prices
 from agentcli.store import db
 from agentcli.subagents import agent_kit, plan, results, runner, supervisor
 from agentcli.subagents.result_cache import cache
@@ -49,14 +51,29 @@ STEPS: list[tuple[Any, str, str, str]] = [
     (anthropic_adapter, "request_params", "provider params of the request", "both"),
     (supervisor.Supervisor, "relay", "relay a child event to the parent", "both"),
     (spending.Spending, "response", "price and ledger of a response", "return"),
+    (prices, "_calc", "  of which its price (genai-prices)", "return"),
+    (spending.Spending, "_event", "  of which its UsageEvent", "return"),
     (runner, "close_record", "close the record", "return"),
     (cache.ResultCache, "finished", "result cache: a task finished", "return"),
     (results, "parent_result", "format the parent's result", "return"),
+    (runner.SubagentRunner, "_store_record", "store the final record, awaited (wall, waits included)", "return"),
+    (runner.SubagentRunner, "_end_commands", "end its background commands (wall)", "return"),
     (db.Store, "record", "store: queue a write", "both"),
 ]
 
 
 def _timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    if asyncio.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def waited(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                SPENT[label] += time.perf_counter() - start
+                CALLS[label] += 1
+        return waited
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
