@@ -12,7 +12,10 @@ server's clock. Two windows, from the server's log:
 Each window's samples are summed per function: the innermost agentcli frame (`ours`), and the agentcli frame an
 event-loop callback entered first (`entry`: which piece of work it was); a sample in the selector's wait is
 `idle` (the loop waited on a thread or the network). Sampling slows the process: the shares are the figure,
-the absolute milliseconds are inflated. Without --no-netns it re-runs itself under `unshare -rn` as peers.py does.
+the absolute milliseconds are inflated. The sampler is a thread: it gets the GIL most often where the main thread
+lets go of it (a syscall: a log write, os.urandom, a stat, a socket call), so functions that make one are
+over-weighted; bench/fanout_spans.py times the steps themselves. Without --no-netns it re-runs itself under
+`unshare -rn` as peers.py does.
 """
 
 from __future__ import annotations
