@@ -277,6 +277,7 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, help="only profile one fan-out of this many subagents")
     parser.add_argument("--tree-files", type=int, default=2000, help="files of the tree the cache-hit run greps")
     parser.add_argument("--only-cache", action="store_true", help="only the cache-hit figures")
+    parser.add_argument("--only-efficiency", action="store_true", help="only the parallel-efficiency figures")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp).resolve()
@@ -285,6 +286,9 @@ def main() -> None:
         asyncio.run(overhead(workspace, 3))  # warm imports and caches
         if args.profile:
             profile(workspace, args.profile, args.latency_ms)
+            return
+        if args.only_efficiency:
+            efficiency_figures(workspace, args.latency_ms, args.sizes, args.repeat)
             return
         for i in range(args.tree_files):
             folder = workspace / "tree" / f"d{i // 100:03d}"
@@ -324,26 +328,30 @@ def main() -> None:
         print(f"  delivery latency (the above minus the model wait)  {gap_msg:7.2f} ms")
         print(f"  the same turn boundary without a message           {gap_plain:7.2f} ms"
               f"  (ratio {gap_msg / gap_plain if gap_plain else float('nan'):.2f})")
-        print(f"Parallel efficiency, {args.latency_ms} ms per subagent model call (ideal wall {args.latency_ms} ms),"
-              f" medians of {args.repeat}")
-        print("  (dispatch first/last = parent response end -> first/last subagent request; back = last subagent"
-              " response end -> parent request)")
-        _, _, one = asyncio.run(efficiency(workspace, 1, args.latency_ms))
-        for n in (int(s) for s in args.sizes.split(",")):
-            runs = []
-            for _ in range(args.repeat):  # interleaved with a one-subagent run: the per-subagent CPU is the difference
-                runs.append(asyncio.run(efficiency(workspace, n, args.latency_ms)))
-                _, _, one = asyncio.run(efficiency(workspace, 1, args.latency_ms))
-                runs[-1][2]["loop_cpu_1"] = one["loop_cpu"]
-            wall = statistics.median(r[0] for r in runs)
-            eff = statistics.median(r[1] for r in runs)
-            fig = {k: statistics.median(r[2][k] for r in runs) for k in runs[0][2]}
-            per = (fig["loop_cpu"] - fig["loop_cpu_1"]) / max(n - 1, 1)
-            print(f"  N={n:3d}: wall {wall * 1000:7.1f} ms  efficiency {eff:5.2f}  dispatch first {fig['first']:5.1f}"
-                  f" last {fig['last']:6.1f} ms  back {fig['back']:5.1f} ms")
-            print(f"         event-loop CPU per extra subagent {per:5.2f} ms;  run CPU: loop thread"
-                  f" {fig['loop_cpu']:6.1f}"
-                  f" ms, whole process {fig['process_cpu']:6.1f} ms")
+        efficiency_figures(workspace, args.latency_ms, args.sizes, args.repeat)
+
+
+def efficiency_figures(workspace: Path, latency_ms: int, sizes: str, repeat: int) -> None:
+    """Section 2: parallel efficiency per fan-out size, with the event loop's CPU per extra subagent."""
+    print(f"Parallel efficiency, {latency_ms} ms per subagent model call (ideal wall {latency_ms} ms),"
+          f" medians of {repeat}")
+    print("  (dispatch first/last = parent response end -> first/last subagent request; back = last subagent"
+          " response end -> parent request)")
+    _, _, one = asyncio.run(efficiency(workspace, 1, latency_ms))
+    for n in (int(s) for s in sizes.split(",")):
+        runs = []
+        for _ in range(repeat):  # interleaved with a one-subagent run: the per-subagent CPU is the difference
+            runs.append(asyncio.run(efficiency(workspace, n, latency_ms)))
+            _, _, one = asyncio.run(efficiency(workspace, 1, latency_ms))
+            runs[-1][2]["loop_cpu_1"] = one["loop_cpu"]
+        wall = statistics.median(r[0] for r in runs)
+        eff = statistics.median(r[1] for r in runs)
+        fig = {k: statistics.median(r[2][k] for r in runs) for k in runs[0][2]}
+        per = (fig["loop_cpu"] - fig["loop_cpu_1"]) / max(n - 1, 1)
+        print(f"  N={n:3d}: wall {wall * 1000:7.1f} ms  efficiency {eff:5.2f}  dispatch first {fig['first']:5.1f}"
+              f" last {fig['last']:6.1f} ms  back {fig['back']:5.1f} ms")
+        print(f"         event-loop CPU per extra subagent {per:5.2f} ms;  run CPU: loop thread {fig['loop_cpu']:6.1f}"
+              f" ms, whole process {fig['process_cpu']:6.1f} ms")
 
 
 if __name__ == "__main__":

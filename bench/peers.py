@@ -56,9 +56,14 @@ that carries the prompt and offers the client's file-reading tool, and the one a
 - task: one delegation call; hop latencies: dispatch (end of the parent's answer -> the subagent's request)
   and return (end of the subagent's answer -> the parent's next request);
 - fanout: --fanout delegation calls in one answer, each subagent one model call; efficiency = one model
-  call's latency / (end of the parent's answer -> its next request).
-Under the table: start->1st request and wall over the floor's in the same round (median of the per-round
-ratios, steadier than the medians when other work shares the machine).
+  call's latency / (end of the parent's answer -> its next request); fan 1st / last sub (end of the parent's
+  answer -> the first / last subagent request) and fan return (end of the last subagent answer -> the parent's
+  next request).
+Under the table: start->1st request, wall and fan-out efficiency over the floor's in the same round (median of
+the per-round ratios, steadier than the medians when other work shares the machine).
+--base REF adds `agentcli@REF`: this checkout's code as of git commit REF (`git archive`, on PYTHONPATH), driven
+the same way and interleaved with the others, so a change and its base are measured in one run;
+--scenarios picks a subset (e.g. fanout).
 """
 
 from __future__ import annotations
@@ -195,6 +200,16 @@ def all_clients(fanout: int) -> list[Client]:
     ]
 
 
+def base_client(fanout: int, ref: str, tree: Path) -> Client:
+    """agentcli as of `ref` (a `git archive` of it in `tree`), run by this interpreter and its packages: the same
+    driving as `agentcli`, so a change and its base are measured side by side in one run."""
+    own = next(c for c in all_clients(fanout) if c.name == "agentcli")
+    subprocess.run(f"git archive --format=tar {ref} | tar -x -C {tree}", shell=True, check=True,
+                   cwd=Path(__file__).resolve().parent)
+    return Client(f"agentcli@{ref}", own.command, own.read_tool, own.read, own.task,
+                  lambda base: {**own.env(base), "PYTHONPATH": str(tree)})
+
+
 def clients(fanout: int, only: set[str] | None) -> tuple[list[Client], list[str]]:
     """The clients to run, and a line for each peer that is skipped."""
     found, skipped = [], []
@@ -255,6 +270,9 @@ class Run:
     dispatch: float | None = None
     back: float | None = None
     efficiency: float | None = None
+    fan_first: float | None = None  # fanout: end of the parent's answer -> the first / last subagent request
+    fan_last: float | None = None
+    fan_back: float | None = None  # fanout: end of the last subagent answer -> the parent's next request
     side: collections.Counter[str] = field(default_factory=collections.Counter)
     round: int = 0
 
@@ -334,15 +352,20 @@ def _spawn(
         run.back = (main1.received_at - subs[0].finished_at) * 1000
     if scenario == "fanout":
         run.efficiency = (latency_ms / 1000) / (main1.received_at - main0.finished_at)
+        run.fan_first = (min(r.received_at for r in subs) - main0.finished_at) * 1000
+        run.fan_last = (max(r.received_at for r in subs) - main0.finished_at) * 1000
+        run.fan_back = (main1.received_at - max(r.finished_at or 0.0 for r in subs)) * 1000
     return run
 
 
 COLUMNS = [("start->1st req", "first", "ms"), ("per-turn gap", "gap", "ms"), ("answer->exit", "exit", "ms"),
            ("wall", "wall", "ms"), ("CPU", "cpu", "ms"), ("peak RSS", "rss", "MB"),
-           ("Task dispatch", "dispatch", "ms"), ("Task return", "back", "ms"), ("fan-out eff", "efficiency", "")]
+           ("Task dispatch", "dispatch", "ms"), ("Task return", "back", "ms"), ("fan-out eff", "efficiency", ""),
+           ("fan 1st sub", "fan_first", "ms"), ("fan last sub", "fan_last", "ms"), ("fan return", "fan_back", "ms")]
 COLUMNS_BY_ATTR = [(attr, label) for label, attr, _ in COLUMNS]
 SOURCES = {"first": "turns", "gap": "turns", "exit": "turns", "wall": "turns", "cpu": "turns", "rss": "turns",
-           "dispatch": "task", "back": "task", "efficiency": "fanout"}
+           "dispatch": "task", "back": "task", "efficiency": "fanout", "fan_first": "fanout", "fan_last": "fanout",
+           "fan_back": "fanout"}
 
 
 def _median(runs: list[Run], attr: str) -> float | None:
@@ -352,14 +375,15 @@ def _median(runs: list[Run], attr: str) -> float | None:
 
 def table(results: dict[str, dict[str, list[Run]]]) -> str:
     """One row per client: the medians; wall, CPU and RSS are the `turns` scenario's."""
-    head = f"{'client':<10}" + "".join(f"{label:>15}" for label, _, _ in COLUMNS)
+    width = max(10, *(len(name) + 1 for name in results))
+    head = f"{'client':<{width}}" + "".join(f"{label:>15}" for label, _, _ in COLUMNS)
     lines = [head]
     for name, scenarios in results.items():
         cells = []
         for _, attr, unit in COLUMNS:
             value = _median(scenarios.get(SOURCES[attr], []), attr)
             cells.append("-" if value is None else f"{value:.2f}" if not unit else f"{value:.0f} {unit}")
-        lines.append(f"{name:<10}" + "".join(f"{c:>15}" for c in cells))
+        lines.append(f"{name:<{width}}" + "".join(f"{c:>15}" for c in cells))
     return "\n".join(lines)
 
 
@@ -378,12 +402,12 @@ def side_traffic(results: dict[str, dict[str, list[Run]]]) -> list[str]:
 def floor_ratios(results: dict[str, dict[str, list[Run]]]) -> list[str]:
     """Per client: start->1st request and wall over the floor's in the same round, median of those ratios
     (steadier than a ratio of medians when other work shares the machine)."""
-    floor = {r.round: r for r in results.get("floor", {}).get("turns", [])}
     lines = []
-    for attr in ("first", "wall"):
+    for attr, scenario in (("first", "turns"), ("wall", "turns"), ("efficiency", "fanout")):
+        floor = {r.round: r for r in results.get("floor", {}).get(scenario, [])}
         parts = []
         for name, scenarios in results.items():
-            ratios = [v / f for r in scenarios.get("turns", []) if name != "floor" and r.round in floor
+            ratios = [v / f for r in scenarios.get(scenario, []) if name != "floor" and r.round in floor
                       and (v := getattr(r, attr)) is not None and (f := getattr(floor[r.round], attr))]
             if ratios:
                 parts.append(f"{name} {statistics.median(ratios):.2f}")
@@ -427,6 +451,8 @@ def main() -> None:
     parser.add_argument("--fanout", type=int, default=16)
     parser.add_argument("--clients", default=None, help="comma-separated subset, e.g. floor,agentcli,claude")
     parser.add_argument("--no-netns", action="store_true", help="stay in the host's network namespace")
+    parser.add_argument("--base", default=None, help="also run agentcli as of this git commit (`agentcli@REF`)")
+    parser.add_argument("--scenarios", default="turns,task,fanout", help="comma-separated subset of the scenarios")
     args = parser.parse_args()
     note = "network: host namespace (--no-netns)" if args.no_netns else _enter_netns()
     found, skipped = clients(args.fanout, set(args.clients.split(",")) if args.clients else None)
@@ -435,10 +461,13 @@ def main() -> None:
     print(f"versions: {versions(found)}")
     for line in skipped:
         print(f"  {line}")
-    scenarios = ("turns", "task", "fanout")
-    results: dict[str, dict[str, list[Run]]] = {c.name: {} for c in found}
+    scenarios = tuple(args.scenarios.split(","))
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
+        if args.base:
+            (Path(tmp) / "base").mkdir()
+            found.append(base_client(args.fanout, args.base, Path(tmp) / "base"))
+        results: dict[str, dict[str, list[Run]]] = {c.name: {} for c in found}
         for round_ in range(args.runs + 1):
             order = found[round_ % len(found):] + found[:round_ % len(found)]
             for scenario in scenarios:

@@ -53,7 +53,7 @@ _UPSERT_TASK = (
 
 def save_task(record: TaskRecord) -> WriteJob[None]:
     """Insert or replace a task record as it is now (`task_row`), reading nothing back: the runner's
-    writes, three per task."""
+    writes: running and finished (and queued first, for a task that waits for a slot or runs in the background)."""
     values = (*task_row(record), now_iso(), *own_identity())
 
     def job(conn: sqlite3.Connection) -> None:

@@ -68,6 +68,7 @@ class AgentKit:
         from agentcli.config import trust
 
         self.lsp = LanguageServers(settings, self.bash_env, sandbox, trusted=trust.is_trusted(workspace))
+        self._searchers: dict[ResolvedModel, WebSearcher] = {}
         fetch = settings.web_fetch
         self.web_fetch = WebFetchLimits(tuple(fetch.allow_private_hosts), fetch.max_download_bytes,
                                         fetch.max_output_chars, fetch.timeout_seconds, fetch.max_redirects)
@@ -111,13 +112,17 @@ class AgentKit:
         )
 
     def searcher(self, model: ResolvedModel) -> WebSearcher:
-        """Where an agent running `model` sends its WebSearch queries (`[web_search]`)."""
+        """Where an agent running `model` sends its WebSearch queries (`[web_search]`): one searcher per model and
+        session tree, shared by its agents (a fan-out's subagents would each build the same one)."""
         import os
 
         from agentcli.llm import resolve_model
 
-        return searcher_for(self.settings.web_search, model, self.pool, lambda spec: resolve_model(spec, self.settings),
-                            os.environ)
+        found = self._searchers.get(model)
+        if found is None:
+            found = self._searchers[model] = searcher_for(
+                self.settings.web_search, model, self.pool, lambda spec: resolve_model(spec, self.settings), os.environ)
+        return found
 
     def compactor(self, session: Session, context: ToolContext) -> Compactor:
         """What keeps one agent's context inside its model's window (`[context]`): its tasks and todos survive."""

@@ -14,7 +14,7 @@ write matches). Which tool is which comes from the tool classes' traits.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -76,7 +76,7 @@ class TaskPlan:
     skill_roots: tuple[Path, ...] = ()  # folders of the skills its type preloads: its Read may read there
 
 
-def _working(names: list[str]) -> list[str]:
+def _working(names: Sequence[str]) -> list[str]:
     """The tools that do the work, without the messaging tools (an agent of only those has nothing to work with)."""
     return [n for n in names if n not in MESSAGE_TOOL_NAMES]
 
@@ -137,6 +137,10 @@ class Planner:
         # Tools this session does not offer, with the line a call to one gets (WebSearch without a backend)
         self.absent: dict[str, str] = {}
         self._skill_texts: dict[str, str] = {}
+        # Per agent type (held, so its id is never reused meanwhile): what every task of the type shares, built once
+        # per session instead of once per Task call (a fan-out plans many tasks of one type at once).
+        self._allowed: dict[tuple[int, tuple[str, ...]], tuple[AgentType, tuple[str, ...]]] = {}
+        self._roles: dict[tuple[int, str, str], tuple[AgentType, str]] = {}
 
     # --- what an agent is offered -------------------------------------------------------------------
 
@@ -287,8 +291,8 @@ class Planner:
         self, agent_type: AgentType, depth: int, write_paths: list[str] | None, scopes: Scopes = ()
     ) -> list[str] | Refusal:
         """Type policy ∩ depth rule − deny_tools, narrowed by the confinement (module docstring)."""
-        available = [*self.tool_classes, *(TASK_TOOL_NAMES if self.can_delegate(depth) else ()), *MESSAGE_TOOL_NAMES]
-        allowed = agent_type.allowed_tools(available)  # an explicit list is exact: the messaging tools only if named
+        available = (*self.tool_classes, *(TASK_TOOL_NAMES if self.can_delegate(depth) else ()), *MESSAGE_TOOL_NAMES)
+        allowed = self.allowed_tools(agent_type, available)  # an explicit list is exact: messaging tools only if named
         denied = set(self.settings.task_tool.deny_tools)
         names = [n for n in allowed if n not in denied]
         if () in scopes:  # below a read-only type: non-mutating tools only
@@ -343,6 +347,28 @@ class Planner:
                 found.append(skill)
         return found
 
+    def allowed_tools(self, agent_type: AgentType, available: tuple[str, ...]) -> tuple[str, ...]:
+        """`agent_type.allowed_tools(available)`, worked out once per type and toolbox (the toolbox grows when an
+        MCP server starts: a new `available`, a new entry)."""
+        key = (id(agent_type), available)
+        held = self._allowed.get(key)
+        if held is None or held[0] is not agent_type:
+            held = self._allowed[key] = (agent_type, tuple(agent_type.allowed_tools(available)))
+        return held[1]
+
+    def role_prompt(self, agent_type: AgentType, today: date) -> str:
+        """The stable head of every task's system prompt of the type: its role prompt, its preloaded skills, the
+        program's addition. Built once per type and day."""
+        key = (id(agent_type), today.isoformat(), self.subagent_append)
+        held = self._roles.get(key)
+        if held is None or held[0] is not agent_type:
+            stable = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=key[1])
+            stable += self.preloaded_text(agent_type)
+            if self.subagent_append.strip():
+                stable += f"\n\n{self.subagent_append.strip()}"
+            held = self._roles[key] = (agent_type, stable)
+        return held[1]
+
     def preloaded_text(self, agent_type: AgentType) -> str:
         """The preloaded skills' bodies, after the role prompt (the same for every task of the type: cached)."""
         parts: list[str] = []
@@ -363,10 +389,7 @@ class Planner:
     ) -> SystemPrompt:
         """Role prompt (stable: every task of the type shares it), then `# Task` and the description, the
         confinement said in words, project instructions (SPEC §4's order; a fork's leave them out)."""
-        stable = Template(agent_type.prompt).safe_substitute(workspace=str(self.workspace), date=today.isoformat())
-        stable += self.preloaded_text(agent_type)
-        if self.subagent_append.strip():
-            stable += f"\n\n{self.subagent_append.strip()}"
+        stable = self.role_prompt(agent_type, today)
         text = f"\n\n# Task\n{description}"
         every = [*scopes, *([tuple(write_paths)] if write_paths else [])]
         if () in every:

@@ -227,7 +227,8 @@ class SubagentRunner:
                 return Refusal("Maximum concurrent tasks limit reached", "LIMIT").result()
             self.handles[task_id] = handle
             self.cache.watch(task_id, parent.task_id, found)
-            self._save(handle)
+            if args.run_in_background:
+                self._save(handle)  # a foreground task is saved as it starts (`_execute`), queued or running
             self._emit_parent(
                 handle,
                 SubagentBlockAddedEvent(
@@ -339,6 +340,8 @@ class SubagentRunner:
         record, sup = handle.record, handle.supervisor
         try:
             slot = handle.slot
+            if not (slot.held or self.limiter.try_acquire(slot)):
+                self._save(handle)  # stored as queued while it waits (one that runs at once is stored as running)
             if not (slot.held or await self.limiter.acquire_unless(slot, sup.cancel_requested)):
                 self._finish(handle, "cancelled", None, sup.stopped[1] if sup.stopped else "cancelled")
             else:

@@ -165,3 +165,26 @@ def test_system_prompt_keeps_the_task_after_the_role(tmp_path: Path, monkeypatch
     stable = plan.system_prompt[:plan.system_stable]
     assert stable == "You review code."  # what every task of the type shares: the provider caches it apart
     assert plan.system_prompt[plan.system_stable:] == "\n\n# Task\nDo the work"
+
+
+def test_tasks_of_one_type_share_one_role_and_tool_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worked out once per type (a fan-out plans many tasks of one type): the same head and tools for each task, and
+    a new one when what they depend on changes (the toolbox grows, another day, the program's addition)."""
+    write_agent(tmp_path, "reviewer", "Reviews code.", body="You review code of $workspace on $date.")
+    p = planner(tmp_path, monkeypatch)
+    main = main_session(tmp_path)
+    first = planned(p.plan(args("reviewer"), main, (), None, TODAY))
+    second = planned(p.plan(args("reviewer", description="Other work"), main, (), None, TODAY))
+    head = first.system_prompt[:first.system_stable]
+    assert head == f"You review code of {tmp_path} on {TODAY.isoformat()}."
+    assert second.system_prompt[:second.system_stable] == head and second.system_prompt.endswith("# Task\nOther work")
+    assert p.role_prompt(first.agent_type, TODAY) is p.role_prompt(first.agent_type, TODAY)
+    assert first.tool_names == second.tool_names and "mcp__docs__search" not in first.tool_names
+    p.tool_classes["mcp__docs__search"] = p.tool_classes["Read"]  # type: ignore[index]  # an MCP server started
+    grown = planned(p.plan(args("reviewer"), main, (), None, TODAY))
+    assert "mcp__docs__search" in grown.tool_names and set(first.tool_names) < set(grown.tool_names)
+    tomorrow = planned(p.plan(args("reviewer"), main, (), None, date(2026, 11, 3)))
+    assert tomorrow.system_prompt.startswith(f"You review code of {tmp_path} on 2026-11-03.")
+    p.subagent_append = "Answer in French."
+    appended = planned(p.plan(args("reviewer"), main, (), None, TODAY))
+    assert appended.system_prompt[:appended.system_stable] == head + "\n\nAnswer in French."

@@ -1142,3 +1142,60 @@ async def test_events_of_a_subagent(server: ScriptedLLM, make: Make) -> None:
         assert kind in kinds
     assert kinds[0] == "session_started" and kinds[-1] == "run_finished"
     server.assert_done()
+
+
+async def test_a_fan_out_shares_what_every_subagent_of_a_type_is_built_from(server: ScriptedLLM, make: Make) -> None:
+    """Three explore tasks of one turn: one WebSearch searcher for the model, one role prompt and one tool list
+    (the same specs in every request), and every record completed in the store."""
+    names = ["Look one", "Look two", "Look three"]
+    server.add_steps(main_step(0, Reply(tool_calls=[task_call(n, n) for n in names])))
+    server.add_steps(*(Step(match=Match(system_contains=sub(n)), reply=Reply(text=f"seen: {n}")) for n in names))
+    server.add_steps(main_step(1, Reply(text="ok")))
+    h = make()
+    contexts: list[Any] = []
+    build = h.runner.kit.tool_context
+
+    def kept(*args: Any, **kwargs: Any) -> Any:
+        contexts.append(build(*args, **kwargs))
+        return contexts[-1]
+
+    h.runner.kit.tool_context = kept  # type: ignore[method-assign]
+    await h.run()
+    assert len(contexts) == 3 and all(c.web_search is contexts[0].web_search for c in contexts)
+    subs = requests_for(server, "# Task\n")
+    assert len(subs) == 3
+    assert all(r.request.tools == subs[0].request.tools for r in subs) and tools_of(subs[0])
+    heads = {system_of(r).split("# Task\n")[0] for r in subs}
+    assert len(heads) == 1
+    await h.store.flush()
+    assert sorted(r.status for r in h.store.list_tasks(h.session.id)) == ["completed"] * 3
+    server.assert_done()
+
+
+
+async def test_a_task_is_saved_queued_only_while_it_waits_for_a_slot(
+    server: ScriptedLLM, make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One slot, two tasks of one turn: the first runs at once (saved running, then finished: no queued write before
+    its first request), the second is saved queued while it waits, so a crash meanwhile still finds its record."""
+    import agentcli.store
+
+    names = ["First look", "Second look"]
+    server.add_steps(main_step(0, Reply(tool_calls=[task_call(n, n) for n in names])))
+    server.add_steps(*(Step(match=Match(system_contains=sub(n)), reply=Reply(text=f"seen: {n}")) for n in names))
+    server.add_steps(main_step(1, Reply(text="ok")))
+    h = make({"task_tool.max_concurrent": 1})
+    saved: list[tuple[str, str]] = []
+    save_task = agentcli.store.save_task
+
+    def spy(record: Any) -> Any:
+        saved.append((record.description, record.status))
+        return save_task(record)
+
+    monkeypatch.setattr(agentcli.store, "save_task", spy)
+    await h.run()
+    assert [status for name, status in saved if name == "First look"] == ["running", "completed"]
+    assert [status for name, status in saved if name == "Second look"] == ["queued", "running", "completed"]
+    await h.store.flush()
+    assert sorted(r.status for r in h.store.list_tasks(h.session.id)) == ["completed"] * 2
+    server.assert_done()

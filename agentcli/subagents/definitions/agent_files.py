@@ -39,6 +39,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -86,6 +87,20 @@ def all_tool_names() -> tuple[str, ...]:
     return KNOWN_TOOL_NAMES
 
 
+def _allowed(wanted: tuple[str, ...] | None, denied: tuple[str, ...], available: Iterable[str]) -> list[str]:
+    """(wanted or available) ∩ available − denied, in `available` order (`mcp__server`: all its tools)."""
+    return [
+        t for t in available
+        if (wanted is None or any(covers(w, t) for w in wanted)) and not any(covers(d, t) for d in denied)
+    ]
+
+
+@lru_cache(maxsize=256)
+def _writes_nothing(tools: tuple[str, ...] | None, disallowed: tuple[str, ...]) -> bool:
+    """`AgentType.read_only` of these lists, worked out once (every Task call of a fan-out asks it)."""
+    return not set(_allowed(tools, disallowed, all_tool_names())) & set(WRITE_TOOLS)
+
+
 @dataclass(frozen=True, slots=True)
 class AgentType:
     """One subagent type: built-in or read from an agent file."""
@@ -111,12 +126,7 @@ class AgentType:
 
     def allowed_tools(self, available: Iterable[str]) -> list[str]:
         """(tools or available) ∩ available − disallowed, in `available` order (`mcp__server`: all its tools)."""
-        wanted = self.tools
-        denied = self.disallowed_tools
-        return [
-            t for t in available
-            if (wanted is None or any(covers(w, t) for w in wanted)) and not any(covers(d, t) for d in denied)
-        ]
+        return _allowed(self.tools, self.disallowed_tools, available)
 
     @property
     def read_only(self) -> bool:
@@ -125,7 +135,7 @@ class AgentType:
         Its own tools decide: the runner gives every subagent below a read-only type read-only tools
         only, so with the Task tool every type it can reach is read-only too.
         """
-        return not set(self.allowed_tools(all_tool_names())) & set(WRITE_TOOLS)
+        return _writes_nothing(self.tools, self.disallowed_tools)
 
     def as_dict(self, *, prompt: bool = True) -> dict[str, Any]:
         """A JSON-ready view, with the effective tools over every known tool."""

@@ -361,7 +361,8 @@ class ResultCache:
                 earliest[(target.kind, target.raw)] = target
         targets = list(earliest.values())
         try:
-            looked_at = await asyncio.to_thread(self._prove, targets)
+            # a task that looked at nothing has nothing to prove: no thread hop beside the parent's next request
+            looked_at = await asyncio.to_thread(self._prove, targets) if targets else ()
         except Unprovable as exc:
             log.info("task result of %s not reusable: %s", task_id, exc)
             return
