@@ -432,7 +432,7 @@ def test_the_editors_mcp_server_joins_the_session(run_acp: Callable[..., Any], w
 
     tool = "mcp__time__get_current_time"
     script = Script(steps=[
-        Step(match=Match(system_contains=MAIN, turn=0, tools_include=[tool]),
+        Step(match=Match(system_contains=f"- {tool}: ", turn=0),
              reply=Reply(tool_calls=[ToolCall(name=tool, id="toolu_time", input={"timezone": "UTC"})])),
         Step(match=Match(turn=1, last_user_contains="day_of_week"), reply=Reply(text="It is a fine day.")),
     ])

@@ -300,7 +300,7 @@ def test_an_in_process_sdk_mcp_server_tool_is_called_through_the_program(run_sdk
         return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
 
     script = Script(steps=[
-        Step(match=Match(turn=0, tools_include=["mcp__calc__add"]),
+        Step(match=Match(turn=0, system_contains="- mcp__calc__add: "),
              reply=Reply(tool_calls=[ToolCall(name="mcp__calc__add", id="toolu_add", input={"a": 2, "b": 3})])),
         Step(match=Match(turn=1, last_user_contains="sum=5"), reply=Reply(text="2 + 3 = 5.")),
     ])

@@ -52,7 +52,7 @@ def _call(query: str) -> Reply:
 
 
 def test_anthropic_search_in_stream_json(tmp_path: Path) -> None:
-    steps = [Step(match=Match(system_contains=MAIN, turn=0, tools_include=["WebSearch"]), reply=_call("python 3.14")),
+    steps = [Step(match=Match(system_contains="- WebSearch: ", turn=0), reply=_call("python 3.14")),
              Step(match=Match(tools_include=["web_search"]), raw=recording_raw(RECORDING)),
              Step(match=Match(system_contains=MAIN, turn=1, last_user_contains="PEP 750"),
                   reply=Reply(text="Python 3.14 has t-strings."))]
@@ -74,7 +74,7 @@ def test_anthropic_search_in_stream_json(tmp_path: Path) -> None:
 
 
 def test_searxng_backend_for_an_openai_compatible_model(searx: str, tmp_path: Path) -> None:
-    steps = [Step(match=Match(turn=0, tools_include=["WebSearch"]), reply=_call("tomllib")),
+    steps = [Step(match=Match(turn=0, system_contains="- WebSearch: "), reply=_call("tomllib")),
              Step(match=Match(turn=1, last_user_contains="[1] tomllib — Parse TOML files"), reply=Reply(text="ok"))]
     with FakeLLMServer(Script(steps=steps)) as server:
         proc = run_cli(["run", "--output-format", "json", "--yes", "--cwd", str(tmp_path), "toml?"],
