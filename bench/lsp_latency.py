@@ -1,6 +1,6 @@
 """Edit → diagnostics latency of a real language server through `agentcli.lsp`, and the server's memory.
 
-Run: python bench/lsp_latency.py [--language python] [--edits 10] [--sandbox] [--file agentcli/text.py]
+Run: python bench/lsp_latency.py [--language python|typescript] [--edits 10] [--sandbox] [--file agentcli/text.py]
 
 python: basedpyright (the dev extra) on a copy of this repository's `agentcli/` package in a temp folder (the
 repository itself is never written). The figures:
@@ -15,9 +15,11 @@ repository itself is never written). The figures:
 Each edit's result is checked (the error reported when introduced, none when fixed) so a figure never hides a
 wrong answer. `--sandbox` runs the server in the Bash sandbox (`[sandbox]` as configured).
 
-Other languages: add a `Suite` to `SUITES` (the TypeScript one, typescript-language-server on a generated tree,
-is to come): a name, the server's spec name, how to make the project, the file to edit and its broken and fixed
-texts.
+typescript: typescript-language-server and typescript from `npm ci --prefix tests/lsp_ts` (put on PATH here) on a
+generated tree of `TS_MODULES` modules in strict mode, the last module edited (it imports the ones before it).
+
+Other languages: add a `Suite` to `SUITES`: a name, the server's spec name, how to make the project, the file to
+edit and its broken and fixed texts.
 """
 
 from __future__ import annotations
@@ -58,10 +60,35 @@ def _python_project(folder: Path) -> Path:
     return folder / "agentcli" / "subagents" / "runner.py"
 
 
+TS_MODULES = 400  # the generated TypeScript tree: this many modules, each importing the two before it
+TS_BIN = REPO / "tests" / "lsp_ts" / "node_modules" / ".bin"  # npm ci --prefix tests/lsp_ts
+
+
+def _typescript_project(folder: Path) -> Path:
+    """A generated tree (`TS_MODULES` modules in 20 folders, each class using the two before it), strict mode."""
+    (folder / "tsconfig.json").write_text('{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2022", '
+                                          '"module": "es2022", "moduleResolution": "bundler"}, "include": ["src"]}\n')
+    for n in range(TS_MODULES):
+        deps = [d for d in (n - 1, n - 2) if d >= 0]
+        imports = "".join(f'import {{ Part{d} }} from "../p{d % 20}/m{d}";\n' for d in deps)
+        uses = " + ".join([f"new Part{d}(x).total()" for d in deps] or ["x"])
+        body = (f"{imports}\nexport interface Shape{n} {{ id: number; name: string; tags: string[] }}\n\n"
+                f"export class Part{n} {{\n  constructor(private readonly x: number) {{}}\n"
+                f"  total(): number {{\n    return {uses};\n  }}\n"
+                f"  shape(): Shape{n} {{\n    return {{ id: this.x, name: \"p{n}\", tags: [] }};\n  }}\n}}\n")
+        path = folder / "src" / f"p{n % 20}" / f"m{n}.ts"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+    return folder / "src" / f"p{(TS_MODULES - 1) % 20}" / f"m{TS_MODULES - 1}.ts"
+
+
 _PY_ERROR = '\n\ndef _bench_broken() -> int:\n    return "not an int"\n'
+_TS_ERROR = '\nexport const benchBroken: number = "not a number";\n'
 SUITES: dict[str, Suite] = {
     "python": Suite("python", "basedpyright", _python_project, lambda text: text + _PY_ERROR,
                     lambda text: text.removesuffix(_PY_ERROR)),
+    "typescript": Suite("typescript", "typescript", _typescript_project,
+                        lambda text: text + _TS_ERROR, lambda text: text.removesuffix(_TS_ERROR)),
 }
 
 
@@ -144,6 +171,8 @@ def main() -> None:
     parser.add_argument("--sandbox", action="store_true", help="run the server in the Bash sandbox")
     parser.add_argument("--file", help="the file to edit, relative to the project (default: the suite's)")
     args = parser.parse_args()
+    if args.language == "typescript":
+        os.environ["PATH"] = f"{TS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     asyncio.run(run(SUITES[args.language], args.edits, args.sandbox, args.file))
 
 
