@@ -72,6 +72,7 @@ class ServerConnection:
         self.documents: dict[str, tuple[int, str]] = {}  # uri → (version, text) as last sent
         self.published: dict[str, Published] = {}
         self.seq = 0  # publishes so far (any document)
+        self.pull_failed = False  # it refused a diagnostics request: its publishes are waited for instead
         self._news = asyncio.Event()
         self._pgid: int | None = None
         self._proc: asyncio.subprocess.Process | None = None
@@ -237,7 +238,7 @@ class ServerConnection:
 
     def sync(self, path: Path, text: str) -> tuple[int, int]:
         """Send `text` as `path`'s content (didOpen the first time, didChange when it differs): (its version, the
-        publish count before it was sent)."""
+        publish count before it was sent, -1 when it was sent before)."""
         uri = path_uri(path)
         seen = self.seq
         known = self.documents.pop(uri, None)  # put back last: the least recently synced are closed first
@@ -248,9 +249,9 @@ class ServerConnection:
                 uri=uri, language_id=language_id(path, self.spec.language), version=1, text=text)))
             return 1, seen
         version, old = known
-        if old == text:
+        if old == text:  # what it published last (if anything) is about this text
             self.documents[uri] = known
-            return version, seen
+            return version, -1
         version += 1
         self.documents[uri] = (version, text)
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(

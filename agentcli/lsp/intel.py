@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.lsp.convert import diagnostic, read_text
+from agentcli.lsp.pull import pull, pulls
 from agentcli.tools import Diagnostic, EditDiagnostics
 
 if TYPE_CHECKING:
@@ -145,8 +146,20 @@ class RootIntel:
 
     async def _collect(self, conn: ServerConnection, waits: dict[Path, tuple[int, int]],
                        deadline: float) -> dict[Path, tuple[Diagnostic, ...]]:
-        """The diagnostics published for each path at its version, as many as arrive before `deadline`."""
+        """The diagnostics of each path at its version (asked for, or as published), as many as come before
+        `deadline`."""
         found: dict[Path, tuple[Diagnostic, ...]] = {}
+        if pulls(conn):
+            for path in waits:
+                try:
+                    items = await pull(conn, path, deadline - time.monotonic())
+                except (TimeoutError, ConnectionError):
+                    return found
+                except LookupError:  # it refused: wait for its publishes from here on
+                    break
+                found[path] = tuple(diagnostic(d, path, self.workspace, conn) for d in items)
+            else:
+                return found
         while True:
             for path, (version, seen) in waits.items():
                 if path not in found and (published := conn.current(path, version, seen)) is not None:

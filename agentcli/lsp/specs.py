@@ -32,6 +32,10 @@ class ServerSpec:
     # It may run the project's own code (build scripts, proc macros, a project-local tsserver, plugins from project
     # config): in a workspace not trusted, it starts only inside the Bash sandbox.
     runs_project_code: bool = False
+    # How an edit's diagnostics are asked for when the server offers no LSP pull (`textDocument/diagnostic`):
+    # "tsserver" asks typescript-language-server's tsserver directly (it publishes without versions, and not at all
+    # when a file's findings stay empty); "" waits for what it publishes.
+    pull: str = ""
 
     def executable(self) -> str | None:
         """The command's program as found (an absolute path), or None."""
@@ -57,7 +61,8 @@ BUILTIN_SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec("ty", "python", ("ty", "server"), _PY),
     ServerSpec("pylsp", "python", ("pylsp",), _PY, runs_project_code=True),  # plugins read the project's config
     ServerSpec("typescript", "typescript", ("typescript-language-server", "--stdio"), _TS,
-               ("tsconfig.json", "jsconfig.json", "package.json"), runs_project_code=True),  # node_modules/typescript
+               ("tsconfig.json", "jsconfig.json", "package.json"), runs_project_code=True,  # node_modules/typescript
+               pull="tsserver"),
     ServerSpec("gopls", "go", ("gopls",), (".go",), ("go.work", "go.mod")),
     ServerSpec("rust-analyzer", "rust", ("rust-analyzer",), (".rs",), ("Cargo.toml",),
                runs_project_code=True),  # build scripts and proc macros
@@ -98,7 +103,7 @@ def _merge(settings: Settings) -> tuple[list[ServerSpec], list[str]]:
             spec.name, spec.language, tuple(table.command or spec.command), tuple(table.extensions or spec.extensions),
             tuple(table.root_markers if table.root_markers is not None else spec.root_markers),
             dict(table.initialization_options), dict(table.env), table.disabled,
-            runs_project_code=spec.runs_project_code,
+            runs_project_code=spec.runs_project_code, pull=spec.pull,
         ))
     builtin = {spec.name for spec in BUILTIN_SERVERS}
     added: list[ServerSpec] = []

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 PATTERN_TIMEOUT_SECONDS = 0.5  # one regex search
 CHECK_BUDGET_SECONDS = 5.0  # every regex search of one check together
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
+MAX_DEPTH = 64  # nested dicts and lists: deeper schemas are refused before jsonschema recurses into them
 _SAMPLES: tuple[Any, ...] = (None, True, 0, 1.5, "", "a", [], [None], {}, {"a": None})
+
+_TOO_DEEP = "cannot be used: it is nested too deeply or its references loop forever"
 
 _deadline: contextvars.ContextVar[float] = contextvars.ContextVar("schema_deadline", default=0.0)
 
@@ -36,21 +40,23 @@ class SchemaCheckError(Exception):
     """The answer could not be checked against the schema (a pattern ran out of time)."""
 
 
-def _nodes(schema: Any) -> Iterator[tuple[Any, bool]]:
-    """Every dict and list of the schema, iteratively (no recursion limit), with 'is the root'."""
-    stack: list[tuple[Any, bool]] = [(schema, True)]
+def _nodes(schema: Any) -> Iterator[tuple[Any, int]]:
+    """Every dict and list of the schema, iteratively (no recursion limit), with its depth (the root's is 0)."""
+    stack: list[tuple[Any, int]] = [(schema, 0)]
     while stack:
-        node, root = stack.pop()
-        yield node, root
+        node, depth = stack.pop()
+        yield node, depth
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
 def _static_problem(schema: dict[str, Any]) -> str | None:
     """References that are not local, `$schema` below the root, regexes that do not compile."""
     import regex
 
-    for node, root in _nodes(schema):
+    for node, depth in _nodes(schema):
+        if depth > MAX_DEPTH:
+            return _TOO_DEEP
         if not isinstance(node, dict):
             continue
         for key in REF_KEYWORDS:
@@ -61,7 +67,7 @@ def _static_problem(schema: dict[str, Any]) -> str | None:
                 return f"{key} must be a string"
             if not ref.startswith("#"):
                 return f"{key} {ref[:200]!r} is not a local reference (only '#...' references are allowed)"
-        if "$schema" in node and not root:
+        if "$schema" in node and depth:
             return "$schema is only allowed at the top of the schema"
         patterns = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
         if isinstance(node.get("patternProperties"), dict):
@@ -138,12 +144,14 @@ def _dialect_problem(schema: dict[str, Any]) -> str | None:
 
 
 def _unresolvable(schema: dict[str, Any], registry: Registry[Any]) -> str | None:
-    """A local reference that does not resolve, found by looking every one up (with `$id` scopes)."""
+    """A local reference that does not resolve, found by looking every one up (with `$id` scopes), or references
+    that loop back to where they started without consuming any of the instance."""
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012, specification_with
 
     spec = specification_with(schema.get("$schema", ""), default=DRAFT202012)
     root = registry.resolver_with_root(spec.create_resource(schema))  # what the validator resolves against
+    in_place: dict[int, list[dict[str, Any]]] = {}  # a schema -> the schemas applied to the same instance
     stack: list[tuple[Any, Any]] = [(schema, root)]
     while stack:
         node, resolver = stack.pop()
@@ -154,14 +162,53 @@ def _unresolvable(schema: dict[str, Any], registry: Registry[Any]) -> str | None
             continue
         if node is not schema and spec.id_of(node) is not None:
             resolver = resolver.in_subresource(spec.create_resource(node))
+        edges = in_place.setdefault(id(node), _applied_in_place(node))
         for key in ("$ref", "$dynamicRef"):
             ref = node.get(key)
             if isinstance(ref, str):
                 try:
-                    resolver.lookup(ref)
+                    target = resolver.lookup(ref).contents
                 except Unresolvable:
                     return f"{key} {ref[:200]!r} does not resolve to a part of this schema"
+                if isinstance(target, dict):
+                    edges.append(target)
         stack.extend((child, resolver) for child in node.values() if isinstance(child, (dict, list)))
+    return _loop_problem(schema, in_place)
+
+
+def _applied_in_place(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The subschemas `node` applies to the instance itself (not to a part of it)."""
+    found: list[dict[str, Any]] = []
+    for key in _IN_PLACE:
+        value = node.get(key)
+        values = value if isinstance(value, list) else value.values() if key == "dependentSchemas" and isinstance(
+            value, dict) else [value]
+        found.extend(v for v in values if isinstance(v, dict))
+    return found
+
+
+def _loop_problem(schema: dict[str, Any], in_place: dict[int, list[dict[str, Any]]]) -> str | None:
+    """A cycle of in-place applications (`{"$ref": "#"}`): validating any instance would never end."""
+    done: set[int] = set()
+    for start in in_place:
+        if start in done:
+            continue
+        on_path: set[int] = {start}
+        path: list[tuple[int, Iterator[dict[str, Any]]]] = [(start, iter(in_place[start]))]
+        while path:
+            current, children = path[-1]
+            child = next(children, None)
+            if child is None:
+                path.pop()
+                on_path.discard(current)
+                done.add(current)
+                continue
+            key = id(child)
+            if key in on_path:
+                return "cannot be used: its references loop forever"
+            if key not in done:
+                on_path.add(key)
+                path.append((key, iter(in_place.get(key, []))))
     return None
 
 
@@ -189,11 +236,15 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
     except ValueError:
         raise
     except RecursionError:
-        raise ValueError("cannot be used: it is nested too deeply or its references loop forever") from None
+        raise ValueError(_TOO_DEEP) from None
     except SchemaCheckError as exc:
         raise ValueError(f"cannot be used: {exc}") from None
     except Exception as exc:
         raise ValueError(f"cannot be used: {one_line(exc)[:300]}") from None
+    except BaseException as exc:  # a RecursionError met inside rpds' Rust code comes back as pyo3's PanicException
+        if type(exc).__module__ != "pyo3_runtime":
+            raise
+        raise ValueError(_TOO_DEEP) from None
     return validator
 
 

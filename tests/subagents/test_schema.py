@@ -52,6 +52,8 @@ def problem(schema: dict[str, Any]) -> str:
         ({"patternProperties": {"(": {}}}, "invalid regular expression '('"),
         ({"$ref": "#"}, "references loop forever"),
         ({"anyOf": [{"$ref": "#/$defs/a"}], "$defs": {"a": {"not": {"$ref": "#"}}}}, "references loop forever"),
+        ({"properties": {"a": {"$ref": "#/properties/a"}}}, "references loop forever"),  # found before validating
+        ({"dependentSchemas": {"x": {"allOf": [{"$ref": "#"}]}}}, "references loop forever"),
         ({"type": 12}, "is not a valid JSON schema"),
     ],
 )

@@ -81,8 +81,7 @@ def _delegate(name: str) -> ToolCall:
 
 
 def _found(tool: str, marker: str) -> list[Step]:
-    """Claude Code lists MCP tools only by name until its ToolSearch fetched them: that call first (agentcli offers
-    them at once, so it never matches there)."""
+    """Claude Code and agentcli both list MCP tools only by name until ToolSearch fetched them: that call first."""
     return [step(calls=[ToolCall(name="ToolSearch", id="toolu_search", input={"query": f"select:{tool}"})],
                  name="via-ToolSearch", optional=True, any_message_contains=marker, tools_include=["ToolSearch"],
                  tools_exclude=[tool])]
