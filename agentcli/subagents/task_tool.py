@@ -58,10 +58,8 @@ class TaskArgs(ToolArgs):
     """The Task tool's input (SPEC §4). Limits that depend on config come through the validation context."""
 
     description: str = Field(description="A short (3-5 word) summary of the task")
-    prompt: str = Field(
-        description="Full instructions for the subagent: it sees nothing else of this conversation, unless fork_context"
-    )
-    subagent_type: str = Field(description="Which agent type runs the task (see the list in the description)")
+    prompt: str = Field(description="Full instructions for the subagent")
+    subagent_type: str = Field(description="Agent type (listed in the description)")
     model: str | None = Field(
         None, description="main, light or provider:model; default: the type's model (a fork's: yours)"
     )
@@ -76,21 +74,13 @@ class TaskArgs(ToolArgs):
     fork_context: bool = Field(
         False, description="Start the subagent from this conversation so far (it knows what you know); not with resume"
     )
-    effort: Literal["low", "medium", "high"] | None = Field(
-        None, description="How hard the subagent thinks: low, medium or high; default: the type's or the model's"
-    )
-    max_tokens: int | None = Field(
-        None, description="Token budget of this task (all its requests and its subagents'); at most the configured one"
-    )
-    max_cost_usd: float | None = Field(
-        None, description="Dollar budget of this task (where prices are known); at most the configured one"
-    )
-    no_cache: bool = Field(
-        False, description="Run even when an identical finished task's result could be reused (nothing it read changed)"
-    )
+    effort: Literal["low", "medium", "high"] | None = Field(None, description="How hard the subagent thinks")
+    max_tokens: int | None = Field(None, description="Token budget (its requests and its subagents')")
+    max_cost_usd: float | None = Field(None, description="Dollar budget (where prices are known)")
+    no_cache: bool = Field(False, description="Run even when an identical finished task's result could be reused")
     isolation: Literal["worktree"] | None = Field(
-        None, description="worktree: the subagent writes in its own git worktree (the workspace as it is now); "
-        "its changes are merged back when it finishes, or kept on its branch if they conflict"
+        None, description="worktree: it writes in its own git worktree, merged back when it finishes (kept on its "
+        "branch on a conflict)"
     )
     merge: Literal["auto", "manual"] = Field(
         "auto", description="With isolation: manual keeps the changes on branch agentcli/<task_id>, unmerged"
