@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agentcli.config.load import LoadedConfig, Settings, load_config
     from agentcli.config.schema import (
         BudgetSettings,
+        ExecutorSettings,
         HookEventName,
         HookMatcherSettings,
         LightModelSettings,
@@ -40,6 +41,7 @@ __all__ = [
     "BudgetSettings",
     "ClaudeRule",
     "ConfigError",
+    "ExecutorSettings",
     "HookEventName",
     "HookMatcherSettings",
     "LightModelSettings",
@@ -79,6 +81,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "BudgetSettings",
         "HookEventName",
         "HookMatcherSettings",
+        "ExecutorSettings",
         "LightModelSettings",
         "McpSettings",
         "ModelSettings",

@@ -399,6 +399,17 @@ class LspSettings(_Section):
     servers: dict[str, LspServerSettings] = Field(default_factory=dict)
 
 
+class ExecutorSettings(_Section):
+    """`[executor]`: where subagents run. "local" (this process); "ray" also runs `isolation: "remote"` tasks on a
+    Ray cluster (`pip install 'agentcli[ray]'`)."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str = ""  # the cluster ("ray://host:10001", "host:6379", "auto"); "": RAY_ADDRESS, else a local Ray
+    num_cpus: float = Field(1.0, gt=0, le=1024)  # per remote subagent
+    memory_mb: int = Field(0, ge=0, le=16_777_216)  # per remote subagent; 0: Ray's default (none reserved)
+    isolate_writers: Literal["", "worktree", "remote"] = ""  # every writing subagent isolated like this
+
+
 class Settings(BaseSettings):
     """The whole validated configuration. dynaconf merges the layers (`agentcli.config.merge`); the merged tables
     are this class's only source (`settings_customise_sources`), so pydantic-settings validates them and reads
@@ -424,6 +435,7 @@ class Settings(BaseSettings):
     hooks: dict[HookEventName, list[HookMatcherSettings]] = Field(default_factory=dict)
     mcp: McpSettings = Field(default_factory=McpSettings)
     lsp: LspSettings = Field(default_factory=LspSettings)
+    executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -72,6 +72,7 @@ class TaskPlan:
     note: str = ""  # told to the parent with the result: what of its call was not followed, and why
     fork: bool = False  # starts from the parent's conversation, with its system prompt (fork.py)
     isolated: bool = False  # works in its own git worktree, merged back when it finishes (isolation.py)
+    remote: bool = False  # isolated, and run on the executor's cluster (`remote/`), its changes brought back
     keep_branch: bool = False  # isolated with `merge: "manual"`: its changes stay on its branch
     skill_roots: tuple[Path, ...] = ()  # folders of the skills its type preloads: its Read may read there
 
@@ -198,9 +199,11 @@ class Planner:
             wanted = previous.subagent_type if previous else args.subagent_type
             return Refusal(f"Subagent '{wanted}' not found. Available: {', '.join(self.registry.names())}", "NOT_FOUND")
         fork = previous is None and (args.fork_context or agent_type.fork_context)
-        isolated = (args.isolation or agent_type.isolation) == "worktree"
-        if args.merge == "manual" and not isolated:
+        isolation = args.isolation or agent_type.isolation
+        if args.merge == "manual" and isolation is None:
             return Refusal('Invalid parameters: merge: "manual" needs isolation: "worktree"', "INVALID_PARAM")
+        if isolation == "remote" and fork:
+            return Refusal('Invalid parameters: fork_context cannot run with isolation: "remote"', "INVALID_PARAM")
         problem = depth_error(parent.depth, self.settings.task_tool.max_depth) or cycle_error(
             parent.chain, parent.lineage, agent_type.name, args.prompt
         )
@@ -218,6 +221,8 @@ class Planner:
         names = self.tool_names(agent_type, parent.depth + 1, args.write_paths, scopes)
         if isinstance(names, Refusal):
             return names
+        if isolation is None and not fork and any(self._trait(n, "mutating") for n in names):
+            isolation = self.settings.executor.isolate_writers or None  # every writer isolated ([executor])
         cfg = self.settings.task_tool
         timeout = args.timeout_seconds or agent_type.timeout_seconds or cfg.default_timeout_seconds
         # A fork's own instructions go into its first message; the project's are in its parent's system prompt.
@@ -238,7 +243,8 @@ class Planner:
             budgets=self.budgets(args),
             note=note,
             fork=fork,
-            isolated=isolated,
+            isolated=isolation in ("worktree", "remote"),
+            remote=isolation == "remote",
             keep_branch=args.merge == "manual",
             skill_roots=tuple(skill.folder for skill in self.preloaded(agent_type)),
         )

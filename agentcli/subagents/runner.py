@@ -36,6 +36,7 @@ from agentcli.subagents.messaging.mailbox import PostOffice
 from agentcli.subagents.messaging.switchboard import Switchboard
 from agentcli.subagents.messaging.tools import message_tools
 from agentcli.subagents.plan import Planner, Refusal, Scopes, inherited_scopes
+from agentcli.subagents.remote.executor import RayExecutor, RemoteLoop, make_job
 from agentcli.subagents.result_cache.cache import ResultCache
 from agentcli.subagents.task_handles import close_record, new_handle
 from agentcli.subagents.task_hooks import task_hook
@@ -110,6 +111,7 @@ class SubagentRunner:
         self.cache = ResultCache(workspace, cfg)  # reused results; sees the tree's tool calls once attached to its bus
         self.isolation = Isolation(workspace, self.file_locks, sandbox)  # tasks in git worktrees, merged back
         self.defer = defer_rule(settings.tools.defer)  # every agent's deferred tools, named in its ToolSearch
+        self.remote = RayExecutor(settings.executor)  # `isolation: "remote"` tasks: Ray joined at the first one
 
     # --- what agents of this tree get ---------------------------------------------------------------
 
@@ -202,7 +204,7 @@ class SubagentRunner:
         handle = new_handle(self.table, args, plan, parent, tool_call_id, previous, point, self.prices,
                             self.settle_history)
         task_id = handle.record.task_id
-        unavailable = await self.isolation.check(handle)
+        unavailable = await self.isolation.check(handle) or (self.remote.unavailable() if plan.remote else None)
         if unavailable:
             return Refusal(unavailable, "INVALID_PARAM").result()
         found = await self.cache.lookup(args, plan, handle.session.depth)
@@ -335,6 +337,25 @@ class SubagentRunner:
 
     # --- running ------------------------------------------------------------------------------------
 
+    async def _run_child(self, handle: TaskHandle, message: str) -> tuple[TaskStatus, str, str | None]:
+        """Run the subagent here, or on the executor's cluster (its changes then brought into its worktree)."""
+        sup = handle.supervisor
+        if not handle.plan.remote:
+            loop, fork = self._child_loop(handle), handle.fork
+            opening = fork.start(handle.session, message, self.store) if fork is not None else message
+            return await sup.run(loop, opening, handle.output_schema)
+        tools = self.toolbox.build(handle.plan.tool_names)
+        job = await asyncio.to_thread(make_job, handle, self.settings, self.kit.permissions, tools)
+        assert handle.root is not None
+        remote = RemoteLoop(self.remote, job, handle.session, sup.relay, handle.root, handle.plan.model.api_key)
+        try:
+            status, result, error = await sup.run(remote, message, handle.output_schema)
+        finally:
+            lost = await remote.close()
+        if lost and status == "completed":
+            return "failed", result, lost
+        return status, result, error if not lost or error else lost
+
     async def _execute(self, handle: TaskHandle) -> ToolResult:
         """Wait for a slot, run the child under its limits, store the record, build the parent's result."""
         record, sup = handle.record, handle.supervisor
@@ -352,9 +373,7 @@ class SubagentRunner:
                 sup.report()
                 message = handle.plan.user_message + await self.isolation.enter(handle)
                 message += await task_hook(self.hooks, handle, "SubagentStart")
-                loop, fork = self._child_loop(handle), handle.fork
-                opening = fork.start(handle.session, message, self.store) if fork is not None else message
-                status, result, error = await sup.run(loop, opening, handle.output_schema)
+                status, result, error = await self._run_child(handle, message)
                 self._finish(handle, status, result, error)
         except LimitReachedError:
             self._finish(handle, "failed", None, "Maximum concurrent tasks limit reached")
@@ -431,6 +450,7 @@ class SubagentRunner:
             await asyncio.gather(*jobs, return_exceptions=True)
         await self.kit.shells.aclose()  # every background command stopped, their output files removed
         await self.kit.lsp.aclose()  # every language server shut down, its process group gone
+        await self.remote.aclose()
 
     # --- events and storage -------------------------------------------------------------------------
 

@@ -16,9 +16,10 @@ import json
 import logging
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from agentcli.agent import AgentLoop, RunOutcome, Session
+from agentcli.agent import RunOutcome, Session
 from agentcli.events import (
     Event,
     EventSink,
@@ -37,6 +38,18 @@ from agentcli.text import one_line
 
 log = logging.getLogger(__name__)
 Outcome = tuple[TaskStatus, str, str | None]  # (status, result text, error)
+
+
+class ChildLoop(Protocol):
+    """What a supervisor drives: an `AgentLoop`, or a remote task's stand-in for one (`remote.RemoteLoop`)."""
+
+    inbox: Callable[[], list[str]] | None
+
+    async def run(self, prompt: str | Message) -> RunOutcome: ...
+
+    def stop(self, status: Any, reason: str) -> bool: ...
+
+    def last_text(self) -> str: ...
 
 
 class Supervisor:
@@ -63,7 +76,7 @@ class Supervisor:
         self.last_progress = 0.0
         self.in_flight_tools = 0
         self.activity = ""  # the subagent's latest tool call, one line (ListAgents)
-        self.loop: AgentLoop | None = None
+        self.loop: ChildLoop | None = None
         self.loop_task: asyncio.Task[RunOutcome] | None = None
         self.stopped: tuple[StopStatus, str] | None = None  # (status, reason) when a limit or a person stopped it
         self.cancel_requested = asyncio.Event()
@@ -186,7 +199,7 @@ class Supervisor:
 
     # --- running ------------------------------------------------------------------------------------
 
-    async def run(self, loop: AgentLoop, message: str | Message, output_schema: dict[str, Any] | None) -> Outcome:
+    async def run(self, loop: ChildLoop, message: str | Message, output_schema: dict[str, Any] | None) -> Outcome:
         """Run the subagent to an end, with one repair turn when its answer misses `output_schema`."""
         self.loop = loop
         status, result, error = await self._run_once(message)

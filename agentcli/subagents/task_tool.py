@@ -78,9 +78,9 @@ class TaskArgs(ToolArgs):
     max_tokens: int | None = Field(None, description="Token budget (its requests and its subagents')")
     max_cost_usd: float | None = Field(None, description="Dollar budget (where prices are known)")
     no_cache: bool = Field(False, description="Run even when an identical finished task's result could be reused")
-    isolation: Literal["worktree"] | None = Field(
+    isolation: Literal["worktree", "remote"] | None = Field(
         None, description="worktree: it writes in its own git worktree, merged back when it finishes (kept on its "
-        "branch on a conflict)"
+        "branch on a conflict); remote: the same, run on the configured cluster"
     )
     merge: Literal["auto", "manual"] = Field(
         "auto", description="With isolation: manual keeps the changes on branch agentcli/<task_id>, unmerged"

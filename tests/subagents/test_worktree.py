@@ -149,7 +149,7 @@ def test_the_call_and_an_agent_file_ask_for_isolation(tmp_path: Path, monkeypatc
     apart = parse_agent_file(folder / "apart.md", scope="project", file_format="agentcli")
     odd = parse_agent_file(folder / "odd.md", scope="project", file_format="agentcli")
     assert apart.isolation == "worktree" and apart.as_dict()["isolation"] == "worktree" and not apart.warnings
-    assert odd.isolation is None and odd.warnings == ("'isolation: container' ignored: expected worktree",)
+    assert odd.isolation is None and odd.warnings == ("'isolation: container' ignored: expected worktree or remote",)
     p = planner(tmp_path, monkeypatch)
     parent = main_session(tmp_path)
     assert planned(p.plan(args("apart"), parent, (), None, TODAY)).isolated

@@ -7,7 +7,8 @@
     tools: Read, Grep, Glob          # or a YAML list; opencode: a mapping {write: false}
     model: sonnet                    # main | light | inherit | an alias | provider:model
     fork_context: true               # optional: every task starts from its parent's conversation
-    isolation: worktree              # optional: every task writes in its own git worktree, merged back
+    isolation: worktree              # optional: every task writes in its own git worktree, merged back ("remote":
+                                     # the same on the [executor] cluster)
     ---
     You are a careful code reviewer ...   (the body is the role prompt)
 
@@ -321,9 +322,9 @@ def _effort(data: Mapping[str, Any], warnings: list[str]) -> str | None:
 
 def _isolation(data: Mapping[str, Any], warnings: list[str]) -> str | None:
     value = text_value(data, "isolation", warnings)
-    if value is None or value.strip().lower() == "worktree":
+    if value is None or value.strip().lower() in ("worktree", "remote"):
         return value.strip().lower() if value else None
-    warnings.append(f"'isolation: {show_value(value)}' ignored: expected worktree")
+    warnings.append(f"'isolation: {show_value(value)}' ignored: expected worktree or remote")
     return None
 
 

@@ -77,6 +77,12 @@ class Isolation:
         handle.worktree, handle.root = tree, tree.path
         handle.sandbox = self.sandbox.rooted(tree.path) if self.sandbox is not None else None
         handle.record.branch = tree.branch
+        if handle.plan.remote:
+            return (
+                "\n\n# Your checkout\nYou work on a remote worker, in your own copy of the workspace as it was when "
+                "you started (uncommitted changes included), your working folder; use paths relative to it. When you "
+                "finish, your changes are merged back into the workspace for the person; you need not commit them."
+            )
         return (
             f"\n\n# Your worktree\nYou work in your own git worktree, {tree.path}, on branch {tree.branch}: a copy of "
             "the workspace as it was when you started (uncommitted changes included). Your file tools and commands "

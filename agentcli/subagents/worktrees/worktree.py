@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,6 +178,17 @@ def checked_git_dir(tree: Worktree) -> Path:
     return admin
 
 
+_ADMIN_LOCKS: dict[Path, threading.Lock] = {}
+_ADMIN_GUARD = threading.Lock()
+
+
+def _admin_lock(git: Repo) -> threading.Lock:
+    """One lock per repository for `git worktree add` and `remove`: git reads every worktree's admin folder while it
+    adds one, and fails on one another add is still writing (many parallel writers)."""
+    with _ADMIN_GUARD:
+        return _ADMIN_LOCKS.setdefault(git.common_dir, threading.Lock())
+
+
 def create(workspace: Path, task_id: str, session_workspace: Path | None = None) -> Worktree:
     """The worktree of one task, at a snapshot of `workspace` (blocking: call it in a thread); its owner file
     names this process and `session_workspace` (default: `workspace`), where the next start looks for it."""
@@ -191,7 +203,8 @@ def create(workspace: Path, task_id: str, session_workspace: Path | None = None)
     session = (session_workspace or repo).resolve()
     write_owner(path, workspace=session, repo=repo, branch=branch, snapshot=start)
     try:
-        git.plumbing("worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), start)
+        with _admin_lock(git):
+            git.plumbing("worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(path), start)
     except GitError:
         with contextlib.suppress(OSError):
             owner_file(path).unlink()
@@ -221,7 +234,8 @@ def remove(tree: Worktree, *, keep_branch: bool) -> None:
     git = tree.git
     if not _own_folder(tree.path):
         raise WorktreeError(f"{tree.path} is not one of agentcli's worktrees; not removed")
-    git.plumbing("worktree", "remove", "--force", str(tree.path), check=False)
+    with _admin_lock(git):
+        git.plumbing("worktree", "remove", "--force", str(tree.path), check=False)
     if tree.path.exists():
         shutil.rmtree(tree.path, ignore_errors=True)
         git.plumbing("worktree", "prune", check=False)

@@ -1,0 +1,216 @@
+"""The parent's side of remote tasks: the Ray connection (`RayExecutor`: Ray imported and the cluster joined at the
+first remote task, never before) and `RemoteLoop`, which stands in for the subagent's `AgentLoop` under its
+supervisor: the worker's events are relayed as they arrive (its messages and usage mirrored into the local session,
+so budgets, records and transcripts work as for a local subagent), a stop is sent to the worker, and a lost worker or
+cluster ends the run `failed` with one line. `close` brings the task's changes back into its local worktree, from
+where the usual merge takes them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import importlib.util
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli.agent import RunOutcome
+from agentcli.events import Event, MessageAddedEvent, UsageEvent
+from agentcli.subagents.remote import snapshot
+from agentcli.subagents.remote.job import KEY_VARIABLE, Finished, RemoteError, RemoteJob, apply_changes
+from agentcli.subagents.remote.worker import RemoteAgent
+from agentcli.text import one_line
+
+if TYPE_CHECKING:
+    from agentcli.agent import Session
+    from agentcli.config import ExecutorSettings, Settings
+    from agentcli.events import EventSink
+    from agentcli.llm import Message
+    from agentcli.subagents.tasks import TaskHandle
+    from agentcli.tools import PermissionPolicy, Tool
+
+log = logging.getLogger(__name__)
+_STOP_SECONDS = 10.0  # how long a stopped worker gets to end its turn and hand its changes back
+
+
+class RayExecutor:
+    """The session's link to its Ray cluster (`[executor]`), made at the first remote task."""
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        self.settings = settings
+        self._lock = asyncio.Lock()
+        self._actor: Any = None  # RemoteAgent as a Ray actor class
+        self._started = False  # this process called ray.init (and shuts it down)
+
+    def unavailable(self) -> str | None:
+        """Why a remote task cannot run here (one line), or None."""
+        if self.settings.kind != "ray":
+            return 'isolation "remote" needs [executor] kind = "ray" (a Ray cluster to run on)'
+        if importlib.util.find_spec("ray") is None:
+            return "isolation \"remote\" needs Ray, which is not installed: pip install 'agentcli[ray]'"
+        return None
+
+    async def actor_class(self) -> Any:
+        """`RemoteAgent` as an actor class, the cluster joined first. Raises `RemoteError`."""
+        async with self._lock:
+            if self._actor is None:
+                await asyncio.to_thread(self._connect)
+                import ray
+
+                self._actor = ray.remote(max_restarts=0, max_task_retries=0)(RemoteAgent)
+        return self._actor
+
+    def _connect(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            return
+        address = self.settings.address or None
+        try:
+            ray.init(address=address, namespace="agentcli", log_to_driver=False, logging_level=logging.WARNING,
+                     configure_logging=False, include_dashboard=False if address is None else None)
+        except Exception as exc:
+            raise RemoteError(f"cannot reach the Ray cluster at {address or 'RAY_ADDRESS'}: {one_line(exc)}"
+                              [:300]) from None
+        self._started = True
+
+    def options(self, key: str) -> dict[str, Any]:
+        """One task's actor options: its resources, and the model key in its runtime environment only."""
+        found: dict[str, Any] = {"num_cpus": self.settings.num_cpus, "runtime_env": {"env_vars": {KEY_VARIABLE: key}}}
+        if self.settings.memory_mb:
+            found["memory"] = self.settings.memory_mb << 20
+        return found
+
+    async def aclose(self) -> None:
+        """Leave the cluster (a Ray started by this process stops with it)."""
+        if self._started:
+            import ray
+
+            self._started = False
+            await asyncio.to_thread(ray.shutdown)
+
+
+def make_job(handle: TaskHandle, settings: Settings, policy: PermissionPolicy, tools: list[Tool[Any]]) -> RemoteJob:
+    """What `handle`'s task sends to its worker: its plan, its session so far, the worktree's snapshot."""
+    tree = handle.worktree
+    if tree is None:
+        raise RemoteError("a remote task needs its worktree")
+    models = settings.models.model_copy(update={
+        "main": settings.models.main.model_copy(update={"api_key": None}),
+        "light": settings.models.light.model_copy(update={"api_key": None})})
+    plan = handle.plan
+    return RemoteJob(
+        task_id=handle.record.task_id, settings=settings.model_copy(update={"models": models}),
+        session=dataclasses.replace(handle.session, messages=list(handle.session.messages)),
+        model=dataclasses.replace(plan.model, api_key=""), tool_names=tuple(t.name for t in tools),
+        write_paths=plan.write_paths, max_turns=plan.max_turns, budgets=plan.budgets, mode=policy.mode,
+        allow=tuple(r.text for r in policy.allow), deny=tuple(r.text for r in policy.deny),
+        ask=tuple(r.text for r in policy.ask), bundle=snapshot.bundle_of(tree.git, tree.snapshot),
+        snapshot=tree.snapshot)
+
+
+class RemoteLoop:
+    """A subagent's loop that runs on a Ray worker, as its supervisor sees it."""
+
+    def __init__(self, executor: RayExecutor, job: RemoteJob, session: Session, emit: EventSink, worktree: Path,
+                 key: str) -> None:
+        self.inbox: Callable[[], list[str]] | None = None  # messages between agents do not reach a remote subagent
+        self.executor, self.job, self.session, self.emit = executor, job, session, emit
+        self.worktree, self.key = worktree, key
+        self.actor: Any = None
+        self.stopped: tuple[str, str] | None = None
+        self.lost = ""  # why the worker or the cluster was lost (then no change comes back)
+        self._running = False
+
+    async def run(self, message: str | Message) -> RunOutcome:
+        """Run the subagent's turn on its worker (started at the first run), relaying its events."""
+        if not isinstance(message, str):
+            raise RemoteError("a remote task takes a text message")
+        try:
+            if self.actor is None:
+                cls = await self.executor.actor_class()
+                self.actor = cls.options(**self.executor.options(self.key)).remote()
+                await self.actor.prepare.remote(self.job)
+            self._running = True
+            if self.stopped is not None:
+                self.actor.stop.remote(*self.stopped)
+            stream = self.actor.run.options(num_returns="streaming").remote(message)
+            async for ref in stream:
+                item = await ref
+                if isinstance(item, RunOutcome):
+                    return item
+                for event in item:
+                    self._take(event)
+            raise RemoteError("the worker ended without an outcome")
+        except asyncio.CancelledError:
+            self._kill()
+            raise
+        except Exception as exc:  # a lost worker, node or cluster, or a job it could not start
+            self.lost = _why(exc)
+            log.warning("remote task %s: %s", self.job.task_id, self.lost)
+            self._kill()
+            return RunOutcome("failed", self.last_text(), self.session.turns, error=self.lost)
+        finally:
+            self._running = False
+
+    def _take(self, event: Event) -> None:
+        """Mirror the subagent's own messages and usage into the local session, then relay the event."""
+        if event.session_id == self.session.id:
+            if isinstance(event, MessageAddedEvent):
+                self.session.append(event.message)
+            elif isinstance(event, UsageEvent):
+                self.session.ledger.add_own(event.usage, event.cost_usd)
+        self.emit(event)
+
+    def stop(self, status: str, reason: str) -> bool:
+        """Ask the worker to end its turn (the first stop stands); False when no turn runs."""
+        if self.stopped is None:
+            self.stopped = (status, reason)
+        if self.actor is None or not self._running:
+            return False
+        self.actor.stop.remote(status, reason)
+        return True
+
+    def last_text(self) -> str:
+        for message in reversed(self.session.messages):
+            if message.role == "assistant" and (text := message.text()):
+                return text
+        return ""
+
+    async def close(self) -> str:
+        """Bring the task's changes into its local worktree and end the worker; a note when they could not come."""
+        if self.actor is None:
+            return ""
+        try:
+            if self.lost:
+                return f"Its changes on the worker were lost ({self.lost})."
+            finished: Finished = await asyncio.wait_for(self.actor.finish.remote(), _STOP_SECONDS * 6)
+            if finished.problem:
+                return f"Its changes did not come back: {finished.problem}."
+            await asyncio.to_thread(apply_changes, self.worktree, finished.changes)
+            return ""
+        except (Exception, TimeoutError) as exc:
+            log.warning("remote task %s: changes not brought back", self.job.task_id, exc_info=True)
+            return f"Its changes did not come back: {_why(exc)}."
+        finally:
+            self._kill()
+
+    def _kill(self) -> None:
+        actor, self.actor = self.actor, None
+        if actor is not None:
+            import ray
+
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+
+
+def _why(exc: BaseException) -> str:
+    """One line for a remote failure (Ray's own messages run over many lines)."""
+    name = type(exc).__name__
+    if name in ("ActorDiedError", "RayActorError", "ActorUnavailableError"):
+        return "the remote worker was lost (its process or node died)"
+    if name in ("GetTimeoutError", "RaySystemError") or "connection" in str(exc).lower():
+        return f"the Ray cluster could not be reached ({name})"
+    return (f"{name}: {one_line(exc)}" if str(exc) else name)[:300]

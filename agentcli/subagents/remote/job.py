@@ -1,0 +1,104 @@
+"""What a remote task sends to its worker and what comes back: the job, the finished run with its file changes, and
+those changes written into the task's local worktree (from where the usual merge takes them)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from agentcli.agent import RunOutcome, Session
+    from agentcli.config import Settings
+    from agentcli.llm import ResolvedModel
+    from agentcli.subagents.budget import Budgets
+
+MAX_CHANGE_BYTES = 256 << 20  # what a remote task may bring back in all
+KEY_VARIABLE = "AGENTCLI_REMOTE_MODEL_KEY"  # the task's model key, in the worker's runtime environment only
+
+
+class RemoteError(Exception):
+    """A remote task could not start, run or come back; the message is one line."""
+
+
+@dataclass(slots=True)
+class RemoteJob:
+    """Everything the worker needs (no provider key: `model.api_key` is empty, the key is in the runtime env)."""
+
+    task_id: str
+    settings: Settings  # api keys removed
+    session: Session  # the subagent's, its workspace the worker's checkout once there
+    model: ResolvedModel
+    tool_names: tuple[str, ...]
+    write_paths: list[str] | None
+    max_turns: int
+    budgets: Budgets  # also held on the worker, so a stop does not wait for the round trip to the parent
+    mode: str  # the parent's permission mode and rules: the worker asks no one (`non_interactive`)
+    allow: tuple[str, ...]
+    deny: tuple[str, ...]
+    ask: tuple[str, ...]
+    bundle: bytes  # the worktree's snapshot (`snapshot.bundle_of`)
+    snapshot: str  # its commit
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One path the task changed: its new content (`file`, `link`) or its removal (`gone`)."""
+
+    path: str  # relative, '/'-separated, as git names it
+    kind: Literal["file", "link", "gone"]
+    data: bytes = b""  # a file's bytes, a link's target
+    executable: bool = False
+
+
+@dataclass(slots=True)
+class Finished:
+    """The worker's last item: how the run ended and what it changed."""
+
+    outcome: RunOutcome
+    changes: list[Change] = field(default_factory=list)
+    problem: str = ""  # why its changes could not be collected (then there are none)
+
+
+def _checked(root: Path, path: str) -> Path:
+    """`path` under `root`, refused when it is absolute, climbs out, names git's folder or crosses a symlink."""
+    parts = PurePosixPath(path).parts
+    if not parts or path.startswith("/") or any(p in ("", ".", "..") for p in parts) or parts[0] == ".git" \
+            or "\\" in path or "\0" in path:
+        raise RemoteError(f"the remote task returned an unusable path {path[:200]!r}")
+    folder = root
+    for part in parts[:-1]:
+        folder = folder / part
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            folder.mkdir()
+            continue
+        if not stat.S_ISDIR(mode):
+            raise RemoteError(f"the remote task's path {path[:200]!r} crosses a file or a symlink")
+    return folder / parts[-1]
+
+
+def apply_changes(root: Path, changes: list[Change]) -> list[str]:
+    """Write `changes` into the worktree at `root` (never outside it, never through a symlink); the paths."""
+    if sum(len(c.data) for c in changes) > MAX_CHANGE_BYTES:
+        raise RemoteError(f"the remote task's changes exceed {MAX_CHANGE_BYTES >> 20} MiB")
+    done: list[str] = []
+    for change in changes:
+        target = _checked(root, change.path)
+        if (os.path.lexists(target) and not os.path.isdir(target)) or os.path.islink(target):
+            target.unlink()
+        elif os.path.isdir(target) and change.kind != "gone":
+            raise RemoteError(f"the remote task's file {change.path[:200]!r} is a folder here")
+        if change.kind == "link":
+            os.symlink(change.data.decode("utf-8", "surrogateescape"), target)
+        elif change.kind == "file":
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755 if change.executable
+                         else 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(change.data)
+        done.append(change.path)
+    return done

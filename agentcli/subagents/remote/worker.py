@@ -1,0 +1,148 @@
+"""The worker's side of a remote task: a Ray actor (`RemoteAgent`, made remote by `executor.py`) that checks the
+snapshot out into a folder of its own, runs the subagent's `AgentLoop` there under the Bash sandbox (where the
+worker has one) and in the parent's permission mode, streams its events back in batches, and at the end hands
+back what it changed."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli.events import Event, ToolCallStartedEvent, UsageEvent
+from agentcli.subagents.remote import snapshot
+from agentcli.subagents.remote.job import KEY_VARIABLE, Finished, RemoteError, RemoteJob
+
+if TYPE_CHECKING:
+    from agentcli.agent import RunOutcome
+
+log = logging.getLogger(__name__)
+
+
+class RemoteAgent:
+    """One remote subagent (one actor per task): `prepare` checks its snapshot out and builds its loop, each `run`
+    streams lists of events then the turn's `RunOutcome`, `finish` hands back what it changed and cleans up."""
+
+    def __init__(self) -> None:
+        self.loop: Any = None
+        self.job: RemoteJob | None = None
+        self.stopped: tuple[str, str] | None = None
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._repo: tuple[Any, Path, Path] | None = None
+        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._close: Any = None
+        self.calls = 0  # the subagent's own tool calls
+
+    async def prepare(self, job: RemoteJob) -> None:
+        """Check the snapshot out into a folder of this worker's and build the subagent's loop there."""
+        self.job = job
+        self._folder = tempfile.TemporaryDirectory(prefix="agentcli-remote-")
+        self._repo = repo = await asyncio.to_thread(snapshot.checkout, job.bundle, Path(self._folder.name))
+        self.loop, self._close = _build(job, repo[1], self._guarded)
+        self.calls = 0
+
+    def _guarded(self, event: Event) -> None:
+        """Queue `event` for the parent; stop the loop at once when the task's budgets are spent (the parent's
+        supervisor checks the same, a round trip later)."""
+        self._queue.put_nowait(event)
+        job, loop = self.job, self.loop
+        if job is None or loop is None or event.session_id != job.session.id:
+            return
+        budgets = job.budgets
+        if isinstance(event, ToolCallStartedEvent):
+            self.calls += 1
+            if self.calls > budgets.max_tool_calls:
+                loop.stop("budget_exceeded", f"tool call limit reached ({budgets.max_tool_calls} calls)")
+        elif isinstance(event, UsageEvent) and (reason := budgets.exceeded(loop.session.ledger.total)):
+            loop.stop("budget_exceeded", reason)
+
+    async def run(self, message: str) -> AsyncIterator[list[Event] | RunOutcome]:
+        """One turn of the loop: its events in batches as they come, then its outcome."""
+        queue = self._queue
+        run = asyncio.create_task(self.loop.run(message))
+        if self.stopped is not None:
+            self.loop.stop(*self.stopped)
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, run}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    break
+                batch = [getter.result()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                yield batch
+            rest = [queue.get_nowait() for _ in range(queue.qsize())]
+            if rest:
+                yield rest
+            yield run.result()
+        finally:
+            run.cancel()
+
+    def stop(self, status: str, reason: str) -> bool:
+        """End the running turn as the parent's supervisor asked (a cancel, a budget, a timeout)."""
+        if self.stopped is None:
+            self.stopped = (status, reason)
+        return bool(self.loop is not None and self.loop.stop(status, reason))
+
+    async def finish(self) -> Finished:
+        """What the task changed (none, with the problem, when it cannot be read); the folder is removed."""
+        from agentcli.agent import RunOutcome
+
+        empty = RunOutcome("completed", "", 0)
+        try:
+            if self._close is not None:
+                await self._close()
+            if self._repo is None or self.job is None:
+                return Finished(empty, [], "the task never started")
+            shadow, work, index = self._repo
+            found = await asyncio.to_thread(snapshot.changes, shadow, work, index, self.job.snapshot)
+            return Finished(empty, found)
+        except Exception as exc:
+            log.warning("remote task: changes not collected", exc_info=True)
+            return Finished(empty, [], f"{type(exc).__name__}: {exc}"[:300])
+        finally:
+            if self._folder is not None:
+                self._folder.cleanup()
+
+    def pid(self) -> int:
+        """The worker process's id (tests: where the subagent runs)."""
+        return os.getpid()
+
+
+def _build(job: RemoteJob, work: Path, emit: Any) -> tuple[Any, Any]:
+    """The subagent's loop in `work`, and what closes its sandbox and background commands after."""
+    from agentcli.agent import AgentLoop
+    from agentcli.llm import ProviderPool, cost_usd
+    from agentcli.subagents.agent_kit import AgentKit
+    from agentcli.subagents.toolbox import Toolbox
+    from agentcli.tools import FileLocks, PermissionPolicy, session_sandbox
+
+    key = os.environ.get(KEY_VARIABLE)
+    if key is None:
+        raise RemoteError("the worker's runtime environment has no model key")
+    model = dataclasses.replace(job.model, api_key=key)
+    session = dataclasses.replace(job.session, workspace=work, model=model)
+    settings = job.settings
+    pool = ProviderPool.from_settings(settings)
+    sandbox = session_sandbox(settings, work)
+    permissions = PermissionPolicy(job.mode, job.allow, job.deny, None, non_interactive=True, ask=job.ask)  # type: ignore[arg-type]
+    permissions.bash_unsandboxed = sandbox.unsandboxed_reason()
+    kit = AgentKit(settings, work, permissions, FileLocks(), pool, lambda _session: [], sandbox)
+    tools = Toolbox.builtin().build(job.tool_names)
+    context = kit.tool_context(session, write_paths=job.write_paths)
+    loop = AgentLoop(session, pool.get(model), tools, context, emit, max_turns=job.max_turns, price=cost_usd,
+                     compactor=kit.compactor(session, context), lean_below=settings.context.lean_below_tokens)
+
+    async def close() -> None:
+        await kit.shells.aclose()  # its background commands end with the task
+        await kit.lsp.aclose()
+        sandbox.close()
+
+    return loop, close

@@ -1,0 +1,256 @@
+"""`isolation: "remote"` through the real CLI, the scripted fake on 127.0.0.1 and a real Ray cluster of a head and two
+worker nodes: the subagent writes a file and runs Bash on a Ray worker (not below agentcli's process), its tool calls
+stream into its block while it runs, its change is merged into the workspace, and the provider key never shows in
+what agentcli stores or prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
+from tests.e2e.helpers import MAIN, cli_env, run_cli
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+NO_IDENTITY = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+ANCESTRY = (  # the Bash command's process and its ancestors, with their command lines
+    "python3 -c \"import os\np = os.getpid()\nwhile p > 1:\n"
+    "    print(p, open(f'/proc/{p}/cmdline', 'rb').read().replace(bytes(1), b' ')[:120].decode())\n"
+    "    p = int(open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1])\""
+)
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", **NO_IDENTITY}).stdout.strip()
+
+
+def _repo(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "app.py").write_text("print('hi')\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "start")
+    return ws
+
+
+def _env(server: FakeLLMServer, tmp_path: Path, cluster: Any) -> dict[str, str]:
+    return cli_env("anthropic", server, tmp_path, AGENTCLI_EXECUTOR__KIND="ray",
+                   AGENTCLI_EXECUTOR__ADDRESS=cluster.address, **NO_IDENTITY)
+
+
+def _lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def test_a_remote_writer_runs_on_a_ray_worker_streams_live_and_is_merged_back(cluster: Any, tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    (ws / "app.py").write_text("print('hi there')\n")  # uncommitted: the snapshot the worker gets has it
+    task = ToolCall(name="Task", input={"description": "Write the notes", "prompt": "Write notes.txt, then look around",
+                                        "subagent_type": "general", "isolation": "remote"})
+    sub = "# Task\nWrite the notes"
+    steps = [
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
+        Step(match=Match(system_contains=sub, turn=0), reply=Reply(tool_calls=[ToolCall(
+            name="Write", input={"file_path": "notes.txt", "content": "written remotely\n"})])),
+        Step(match=Match(system_contains=sub, turn=1), reply=Reply(tool_calls=[ToolCall(
+            name="Bash", input={"command": f"cat app.py && {ANCESTRY}"})])),
+        Step(match=Match(system_contains=sub, turn=2), reply=Reply(text="Notes written.")),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Done.")),
+    ]
+    with FakeLLMServer(Script(steps=steps)) as server:
+        proc = run_cli(["run", "--yes", "--output-format", "stream-json", "--verbose", "--cwd", str(ws), "go"],
+                       _env(server, tmp_path, cluster), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    server.assert_done()
+    assert (ws / "notes.txt").read_text() == "written remotely\n"  # merged into the workspace, uncommitted
+    assert [line.strip() for line in git(ws, "status", "--porcelain").splitlines()] == ["M app.py", "?? notes.txt"]
+
+    bash_result = str(server.requests[3].body["messages"][-1])
+    assert "hi there" in bash_result  # the person's uncommitted edit travelled in the snapshot
+    assert "ray::RemoteAgent" in bash_result  # Bash ran under the Ray worker's actor process
+    assert f"{proc.args[0]} -m agentcli" not in bash_result  # ... not below agentcli's own process
+
+    lines = _lines(proc.stdout)
+    kinds = [(line.get("type"), line.get("parent_tool_use_id")) for line in lines]
+    write_at = next(i for i, line in enumerate(lines) if "Write" in json.dumps(line.get("message", {}))
+                    and line.get("parent_tool_use_id"))
+    task_result_at = next(i for i, line in enumerate(lines) if line.get("type") == "user"
+                          and not line.get("parent_tool_use_id") and "Notes written" in json.dumps(line))
+    assert write_at < task_result_at, kinds  # the subagent's tool call reached the stream before its result
+    merged = (ws / ".." / "data").resolve()
+    stored = subprocess.run(["grep", "-rl", "sk-ant-e2e-secret", str(merged)], capture_output=True, text=True)
+    assert stored.stdout == "", "the provider key was stored"
+    assert "sk-ant-e2e-secret" not in proc.stdout + proc.stderr
+
+
+def test_without_ray_configured_a_remote_task_is_refused_in_one_line(tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    task = ToolCall(name="Task", input={"description": "Write the notes", "prompt": "Write notes.txt",
+                                        "subagent_type": "general", "isolation": "remote"})
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
+             Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Refused."))]
+    with FakeLLMServer(Script(steps=steps)) as server:
+        proc = run_cli(["run", "--yes", "--cwd", str(ws), "go"], cli_env("anthropic", server, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    told = str(server.requests[-1].body["messages"][-1])
+    assert 'isolation \\"remote\\" needs [executor] kind = \\"ray\\"' in told or \
+        'isolation "remote" needs [executor] kind = "ray"' in told
+    assert os.listdir(ws) == [".git", "app.py"] or sorted(os.listdir(ws)) == [".git", "app.py"]
+
+
+def _ancestor_worker(marker: str) -> int | None:
+    """The pid of the Ray actor process above the process whose command line has `marker`."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker not in cmd or "bash" in cmd:
+            continue
+        pid = int(name)
+        while pid > 1:
+            try:
+                if "ray::RemoteAgent" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                    return pid
+                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                break
+    return None
+
+
+def _kill_marked(marker: str) -> None:
+    subprocess.run(["pkill", "-9", "-f", marker], check=False)
+
+
+def _one_subagent(ws: Path, tmp_path: Path, cluster: Any, task_extra: dict[str, Any], sub_steps: list[Step],
+                  while_running: Any = None, **env: str) -> tuple[dict[str, Any], FakeLLMServer, float]:
+    import threading
+    import time
+
+    task = ToolCall(name="Task", input={"description": "Slow work", "prompt": "Do the slow work",
+                                        "subagent_type": "general", "isolation": "remote", **task_extra})
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])), *sub_steps,
+             Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Went on."))]
+    with FakeLLMServer(Script(steps=steps)) as server:
+        helper = threading.Thread(target=while_running, daemon=True) if while_running else None
+        if helper:
+            helper.start()
+        started = time.monotonic()
+        proc = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
+                       {**_env(server, tmp_path, cluster), **env}, timeout=240)
+        took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1]), server, took
+
+
+def _sub(turn: int, reply: Reply) -> Step:
+    return Step(match=Match(system_contains="# Task\nSlow work", turn=turn), reply=reply)
+
+
+def test_a_timeout_reaches_the_worker_and_stops_its_command(cluster: Any, tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    marker = "sleep 97.531"
+    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Bash", input={"command": marker, "timeout": 300})]))]
+    try:
+        result, server, took = _one_subagent(ws, tmp_path, cluster, {"timeout_seconds": 15}, sub)
+        assert _ancestor_worker(marker) is None  # the worker stopped its command (and is gone)
+    finally:
+        _kill_marked(marker)
+    (task,) = result["tasks"]
+    assert task["status"] == "timed_out" and "timed out" in (task["error"] or "")
+    assert took < 90  # stopped by its timeout, not by the command's end (a generous ceiling)
+    assert task["merge"] == "no_changes" and git(ws, "status", "--porcelain") == ""
+    assert "timed out" in str(server.requests[-1].body["messages"][-1])
+
+
+def test_a_limit_stops_the_worker_and_what_it_wrote_is_kept_on_its_branch(cluster: Any, tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "half.txt", "content": "x\n"})])),
+           _sub(1, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo past the limit"})])),
+           _sub(2, Reply(text="never"))]
+    result, server, _took = _one_subagent(ws, tmp_path, cluster, {}, sub, AGENTCLI_TASK_TOOL__MAX_TOOL_CALLS="1")
+    (task,) = result["tasks"]
+    assert task["status"] == "budget_exceeded" and "tool call limit reached (1 calls)" in task["error"]
+    assert task["merge"] == "kept" and task["branch"]  # its change came back, kept on its branch, not merged
+    assert not (ws / "half.txt").exists()
+    assert git(ws, "show", f"{task['branch']}:half.txt") == "x"
+    assert len([r for r in server.requests if "Slow work" in str(r.body.get("system"))]) == 2
+
+
+def test_a_worker_killed_mid_task_fails_the_task_in_one_line_and_the_session_goes_on(cluster: Any,
+                                                                                     tmp_path: Path) -> None:
+    import signal
+    import time
+
+    ws = _repo(tmp_path)
+    marker = "sleep 86.421"
+
+    def kill_worker() -> None:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            pid = _ancestor_worker(marker)
+            if pid is not None:
+                os.kill(pid, signal.SIGKILL)
+                return
+            time.sleep(0.2)
+
+    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "half.txt", "content": "x\n"}),
+                                     ToolCall(name="Bash", input={"command": marker, "timeout": 300})]))]
+    try:
+        result, server, _took = _one_subagent(ws, tmp_path, cluster, {}, sub, kill_worker)
+    finally:
+        _kill_marked(marker)
+    (task,) = result["tasks"]
+    assert task["status"] == "failed"
+    assert task["error"] == "the remote worker was lost (its process or node died)"
+    assert not (ws / "half.txt").exists() and git(ws, "status", "--porcelain") == ""  # nothing half-merged
+    told = str(server.requests[-1].body["messages"][-1])
+    assert "the remote worker was lost" in told and result["result"] == "Went on."
+
+
+def test_a_budget_stop_reaches_the_worker(cluster: Any, tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo one"})])),
+           _sub(1, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo two"})])),
+           _sub(2, Reply(text="never"))]
+    result, server, _took = _one_subagent(ws, tmp_path, cluster, {"max_tokens": 100}, sub)
+    (task,) = result["tasks"]
+    assert task["status"] == "budget_exceeded", task
+    assert task["input_tokens"] > 0  # the worker's usage reached the parent's ledger
+    subagent_requests = [r for r in server.requests if "Slow work" in str(r.body.get("system"))]
+    assert len(subagent_requests) == 1  # the worker stopped itself at once, not a round trip later
+
+
+def test_eight_remote_writers_of_one_turn_are_all_merged_back(cluster: Any, tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    names = [f"part{n}" for n in range(8)]
+    tasks = [ToolCall(name="Task", input={"description": f"Write {name}", "prompt": f"Write {name}.txt",
+                                          "subagent_type": "general", "isolation": "remote"}) for name in names]
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=tasks))]
+    for name in names:
+        steps += [Step(match=Match(system_contains=f"# Task\nWrite {name}", turn=0), reply=Reply(tool_calls=[
+                      ToolCall(name="Write", input={"file_path": f"{name}.txt", "content": f"{name}\n"})]),
+                       latency_ms=1500),  # each first answer takes a while: the writers overlap
+                  Step(match=Match(system_contains=f"# Task\nWrite {name}", turn=1), reply=Reply(text=f"{name} done"))]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="All written.")))
+    with FakeLLMServer(Script(steps=steps)) as server:
+        proc = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
+                       {**_env(server, tmp_path, cluster), "AGENTCLI_TASK_TOOL__MAX_CONCURRENT": "8"}, timeout=280)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    server.assert_done()
+    assert sorted((t["status"], t["merge"], tuple(t["files_merged"])) for t in result["tasks"]) == sorted(
+        ("completed", "merged", (f"{name}.txt",)) for name in names)
+    assert all((ws / f"{name}.txt").read_text() == f"{name}\n" for name in names)
+    assert server.in_flight_max >= 2  # they ran at once
