@@ -87,8 +87,9 @@ class AgentKit:
         a worktree has it as its `workspace`, with a `sandbox` writing there (and its files on the disk: an editor's
         buffers are the workspace's), and no additional directory: it keeps to its worktree."""
         agent = self.settings.agent
+        root = (workspace or self.workspace).resolve()  # once: each resolve is a stat of every part of the path
         return ToolContext(
-            workspace=(workspace or self.workspace).resolve(),
+            workspace=root,
             agent=session.agent,
             session_id=session.id,
             permissions=self.permissions,
@@ -108,7 +109,7 @@ class AgentKit:
             files=self.files if workspace is None else None,
             worktree=workspace is not None,
             extra_roots=self.extra_roots if workspace is None else [],
-            code_intel=RootIntel(self.lsp, (workspace or self.workspace).resolve(), sandbox or self.sandbox),
+            code_intel=RootIntel(self.lsp, root, sandbox or self.sandbox),
         )
 
     def searcher(self, model: ResolvedModel) -> WebSearcher:

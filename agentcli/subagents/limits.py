@@ -1,8 +1,10 @@
-"""Delegation limits: the session's concurrency queue, depth and cycle checks, write-glob leases."""
+"""Delegation limits: the session's concurrency queue, sibling Task calls' turns, depth and cycle checks,
+write-glob leases."""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import heapq
 import itertools
@@ -128,6 +130,43 @@ class ConcurrencyLimiter:
 
 
 # --- depth and cycles -------------------------------------------------------------------------
+
+
+class Turns:
+    """Sibling Task calls take turns at their first step: a call that starts while another's first step has the
+    turn waits for the loop's next pass, so each subagent's first step (its request) runs before the next
+    sibling's set-up instead of after all of them. Without it a fan-out of N set up N subagents before the first
+    request went out, and their N answers came back at once, to be read one after the other.
+
+    A turn is handed on by the loop itself (`call_soon`), whatever its holder waits for: nothing is held across a
+    wait (a slot, a worktree, a hook), so no call ever waits on another's progress.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._held = False
+
+    async def take(self) -> None:
+        """Wait for this call's turn; it passes on at the loop's next pass."""
+        if self._held:
+            mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiting.append(mine)
+            try:
+                await mine
+            except asyncio.CancelledError:
+                if mine.done() and not mine.cancelled():
+                    self._pass()  # handed the turn as it was cancelled: hand it on
+                raise
+        self._held = True
+        asyncio.get_running_loop().call_soon(self._pass)
+
+    def _pass(self) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # held on, for it
+                return
+        self._held = False
 
 
 def normalize_prompt(prompt: str) -> str:

@@ -31,7 +31,7 @@ from agentcli.subagents.agent_kit import AgentKit
 from agentcli.subagents.budget import PriceNotices
 from agentcli.subagents.definitions.skills import SkillCatalog
 from agentcli.subagents.fork import fork_point
-from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, WriteLeases
+from agentcli.subagents.limits import ConcurrencyLimiter, LimitReachedError, Turns, WriteLeases
 from agentcli.subagents.messaging.mailbox import PostOffice
 from agentcli.subagents.messaging.switchboard import Switchboard
 from agentcli.subagents.messaging.tools import message_tools
@@ -98,6 +98,7 @@ class SubagentRunner:
         self.planner = Planner(settings, registry, workspace, self.toolbox.classes, instructions, skills)
         cfg = settings.task_tool
         self.limiter = ConcurrencyLimiter(cfg.max_concurrent, cfg.on_limit)
+        self.turns = Turns()  # sibling Task calls' first steps, one a pass: each subagent's request goes out at once
         self.leases = WriteLeases()
         self.table = TaskTable(store, workspace)
         self.handles = self.table.handles
@@ -192,6 +193,7 @@ class SubagentRunner:
 
     async def run_task(self, args: TaskArgs, parent: ParentLink, tool_call_id: str) -> ToolResult:
         """Plan and run one Task call; every failure becomes a tool error, never an exception."""
+        await self.turns.take()
         previous = self.table.finished_record(args.resume) if args.resume else None
         if self.before_task is not None:
             await self.before_task(args)
