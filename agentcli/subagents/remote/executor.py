@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _STOP_SECONDS = 10.0  # how long a stopped worker gets to end its turn and hand its changes back
+_STARTING_TICK = 5.0  # while a worker starts, the task's idle clock is reset this often
 
 
 class RayExecutor:
@@ -115,7 +116,8 @@ class RemoteLoop:
     """A subagent's loop that runs on a Ray worker, as its supervisor sees it."""
 
     def __init__(self, executor: RayExecutor, job: RemoteJob, session: Session, emit: EventSink, worktree: Path,
-                 key: str) -> None:
+                 key: str, progress: Callable[[], None] = lambda: None) -> None:
+        self.progress = progress
         self.inbox: Callable[[], list[str]] | None = None  # messages between agents do not reach a remote subagent
         self.executor, self.job, self.session, self.emit = executor, job, session, emit
         self.worktree, self.key = worktree, key
@@ -132,7 +134,7 @@ class RemoteLoop:
             if self.actor is None:
                 cls = await self.executor.actor_class()
                 self.actor = cls.options(**self.executor.options(self.key)).remote()
-                await self.actor.prepare.remote(self.job)
+                await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.job)))
             self._running = True
             if self.stopped is not None:
                 self.actor.stop.remote(*self.stopped)
@@ -154,6 +156,14 @@ class RemoteLoop:
             return RunOutcome("failed", self.last_text(), self.session.turns, error=self.lost)
         finally:
             self._running = False
+
+    async def _starting(self, ready: asyncio.Future[Any]) -> None:
+        """Wait for the worker to be placed and ready; meanwhile the task counts as progressing (a cluster may take
+        a while to find room: its wall-clock timeout still holds, its idle timeout waits)."""
+        while not ready.done():
+            await asyncio.wait({ready}, timeout=_STARTING_TICK)
+            self.progress()
+        ready.result()
 
     def _take(self, event: Event) -> None:
         """Mirror the subagent's own messages and usage into the local session, then relay the event."""

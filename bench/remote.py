@@ -1,0 +1,127 @@
+"""Remote subagents on a local Ray cluster against local ones: dispatch overhead, and a wide remote fan-out.
+
+Run: python bench/remote.py [--runs 3] [--fanout 50] [--cpus-per-node 8]   (needs pip install -e '.[ray]')
+
+A Ray cluster of a head (no CPU) and two worker nodes starts on this machine (`ray.cluster_utils.Cluster`); the
+fake server runs in its own process. Each run is `agentcli run` in a fresh git workspace whose main agent makes
+Task calls of general subagents that each write one file and answer:
+- dispatch: one Task, `isolation: "worktree"` (local) and `"remote"`, interleaved; the figure is the time from the
+  end of the parent's answer holding the Task call to the subagent's first request (the server's clock), and the
+  whole run's wall time;
+- fan-out: `--fanout` remote writers in one turn (`num_cpus` per subagent sized so all fit at once): the wall time,
+  subagents finished per second, and the parent process's peak RSS (`/usr/bin/time`), beside the same fan-out with
+  `isolation: "worktree"` in the parent's process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from fake_server import server_process
+
+from agentcli.testing.fake_llm import Match, Reply, Script, Step, ToolCall
+
+MAIN = "You are agentcli, a coding assistant"
+GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _script(count: int, isolation: str) -> Script:
+    tasks = [ToolCall(name="Task", input={"description": f"Write part{n}", "prompt": f"Write part{n}.txt",
+                                          "subagent_type": "general", "isolation": isolation}) for n in range(count)]
+    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=tasks))]
+    for n in range(count):
+        task = f"# Task\nWrite part{n}"
+        steps += [Step(match=Match(system_contains=task, turn=0), reply=Reply(tool_calls=[
+                      ToolCall(name="Write", input={"file_path": f"part{n}.txt", "content": f"{n}\n"})])),
+                  Step(match=Match(system_contains=task, turn=1), reply=Reply(text=f"part{n} done"))]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Done.")))
+    return Script(steps=steps)
+
+
+def _workspace(root: Path) -> Path:
+    ws = root / "ws"
+    ws.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@b", *args], cwd=ws, check=True,
+                       env={**os.environ, **GIT_ENV})
+    return ws
+
+
+def run_once(count: int, isolation: str, address: str, cpus: float) -> dict[str, Any]:
+    """One `agentcli run`: its wall time, peak RSS, dispatch delay of its first subagent."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        ws = _workspace(root)
+        with server_process(_script(count, isolation), root, strict=False) as (base_url, requests):
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
+            env.update(GIT_ENV, XDG_DATA_HOME=str(root / "data"), XDG_STATE_HOME=str(root / "state"),
+                       XDG_CONFIG_HOME=str(root / "config"), ANTHROPIC_API_KEY="sk-bench", ANTHROPIC_BASE_URL=base_url,
+                       AGENTCLI_EXECUTOR__KIND="ray", AGENTCLI_EXECUTOR__ADDRESS=address,
+                       AGENTCLI_EXECUTOR__NUM_CPUS=str(cpus), AGENTCLI_TASK_TOOL__MAX_CONCURRENT=str(max(count, 1)))
+            started = time.monotonic()
+            proc = subprocess.run(["/usr/bin/time", "-f", "RSS %M", sys.executable, "-m", "agentcli", "run",
+                                   "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
+                                  capture_output=True, text=True, env=env, timeout=1800)
+            wall = time.monotonic() - started
+        if proc.returncode != 0:
+            raise SystemExit(f"agentcli run failed ({isolation}):\n{proc.stderr[-3000:]}")
+        tasks = json.loads(proc.stdout.strip().splitlines()[-1])["tasks"]
+        merged = sum(1 for t in tasks if t["merge"] == "merged")
+        failed = {t["error"] for t in tasks if t["status"] != "completed"}
+        if failed:
+            print(f"  ({isolation}: {len(tasks) - merged} not merged: {'; '.join(sorted(map(str, failed)))[:300]})")
+        rss = int(next(line for line in proc.stderr.splitlines() if line.startswith("RSS ")).split()[1]) / 1024
+    main_answer = min(r.finished_at for r in requests if MAIN in json.dumps(r.body.get("system")))
+    subs = [r.received_at for r in requests if "# Task\\nWrite part" in json.dumps(r.body.get("system"))]
+    return {"wall": wall, "rss_mib": rss, "first_sub_ms": (min(subs) - main_answer) * 1000, "merged": merged}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--fanout", type=int, default=50)
+    parser.add_argument("--cpus-per-node", type=int, default=8)
+    args = parser.parse_args()
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    for _ in range(2):
+        cluster.add_node(num_cpus=args.cpus_per_node)
+    cluster.wait_for_nodes()
+    try:
+        address = cluster.address
+        per_task = min(1.0, 2 * args.cpus_per_node / max(args.fanout, 1))
+        figures: dict[str, list[dict[str, Any]]] = {"worktree": [], "remote": []}
+        for _ in range(args.runs):
+            for isolation in ("worktree", "remote"):
+                figures[isolation].append(run_once(1, isolation, address, 1.0))
+        print(f"dispatch of one Task (median of {args.runs}, interleaved):")
+        for isolation, rows in figures.items():
+            first = statistics.median(r["first_sub_ms"] for r in rows)
+            wall = statistics.median(r["wall"] for r in rows)
+            print(f"  {isolation:<9} first subagent request {first:8.0f} ms after the Task answer   run {wall:6.1f} s")
+        base = statistics.median(r["first_sub_ms"] for r in figures["worktree"])
+        print(f"  remote - worktree: {statistics.median(r['first_sub_ms'] for r in figures['remote']) - base:.0f} ms")
+        print(f"fan-out of {args.fanout} writers in one turn (one run each):")
+        for isolation in ("worktree", "remote"):
+            row = run_once(args.fanout, isolation, address, per_task)
+            print(f"  {isolation:<9} {row['wall']:6.1f} s  {args.fanout / row['wall']:5.2f} subagents/s  "
+                  f"parent peak RSS {row['rss_mib']:5.0f} MiB  merged {row['merged']}/{args.fanout}")
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
+
+
+if __name__ == "__main__":
+    main()
