@@ -37,6 +37,10 @@ _STDERR_LINE = 2000
 MAX_OPEN = 200  # documents kept open in one server  # characters of one stderr line kept in the log
 
 
+def _ignore(params: Any) -> None:
+    """A server's notification agentcli has no use for (pygls would log each as unknown)."""
+
+
 def path_uri(path: Path) -> str:
     """The `file://` URI of an absolute path."""
     return path.as_uri()
@@ -101,6 +105,7 @@ class ServerConnection:
         feature(types.WORKSPACE_CONFIGURATION)(configuration)
         feature(types.WINDOW_LOG_MESSAGE)(log_message)
         feature(types.WINDOW_SHOW_MESSAGE)(show_message)
+        feature("$/typescriptVersion")(_ignore)  # typescript-language-server's own notice of the tsserver it runs
         for method in (types.CLIENT_REGISTER_CAPABILITY, types.CLIENT_UNREGISTER_CAPABILITY,
                        types.WINDOW_WORK_DONE_PROGRESS_CREATE):
             feature(method)(_accept)
