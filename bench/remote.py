@@ -82,7 +82,8 @@ def run_once(count: int, isolation: str, address: str, cpus: float) -> dict[str,
         rss = int(next(line for line in proc.stderr.splitlines() if line.startswith("RSS ")).split()[1]) / 1024
     main_answer = min(r.finished_at for r in requests if MAIN in json.dumps(r.body.get("system")))
     subs = [r.received_at for r in requests if "# Task\\nWrite part" in json.dumps(r.body.get("system"))]
-    return {"wall": wall, "rss_mib": rss, "first_sub_ms": (min(subs) - main_answer) * 1000, "merged": merged}
+    first = (min(subs) - main_answer) * 1000 if subs else float("nan")  # nan: no subagent ever asked
+    return {"wall": wall, "rss_mib": rss, "first_sub_ms": first, "merged": merged}
 
 
 def main() -> None:
