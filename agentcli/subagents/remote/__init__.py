@@ -7,4 +7,13 @@ remote task starts.
 - `worker.py`: the worker's side, a Ray actor running the subagent's `AgentLoop` in its own checkout;
 - `executor.py`: the parent's side, connecting to the cluster and standing in for the subagent's loop
   (`RemoteLoop`): the worker's events relayed live, its stop, its faults.
+
+Its modules are its face; other packages import their names from `agentcli.subagents`.
 """
+
+__all__ = [
+    "executor",
+    "job",
+    "snapshot",
+    "worker",
+]
