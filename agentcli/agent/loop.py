@@ -488,10 +488,7 @@ class AgentLoop:
         return self._last_text()
 
     def _last_text(self) -> str:
-        for message in reversed(self.session.messages):
-            if message.role == "assistant" and (text := message.text()):
-                return text
-        return ""
+        return self.session.last_text()
 
     def _event(self, event: Event) -> None:
         report(self.emit, event)

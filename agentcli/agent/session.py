@@ -51,6 +51,13 @@ class Session:
         seq, self.next_seq = self.next_seq, self.next_seq + 1
         return seq
 
+    def last_text(self) -> str:
+        """The latest assistant text of the context ("" when there is none): what a stopped run produced so far."""
+        for message in reversed(self.messages):
+            if message.role == "assistant" and (text := message.text()):
+                return text
+        return ""
+
     @property
     def usage(self) -> Usage:
         """Tokens of this agent's own requests (`ledger.own`)."""

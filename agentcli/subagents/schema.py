@@ -181,9 +181,12 @@ def _applied_in_place(node: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for key in _IN_PLACE:
         value = node.get(key)
-        values = value if isinstance(value, list) else value.values() if key == "dependentSchemas" and isinstance(
-            value, dict) else [value]
-        found.extend(v for v in values if isinstance(v, dict))
+        if isinstance(value, list):  # allOf, anyOf, oneOf
+            found.extend(v for v in value if isinstance(v, dict))
+        elif key == "dependentSchemas" and isinstance(value, dict):  # a schema per property name
+            found.extend(v for v in value.values() if isinstance(v, dict))
+        elif isinstance(value, dict):  # not, if, then, else
+            found.append(value)
     return found
 
 

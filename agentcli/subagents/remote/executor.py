@@ -123,7 +123,6 @@ class RemoteLoop:
         self.worktree, self.key = worktree, key
         self.actor: Any = None
         self.stopped: tuple[str, str] | None = None
-        self.lost = ""  # why the worker or the cluster was lost (then no change comes back)
         self._running = False
 
     async def run(self, message: str | Message) -> RunOutcome:
@@ -150,10 +149,10 @@ class RemoteLoop:
             self._kill()
             raise
         except Exception as exc:  # a lost worker, node or cluster, or a job it could not start
-            self.lost = _why(exc)
-            log.warning("remote task %s: %s", self.job.task_id, self.lost)
-            self._kill()
-            return RunOutcome("failed", self.last_text(), self.session.turns, error=self.lost)
+            lost = _why(exc)
+            log.warning("remote task %s: %s", self.job.task_id, lost)
+            self._kill()  # then no change comes back
+            return RunOutcome("failed", self.last_text(), self.session.turns, error=lost)
         finally:
             self._running = False
 
@@ -184,18 +183,13 @@ class RemoteLoop:
         return True
 
     def last_text(self) -> str:
-        for message in reversed(self.session.messages):
-            if message.role == "assistant" and (text := message.text()):
-                return text
-        return ""
+        return self.session.last_text()
 
     async def close(self) -> str:
         """Bring the task's changes into its local worktree and end the worker; a note when they could not come."""
-        if self.actor is None:
+        if self.actor is None:  # never started, or lost (its outcome already says so)
             return ""
         try:
-            if self.lost:
-                return f"Its changes on the worker were lost ({self.lost})."
             finished: Finished = await asyncio.wait_for(self.actor.finish.remote(), _STOP_SECONDS * 6)
             if finished.problem:
                 return f"Its changes did not come back: {finished.problem}."

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from agentcli.agent import RunOutcome, Session
+    from agentcli.agent import Session
     from agentcli.config import Settings
     from agentcli.llm import ResolvedModel
     from agentcli.subagents.budget import Budgets
@@ -56,9 +56,8 @@ class Change:
 
 @dataclass(slots=True)
 class Finished:
-    """The worker's last item: how the run ended and what it changed."""
+    """What the worker hands back at the end: what the task changed."""
 
-    outcome: RunOutcome
     changes: list[Change] = field(default_factory=list)
     problem: str = ""  # why its changes could not be collected (then there are none)
 

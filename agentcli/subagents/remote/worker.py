@@ -44,7 +44,6 @@ class RemoteAgent:
         self._folder = tempfile.TemporaryDirectory(prefix="agentcli-remote-")
         self._repo = repo = await asyncio.to_thread(snapshot.checkout, job.bundle, Path(self._folder.name))
         self.loop, self._close = _build(job, repo[1], self._guarded)
-        self.calls = 0
 
     def _guarded(self, event: Event) -> None:
         """Queue `event` for the parent; stop the loop at once when the task's budgets are spent (the parent's
@@ -93,20 +92,17 @@ class RemoteAgent:
 
     async def finish(self) -> Finished:
         """What the task changed (none, with the problem, when it cannot be read); the folder is removed."""
-        from agentcli.agent import RunOutcome
-
-        empty = RunOutcome("completed", "", 0)
         try:
             if self._close is not None:
                 await self._close()
             if self._repo is None or self.job is None:
-                return Finished(empty, [], "the task never started")
+                return Finished([], "the task never started")
             shadow, work, index = self._repo
             found = await asyncio.to_thread(snapshot.changes, shadow, work, index, self.job.snapshot)
-            return Finished(empty, found)
+            return Finished(found)
         except Exception as exc:
             log.warning("remote task: changes not collected", exc_info=True)
-            return Finished(empty, [], f"{type(exc).__name__}: {exc}"[:300])
+            return Finished([], f"{type(exc).__name__}: {exc}"[:300])
         finally:
             if self._folder is not None:
                 self._folder.cleanup()
