@@ -13,6 +13,24 @@ from typing import Any
 from agentcli.testing.fake_llm import FakeLLMServer
 
 MAIN = "You are agentcli"  # the main agent's system prompt starts with this
+NO_IDENTITY = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}  # agentcli's fallback author
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd` as a test author, with no config of the machine's; its stripped output."""
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", **NO_IDENTITY}).stdout.strip()
+
+
+def git_workspace(tmp_path: Path, app: str) -> Path:
+    """`tmp_path/ws`: a git repository on branch main whose one commit holds `app.py` with `app`."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "app.py").write_text(app)
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "start")
+    return ws
 
 
 def cli_env(api: str, server: FakeLLMServer, home: Path, **extra: str) -> dict[str, str]:

@@ -15,27 +15,15 @@ import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
 from agentcli.tools.sandbox import landlock
-from tests.e2e.helpers import MAIN, cli_env, last_json, run_cli
+from tests.e2e.helpers import MAIN, NO_IDENTITY, cli_env, git, git_workspace, last_json, run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 APP = "def first():\n    return 1\n\n\ndef middle():\n    return 0\n\n\ndef second():\n    return 2\n"
-NO_IDENTITY = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}  # agentcli's fallback author
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", **NO_IDENTITY}).stdout.strip()
 
 
 def _repo(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    git(ws, "init", "-q", "-b", "main")
-    (ws / "app.py").write_text(APP)
-    git(ws, "add", "-A")
-    git(ws, "commit", "-qm", "start")
-    return ws
+    return git_workspace(tmp_path, APP)
 
 
 def _task(description: str, **extra: object) -> ToolCall:

@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from tests.e2e.helpers import MAIN, cli_env, run_cli
+from tests.e2e.helpers import MAIN, NO_IDENTITY, cli_env, git, git_workspace, run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
-NO_IDENTITY = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
 ANCESTRY = (  # the Bash command's process and its ancestors, with their command lines
     "python3 -c \"import os\np = os.getpid()\nwhile p > 1:\n"
     "    print(p, open(f'/proc/{p}/cmdline', 'rb').read().replace(bytes(1), b' ')[:120].decode())\n"
@@ -25,19 +24,8 @@ ANCESTRY = (  # the Bash command's process and its ancestors, with their command
 )
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", **NO_IDENTITY}).stdout.strip()
-
-
 def _repo(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    git(ws, "init", "-q", "-b", "main")
-    (ws / "app.py").write_text("print('hi')\n")
-    git(ws, "add", "-A")
-    git(ws, "commit", "-qm", "start")
-    return ws
+    return git_workspace(tmp_path, "print('hi')\n")
 
 
 def _env(server: FakeLLMServer, tmp_path: Path, cluster: Any) -> dict[str, str]:
