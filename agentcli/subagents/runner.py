@@ -37,6 +37,7 @@ from agentcli.subagents.messaging.switchboard import Switchboard
 from agentcli.subagents.messaging.tools import message_tools
 from agentcli.subagents.plan import Planner, Refusal, Scopes, inherited_scopes
 from agentcli.subagents.remote.executor import RayExecutor, RemoteLoop, make_job
+from agentcli.subagents.remote.job import RemoteError
 from agentcli.subagents.result_cache.cache import ResultCache
 from agentcli.subagents.task_handles import close_record, new_handle
 from agentcli.subagents.task_hooks import task_hook
@@ -380,7 +381,7 @@ class SubagentRunner:
                 self._finish(handle, status, result, error)
         except LimitReachedError:
             self._finish(handle, "failed", None, "Maximum concurrent tasks limit reached")
-        except WorktreeError as exc:
+        except (WorktreeError, RemoteError) as exc:  # its worktree, or its job for the cluster, could not be made
             self._finish(handle, "failed", None, str(exc))
         except Exception as exc:  # a bug or an unexpected failure: the record never stays running
             log.exception("subagent %s failed", record.task_id)

@@ -18,11 +18,14 @@ _REF = "refs/heads/agentcli-snapshot"
 
 def bundle_of(repo: Repo, commit: str) -> bytes:
     """A bundle holding `commit` and its history (the worktree's snapshot)."""
-    with repo.private(head=commit) as private, tempfile.TemporaryDirectory(prefix="agentcli-bundle-") as tmp:
-        private.run("update-ref", _REF, commit)
-        path = Path(tmp) / "snapshot.bundle"
-        private.run("bundle", "create", "--quiet", str(path), _REF)
-        return path.read_bytes()
+    try:
+        with repo.private(head=commit) as private, tempfile.TemporaryDirectory(prefix="agentcli-bundle-") as tmp:
+            private.run("update-ref", _REF, commit)
+            path = Path(tmp) / "snapshot.bundle"
+            private.run("bundle", "create", "--quiet", str(path), _REF)
+            return path.read_bytes()
+    except GitError as exc:  # the task ends failed with this line
+        raise RemoteError(f"the workspace snapshot could not be bundled for the cluster: {exc}") from None
 
 
 def checkout(bundle: bytes, folder: Path) -> tuple[Shadow, Path, Path]:
