@@ -351,7 +351,7 @@ class SubagentRunner:
         job = await asyncio.to_thread(make_job, handle, self.settings, self.kit.permissions, tools)
         assert handle.root is not None
         remote = RemoteLoop(self.remote, job, handle.session, sup.relay, handle.root, handle.plan.model.api_key,
-                            sup.touch)
+                            self.kit.permissions, sup.touch)
         try:
             status, result, error = await sup.run(remote, message, handle.output_schema)
         finally:

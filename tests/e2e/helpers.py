@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +15,14 @@ from agentcli.testing.fake_llm import FakeLLMServer
 
 MAIN = "You are agentcli"  # the main agent's system prompt starts with this
 NO_IDENTITY = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}  # agentcli's fallback author
+
+
+def agentcli_path() -> str:
+    """This venv's `agentcli` console script (never Claude Code's binary, which the Agent SDK's wheel bundles)."""
+    found = Path(sys.executable).with_name("agentcli")
+    path = str(found) if found.exists() else shutil.which("agentcli")
+    assert path, "the agentcli console script is not installed"
+    return path
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ import anyio
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from tests.e2e.helpers import cli_env, db
+from tests.e2e.helpers import agentcli_path, cli_env, db
 
 sdk = pytest.importorskip("claude_agent_sdk")
 from claude_agent_sdk import (  # noqa: E402
@@ -36,14 +34,6 @@ from claude_agent_sdk import (  # noqa: E402
 )
 
 SDK_ROLE = "You are agentcli, a coding agent run by a program"  # `--system-prompt ""`: the SDK's default role
-
-
-def agentcli_path() -> str:
-    """This venv's `agentcli` console script (never Claude Code's binary)."""
-    found = Path(sys.executable).with_name("agentcli")
-    path = str(found) if found.exists() else shutil.which("agentcli")
-    assert path, "the agentcli console script is not installed"
-    return path
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ SDK raises the error agentcli answers with.
 from __future__ import annotations
 
 import re
-import shutil
-import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ import anyio
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from tests.e2e.helpers import cli_env
+from tests.e2e.helpers import agentcli_path, cli_env
 
 sdk = pytest.importorskip("claude_agent_sdk")
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, UserMessage  # noqa: E402
@@ -28,14 +26,6 @@ NOTES = b"first line\r\nsecond line, no newline at the end"
 DATA = b"\x00\x01\xfe\xffbinary\n"
 CHECKPOINTING = {"enable_file_checkpointing": True, "extra_args": {"replay-user-messages": None},
                  "permission_mode": "bypassPermissions"}
-
-
-def agentcli_path() -> str:
-    """This venv's `agentcli` console script (never Claude Code's binary)."""
-    found = Path(sys.executable).with_name("agentcli")
-    path = str(found) if found.exists() else shutil.which("agentcli")
-    assert path, "the agentcli console script is not installed"
-    return path
 
 
 @pytest.fixture

@@ -12,24 +12,15 @@ set by .ci/run after it installs both) they fail instead.
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.helpers import agentcli_path
 from tests.e2e.ts.scenarios import BY_NAME, SCENARIOS, Outcome, missing, run, system_text, tool_names
 
 REQUIRED = os.environ.get("AGENTCLI_TS_SDK_REQUIRED") == "1"  # CI: a missing node or SDK fails, never skips
 pytestmark = pytest.mark.timeout(240)
-
-
-def agentcli_path() -> str:
-    """This venv's `agentcli` console script (never Claude Code's binary)."""
-    found = Path(sys.executable).with_name("agentcli")
-    path = str(found) if found.exists() else shutil.which("agentcli")
-    assert path, "the agentcli console script is not installed"
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
-"""Remote subagents on a real Ray: a head node with no CPU (so no subagent runs there) and two worker nodes, started
-once per module with Ray's own `ray.cluster_utils.Cluster`. Without Ray installed the tests skip, naming the extra;
-with `AGENTCLI_RAY_REQUIRED=1` (CI) they fail instead."""
+"""Remote subagents on a real Ray: a head node with no CPU (so no subagent runs there) and two worker nodes,
+started once per test session with Ray's own `ray.cluster_utils.Cluster`. Without Ray installed the tests skip,
+naming the extra; with `AGENTCLI_RAY_REQUIRED=1` (CI) they fail instead."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 REQUIRED = os.environ.get("AGENTCLI_RAY_REQUIRED") == "1"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster() -> Iterator[Any]:
     try:
         import ray

@@ -25,7 +25,7 @@ from claude_agent_sdk import (  # noqa: E402
     ToolPermissionContext,
 )
 
-from tests.e2e.test_agent_sdk import agentcli_path  # noqa: E402
+from tests.e2e.helpers import agentcli_path  # noqa: E402
 
 
 def _calls(*calls: ToolCall) -> Script:

@@ -1,8 +1,9 @@
 """The parent's side of remote tasks: the Ray connection (`RayExecutor`: Ray imported and the cluster joined at the
 first remote task, never before) and `RemoteLoop`, which stands in for the subagent's `AgentLoop` under its
 supervisor: the worker's events are relayed as they arrive (its messages and usage mirrored into the local session,
-so budgets, records and transcripts work as for a local subagent), a stop is sent to the worker, and a lost worker or
-cluster ends the run `failed` with one line. `close` brings the task's changes back into its local worktree, from
+so budgets, records and transcripts work as for a local subagent), its permission questions are put to the parent's
+approver and answered, the parent's mode changes and stops are sent to it, and a lost worker or cluster ends the run
+`failed` with one line. `close` brings the task's changes back into its local worktree, from
 where the usual merge takes them."""
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 from agentcli.agent import RunOutcome
 from agentcli.events import Event, MessageAddedEvent, UsageEvent
 from agentcli.subagents.remote import snapshot
-from agentcli.subagents.remote.job import KEY_VARIABLE, Finished, RemoteError, RemoteJob, apply_changes
+from agentcli.subagents.remote.job import (
+    KEY_VARIABLE,
+    Finished,
+    PolicyRules,
+    Question,
+    RemoteError,
+    RemoteJob,
+    apply_changes,
+)
 from agentcli.subagents.remote.worker import RemoteAgent
 from agentcli.text import one_line
 
@@ -106,9 +115,9 @@ def make_job(handle: TaskHandle, settings: Settings, policy: PermissionPolicy, t
         task_id=handle.record.task_id, settings=settings.model_copy(update={"models": models}),
         session=dataclasses.replace(handle.session, messages=list(handle.session.messages)),
         model=dataclasses.replace(plan.model, api_key=""), tool_names=tuple(t.name for t in tools),
-        write_paths=plan.write_paths, max_turns=plan.max_turns, budgets=plan.budgets, mode=policy.mode,
-        allow=tuple(r.text for r in policy.allow), deny=tuple(r.text for r in policy.deny),
-        ask=tuple(r.text for r in policy.ask), bundle=snapshot.bundle_of(tree.git, tree.snapshot),
+        write_paths=plan.write_paths, max_turns=plan.max_turns, budgets=plan.budgets, rules=PolicyRules.of(policy),
+        asks=policy.approver is not None,
+        non_interactive=policy.non_interactive, bundle=snapshot.bundle_of(tree.git, tree.snapshot),
         snapshot=tree.snapshot)
 
 
@@ -116,14 +125,15 @@ class RemoteLoop:
     """A subagent's loop that runs on a Ray worker, as its supervisor sees it."""
 
     def __init__(self, executor: RayExecutor, job: RemoteJob, session: Session, emit: EventSink, worktree: Path,
-                 key: str, progress: Callable[[], None] = lambda: None) -> None:
+                 key: str, policy: PermissionPolicy, progress: Callable[[], None] = lambda: None) -> None:
         self.progress = progress
         self.inbox: Callable[[], list[str]] | None = None  # messages between agents do not reach a remote subagent
         self.executor, self.job, self.session, self.emit = executor, job, session, emit
-        self.worktree, self.key = worktree, key
+        self.worktree, self.key, self.policy = worktree, key, policy
         self.actor: Any = None
         self.stopped: tuple[str, str] | None = None
         self._running = False
+        self._asked: set[asyncio.Task[None]] = set()  # the worker's questions being put to the parent's approver
 
     async def run(self, message: str | Message) -> RunOutcome:
         """Run the subagent's turn on its worker (started at the first run), relaying its events."""
@@ -135,8 +145,11 @@ class RemoteLoop:
                 self.actor = cls.options(**self.executor.options(self.key)).remote()
                 await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.job)))
             self._running = True
+            self.policy.mode_watchers.append(self._mode_changed)
             if self.stopped is not None:
                 self.actor.stop.remote(*self.stopped)
+            if PolicyRules.of(self.policy) != self.job.rules:
+                self._mode_changed(self.policy.mode)
             stream = self.actor.run.options(num_returns="streaming").remote(message)
             async for ref in stream:
                 item = await ref
@@ -155,6 +168,21 @@ class RemoteLoop:
             return RunOutcome("failed", self.last_text(), self.session.turns, error=lost)
         finally:
             self._running = False
+            self.policy.mode_watchers[:] = [w for w in self.policy.mode_watchers if w != self._mode_changed]
+            for asked in self._asked:
+                asked.cancel()
+
+    def _mode_changed(self, _mode: str) -> None:
+        self.job.rules = PolicyRules.of(self.policy)
+        if self.actor is not None:
+            self.actor.follow.remote(self.job.rules)
+
+    async def _answer(self, question: Question) -> None:
+        """Put the worker's question to this tree's approver (in its turn), and send the answer back."""
+        reply = await self.policy.relay(dataclasses.replace(question.request, worktree=True))
+        if self.actor is not None:
+            self.job.rules = PolicyRules.of(self.policy)
+            self.actor.answer.remote(question.number, reply, self.job.rules)
 
     async def _starting(self, ready: asyncio.Future[Any]) -> None:
         """Wait for the worker to be placed and ready; meanwhile the task counts as progressing (a cluster may take
@@ -164,8 +192,14 @@ class RemoteLoop:
             self.progress()
         ready.result()
 
-    def _take(self, event: Event) -> None:
-        """Mirror the subagent's own messages and usage into the local session, then relay the event."""
+    def _take(self, event: Event | Question) -> None:
+        """Mirror the subagent's own messages and usage into the local session, then relay the event; a question
+        goes to the approver."""
+        if isinstance(event, Question):
+            asked = asyncio.create_task(self._answer(event))
+            self._asked.add(asked)
+            asked.add_done_callback(self._asked.discard)
+            return
         if event.session_id == self.session.id:
             if isinstance(event, MessageAddedEvent):
                 self.session.append(event.message)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.llm import ResolvedModel
     from agentcli.subagents.budget import Budgets
+    from agentcli.tools import PermissionPolicy, PermissionRequest
 
 MAX_CHANGE_BYTES = 256 << 20  # what a remote task may bring back in all
 KEY_VARIABLE = "AGENTCLI_REMOTE_MODEL_KEY"  # the task's model key, in the worker's runtime environment only
@@ -35,13 +36,43 @@ class RemoteJob:
     write_paths: list[str] | None
     max_turns: int
     budgets: Budgets  # also held on the worker, so a stop does not wait for the round trip to the parent
-    mode: str  # the parent's permission mode and rules: the worker asks no one (`non_interactive`)
-    allow: tuple[str, ...]
-    deny: tuple[str, ...]
-    ask: tuple[str, ...]
+    rules: PolicyRules  # the parent's, decided on the worker; what needs the person is asked through the parent
+    asks: bool  # (`Question`) when the parent has someone to ask
+    non_interactive: bool
     bundle: bytes  # the worktree's snapshot (`snapshot.bundle_of`)
     snapshot: str  # its commit
     message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRules:
+    """The parent's permission mode and rules, as the worker's copy of its policy follows them."""
+
+    mode: str
+    allow: tuple[str, ...]
+    deny: tuple[str, ...]
+    ask: tuple[str, ...]
+
+    @classmethod
+    def of(cls, policy: PermissionPolicy) -> PolicyRules:
+        return cls(policy.mode, *(tuple(r.text for r in rules) for rules in (policy.allow, policy.deny, policy.ask)))
+
+    def apply(self, policy: PermissionPolicy) -> None:
+        """Make `policy` decide by these (the worker's copy)."""
+        from agentcli.tools import PermissionRule
+
+        policy.set_mode(self.mode)  # type: ignore[arg-type]
+        for kept, texts in ((policy.allow, self.allow), (policy.deny, self.deny), (policy.ask, self.ask)):
+            kept[:] = [PermissionRule.parse(text) for text in texts]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A call the worker's permission policy needs the person for: the parent asks its approver and sends the
+    answer back (`RemoteAgent.answer`)."""
+
+    number: int
+    request: PermissionRequest
 
 
 @dataclass(frozen=True, slots=True)

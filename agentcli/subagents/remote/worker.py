@@ -1,7 +1,8 @@
 """The worker's side of a remote task: a Ray actor (`RemoteAgent`, made remote by `executor.py`) that checks the
 snapshot out into a folder of its own, runs the subagent's `AgentLoop` there under the Bash sandbox (where the
-worker has one) and in the parent's permission mode, streams its events back in batches, and at the end hands
-back what it changed."""
+worker has one) and under a copy of the parent's permission policy (its questions for the person go to the parent in
+the stream and come back through `answer`, its mode follows the parent's), streams its events back in batches, and
+at the end hands back what it changed."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.events import Event, ToolCallStartedEvent, UsageEvent
 from agentcli.subagents.remote import snapshot
-from agentcli.subagents.remote.job import KEY_VARIABLE, Finished, RemoteError, RemoteJob
+from agentcli.subagents.remote.job import KEY_VARIABLE, Finished, PolicyRules, Question, RemoteError, RemoteJob
 
 if TYPE_CHECKING:
     from agentcli.agent import RunOutcome
+    from agentcli.tools import Answer, Approval, PermissionPolicy, PermissionRequest
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +36,44 @@ class RemoteAgent:
         self.stopped: tuple[str, str] | None = None
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._repo: tuple[Any, Path, Path] | None = None
-        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._queue: asyncio.Queue[Event | Question] = asyncio.Queue()
         self._close: Any = None
+        self._policy: PermissionPolicy | None = None
+        self._questions: dict[int, asyncio.Future[Approval | Answer]] = {}  # asked of the parent, not yet answered
         self.calls = 0  # the subagent's own tool calls
+        self.asked = 0  # questions sent to the parent
 
     async def prepare(self, job: RemoteJob) -> None:
         """Check the snapshot out into a folder of this worker's and build the subagent's loop there."""
         self.job = job
         self._folder = tempfile.TemporaryDirectory(prefix="agentcli-remote-")
         self._repo = repo = await asyncio.to_thread(snapshot.checkout, job.bundle, Path(self._folder.name))
-        self.loop, self._close = _build(job, repo[1], self._guarded)
+        self.loop, self._policy, self._close = _build(job, repo[1], self._guarded, self._ask_parent)
+
+    async def _ask_parent(self, request: PermissionRequest) -> Approval | Answer:
+        """The approver of the worker's policy: the question goes to the parent with the events, the answer comes
+        back through `answer`."""
+        self.asked += 1
+        number = self.asked
+        future: asyncio.Future[Approval | Answer] = asyncio.get_running_loop().create_future()
+        self._questions[number] = future
+        self._queue.put_nowait(Question(number, request))
+        try:
+            return await future
+        finally:
+            self._questions.pop(number, None)
+
+    async def answer(self, number: int, reply: Approval | Answer, rules: PolicyRules) -> None:
+        """The parent's answer to question `number` (none waits for it any more: ignored), and its rules by then."""
+        await self.follow(rules)
+        future = self._questions.get(number)
+        if future is not None and not future.done():
+            future.set_result(reply)
+
+    async def follow(self, rules: PolicyRules) -> None:
+        """The parent's mode or rules changed (Shift+Tab, a program's `set_permission_mode` or added rules)."""
+        if self._policy is not None:
+            rules.apply(self._policy)
 
     def _guarded(self, event: Event) -> None:
         """Queue `event` for the parent; stop the loop at once when the task's budgets are spent (the parent's
@@ -60,8 +90,8 @@ class RemoteAgent:
         elif isinstance(event, UsageEvent) and (reason := budgets.exceeded(loop.session.ledger.total)):
             loop.stop("budget_exceeded", reason)
 
-    async def run(self, message: str) -> AsyncIterator[list[Event] | RunOutcome]:
-        """One turn of the loop: its events in batches as they come, then its outcome."""
+    async def run(self, message: str) -> AsyncIterator[list[Event | Question] | RunOutcome]:
+        """One turn of the loop: its events and questions in batches as they come, then its outcome."""
         queue = self._queue
         run = asyncio.create_task(self.loop.run(message))
         if self.stopped is not None:
@@ -112,8 +142,9 @@ class RemoteAgent:
         return os.getpid()
 
 
-def _build(job: RemoteJob, work: Path, emit: Any) -> tuple[Any, Any]:
-    """The subagent's loop in `work`, and what closes its sandbox and background commands after."""
+def _build(job: RemoteJob, work: Path, emit: Any, approver: Any) -> tuple[Any, PermissionPolicy, Any]:
+    """The subagent's loop in `work`, its permission policy, and what closes its sandbox and background commands
+    after."""
     from agentcli.agent import AgentLoop
     from agentcli.llm import ProviderPool, cost_usd
     from agentcli.subagents.agent_kit import AgentKit
@@ -128,7 +159,9 @@ def _build(job: RemoteJob, work: Path, emit: Any) -> tuple[Any, Any]:
     settings = job.settings
     pool = ProviderPool.from_settings(settings)
     sandbox = session_sandbox(settings, work)
-    permissions = PermissionPolicy(job.mode, job.allow, job.deny, None, non_interactive=True, ask=job.ask)  # type: ignore[arg-type]
+    permissions = PermissionPolicy(job.rules.mode, approver=approver if job.asks else None,  # type: ignore[arg-type]
+                                   non_interactive=job.non_interactive)
+    job.rules.apply(permissions)
     permissions.bash_unsandboxed = sandbox.unsandboxed_reason()
     kit = AgentKit(settings, work, permissions, FileLocks(), pool, lambda _session: [], sandbox)
     tools = Toolbox.builtin().build(job.tool_names)
@@ -141,4 +174,4 @@ def _build(job: RemoteJob, work: Path, emit: Any) -> tuple[Any, Any]:
         await kit.lsp.aclose()
         sandbox.close()
 
-    return loop, close
+    return loop, permissions, close

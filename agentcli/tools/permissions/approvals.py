@@ -28,6 +28,7 @@ class PermissionRequest:
     session_id: str = ""  # the asking agent's session
     outside_sandbox: bool = False  # a refused Bash command asked to run again without the sandbox
     worktree: bool = False  # the agent works in its task's git worktree: paths are relative to it (`[worktree]`)
+    every_time: bool = False  # a guarded file or an ask rule: an "allow always" answer is not remembered
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentcli.status import PermissionMode
@@ -109,6 +109,11 @@ async def _with_preview(
     return dataclasses.replace(request, diff=diff) if diff is not None else request
 
 
+def _readonly_refusal(name: str) -> str:
+    return (f"Permission denied: {name} is not allowed in readonly mode. It changes files or runs commands; "
+            "continue with read-only tools, or explain what you would have done.")
+
+
 def _guarded(name: str, target: str, ctx: ToolContext) -> str:
     """What the file is when this is an edit of a guarded file (`tools.guarded`: asked every time), else "".
     An additional directory's files are guarded as the workspace's (its `.git`, `.claude`, … and the person's
@@ -148,6 +153,7 @@ class PermissionPolicy:
         # and --yes do not approve Bash: it is asked (refused where no one can answer).
         self.bash_unsandboxed = ""
         self._gate: asyncio.Future[Any] | None = None  # what mutating calls wait for first (`hold`)
+        self.mode_watchers: list[Callable[[Mode], None]] = []  # told of every mode change (remote subagents' copies)
 
     @classmethod
     def from_settings(
@@ -202,6 +208,8 @@ class PermissionPolicy:
     def set_mode(self, mode: Mode) -> None:
         """Decide the next calls of every agent of this tree (and those waiting for an answer) in `mode`."""
         self.mode = mode
+        for watcher in list(self.mode_watchers):
+            watcher(mode)
 
     # ---- the decision -------------------------------------------------------------------
 
@@ -273,6 +281,7 @@ class PermissionPolicy:
             tool_call_id=ctx.tool_call_id,
             session_id=ctx.session_id,
             worktree=ctx.worktree,
+            every_time=guarded,
         )
         reply = await self._ask(tool, args, ctx, request, guarded, asking is not None)
         if isinstance(reply, PermissionDecision):
@@ -332,11 +341,7 @@ class PermissionPolicy:
         """The current mode's verdict on a mutating call, or None when the mode leaves it to rules and the person
         (always for a call an ask rule names, but in readonly mode)."""
         if self.mode == "readonly" and tool.mutating:
-            return PermissionDecision(
-                False,
-                f"Permission denied: {tool.name} is not allowed in readonly mode. It changes files or runs "
-                "commands; continue with read-only tools, or explain what you would have done.",
-            )
+            return PermissionDecision(False, _readonly_refusal(tool.name))
         if asked or not tool.mutating:
             return None  # an ask rule: the person answers, whatever the mode
         if self.mode == "auto" and tool.name == "Bash" and self.bash_unsandboxed:
@@ -376,6 +381,31 @@ class PermissionPolicy:
         if isinstance(reply, Answer):  # a program's answer: only the very command refused runs outside
             return reply.approval in ("allow_once", "allow_always") and reply.updated_input is None
         return reply in ("allow_once", "allow_always")
+
+    async def relay(self, request: PermissionRequest) -> Approval | Answer:
+        """Answer a question a remote subagent's own copy of this policy came to on its worker (its rules applied
+        there): in this tree's turn of questions, refused when the mode is readonly by now, allowed by an earlier
+        "allow always" of any agent of the tree, else the approver's answer, an "allow always" remembered here."""
+        async with self._one_question():
+            if self.mode == "readonly":
+                return Answer("deny", message=_readonly_refusal(request.tool))
+            if request.outside_sandbox:
+                if self.mode not in ("ask", "accept_edits") or self.non_interactive:
+                    return Answer("deny", message="Permission denied: running outside the sandbox is not approved in "
+                                                  f"{self.mode} mode.")
+            elif not request.every_time and self._remembered(request.tool, request.target):
+                return "allow_once"
+            if self.approver is None:
+                return Answer("deny", message=f"Permission denied: {request.tool} needs approval and there is no one "
+                                              "to ask. Do not retry this call; continue without it.")
+            try:
+                reply = await self.approver(request)
+            except Exception as exc:  # the UI went away
+                return Answer("deny", message=f"Permission denied: asking the person for approval failed ({exc}).")
+            approval = reply.approval if isinstance(reply, Answer) else reply
+            if approval == "allow_always" and not (request.every_time or request.outside_sandbox):
+                self._answers.remember(request.tool, request.target)
+            return reply
 
     def _remembered(self, name: str, target: str) -> bool:
         """Whether an earlier "allow always" answer allows this call."""
