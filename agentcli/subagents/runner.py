@@ -268,11 +268,12 @@ class SubagentRunner:
                 await self.limiter.resume(parent_slot)
 
     async def cancel(self, task_id: str, reason: str = "cancelled") -> bool:
-        """Cancel one subagent (queued or running) without touching its siblings or its parent, or stop one
-        background command."""
+        """Cancel one subagent (queued or running; by id, unique id prefix or label, as TaskOutput finds it) without
+        touching its siblings or its parent, or stop one background command."""
         if (command := self.kit.shells.find(task_id)) is not None:
             return await self.kit.shells.stop(command)
-        handle = self.handles.get(task_id)
+        record = self.handles[task_id].record if task_id in self.handles else self.table.find(task_id)[0]
+        handle = self.handles.get(record.task_id) if record is not None else None
         if handle is None or handle.record.status in FINISHED_TASK_STATUSES:
             return False
         handle.supervisor.stop("cancelled", reason)

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
-from tests.e2e.helpers import MAIN, NO_IDENTITY, cli_env, git, git_workspace, run_cli
+from tests.e2e.helpers import MAIN, cli_env, git, run_cli
+from tests.remote.helpers import ancestor_worker, kill_marked, one_subagent, ray_env, repo, sub_step
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 ANCESTRY = (  # the Bash command's process and its ancestors, with their command lines
@@ -24,21 +25,12 @@ ANCESTRY = (  # the Bash command's process and its ancestors, with their command
 )
 
 
-def _repo(tmp_path: Path) -> Path:
-    return git_workspace(tmp_path, "print('hi')\n")
-
-
-def _env(server: FakeLLMServer, tmp_path: Path, cluster: Any) -> dict[str, str]:
-    return cli_env("anthropic", server, tmp_path, AGENTCLI_EXECUTOR__KIND="ray",
-                   AGENTCLI_EXECUTOR__ADDRESS=cluster.address, **NO_IDENTITY)
-
-
 def _lines(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
 def test_a_remote_writer_runs_on_a_ray_worker_streams_live_and_is_merged_back(cluster: Any, tmp_path: Path) -> None:
-    ws = _repo(tmp_path)
+    ws = repo(tmp_path)
     (ws / "app.py").write_text("print('hi there')\n")  # uncommitted: the snapshot the worker gets has it
     task = ToolCall(name="Task", input={"description": "Write the notes", "prompt": "Write notes.txt, then look around",
                                         "subagent_type": "general", "isolation": "remote"})
@@ -54,7 +46,7 @@ def test_a_remote_writer_runs_on_a_ray_worker_streams_live_and_is_merged_back(cl
     ]
     with FakeLLMServer(Script(steps=steps)) as server:
         proc = run_cli(["run", "--yes", "--output-format", "stream-json", "--verbose", "--cwd", str(ws), "go"],
-                       _env(server, tmp_path, cluster), timeout=240)
+                       ray_env(server, tmp_path, cluster), timeout=240)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     server.assert_done()
@@ -80,7 +72,7 @@ def test_a_remote_writer_runs_on_a_ray_worker_streams_live_and_is_merged_back(cl
 
 
 def test_without_ray_configured_a_remote_task_is_refused_in_one_line(tmp_path: Path) -> None:
-    ws = _repo(tmp_path)
+    ws = repo(tmp_path)
     task = ToolCall(name="Task", input={"description": "Write the notes", "prompt": "Write notes.txt",
                                         "subagent_type": "general", "isolation": "remote"})
     steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
@@ -94,67 +86,15 @@ def test_without_ray_configured_a_remote_task_is_refused_in_one_line(tmp_path: P
     assert os.listdir(ws) == [".git", "app.py"] or sorted(os.listdir(ws)) == [".git", "app.py"]
 
 
-def _ancestor_worker(marker: str) -> int | None:
-    """The pid of the Ray actor process above the process whose command line has `marker`."""
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker not in cmd or "bash" in cmd:
-            continue
-        pid = int(name)
-        while pid > 1:
-            try:
-                if "ray::RemoteAgent" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
-                    return pid
-                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                break
-    return None
-
-
-def _kill_marked(marker: str) -> None:
-    subprocess.run(["pkill", "-9", "-f", marker], check=False)
-
-
-def _one_subagent(ws: Path, tmp_path: Path, cluster: Any, task_extra: dict[str, Any], sub_steps: list[Step],
-                  while_running: Any = None, **env: str) -> tuple[dict[str, Any], FakeLLMServer, float]:
-    import threading
-    import time
-
-    task = ToolCall(name="Task", input={"description": "Slow work", "prompt": "Do the slow work",
-                                        "subagent_type": "general", "isolation": "remote", **task_extra})
-    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])), *sub_steps,
-             Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Went on."))]
-    with FakeLLMServer(Script(steps=steps)) as server:
-        helper = threading.Thread(target=while_running, daemon=True) if while_running else None
-        if helper:
-            helper.start()
-        started = time.monotonic()
-        proc = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
-                       {**_env(server, tmp_path, cluster), **env}, timeout=240)
-        took = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1]), server, took
-
-
-def _sub(turn: int, reply: Reply) -> Step:
-    return Step(match=Match(system_contains="# Task\nSlow work", turn=turn), reply=reply)
-
-
 def test_a_timeout_reaches_the_worker_and_stops_its_command(cluster: Any, tmp_path: Path) -> None:
-    ws = _repo(tmp_path)
+    ws = repo(tmp_path)
     marker = "sleep 97.531"
-    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Bash", input={"command": marker, "timeout": 300})]))]
+    sub = [sub_step(0, Reply(tool_calls=[ToolCall(name="Bash", input={"command": marker, "timeout": 300})]))]
     try:
-        result, server, took = _one_subagent(ws, tmp_path, cluster, {"timeout_seconds": 15}, sub)
-        assert _ancestor_worker(marker) is None  # the worker stopped its command (and is gone)
+        result, server, took = one_subagent(ws, tmp_path, cluster, {"timeout_seconds": 15}, sub)
+        assert ancestor_worker(marker) is None  # the worker stopped its command (and is gone)
     finally:
-        _kill_marked(marker)
+        kill_marked(marker)
     (task,) = result["tasks"]
     assert task["status"] == "timed_out" and "timed out" in (task["error"] or "")
     assert took < 90  # stopped by its timeout, not by the command's end (a generous ceiling)
@@ -163,11 +103,11 @@ def test_a_timeout_reaches_the_worker_and_stops_its_command(cluster: Any, tmp_pa
 
 
 def test_a_limit_stops_the_worker_and_what_it_wrote_is_kept_on_its_branch(cluster: Any, tmp_path: Path) -> None:
-    ws = _repo(tmp_path)
-    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "half.txt", "content": "x\n"})])),
-           _sub(1, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo past the limit"})])),
-           _sub(2, Reply(text="never"))]
-    result, server, _took = _one_subagent(ws, tmp_path, cluster, {}, sub, AGENTCLI_TASK_TOOL__MAX_TOOL_CALLS="1")
+    ws = repo(tmp_path)
+    sub = [sub_step(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "half.txt", "content": "x\n"})])),
+           sub_step(1, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo past the limit"})])),
+           sub_step(2, Reply(text="never"))]
+    result, server, _took = one_subagent(ws, tmp_path, cluster, {}, sub, AGENTCLI_TASK_TOOL__MAX_TOOL_CALLS="1")
     (task,) = result["tasks"]
     assert task["status"] == "budget_exceeded" and "tool call limit reached (1 calls)" in task["error"]
     assert task["merge"] == "kept" and task["branch"]  # its change came back, kept on its branch, not merged
@@ -181,24 +121,24 @@ def test_a_worker_killed_mid_task_fails_the_task_in_one_line_and_the_session_goe
     import signal
     import time
 
-    ws = _repo(tmp_path)
+    ws = repo(tmp_path)
     marker = "sleep 86.421"
 
     def kill_worker() -> None:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
-            pid = _ancestor_worker(marker)
+            pid = ancestor_worker(marker)
             if pid is not None:
                 os.kill(pid, signal.SIGKILL)
                 return
             time.sleep(0.2)
 
-    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "half.txt", "content": "x\n"}),
+    sub = [sub_step(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "half.txt", "content": "x\n"}),
                                      ToolCall(name="Bash", input={"command": marker, "timeout": 300})]))]
     try:
-        result, server, _took = _one_subagent(ws, tmp_path, cluster, {}, sub, kill_worker)
+        result, server, _took = one_subagent(ws, tmp_path, cluster, {}, sub, kill_worker)
     finally:
-        _kill_marked(marker)
+        kill_marked(marker)
     (task,) = result["tasks"]
     assert task["status"] == "failed"
     assert task["error"] == "the remote worker was lost (its process or node died)"
@@ -208,11 +148,11 @@ def test_a_worker_killed_mid_task_fails_the_task_in_one_line_and_the_session_goe
 
 
 def test_a_budget_stop_reaches_the_worker(cluster: Any, tmp_path: Path) -> None:
-    ws = _repo(tmp_path)
-    sub = [_sub(0, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo one"})])),
-           _sub(1, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo two"})])),
-           _sub(2, Reply(text="never"))]
-    result, server, _took = _one_subagent(ws, tmp_path, cluster, {"max_tokens": 100}, sub)
+    ws = repo(tmp_path)
+    sub = [sub_step(0, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo one"})])),
+           sub_step(1, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "echo two"})])),
+           sub_step(2, Reply(text="never"))]
+    result, server, _took = one_subagent(ws, tmp_path, cluster, {"max_tokens": 100}, sub)
     (task,) = result["tasks"]
     assert task["status"] == "budget_exceeded", task
     assert task["input_tokens"] > 0  # the worker's usage reached the parent's ledger
@@ -221,7 +161,7 @@ def test_a_budget_stop_reaches_the_worker(cluster: Any, tmp_path: Path) -> None:
 
 
 def test_eight_remote_writers_of_one_turn_are_all_merged_back(cluster: Any, tmp_path: Path) -> None:
-    ws = _repo(tmp_path)
+    ws = repo(tmp_path)
     names = [f"part{n}" for n in range(8)]
     tasks = [ToolCall(name="Task", input={"description": f"Write {name}", "prompt": f"Write {name}.txt",
                                           "subagent_type": "general", "isolation": "remote"}) for name in names]
@@ -234,7 +174,7 @@ def test_eight_remote_writers_of_one_turn_are_all_merged_back(cluster: Any, tmp_
     steps.append(Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="All written.")))
     with FakeLLMServer(Script(steps=steps)) as server:
         proc = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
-                       {**_env(server, tmp_path, cluster), "AGENTCLI_TASK_TOOL__MAX_CONCURRENT": "8"}, timeout=280)
+                       {**ray_env(server, tmp_path, cluster), "AGENTCLI_TASK_TOOL__MAX_CONCURRENT": "8"}, timeout=280)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     server.assert_done()

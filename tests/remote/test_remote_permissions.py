@@ -39,7 +39,8 @@ def test_a_remote_subagents_questions_are_answered_by_the_parents_approver(clust
                                         "subagent_type": "general", "isolation": "remote"})
     script = Script(steps=[
         Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
-        _sub(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "a.txt", "content": "from the model\n"})])),
+        _sub(0, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "a.txt",
+                                                                "content": "from the model\n"})])),
         _sub(1, Reply(tool_calls=[ToolCall(name="Write", input={"file_path": "b.txt", "content": "not asked\n"})])),
         _sub(2, Reply(tool_calls=[ToolCall(name="Bash", input={"command": "touch denied.txt"})])),
         _sub(3, Reply(text="Two files written."), last_user_contains="not on my watch"),

@@ -748,7 +748,8 @@ async def test_task_output_waits_for_a_running_task(server: ScriptedLLM, make: M
     server.assert_done()
 
 
-async def test_task_cancel_stops_a_background_task(server: ScriptedLLM, make: Make) -> None:
+@pytest.mark.parametrize("by", ["id", "label"])
+async def test_task_cancel_stops_a_background_task(server: ScriptedLLM, make: Make, by: str) -> None:
     desc = "Background hanging job"
     server.add_steps(
         main_step(0, Reply(tool_calls=[task_call(desc, "look", run_in_background=True)])),
@@ -759,7 +760,8 @@ async def test_task_cancel_stops_a_background_task(server: ScriptedLLM, make: Ma
 
     def add_cancel_step(event: SubagentBlockAddedEvent) -> None:
         server.add_steps(
-            main_step(1, Reply(tool_calls=[ToolCall(name="TaskCancel", input={"task_id": event.task_id})]))
+            main_step(1, Reply(tool_calls=[ToolCall(name="TaskCancel", input={
+                "task_id": event.task_id if by == "id" else "explore#1"})]))  # TaskOutput's names serve too
         )
 
     on_added(h, add_cancel_step)
@@ -767,7 +769,8 @@ async def test_task_cancel_stops_a_background_task(server: ScriptedLLM, make: Ma
     task_id = added(h)[desc].task_id
     cancel_result = results_of(h)[-1]
     assert cancel_result.content == (
-        f"Cancelled task {task_id}. Its transcript is kept; resume it with Task(resume=...)."
+        f"Cancelled task {task_id if by == 'id' else 'explore#1'}. Its transcript is kept; resume it with "
+        "Task(resume=...)."
     )
     await h.wait_for(lambda: not h.runner._background)
     record = h.runner.handles[task_id].record

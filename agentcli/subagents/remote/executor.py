@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import importlib.util
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from agentcli.subagents.remote.job import (
     apply_changes,
 )
 from agentcli.subagents.remote.worker import RemoteAgent
-from agentcli.text import one_line
+from agentcli.text import one_line, terminal_safe
 
 if TYPE_CHECKING:
     from agentcli.agent import Session
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _STOP_SECONDS = 10.0  # how long a stopped worker gets to end its turn and hand its changes back
+_COLOURS = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Ray colours its errors' lines
 _STARTING_TICK = 5.0  # while a worker starts, the task's idle clock is reset this often
 
 
@@ -162,7 +164,7 @@ class RemoteLoop:
             self._kill()
             raise
         except Exception as exc:  # a lost worker, node or cluster, or a job it could not start
-            lost = _why(exc)
+            lost = failure_line(exc)
             log.warning("remote task %s: %s", self.job.task_id, lost)
             self._kill()  # then no change comes back
             return RunOutcome("failed", self.last_text(), self.session.turns, error=lost)
@@ -231,7 +233,7 @@ class RemoteLoop:
             return ""
         except (Exception, TimeoutError) as exc:
             log.warning("remote task %s: changes not brought back", self.job.task_id, exc_info=True)
-            return f"Its changes did not come back: {_why(exc)}."
+            return f"Its changes did not come back: {failure_line(exc)}."
         finally:
             self._kill()
 
@@ -244,11 +246,18 @@ class RemoteLoop:
                 ray.kill(actor, no_restart=True)
 
 
-def _why(exc: BaseException) -> str:
-    """One line for a remote failure (Ray's own messages run over many lines)."""
+def failure_line(exc: BaseException) -> str:
+    """One line for a remote failure (Ray's own messages run over many lines, with colours and the worker's
+    traceback: an error raised on the worker is named by itself)."""
+    cause = getattr(exc, "cause", None)
+    if type(exc).__name__.startswith("RayTaskError") and isinstance(cause, BaseException):
+        exc = cause
     name = type(exc).__name__
     if name in ("ActorDiedError", "RayActorError", "ActorUnavailableError"):
         return "the remote worker was lost (its process or node died)"
     if name in ("GetTimeoutError", "RaySystemError") or "connection" in str(exc).lower():
         return f"the Ray cluster could not be reached ({name})"
-    return (f"{name}: {one_line(exc)}" if str(exc) else name)[:300]
+    text = terminal_safe(_COLOURS.sub("", str(exc)))
+    if isinstance(exc, RemoteError):
+        return one_line(text, 300)
+    return one_line(f"{name}: {text}" if text else name, 300)
