@@ -5,9 +5,10 @@ Run: python bench/remote.py [--runs 3] [--fanout 50] [--cpus-per-node 8]   (need
 A Ray cluster of a head (no CPU) and two worker nodes starts on this machine (`ray.cluster_utils.Cluster`); the
 fake server runs in its own process. Each run is `agentcli run` in a fresh git workspace whose main agent makes
 Task calls of general subagents that each write one file and answer:
-- dispatch: one Task, `isolation: "worktree"` (local) and `"remote"`, interleaved; the figure is the time from the
-  end of the parent's answer holding the Task call to the subagent's first request (the server's clock), and the
-  whole run's wall time;
+- dispatch: two Tasks one after the other, `isolation: "worktree"` (local) and `"remote"`, interleaved; the figure
+  is the time from the end of the parent's answer holding the Task call to the subagent's first request (the
+  server's clock), for the session's first Task (which joins the cluster and starts a worker) and its second (a
+  worker kept warm, `[executor] keep_warm`), and the whole run's wall time;
 - fan-out: `--fanout` remote writers in one turn (`num_cpus` per subagent sized so all fit at once): the wall time,
   subagents finished per second, and the parent process's peak RSS (`/usr/bin/time`), beside the same fan-out with
   `isolation: "worktree"` in the parent's process.
@@ -34,16 +35,20 @@ MAIN = "You are agentcli, a coding assistant"
 GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def _script(count: int, isolation: str) -> Script:
-    tasks = [ToolCall(name="Task", input={"description": f"Write part{n}", "prompt": f"Write part{n}.txt",
-                                          "subagent_type": "general", "isolation": isolation}) for n in range(count)]
-    steps = [Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=tasks))]
-    for n in range(count):
-        task = f"# Task\nWrite part{n}"
-        steps += [Step(match=Match(system_contains=task, turn=0), reply=Reply(tool_calls=[
-                      ToolCall(name="Write", input={"file_path": f"part{n}.txt", "content": f"{n}\n"})])),
-                  Step(match=Match(system_contains=task, turn=1), reply=Reply(text=f"part{n} done"))]
-    steps.append(Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Done.")))
+def _script(count: int, isolation: str, rounds: int = 1) -> Script:
+    """`rounds` turns of the main agent, each with `count` Task calls of writers (each writes one file)."""
+    steps: list[Step] = []
+    for r in range(rounds):
+        names = [f"part{r * count + n}" for n in range(count)]
+        tasks = [ToolCall(name="Task", input={"description": f"Write {name} now", "prompt": f"Write {name}.txt",
+                                              "subagent_type": "general", "isolation": isolation}) for name in names]
+        steps.append(Step(match=Match(system_contains=MAIN, turn=r), reply=Reply(tool_calls=tasks)))
+        for name in names:
+            task = f"# Task\nWrite {name} now"
+            steps += [Step(match=Match(system_contains=task, turn=0), reply=Reply(tool_calls=[
+                          ToolCall(name="Write", input={"file_path": f"{name}.txt", "content": f"{name}\n"})])),
+                      Step(match=Match(system_contains=task, turn=1), reply=Reply(text=f"{name} done"))]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=rounds), reply=Reply(text="Done.")))
     return Script(steps=steps)
 
 
@@ -56,12 +61,13 @@ def _workspace(root: Path) -> Path:
     return ws
 
 
-def run_once(count: int, isolation: str, address: str, cpus: float) -> dict[str, Any]:
-    """One `agentcli run`: its wall time, peak RSS, dispatch delay of its first subagent."""
+def run_once(count: int, isolation: str, address: str, cpus: float, rounds: int = 1) -> dict[str, Any]:
+    """One `agentcli run`: its wall time, peak RSS, and each round's dispatch delay (its main answer's end to its
+    first subagent request)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         ws = _workspace(root)
-        with server_process(_script(count, isolation), root, strict=False) as (base_url, requests):
+        with server_process(_script(count, isolation, rounds), root, strict=False) as (base_url, requests):
             env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
             env.update(GIT_ENV, XDG_DATA_HOME=str(root / "data"), XDG_STATE_HOME=str(root / "state"),
                        XDG_CONFIG_HOME=str(root / "config"), ANTHROPIC_API_KEY="sk-bench", ANTHROPIC_BASE_URL=base_url,
@@ -80,10 +86,13 @@ def run_once(count: int, isolation: str, address: str, cpus: float) -> dict[str,
         if failed:
             print(f"  ({isolation}: {len(tasks) - merged} not merged: {'; '.join(sorted(map(str, failed)))[:300]})")
         rss = int(next(line for line in proc.stderr.splitlines() if line.startswith("RSS ")).split()[1]) / 1024
-    main_answer = min(r.finished_at for r in requests if MAIN in json.dumps(r.body.get("system")))
-    subs = [r.received_at for r in requests if "# Task\\nWrite part" in json.dumps(r.body.get("system"))]
-    first = (min(subs) - main_answer) * 1000 if subs else float("nan")  # nan: no subagent ever asked
-    return {"wall": wall, "rss_mib": rss, "first_sub_ms": first, "merged": merged}
+    mains = sorted(r.finished_at or 0.0 for r in requests if MAIN in json.dumps(r.body.get("system")))
+    dispatch = []
+    for r in range(rounds):
+        names = [f"# Task\\nWrite part{r * count + n} now" for n in range(count)]
+        subs = [q.received_at for q in requests if any(n in json.dumps(q.body.get("system")) for n in names)]
+        dispatch.append((min(subs) - mains[r]) * 1000 if subs else float("nan"))  # nan: no subagent ever asked
+    return {"wall": wall, "rss_mib": rss, "dispatch_ms": dispatch, "merged": merged}
 
 
 def main() -> None:
@@ -105,14 +114,16 @@ def main() -> None:
         figures: dict[str, list[dict[str, Any]]] = {"worktree": [], "remote": []}
         for _ in range(args.runs):
             for isolation in ("worktree", "remote"):
-                figures[isolation].append(run_once(1, isolation, address, 1.0))
-        print(f"dispatch of one Task (median of {args.runs}, interleaved):")
+                figures[isolation].append(run_once(1, isolation, address, 1.0, rounds=2))
+        print(f"dispatch of a Task, the session's first and its second (median of {args.runs}, interleaved):")
         for isolation, rows in figures.items():
-            first = statistics.median(r["first_sub_ms"] for r in rows)
+            first, second = (statistics.median(r["dispatch_ms"][i] for r in rows) for i in (0, 1))
             wall = statistics.median(r["wall"] for r in rows)
-            print(f"  {isolation:<9} first subagent request {first:8.0f} ms after the Task answer   run {wall:6.1f} s")
-        base = statistics.median(r["first_sub_ms"] for r in figures["worktree"])
-        print(f"  remote - worktree: {statistics.median(r['first_sub_ms'] for r in figures['remote']) - base:.0f} ms")
+            print(f"  {isolation:<9} first {first:8.0f} ms   second {second:8.0f} ms   run {wall:6.1f} s")
+        for i, which in enumerate(("first", "second")):
+            base = statistics.median(r["dispatch_ms"][i] for r in figures["worktree"])
+            remote = statistics.median(r["dispatch_ms"][i] for r in figures["remote"])
+            print(f"  remote - worktree, {which}: {remote - base:.0f} ms")
         print(f"fan-out of {args.fanout} writers in one turn (one run each):")
         for isolation in ("worktree", "remote"):
             row = run_once(args.fanout, isolation, address, per_task)

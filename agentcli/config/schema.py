@@ -408,6 +408,7 @@ class ExecutorSettings(_Section):
     num_cpus: float = Field(1.0, gt=0, le=1024)  # per remote subagent
     memory_mb: int = Field(0, ge=0, le=16_777_216)  # per remote subagent; 0: Ray's default (none reserved)
     isolate_writers: Literal["", "worktree", "remote"] = ""  # every writing subagent isolated like this
+    keep_warm: int = Field(2, ge=0, le=256)  # finished workers kept (and their CPUs held) for the next remote tasks
 
 
 class Settings(BaseSettings):

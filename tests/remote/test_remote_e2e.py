@@ -182,3 +182,43 @@ def test_eight_remote_writers_of_one_turn_are_all_merged_back(cluster: Any, tmp_
         ("completed", "merged", (f"{name}.txt",)) for name in names)
     assert all((ws / f"{name}.txt").read_text() == f"{name}\n" for name in names)
     assert server.in_flight_max >= 2  # they ran at once
+
+
+def _results(body: dict[str, Any]) -> str:
+    """The text of the tool results in a request's last message."""
+    found = []
+    for block in body["messages"][-1]["content"]:
+        content = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+        found += [content] if isinstance(content, str) else [c.get("text", "") for c in content or []]
+    return "\n".join(found)
+
+
+def test_the_sessions_next_remote_task_runs_on_the_worker_kept_warm_in_a_fresh_checkout(cluster: Any,
+                                                                                        tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    steps: list[Step] = []
+    for n, name in enumerate(("first", "second")):
+        sub = f"# Task\nWrite the {name}"
+        steps += [
+            Step(match=Match(system_contains=MAIN, turn=n), reply=Reply(tool_calls=[ToolCall(name="Task", input={
+                "description": f"Write the {name}", "prompt": "Write a file", "subagent_type": "general",
+                "isolation": "remote"})])),
+            Step(match=Match(system_contains=sub, turn=0), reply=Reply(tool_calls=[
+                ToolCall(name="Write", input={"file_path": f"{name}.txt", "content": f"{name}\n"}),
+                ToolCall(name="Bash", input={"command": f"pwd; ls; {ANCESTRY}"})])),
+            Step(match=Match(system_contains=sub, turn=1), reply=Reply(text=f"{name} written")),
+        ]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=2), reply=Reply(text="Both written.")))
+    with FakeLLMServer(Script(steps=steps)) as server:
+        proc = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
+                       ray_env(server, tmp_path, cluster), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    server.assert_done()
+    outputs = [_results(r.body) for r in server.requests if "ray::RemoteAgent" in _results(r.body)]
+    assert len(outputs) == 2
+    workers = [next(line.split()[0] for line in out.splitlines() if "ray::RemoteAgent" in line) for out in outputs]
+    folders = [next(line for line in out.splitlines() if line.startswith("/")) for out in outputs]
+    assert workers[0] == workers[1]  # one worker process served both tasks
+    assert folders[0] != folders[1] and not os.path.exists(folders[0])  # each in a checkout of its own, removed after
+    assert "first.txt" in outputs[1]  # the second's snapshot is the workspace after the first's merge
+    assert (ws / "first.txt").read_text() == "first\n" and (ws / "second.txt").read_text() == "second\n"

@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 _STOP_SECONDS = 10.0  # how long a stopped worker gets to end its turn and hand its changes back
 _COLOURS = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Ray colours its errors' lines
 _STARTING_TICK = 5.0  # while a worker starts, the task's idle clock is reset this often
+LOST = "the remote worker was lost (its process or node died)"
 
 
 class RayExecutor:
@@ -55,6 +56,7 @@ class RayExecutor:
         self._lock = asyncio.Lock()
         self._actor: Any = None  # RemoteAgent as a Ray actor class
         self._started = False  # this process called ray.init (and shuts it down)
+        self._warm: dict[str, list[Any]] = {}  # finished actors by model key, ready for the next task (`keep_warm`)
 
     def unavailable(self) -> str | None:
         """Why a remote task cannot run here (one line), or None."""
@@ -88,6 +90,21 @@ class RayExecutor:
                               [:300]) from None
         self._started = True
 
+    async def lease(self, key: str) -> tuple[Any, bool]:
+        """An actor for one task (one kept warm when there is one), and whether it is new."""
+        if warm := self._warm.get(key):
+            return warm.pop(), False
+        cls = await self.actor_class()
+        return cls.options(**self.options(key)).remote(), True
+
+    def give_back(self, actor: Any, key: str) -> None:
+        """A finished task's actor (its folder cleaned): kept for the next task, or ended past `keep_warm`."""
+        kept = self._warm.setdefault(key, [])
+        if sum(map(len, self._warm.values())) < self.settings.keep_warm:
+            kept.append(actor)
+        else:
+            kill(actor)
+
     def options(self, key: str) -> dict[str, Any]:
         """One task's actor options: its resources, and the model key in its runtime environment only."""
         found: dict[str, Any] = {"num_cpus": self.settings.num_cpus, "runtime_env": {"env_vars": {KEY_VARIABLE: key}}}
@@ -97,6 +114,9 @@ class RayExecutor:
 
     async def aclose(self) -> None:
         """Leave the cluster (a Ray started by this process stops with it)."""
+        for actor in [a for kept in self._warm.values() for a in kept]:
+            kill(actor)
+        self._warm.clear()
         if self._started:
             import ray
 
@@ -143,9 +163,7 @@ class RemoteLoop:
             raise RemoteError("a remote task takes a text message")
         try:
             if self.actor is None:
-                cls = await self.executor.actor_class()
-                self.actor = cls.options(**self.executor.options(self.key)).remote()
-                await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.job)))
+                await self._start()
             self._running = True
             self.policy.mode_watchers.append(self._mode_changed)
             if self.stopped is not None:
@@ -185,6 +203,18 @@ class RemoteLoop:
         if self.actor is not None:
             self.job.rules = PolicyRules.of(self.policy)
             self.actor.answer.remote(question.number, reply, self.job.rules)
+
+    async def _start(self) -> None:
+        """Lease the task's actor and prepare the job there; a warm actor found dead is replaced by a new one."""
+        while True:
+            self.actor, new = await self.executor.lease(self.key)
+            try:
+                await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.job)))
+                return
+            except Exception as exc:
+                if new or failure_line(exc) != LOST:
+                    raise
+                self._kill()
 
     async def _starting(self, ready: asyncio.Future[Any]) -> None:
         """Wait for the worker to be placed and ready; meanwhile the task counts as progressing (a cluster may take
@@ -230,6 +260,8 @@ class RemoteLoop:
             if finished.problem:
                 return f"Its changes did not come back: {finished.problem}."
             await asyncio.to_thread(apply_changes, self.worktree, finished.changes)
+            actor, self.actor = self.actor, None
+            self.executor.give_back(actor, self.key)  # its folder is cleaned: it may serve the next task
             return ""
         except (Exception, TimeoutError) as exc:
             log.warning("remote task %s: changes not brought back", self.job.task_id, exc_info=True)
@@ -239,11 +271,16 @@ class RemoteLoop:
 
     def _kill(self) -> None:
         actor, self.actor = self.actor, None
-        if actor is not None:
-            import ray
+        kill(actor)
 
-            with contextlib.suppress(Exception):
-                ray.kill(actor, no_restart=True)
+
+def kill(actor: Any) -> None:
+    """End `actor` (None: nothing), whatever state it or its cluster is in."""
+    if actor is not None:
+        import ray
+
+        with contextlib.suppress(Exception):
+            ray.kill(actor, no_restart=True)
 
 
 def failure_line(exc: BaseException) -> str:
@@ -254,7 +291,7 @@ def failure_line(exc: BaseException) -> str:
         exc = cause
     name = type(exc).__name__
     if name in ("ActorDiedError", "RayActorError", "ActorUnavailableError"):
-        return "the remote worker was lost (its process or node died)"
+        return LOST
     if name in ("GetTimeoutError", "RaySystemError") or "connection" in str(exc).lower():
         return f"the Ray cluster could not be reached ({name})"
     text = terminal_safe(_COLOURS.sub("", str(exc)))

@@ -27,12 +27,16 @@ log = logging.getLogger(__name__)
 
 
 class RemoteAgent:
-    """One remote subagent (one actor per task): `prepare` checks its snapshot out and builds its loop, each `run`
-    streams lists of events then the turn's `RunOutcome`, `finish` hands back what it changed and cleans up."""
+    """One remote subagent at a time: `prepare` checks its snapshot out and builds its loop, each `run` streams
+    lists of events then the turn's `RunOutcome`, `finish` hands back what it changed and cleans up. A finished
+    actor may serve the session's next task (`RayExecutor.lease`): `prepare` starts it afresh."""
 
     def __init__(self) -> None:
+        self._reset(None)
+
+    def _reset(self, job: RemoteJob | None) -> None:
         self.loop: Any = None
-        self.job: RemoteJob | None = None
+        self.job = job
         self.stopped: tuple[str, str] | None = None
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._repo: tuple[Any, Path, Path] | None = None
@@ -45,7 +49,7 @@ class RemoteAgent:
 
     async def prepare(self, job: RemoteJob) -> None:
         """Check the snapshot out into a folder of this worker's and build the subagent's loop there."""
-        self.job = job
+        self._reset(job)
         self._folder = tempfile.TemporaryDirectory(prefix="agentcli-remote-")
         self._repo = repo = await asyncio.to_thread(snapshot.checkout, job.bundle, Path(self._folder.name))
         self.loop, self._policy, self._close = _build(job, repo[1], self._guarded, self._ask_parent)
@@ -136,6 +140,7 @@ class RemoteAgent:
         finally:
             if self._folder is not None:
                 self._folder.cleanup()
+            self._reset(None)
 
     def pid(self) -> int:
         """The worker process's id (tests: where the subagent runs)."""
