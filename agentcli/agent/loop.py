@@ -35,7 +35,7 @@ from agentcli.events import (
     RunFinishedEvent,
     SessionStartedEvent,
 )
-from agentcli.hooks import HookEngine
+from agentcli.hooks import Hooks
 from agentcli.llm import (
     CHARS_PER_TOKEN,
     ContextOverflowError,
@@ -103,7 +103,7 @@ class AgentLoop:
         notices: Callable[[], list[str]] | None = None,
         unavailable: dict[str, str] | None = None,
         compactor: Compactor | None = None,
-        hooks: HookEngine | None = None,
+        hooks: Hooks | None = None,
         inbox: Callable[[], list[str]] | None = None,
         specs: Offered | None = None,
         lean_below: int = 0,

@@ -15,7 +15,7 @@ from agentcli.agent.edit_diagnostics import DIAGNOSTICS_KEY, touch_read, watch_e
 from agentcli.agent.session import Session
 from agentcli.diffs import FileDiff
 from agentcli.events import Event, EventSink, ToolCallFinishedEvent, ToolCallStartedEvent, ToolOutputEvent
-from agentcli.hooks import HookEngine, HookVerdict
+from agentcli.hooks import Hooks, HookVerdict
 from agentcli.llm import ToolResultBlock, ToolUseBlock
 from agentcli.status import RunStatus
 from agentcli.text import defang_tags
@@ -36,7 +36,7 @@ class ToolHost(Protocol):
     tools: dict[str, Tool[Any]]
     unavailable: dict[str, str]
     context: ToolContext
-    hooks: HookEngine | None
+    hooks: Hooks | None
     emit: EventSink
     stopped: tuple[RunStatus, str] | None
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
-    from agentcli.hooks.engine import HookEngine, HookVerdict
+    from agentcli.hooks.engine import HookEngine, Hooks, HookVerdict
     from agentcli.hooks.settings import HOOK_EVENTS, HookCommand, HookConfig, add_hooks, load_hooks, project_hooks
 
 __all__ = [
@@ -23,12 +23,13 @@ __all__ = [
     "HookConfig",
     "HookEngine",
     "HookVerdict",
+    "Hooks",
     "add_hooks",
     "load_hooks",
     "project_hooks",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
-    "agentcli.hooks.engine": ["HookEngine", "HookVerdict"],
+    "agentcli.hooks.engine": ["HookEngine", "HookVerdict", "Hooks"],
     "agentcli.hooks.settings": ["HOOK_EVENTS", "HookCommand", "HookConfig", "add_hooks", "load_hooks", "project_hooks"],
 })

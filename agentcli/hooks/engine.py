@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from agentcli.events import EventSink, HookRunEvent
 from agentcli.hooks.process import Finished, hook_environment, run_command
@@ -69,6 +69,16 @@ class _Read:
 
 
 _STRICTNESS = {None: 0, "allow": 1, "ask": 2, "deny": 3}
+
+
+class Hooks(Protocol):
+    """What an agent loop fires its hooks through: the `HookEngine`, or a remote subagent's stand-in that has the
+    parent's engine fire them (`subagents.remote`)."""
+
+    def has(self, event: str) -> bool: ...
+
+    async def fire(self, event: str, data: Mapping[str, Any], *, session_id: str, agent: str, emit: EventSink,
+                   target: str | None = None, tool_call_id: str | None = None) -> HookVerdict: ...
 
 
 class HookEngine:

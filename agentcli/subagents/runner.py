@@ -38,6 +38,7 @@ from agentcli.subagents.messaging.tools import message_tools
 from agentcli.subagents.plan import Planner, Refusal, Scopes, inherited_scopes
 from agentcli.subagents.remote.executor import RayExecutor, RemoteLoop, make_job
 from agentcli.subagents.remote.job import RemoteError
+from agentcli.subagents.remote.parent_side import ParentSide
 from agentcli.subagents.result_cache.cache import ResultCache
 from agentcli.subagents.task_handles import close_record, new_handle
 from agentcli.subagents.task_hooks import task_hook
@@ -348,11 +349,15 @@ class SubagentRunner:
             loop, fork = self._child_loop(handle), handle.fork
             opening = fork.start(handle.session, message, self.store) if fork is not None else message
             return await sup.run(loop, opening, handle.output_schema)
-        tools = self.toolbox.build(handle.plan.tool_names)
-        job = await asyncio.to_thread(make_job, handle, self.settings, self.kit.permissions, tools)
+        plan, session = handle.plan, handle.session
+        tools = self.toolbox.build(plan.tool_names)  # its MCP and messaging tools are served here
+        tools += [t for t in message_tools(self.switchboard, ParentLink(session, sup.relay, handle.record.task_id))
+                  if t.name in plan.tool_names]
+        context = self.tool_context(session, progress=sup.touch, workspace=handle.root)
+        parent = ParentSide(self.kit.permissions, self.hooks, tools, context, self.post.inbox(session.id))
+        job = await asyncio.to_thread(make_job, handle, self.settings, parent)
         assert handle.root is not None
-        remote = RemoteLoop(self.remote, job, handle.session, sup.relay, handle.root, handle.plan.model.api_key,
-                            self.kit.permissions, sup.touch)
+        remote = RemoteLoop(self.remote, job, session, sup.relay, handle.root, plan.model.api_key, parent, sup.touch)
         try:
             status, result, error = await sup.run(remote, message, handle.output_schema)
         finally:

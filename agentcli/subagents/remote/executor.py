@@ -20,16 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.agent import RunOutcome
 from agentcli.events import Event, MessageAddedEvent, UsageEvent
+from agentcli.mcp import McpTool
 from agentcli.subagents.remote import snapshot
 from agentcli.subagents.remote.job import (
     KEY_VARIABLE,
+    Asked,
     Finished,
-    PolicyRules,
+    HookCall,
+    McpCall,
+    McpSpec,
     Question,
     RemoteError,
     RemoteJob,
+    ToolHere,
+    Unread,
     apply_changes,
 )
+from agentcli.subagents.remote.parent_side import ParentSide
 from agentcli.subagents.remote.worker import RemoteAgent
 from agentcli.text import one_line, terminal_safe
 
@@ -39,12 +46,12 @@ if TYPE_CHECKING:
     from agentcli.events import EventSink
     from agentcli.llm import Message
     from agentcli.subagents.tasks import TaskHandle
-    from agentcli.tools import PermissionPolicy, Tool
 
 log = logging.getLogger(__name__)
 _STOP_SECONDS = 10.0  # how long a stopped worker gets to end its turn and hand its changes back
 _COLOURS = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Ray colours its errors' lines
 _STARTING_TICK = 5.0  # while a worker starts, the task's idle clock is reset this often
+_LETTER_TICK = 0.25  # how often letters for a running remote subagent are looked for
 LOST = "the remote worker was lost (its process or node died)"
 
 
@@ -124,7 +131,7 @@ class RayExecutor:
             await asyncio.to_thread(ray.shutdown)
 
 
-def make_job(handle: TaskHandle, settings: Settings, policy: PermissionPolicy, tools: list[Tool[Any]]) -> RemoteJob:
+def make_job(handle: TaskHandle, settings: Settings, parent: ParentSide) -> RemoteJob:
     """What `handle`'s task sends to its worker: its plan, its session so far, the worktree's snapshot."""
     tree = handle.worktree
     if tree is None:
@@ -132,30 +139,35 @@ def make_job(handle: TaskHandle, settings: Settings, policy: PermissionPolicy, t
     models = settings.models.model_copy(update={
         "main": settings.models.main.model_copy(update={"api_key": None}),
         "light": settings.models.light.model_copy(update={"api_key": None})})
-    plan = handle.plan
+    plan, policy, hooks = handle.plan, parent.policy, parent.hooks
     return RemoteJob(
         task_id=handle.record.task_id, settings=settings.model_copy(update={"models": models}),
         session=dataclasses.replace(handle.session, messages=list(handle.session.messages)),
-        model=dataclasses.replace(plan.model, api_key=""), tool_names=tuple(t.name for t in tools),
-        write_paths=plan.write_paths, max_turns=plan.max_turns, budgets=plan.budgets, rules=PolicyRules.of(policy),
-        asks=policy.approver is not None,
-        non_interactive=policy.non_interactive, bundle=snapshot.bundle_of(tree.git, tree.snapshot),
-        snapshot=tree.snapshot)
+        model=dataclasses.replace(plan.model, api_key=""), tool_names=tuple(t.name for t in parent.tools),
+        write_paths=plan.write_paths, max_turns=plan.max_turns, budgets=plan.budgets, rules=parent.rules(),
+        asks=policy.approver is not None, non_interactive=policy.non_interactive,
+        mcp=tuple(_mcp_spec(t) for t in parent.tools if isinstance(t, McpTool)),
+        hook_events=tuple(e for e in ("PreToolUse", "PostToolUse") if hooks is not None and hooks.has(e)),
+        here=parent.here(), bundle=snapshot.bundle_of(tree.git, tree.snapshot), snapshot=tree.snapshot)
+
+
+def _mcp_spec(tool: McpTool) -> McpSpec:
+    return McpSpec(tool.server, tool.remote_name, tool.remote_description, tool.schema, tool.read_only)
 
 
 class RemoteLoop:
     """A subagent's loop that runs on a Ray worker, as its supervisor sees it."""
 
     def __init__(self, executor: RayExecutor, job: RemoteJob, session: Session, emit: EventSink, worktree: Path,
-                 key: str, policy: PermissionPolicy, progress: Callable[[], None] = lambda: None) -> None:
+                 key: str, parent: ParentSide, progress: Callable[[], None] = lambda: None) -> None:
         self.progress = progress
-        self.inbox: Callable[[], list[str]] | None = None  # messages between agents do not reach a remote subagent
+        self.inbox = parent.inbox if parent.letters is not None else None  # what it left unread, run again with
         self.executor, self.job, self.session, self.emit = executor, job, session, emit
-        self.worktree, self.key, self.policy = worktree, key, policy
+        self.worktree, self.key, self.parent, self.policy = worktree, key, parent, parent.policy
         self.actor: Any = None
         self.stopped: tuple[str, str] | None = None
         self._running = False
-        self._asked: set[asyncio.Task[None]] = set()  # the worker's questions being put to the parent's approver
+        self._asked: set[asyncio.Task[None]] = set()  # what the worker asked, being served
 
     async def run(self, message: str | Message) -> RunOutcome:
         """Run the subagent's turn on its worker (started at the first run), relaying its events."""
@@ -168,15 +180,19 @@ class RemoteLoop:
             self.policy.mode_watchers.append(self._mode_changed)
             if self.stopped is not None:
                 self.actor.stop.remote(*self.stopped)
-            if PolicyRules.of(self.policy) != self.job.rules:
+            if self.parent.rules() != self.job.rules:
                 self._mode_changed(self.policy.mode)
             stream = self.actor.run.options(num_returns="streaming").remote(message)
-            async for ref in stream:
-                item = await ref
-                if isinstance(item, RunOutcome):
-                    return item
-                for event in item:
-                    self._take(event)
+            letters = asyncio.create_task(self._forward_letters())
+            try:
+                async for ref in stream:
+                    item = await ref
+                    if isinstance(item, RunOutcome):
+                        return item
+                    for event in item:
+                        self._take(event)
+            finally:
+                letters.cancel()
             raise RemoteError("the worker ended without an outcome")
         except asyncio.CancelledError:
             self._kill()
@@ -193,16 +209,24 @@ class RemoteLoop:
                 asked.cancel()
 
     def _mode_changed(self, _mode: str) -> None:
-        self.job.rules = PolicyRules.of(self.policy)
+        self.job.rules = self.parent.rules()
         if self.actor is not None:
             self.actor.follow.remote(self.job.rules)
 
-    async def _answer(self, question: Question) -> None:
-        """Put the worker's question to this tree's approver (in its turn), and send the answer back."""
-        reply = await self.policy.relay(dataclasses.replace(question.request, worktree=True))
+    async def _answer(self, asked: Asked) -> None:
+        """Serve what the worker asked (`ParentSide.serve`); the reply goes back with the policy's mode and rules."""
+        reply = await self.parent.serve(asked, self.emit)
         if self.actor is not None:
-            self.job.rules = PolicyRules.of(self.policy)
-            self.actor.answer.remote(question.number, reply, self.job.rules)
+            self.job.rules = self.parent.rules()
+            self.actor.answer.remote(asked.number, reply, self.job.rules)
+
+    async def _forward_letters(self) -> None:
+        """While the turn runs, send the worker the letters that came for the subagent (it reads them at its next
+        turn boundary)."""
+        while self.parent.letters is not None:
+            if self.actor is not None and (letters := self.parent.new_letters()):
+                self.actor.deliver.remote(letters)
+            await asyncio.sleep(_LETTER_TICK)
 
     async def _start(self) -> None:
         """Lease the task's actor and prepare the job there; a warm actor found dead is replaced by a new one."""
@@ -224,14 +248,20 @@ class RemoteLoop:
             self.progress()
         ready.result()
 
-    def _take(self, event: Event | Question) -> None:
-        """Mirror the subagent's own messages and usage into the local session, then relay the event; a question
-        goes to the approver."""
-        if isinstance(event, Question):
+    def _take(self, event: Event | Asked | Unread) -> None:
+        """Mirror the subagent's own messages and usage into the local session, then relay the event; what the
+        worker asks is served, letters it left unread are kept for its next turn."""
+        if isinstance(event, Unread):
+            self.parent.unread.extend(event.letters)
+            return
+        if isinstance(event, Question | McpCall | HookCall | ToolHere):
             asked = asyncio.create_task(self._answer(event))
             self._asked.add(asked)
             asked.add_done_callback(self._asked.discard)
             return
+        self._relay(event)
+
+    def _relay(self, event: Event) -> None:
         if event.session_id == self.session.id:
             if isinstance(event, MessageAddedEvent):
                 self.session.append(event.message)

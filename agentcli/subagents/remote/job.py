@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from agentcli.agent import Session
@@ -38,6 +38,9 @@ class RemoteJob:
     budgets: Budgets  # also held on the worker, so a stop does not wait for the round trip to the parent
     rules: PolicyRules  # the parent's, decided on the worker; what needs the person is asked through the parent
     asks: bool  # (`Question`) when the parent has someone to ask
+    mcp: tuple[McpSpec, ...]  # the parent's MCP tools it may use: their calls run at the parent (`McpCall`)
+    hook_events: tuple[str, ...]  # the events the person has hooks for: they run at the parent (`HookCall`)
+    here: tuple[str, ...]  # its tools that run at the parent (SendMessage, ListAgents: `ToolHere`)
     non_interactive: bool
     bundle: bytes  # the worktree's snapshot (`snapshot.bundle_of`)
     snapshot: str  # its commit
@@ -73,6 +76,62 @@ class Question:
 
     number: int
     request: PermissionRequest
+
+
+@dataclass(frozen=True, slots=True)
+class McpSpec:
+    """One MCP tool of the parent's, as the worker rebuilds it (`mcp.tool_class`): its servers stay the parent's."""
+
+    server: str
+    name: str
+    description: str
+    schema: dict[str, Any]
+    read_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class McpCall:
+    """A call of one of those tools: the parent runs it on its server and sends back (text, is_error)."""
+
+    number: int
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookCall:
+    """The subagent's PreToolUse or PostToolUse hooks to fire: the parent's engine runs them and sends back its
+    `HookVerdict` (the person's hooks are commands of the parent's machine)."""
+
+    number: int
+    event: str
+    data: dict[str, Any]
+    session_id: str
+    agent: str
+    target: str | None
+    tool_call_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolHere:
+    """A call of one of the task's tools that run at the parent; the parent sends back its `ToolResult`."""
+
+    number: int
+    name: str
+    arguments: dict[str, Any]
+    tool_call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """Letters the parent forwarded that the subagent's turn ended without reading (the parent keeps them)."""
+
+    letters: list[str]
+
+
+Asked = Question | McpCall | HookCall | ToolHere  # what the worker sends the parent with its events, and waits on
 
 
 @dataclass(frozen=True, slots=True)
