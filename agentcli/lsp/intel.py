@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.lsp.convert import diagnostic, read_text
-from agentcli.lsp.pull import pull, pulls
 from agentcli.tools import Diagnostic, EditDiagnostics
 
 if TYPE_CHECKING:
@@ -148,6 +147,8 @@ class RootIntel:
                        deadline: float) -> dict[Path, tuple[Diagnostic, ...]]:
         """The diagnostics of each path at its version (asked for, or as published), as many as come before
         `deadline`."""
+        from agentcli.lsp.pull import pull, pulls  # with lsprotocol: only once a server runs
+
         found: dict[Path, tuple[Diagnostic, ...]] = {}
         if pulls(conn):
             for path in waits:

@@ -37,6 +37,7 @@ def test_a_run_with_a_local_subagent_imports_no_ray(tmp_path: Path) -> None:
     modules = _imported(proc.stderr)
     assert "agentcli.subagents.remote.executor" in modules  # the delegation path, remote tasks included, was taken
     assert not {m for m in modules if m == "ray" or m.startswith("ray.")}
+    assert not {m for m in modules if m.split(".")[0] in ("lsprotocol", "pygls")}  # no language server ran
 
 
 @pytest.mark.parametrize("path", ["../out.txt", "/etc/x", ".git/hooks/post-commit", "a/../../b", "", "a\\b"])
