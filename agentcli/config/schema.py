@@ -407,8 +407,9 @@ class ExecutorSettings(_Section):
     address: str = ""  # the cluster ("ray://host:10001", "host:6379", "auto"); "": RAY_ADDRESS, else a local Ray
     num_cpus: float = Field(1.0, gt=0, le=1024)  # per remote subagent
     memory_mb: int = Field(0, ge=0, le=16_777_216)  # per remote subagent; 0: Ray's default (none reserved)
+    subagents_per_worker: int = Field(4, ge=1, le=256)  # remote subagents one worker process runs at once
     isolate_writers: Literal["", "worktree", "remote"] = ""  # every writing subagent isolated like this
-    keep_warm: int = Field(2, ge=0, le=256)  # finished workers kept (and their CPUs held) for the next remote tasks
+    keep_warm: int = Field(1, ge=0, le=256)  # idle worker processes kept (their reservation held) for the next tasks
 
 
 class Settings(BaseSettings):

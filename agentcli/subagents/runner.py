@@ -36,7 +36,8 @@ from agentcli.subagents.messaging.mailbox import PostOffice
 from agentcli.subagents.messaging.switchboard import Switchboard
 from agentcli.subagents.messaging.tools import message_tools
 from agentcli.subagents.plan import Planner, Refusal, Scopes, inherited_scopes
-from agentcli.subagents.remote.executor import RayExecutor, RemoteLoop, make_job
+from agentcli.subagents.remote.cluster import RayExecutor
+from agentcli.subagents.remote.executor import RemoteLoop, make_job
 from agentcli.subagents.remote.job import RemoteError
 from agentcli.subagents.remote.parent_side import ParentSide
 from agentcli.subagents.result_cache.cache import ResultCache

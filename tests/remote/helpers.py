@@ -38,7 +38,7 @@ def ancestor_worker(marker: str) -> int | None:
         pid = int(name)
         while pid > 1:
             try:
-                if "ray::RemoteAgent" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                if "ray::RemoteWorker" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
                     return pid
                 pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
             except OSError:

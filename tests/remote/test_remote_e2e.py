@@ -55,7 +55,7 @@ def test_a_remote_writer_runs_on_a_ray_worker_streams_live_and_is_merged_back(cl
 
     bash_result = str(server.requests[3].body["messages"][-1])
     assert "hi there" in bash_result  # the person's uncommitted edit travelled in the snapshot
-    assert "ray::RemoteAgent" in bash_result  # Bash ran under the Ray worker's actor process
+    assert "ray::RemoteWorker" in bash_result  # Bash ran under the Ray worker's actor process
     assert f"{proc.args[0]} -m agentcli" not in bash_result  # ... not below agentcli's own process
 
     lines = _lines(proc.stdout)
@@ -193,32 +193,36 @@ def _results(body: dict[str, Any]) -> str:
     return "\n".join(found)
 
 
-def test_the_sessions_next_remote_task_runs_on_the_worker_kept_warm_in_a_fresh_checkout(cluster: Any,
-                                                                                        tmp_path: Path) -> None:
+def test_remote_tasks_share_a_worker_process_each_in_a_checkout_of_its_own_and_the_next_runs_on_it_warm(
+        cluster: Any, tmp_path: Path) -> None:
     ws = repo(tmp_path)
     steps: list[Step] = []
-    for n, name in enumerate(("first", "second")):
-        sub = f"# Task\nWrite the {name}"
-        steps += [
-            Step(match=Match(system_contains=MAIN, turn=n), reply=Reply(tool_calls=[ToolCall(name="Task", input={
-                "description": f"Write the {name}", "prompt": "Write a file", "subagent_type": "general",
-                "isolation": "remote"})])),
-            Step(match=Match(system_contains=sub, turn=0), reply=Reply(tool_calls=[
-                ToolCall(name="Write", input={"file_path": f"{name}.txt", "content": f"{name}\n"}),
-                ToolCall(name="Bash", input={"command": f"pwd; ls; {ANCESTRY}"})])),
-            Step(match=Match(system_contains=sub, turn=1), reply=Reply(text=f"{name} written")),
-        ]
-    steps.append(Step(match=Match(system_contains=MAIN, turn=2), reply=Reply(text="Both written.")))
+    for turn, names in enumerate((("first", "second"), ("third",))):
+        steps.append(Step(match=Match(system_contains=MAIN, turn=turn), reply=Reply(tool_calls=[
+            ToolCall(name="Task", input={"description": f"Write the {name}", "prompt": "Write a file",
+                                         "subagent_type": "general", "isolation": "remote"}) for name in names])))
+        for name in names:
+            sub = f"# Task\nWrite the {name}"
+            steps += [
+                Step(match=Match(system_contains=sub, turn=0), reply=Reply(tool_calls=[
+                    ToolCall(name="Write", input={"file_path": f"{name}.txt", "content": f"{name}\n"}),
+                    ToolCall(name="Bash", input={"command": f"pwd; ls; {ANCESTRY}"})])),
+                Step(match=Match(system_contains=sub, turn=1), reply=Reply(text=f"{name} written")),
+            ]
+    steps.append(Step(match=Match(system_contains=MAIN, turn=2), reply=Reply(text="All written.")))
     with FakeLLMServer(Script(steps=steps)) as server:
         proc = run_cli(["run", "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
                        ray_env(server, tmp_path, cluster), timeout=240)
     assert proc.returncode == 0, proc.stderr
     server.assert_done()
-    outputs = [_results(r.body) for r in server.requests if "ray::RemoteAgent" in _results(r.body)]
-    assert len(outputs) == 2
-    workers = [next(line.split()[0] for line in out.splitlines() if "ray::RemoteAgent" in line) for out in outputs]
-    folders = [next(line for line in out.splitlines() if line.startswith("/")) for out in outputs]
-    assert workers[0] == workers[1]  # one worker process served both tasks
-    assert folders[0] != folders[1] and not os.path.exists(folders[0])  # each in a checkout of its own, removed after
-    assert "first.txt" in outputs[1]  # the second's snapshot is the workspace after the first's merge
-    assert (ws / "first.txt").read_text() == "first\n" and (ws / "second.txt").read_text() == "second\n"
+    outputs = {name: _results(r.body) for r in server.requests for name in ("first", "second", "third")
+               if f"Write the {name}" in str(r.body["system"]) and "ray::RemoteWorker" in _results(r.body)}
+    assert len(outputs) == 3
+    workers = {name: next(line.split()[0] for line in out.splitlines() if "ray::RemoteWorker" in line)
+               for name, out in outputs.items()}
+    folders = {name: next(line for line in out.splitlines() if line.startswith("/")) for name, out in outputs.items()}
+    assert len(set(workers.values())) == 1  # one process ran the two of the first turn, then the third, kept warm
+    assert len(set(folders.values())) == 3 and not any(os.path.exists(f) for f in folders.values())  # own checkouts
+    assert "first.txt" in outputs["third"] and "second.txt" in outputs["third"]  # its snapshot: after both merged
+    assert "second.txt" not in outputs["first"].split("ray::")[0]  # siblings do not see each other's work
+    assert all((ws / f"{name}.txt").read_text() == f"{name}\n" for name in ("first", "second", "third"))

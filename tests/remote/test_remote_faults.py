@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 def test_a_workers_own_error_is_one_line_without_ray_colours_or_traceback() -> None:
     class RayTaskErrorLike(Exception):  # the shape of Ray's RayTaskError(...): the worker's exception as `cause`
         def __init__(self, cause: BaseException) -> None:
-            super().__init__("\x1b[36mray::RemoteAgent.prepare()\x1b[39m (pid=1)\nTraceback (most recent call last):")
+            super().__init__("\x1b[36mray::RemoteWorker.prepare()\x1b[39m (pid=1)\nTraceback (most recent call last):")
             self.cause = cause
 
     RayTaskErrorLike.__name__ = "RayTaskError(AttributeError)"

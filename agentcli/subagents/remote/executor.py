@@ -1,17 +1,14 @@
-"""The parent's side of remote tasks: the Ray connection (`RayExecutor`: Ray imported and the cluster joined at the
-first remote task, never before) and `RemoteLoop`, which stands in for the subagent's `AgentLoop` under its
-supervisor: the worker's events are relayed as they arrive (its messages and usage mirrored into the local session,
-so budgets, records and transcripts work as for a local subagent), its permission questions are put to the parent's
-approver and answered, the parent's mode changes and stops are sent to it, and a lost worker or cluster ends the run
-`failed` with one line. `close` brings the task's changes back into its local worktree, from
-where the usual merge takes them."""
+"""The parent's side of a remote task: `RemoteLoop` stands in for the subagent's `AgentLoop` under its supervisor:
+the worker's events are relayed as they arrive (its messages and usage mirrored into the local session, so budgets,
+records and transcripts work as for a local subagent), what it asks of the parent is served (`ParentSide`), the
+parent's mode changes and stops are sent to it, and a lost worker or cluster ends the run `failed` with one line.
+`close` brings the task's changes back into its local worktree, from where the usual merge takes them. `make_job`
+is what the task sends."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import importlib.util
 import logging
 import re
 from collections.abc import Callable
@@ -22,8 +19,8 @@ from agentcli.agent import RunOutcome
 from agentcli.events import Event, MessageAddedEvent, UsageEvent
 from agentcli.mcp import McpTool
 from agentcli.subagents.remote import snapshot
+from agentcli.subagents.remote.cluster import RayExecutor, Worker
 from agentcli.subagents.remote.job import (
-    KEY_VARIABLE,
     Asked,
     Finished,
     HookCall,
@@ -37,12 +34,11 @@ from agentcli.subagents.remote.job import (
     apply_changes,
 )
 from agentcli.subagents.remote.parent_side import ParentSide
-from agentcli.subagents.remote.worker import RemoteAgent
 from agentcli.text import one_line, terminal_safe
 
 if TYPE_CHECKING:
     from agentcli.agent import Session
-    from agentcli.config import ExecutorSettings, Settings
+    from agentcli.config import Settings
     from agentcli.events import EventSink
     from agentcli.llm import Message
     from agentcli.subagents.tasks import TaskHandle
@@ -53,82 +49,6 @@ _COLOURS = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Ray colours its errors' lines
 _STARTING_TICK = 5.0  # while a worker starts, the task's idle clock is reset this often
 _LETTER_TICK = 0.25  # how often letters for a running remote subagent are looked for
 LOST = "the remote worker was lost (its process or node died)"
-
-
-class RayExecutor:
-    """The session's link to its Ray cluster (`[executor]`), made at the first remote task."""
-
-    def __init__(self, settings: ExecutorSettings) -> None:
-        self.settings = settings
-        self._lock = asyncio.Lock()
-        self._actor: Any = None  # RemoteAgent as a Ray actor class
-        self._started = False  # this process called ray.init (and shuts it down)
-        self._warm: dict[str, list[Any]] = {}  # finished actors by model key, ready for the next task (`keep_warm`)
-
-    def unavailable(self) -> str | None:
-        """Why a remote task cannot run here (one line), or None."""
-        if self.settings.kind != "ray":
-            return 'isolation "remote" needs [executor] kind = "ray" (a Ray cluster to run on)'
-        if importlib.util.find_spec("ray") is None:
-            return "isolation \"remote\" needs Ray, which is not installed: pip install 'agentcli[ray]'"
-        return None
-
-    async def actor_class(self) -> Any:
-        """`RemoteAgent` as an actor class, the cluster joined first. Raises `RemoteError`."""
-        async with self._lock:
-            if self._actor is None:
-                await asyncio.to_thread(self._connect)
-                import ray
-
-                self._actor = ray.remote(max_restarts=0, max_task_retries=0)(RemoteAgent)
-        return self._actor
-
-    def _connect(self) -> None:
-        import ray
-
-        if ray.is_initialized():
-            return
-        address = self.settings.address or None
-        try:
-            ray.init(address=address, namespace="agentcli", log_to_driver=False, logging_level=logging.WARNING,
-                     configure_logging=False, include_dashboard=False if address is None else None)
-        except Exception as exc:
-            raise RemoteError(f"cannot reach the Ray cluster at {address or 'RAY_ADDRESS'}: {one_line(exc)}"
-                              [:300]) from None
-        self._started = True
-
-    async def lease(self, key: str) -> tuple[Any, bool]:
-        """An actor for one task (one kept warm when there is one), and whether it is new."""
-        if warm := self._warm.get(key):
-            return warm.pop(), False
-        cls = await self.actor_class()
-        return cls.options(**self.options(key)).remote(), True
-
-    def give_back(self, actor: Any, key: str) -> None:
-        """A finished task's actor (its folder cleaned): kept for the next task, or ended past `keep_warm`."""
-        kept = self._warm.setdefault(key, [])
-        if sum(map(len, self._warm.values())) < self.settings.keep_warm:
-            kept.append(actor)
-        else:
-            kill(actor)
-
-    def options(self, key: str) -> dict[str, Any]:
-        """One task's actor options: its resources, and the model key in its runtime environment only."""
-        found: dict[str, Any] = {"num_cpus": self.settings.num_cpus, "runtime_env": {"env_vars": {KEY_VARIABLE: key}}}
-        if self.settings.memory_mb:
-            found["memory"] = self.settings.memory_mb << 20
-        return found
-
-    async def aclose(self) -> None:
-        """Leave the cluster (a Ray started by this process stops with it)."""
-        for actor in [a for kept in self._warm.values() for a in kept]:
-            kill(actor)
-        self._warm.clear()
-        if self._started:
-            import ray
-
-            self._started = False
-            await asyncio.to_thread(ray.shutdown)
 
 
 def make_job(handle: TaskHandle, settings: Settings, parent: ParentSide) -> RemoteJob:
@@ -164,25 +84,30 @@ class RemoteLoop:
         self.inbox = parent.inbox if parent.letters is not None else None  # what it left unread, run again with
         self.executor, self.job, self.session, self.emit = executor, job, session, emit
         self.worktree, self.key, self.parent, self.policy = worktree, key, parent, parent.policy
-        self.actor: Any = None
+        self.task_id = job.task_id
+        self.worker: Worker | None = None  # while it holds a place on one
         self.stopped: tuple[str, str] | None = None
         self._running = False
         self._asked: set[asyncio.Task[None]] = set()  # what the worker asked, being served
+
+    @property
+    def actor(self) -> Any:
+        return self.worker.actor if self.worker is not None else None
 
     async def run(self, message: str | Message) -> RunOutcome:
         """Run the subagent's turn on its worker (started at the first run), relaying its events."""
         if not isinstance(message, str):
             raise RemoteError("a remote task takes a text message")
         try:
-            if self.actor is None:
+            if self.worker is None:
                 await self._start()
             self._running = True
             self.policy.mode_watchers.append(self._mode_changed)
             if self.stopped is not None:
-                self.actor.stop.remote(*self.stopped)
+                self.actor.stop.remote(self.task_id, *self.stopped)
             if self.parent.rules() != self.job.rules:
                 self._mode_changed(self.policy.mode)
-            stream = self.actor.run.options(num_returns="streaming").remote(message)
+            stream = self.actor.run.options(num_returns="streaming").remote(self.task_id, message)
             letters = asyncio.create_task(self._forward_letters())
             try:
                 async for ref in stream:
@@ -195,13 +120,13 @@ class RemoteLoop:
                 letters.cancel()
             raise RemoteError("the worker ended without an outcome")
         except asyncio.CancelledError:
-            self._kill()
+            self._leave()
             raise
         except Exception as exc:  # a lost worker, node or cluster, or a job it could not start
-            lost = failure_line(exc)
-            log.warning("remote task %s: %s", self.job.task_id, lost)
-            self._kill()  # then no change comes back
-            return RunOutcome("failed", self.last_text(), self.session.turns, error=lost)
+            why = failure_line(exc)
+            log.warning("remote task %s: %s", self.task_id, why)
+            self._leave(lost=not _raised_on_worker(exc))  # then no change comes back
+            return RunOutcome("failed", self.last_text(), self.session.turns, error=why)
         finally:
             self._running = False
             self.policy.mode_watchers[:] = [w for w in self.policy.mode_watchers if w != self._mode_changed]
@@ -211,34 +136,34 @@ class RemoteLoop:
     def _mode_changed(self, _mode: str) -> None:
         self.job.rules = self.parent.rules()
         if self.actor is not None:
-            self.actor.follow.remote(self.job.rules)
+            self.actor.follow.remote(self.task_id, self.job.rules)
 
     async def _answer(self, asked: Asked) -> None:
         """Serve what the worker asked (`ParentSide.serve`); the reply goes back with the policy's mode and rules."""
         reply = await self.parent.serve(asked, self.emit)
         if self.actor is not None:
             self.job.rules = self.parent.rules()
-            self.actor.answer.remote(asked.number, reply, self.job.rules)
+            self.actor.answer.remote(self.task_id, asked.number, reply, self.job.rules)
 
     async def _forward_letters(self) -> None:
         """While the turn runs, send the worker the letters that came for the subagent (it reads them at its next
         turn boundary)."""
         while self.parent.letters is not None:
             if self.actor is not None and (letters := self.parent.new_letters()):
-                self.actor.deliver.remote(letters)
+                self.actor.deliver.remote(self.task_id, letters)
             await asyncio.sleep(_LETTER_TICK)
 
     async def _start(self) -> None:
-        """Lease the task's actor and prepare the job there; a warm actor found dead is replaced by a new one."""
+        """Take a place on a worker and prepare the job there; a kept worker found dead is replaced by a new one."""
         while True:
-            self.actor, new = await self.executor.lease(self.key)
+            self.worker, new = await self.executor.lease(self.key)
             try:
-                await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.job)))
+                await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.task_id, self.job)))
                 return
             except Exception as exc:
+                self._leave(lost=not _raised_on_worker(exc))
                 if new or failure_line(exc) != LOST:
                     raise
-                self._kill()
 
     async def _starting(self, ready: asyncio.Future[Any]) -> None:
         """Wait for the worker to be placed and ready; meanwhile the task counts as progressing (a cluster may take
@@ -275,42 +200,45 @@ class RemoteLoop:
             self.stopped = (status, reason)
         if self.actor is None or not self._running:
             return False
-        self.actor.stop.remote(status, reason)
+        self.actor.stop.remote(self.task_id, status, reason)
         return True
 
     def last_text(self) -> str:
         return self.session.last_text()
 
     async def close(self) -> str:
-        """Bring the task's changes into its local worktree and end the worker; a note when they could not come."""
-        if self.actor is None:  # never started, or lost (its outcome already says so)
+        """Bring the task's changes into its local worktree and leave its worker; a note when they could not
+        come."""
+        if self.worker is None:  # never started, or gone (its outcome already says so)
             return ""
+        lost = False
         try:
-            finished: Finished = await asyncio.wait_for(self.actor.finish.remote(), _STOP_SECONDS * 6)
+            finished: Finished = await asyncio.wait_for(self.actor.finish.remote(self.task_id), _STOP_SECONDS * 6)
             if finished.problem:
                 return f"Its changes did not come back: {finished.problem}."
             await asyncio.to_thread(apply_changes, self.worktree, finished.changes)
-            actor, self.actor = self.actor, None
-            self.executor.give_back(actor, self.key)  # its folder is cleaned: it may serve the next task
             return ""
         except (Exception, TimeoutError) as exc:
-            log.warning("remote task %s: changes not brought back", self.job.task_id, exc_info=True)
+            log.warning("remote task %s: changes not brought back", self.task_id, exc_info=True)
+            lost = not (_raised_on_worker(exc) or isinstance(exc, RemoteError))  # one that cannot answer is ended
             return f"Its changes did not come back: {failure_line(exc)}."
         finally:
-            self._kill()
+            self._leave(lost=lost, finished=True)
 
-    def _kill(self) -> None:
-        actor, self.actor = self.actor, None
-        kill(actor)
+    def _leave(self, lost: bool = False, finished: bool = False) -> None:
+        """Give the task's place on its worker back (what it left there is dropped unless `finished`); a lost worker
+        is ended."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        if not (lost or finished):
+            worker.actor.abort.remote(self.task_id)
+        self.executor.give_back(worker, lost=lost)
 
 
-def kill(actor: Any) -> None:
-    """End `actor` (None: nothing), whatever state it or its cluster is in."""
-    if actor is not None:
-        import ray
-
-        with contextlib.suppress(Exception):
-            ray.kill(actor, no_restart=True)
+def _raised_on_worker(exc: BaseException) -> bool:
+    """Whether `exc` is an error the worker raised and lived on (any other failure leaves it unusable)."""
+    return type(exc).__name__.startswith("RayTaskError")
 
 
 def failure_line(exc: BaseException) -> str:

@@ -72,7 +72,7 @@ class PolicyRules:
 @dataclass(frozen=True, slots=True)
 class Question:
     """A call the worker's permission policy needs the person for: the parent asks its approver and sends the
-    answer back (`RemoteAgent.answer`)."""
+    answer back (`RemoteWorker.answer`)."""
 
     number: int
     request: PermissionRequest

@@ -1,8 +1,8 @@
-"""The worker's side of a remote task: a Ray actor (`RemoteAgent`, made remote by `executor.py`) that checks the
-snapshot out into a folder of its own, runs the subagent's `AgentLoop` there under the Bash sandbox (where the
-worker has one) and under a copy of the parent's permission policy (its questions for the person go to the parent in
-the stream and come back through `answer`, its mode follows the parent's), streams its events back in batches, and
-at the end hands back what it changed."""
+"""The worker's side of one remote task (`RemoteAgent`, one of the subagents a `host.RemoteWorker` actor runs): it
+checks the snapshot out into a folder of its own, runs the subagent's `AgentLoop` there under the Bash sandbox (where
+the worker has one) and under a copy of the parent's permission policy (its questions for the person go to the
+parent in the stream and come back through `answer`, its mode follows the parent's), streams its events back in
+batches, and at the end hands back what it changed."""
 
 from __future__ import annotations
 
@@ -42,9 +42,8 @@ log = logging.getLogger(__name__)
 
 
 class RemoteAgent:
-    """One remote subagent at a time: `prepare` checks its snapshot out and builds its loop, each `run` streams
-    lists of events then the turn's `RunOutcome`, `finish` hands back what it changed and cleans up. A finished
-    actor may serve the session's next task (`RayExecutor.lease`): `prepare` starts it afresh."""
+    """One remote subagent: `prepare` checks its snapshot out and builds its loop, each `run` streams lists of events
+    then the turn's `RunOutcome`, `finish` hands back what it changed and cleans up."""
 
     def __init__(self) -> None:
         self._reset(None)
@@ -199,10 +198,6 @@ class RemoteAgent:
             if self._folder is not None:
                 self._folder.cleanup()
             self._reset(None)
-
-    def pid(self) -> int:
-        """The worker process's id (tests: where the subagent runs)."""
-        return os.getpid()
 
 
 def _build(job: RemoteJob, work: Path, agent: RemoteAgent) -> tuple[Any, PermissionPolicy, Any]:
