@@ -9,15 +9,17 @@ Task calls of general subagents that each write one file and answer:
   is the time from the end of the parent's answer holding the Task call to the subagent's first request (the
   server's clock), for the session's first Task (which joins the cluster and starts a worker) and its second (a
   worker kept warm, `[executor] keep_warm`), and the whole run's wall time;
-- fan-out: `--fanout` remote writers in one turn (`num_cpus` per subagent sized so all fit at once): the wall time,
-  subagents finished per second, and the parent process's peak RSS (`/usr/bin/time`), beside the same fan-out with
-  `isolation: "worktree"` in the parent's process.
+- fan-out: `--fanout` remote writers in one turn (`num_cpus` per subagent sized so all fit at once), with
+  `--per-worker` subagents per worker process and with one each: the wall time, subagents finished per second, and
+  the parent process's peak RSS (`/usr/bin/time`), beside the same fan-out with `isolation: "worktree"` in the
+  parent's process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -61,7 +63,8 @@ def _workspace(root: Path) -> Path:
     return ws
 
 
-def run_once(count: int, isolation: str, address: str, cpus: float, rounds: int = 1) -> dict[str, Any]:
+def run_once(count: int, isolation: str, address: str, cpus: float, rounds: int = 1, per_worker: int = 4
+             ) -> dict[str, Any]:
     """One `agentcli run`: its wall time, peak RSS, and each round's dispatch delay (its main answer's end to its
     first subagent request)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,7 +75,8 @@ def run_once(count: int, isolation: str, address: str, cpus: float, rounds: int 
             env.update(GIT_ENV, XDG_DATA_HOME=str(root / "data"), XDG_STATE_HOME=str(root / "state"),
                        XDG_CONFIG_HOME=str(root / "config"), ANTHROPIC_API_KEY="sk-bench", ANTHROPIC_BASE_URL=base_url,
                        AGENTCLI_EXECUTOR__KIND="ray", AGENTCLI_EXECUTOR__ADDRESS=address,
-                       AGENTCLI_EXECUTOR__NUM_CPUS=str(cpus), AGENTCLI_TASK_TOOL__MAX_CONCURRENT=str(max(count, 1)))
+                       AGENTCLI_EXECUTOR__NUM_CPUS=str(cpus), AGENTCLI_TASK_TOOL__MAX_CONCURRENT=str(max(count, 1)),
+                       AGENTCLI_EXECUTOR__SUBAGENTS_PER_WORKER=str(per_worker))
             started = time.monotonic()
             proc = subprocess.run(["/usr/bin/time", "-f", "RSS %M", sys.executable, "-m", "agentcli", "run",
                                    "--yes", "--output-format", "json", "--cwd", str(ws), "go"],
@@ -95,11 +99,18 @@ def run_once(count: int, isolation: str, address: str, cpus: float, rounds: int 
     return {"wall": wall, "rss_mib": rss, "dispatch_ms": dispatch, "merged": merged}
 
 
+def _per_task(args: argparse.Namespace, per_worker: int) -> float:
+    """CPUs per subagent such that all `--fanout` fit on the two nodes at once, in workers of `per_worker`."""
+    workers_per_node = math.ceil(math.ceil(args.fanout / per_worker) / 2)
+    return min(1.0, args.cpus_per_node / workers_per_node / per_worker)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fanout", type=int, default=50)
     parser.add_argument("--cpus-per-node", type=int, default=8)
+    parser.add_argument("--per-worker", type=int, default=4, help="[executor] subagents_per_worker of the fan-out")
     args = parser.parse_args()
     import ray
     from ray.cluster_utils import Cluster
@@ -110,7 +121,6 @@ def main() -> None:
     cluster.wait_for_nodes()
     try:
         address = cluster.address
-        per_task = min(1.0, 2 * args.cpus_per_node / max(args.fanout, 1))
         figures: dict[str, list[dict[str, Any]]] = {"worktree": [], "remote": []}
         for _ in range(args.runs):
             for isolation in ("worktree", "remote"):
@@ -125,9 +135,10 @@ def main() -> None:
             remote = statistics.median(r["dispatch_ms"][i] for r in figures["remote"])
             print(f"  remote - worktree, {which}: {remote - base:.0f} ms")
         print(f"fan-out of {args.fanout} writers in one turn (one run each):")
-        for isolation in ("worktree", "remote"):
-            row = run_once(args.fanout, isolation, address, per_task)
-            print(f"  {isolation:<9} {row['wall']:6.1f} s  {args.fanout / row['wall']:5.2f} subagents/s  "
+        for isolation, per_worker in (("worktree", 1), ("remote", args.per_worker), ("remote", 1)):
+            row = run_once(args.fanout, isolation, address, _per_task(args, per_worker), per_worker=per_worker)
+            what = isolation if isolation == "worktree" else f"remote, {per_worker} per worker"
+            print(f"  {what:<20} {row['wall']:6.1f} s  {args.fanout / row['wall']:5.2f} subagents/s  "
                   f"parent peak RSS {row['rss_mib']:5.0f} MiB  merged {row['merged']}/{args.fanout}")
     finally:
         if ray.is_initialized():
