@@ -126,3 +126,30 @@ def test_messages_reach_a_running_remote_subagent_and_its_messages_reach_the_par
     (record,) = result["tasks"]
     assert (record["status"], record["merge"]) == ("completed", "merged")
     assert (ws / "notes.txt").read_text() == "notes\n"  # it acted on the letter it got while it ran
+
+
+def test_a_remote_subagent_loads_a_skill_from_the_parents_catalog(cluster: Any, tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    skill = ws / ".claude" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greet\ndescription: How to greet.\n---\nSay bonjour, twice.\n")
+    task = ToolCall(name="Task", input={"description": "Greet them", "prompt": "Greet", "isolation": "remote",
+                                        "subagent_type": "general"})
+    sub = "# Task\nGreet them"
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
+        Step(match=Match(system_contains=sub, turn=0, tools_include=["Skill"]),
+             reply=Reply(tool_calls=[ToolCall(name="Skill", input={"skill": "greet"})])),
+        Step(match=Match(system_contains=sub, turn=1, last_user_contains="Say bonjour, twice."),
+             reply=Reply(text="Bonjour, bonjour.")),
+        Step(match=Match(system_contains=MAIN, turn=1, last_user_contains="Bonjour, bonjour."),
+             reply=Reply(text="Done.")),
+    ])
+    with FakeLLMServer(script) as server:
+        proc = run_cli(["run", "--yes", "--trust", "--output-format", "json", "--cwd", str(ws), "greet"],
+                       {**ray_env(server, tmp_path, cluster), "AGENTCLI_TOOLS__DEFER": "none"}, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    server.assert_done()
+    offered = next(t for t in server.requests[1].body["tools"] if t["name"] == "Skill")
+    assert "greet: How to greet." in offered["description"]  # the parent's catalog, listed on the worker
+    assert last_json(proc.stdout)["result"] == "Done."

@@ -40,7 +40,8 @@ class RemoteJob:
     asks: bool  # (`Question`) when the parent has someone to ask
     mcp: tuple[McpSpec, ...]  # the parent's MCP tools it may use: their calls run at the parent (`McpCall`)
     hook_events: tuple[str, ...]  # the events the person has hooks for: they run at the parent (`HookCall`)
-    here: tuple[str, ...]  # its tools that run at the parent (SendMessage, ListAgents: `ToolHere`)
+    here: dict[str, str]  # its tools that run at the parent, with their descriptions (SendMessage, ListAgents,
+    # Skill: `ToolHere`)
     non_interactive: bool
     bundle: bytes  # the worktree's snapshot (`snapshot.bundle_of`)
     snapshot: str  # its commit

@@ -1,6 +1,7 @@
 """What the parent serves a remote subagent while it runs: the person (its permission questions, through this tree's
 approver), the person's PreToolUse / PostToolUse hooks, its MCP calls on the parent's servers, the messaging tools
-(SendMessage, ListAgents: the switchboard is the parent's), and the letters sent to it (forwarded to the worker)."""
+(SendMessage, ListAgents: the switchboard is the parent's) and Skill (the skill catalog is the parent's), and the
+letters sent to it (forwarded to the worker)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.hooks import HookVerdict
 from agentcli.mcp import McpTool
 from agentcli.subagents.remote.job import Asked, HookCall, McpCall, PolicyRules, Question, ToolHere
-from agentcli.tools import MESSAGE_TOOL_NAMES, ToolError, ToolResult
+from agentcli.tools import MESSAGE_TOOL_NAMES, SKILL_TOOL_NAME, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from agentcli.events import EventSink
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class ParentSide:
     """One remote task's services at the parent. `tools` are the task's tools built here: its MCP tools are called
-    by their servers' names, its messaging tools run here in `context` (the subagent's)."""
+    by their servers' names, its messaging tools and Skill run here in `context` (the subagent's)."""
 
     policy: PermissionPolicy
     hooks: HookEngine | None
@@ -36,11 +37,11 @@ class ParentSide:
 
     def __post_init__(self) -> None:
         self._mcp = {(t.server, t.remote_name): t for t in self.tools if isinstance(t, McpTool)}
-        self._here = {t.name: t for t in self.tools if t.name in MESSAGE_TOOL_NAMES}
+        self._here = {t.name: t for t in self.tools if t.name in (*MESSAGE_TOOL_NAMES, SKILL_TOOL_NAME)}
 
-    def here(self) -> tuple[str, ...]:
-        """The task's tools that run here (the worker offers stand-ins that call them)."""
-        return tuple(self._here)
+    def here(self) -> dict[str, str]:
+        """The task's tools that run here, with their descriptions (the worker offers stand-ins that call them)."""
+        return {name: tool.description() for name, tool in self._here.items()}
 
     def rules(self) -> PolicyRules:
         return PolicyRules.of(self.policy)

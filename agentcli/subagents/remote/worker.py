@@ -46,11 +46,8 @@ class RemoteAgent:
     then the turn's `RunOutcome`, `finish` hands back what it changed and cleans up."""
 
     def __init__(self) -> None:
-        self._reset(None)
-
-    def _reset(self, job: RemoteJob | None) -> None:
         self.loop: Any = None
-        self.job = job
+        self.job: RemoteJob | None = None
         self.stopped: tuple[str, str] | None = None
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._repo: tuple[Any, Path, Path] | None = None
@@ -64,7 +61,7 @@ class RemoteAgent:
 
     async def prepare(self, job: RemoteJob) -> None:
         """Check the snapshot out into a folder of this worker's and build the subagent's loop there."""
-        self._reset(job)
+        self.job = job
         self._folder = tempfile.TemporaryDirectory(prefix="agentcli-remote-")
         self._repo = repo = await asyncio.to_thread(snapshot.checkout, job.bundle, Path(self._folder.name))
         self.loop, self._policy, self._close = _build(job, repo[1], self)
@@ -197,7 +194,6 @@ class RemoteAgent:
         finally:
             if self._folder is not None:
                 self._folder.cleanup()
-            self._reset(None)
 
 
 def _build(job: RemoteJob, work: Path, agent: RemoteAgent) -> tuple[Any, PermissionPolicy, Any]:
@@ -208,6 +204,7 @@ def _build(job: RemoteJob, work: Path, agent: RemoteAgent) -> tuple[Any, Permiss
     from agentcli.llm import ProviderPool, cost_usd
     from agentcli.mcp import tool_class
     from agentcli.subagents.agent_kit import AgentKit
+    from agentcli.subagents.definitions.skill_tool import SkillTool
     from agentcli.subagents.messaging.tools import ListAgentsTool, SendMessageTool
     from agentcli.subagents.toolbox import Toolbox
     from agentcli.tools import FileLocks, PermissionPolicy, defer_rule, session_sandbox
@@ -227,7 +224,8 @@ def _build(job: RemoteJob, work: Path, agent: RemoteAgent) -> tuple[Any, Permiss
     kit = AgentKit(settings, work, permissions, FileLocks(), pool, lambda _session: [], sandbox)
     tools = Toolbox.builtin().build(job.tool_names)
     tools += [tool_class(t.server, t.name, t.description, t.schema, t.read_only, agent)() for t in job.mcp]
-    tools += [_here(cls, agent)() for cls in (SendMessageTool, ListAgentsTool) if cls.name in job.here]
+    tools += [_here(cls, agent, job.here[cls.name])() for cls in (SendMessageTool, ListAgentsTool, SkillTool)
+              if cls.name in job.here]
     context = kit.tool_context(session, write_paths=job.write_paths)
     loop = AgentLoop(session, pool.get(model), tools, context, agent.guarded, max_turns=job.max_turns, price=cost_usd,
                      compactor=kit.compactor(session, context), lean_below=settings.context.lean_below_tokens,
@@ -242,10 +240,12 @@ def _build(job: RemoteJob, work: Path, agent: RemoteAgent) -> tuple[Any, Permiss
     return loop, permissions, close
 
 
-def _here(cls: type[Tool[Any]], agent: RemoteAgent) -> type[Tool[Any]]:
-    """A stand-in for the tool class `cls` (its name, schema, traits): its calls run at the parent."""
+def _here(cls: type[Tool[Any]], agent: RemoteAgent, description: str) -> type[Tool[Any]]:
+    """A stand-in for the tool class `cls` (its name, schema, traits; the parent's tool's `description`): its calls
+    run at the parent."""
 
     async def run(self: Tool[Any], args: ToolArgs, ctx: ToolContext) -> ToolResult:
         return await agent.run_here(cls.name, args.model_dump(mode="json", exclude_unset=True), ctx.tool_call_id)
 
-    return type(cls.__name__, (cls,), {"__init__": lambda self: None, "run": run})
+    return type(cls.__name__, (cls,), {"__init__": lambda self: None, "run": run,
+                                       "description": lambda self: description})
