@@ -1,10 +1,14 @@
 """Remote subagents on a local Ray cluster against local ones: dispatch overhead, and a wide remote fan-out.
 
-Run: python bench/remote.py [--runs 3] [--fanout 50] [--cpus-per-node 8]   (needs pip install -e '.[ray]')
+Run: python bench/remote.py [--runs 3] [--fanout 50] [--cpus-per-node 8] [--per-worker 4] [--sections cost,...]
+(needs pip install -e '.[ray]')
 
 A Ray cluster of a head (no CPU) and two worker nodes starts on this machine (`ray.cluster_utils.Cluster`); the
-fake server runs in its own process. Each run is `agentcli run` in a fresh git workspace whose main agent makes
-Task calls of general subagents that each write one file and answer:
+fake server runs in its own process.
+- cost: CPU time and memory of starting one worker process, and of the imports its first task needs.
+
+Each other run is `agentcli run` in a fresh git workspace whose main agent makes Task calls of general subagents
+that each write one file and answer:
 - dispatch: two Tasks one after the other, `isolation: "worktree"` (local) and `"remote"`, interleaved; the figure
   is the time from the end of the parent's answer holding the Task call to the subagent's first request (the
   server's clock), for the session's first Task (which joins the cluster and starts a worker) and its second (a
@@ -105,12 +109,77 @@ def _per_task(args: argparse.Namespace, per_worker: int) -> float:
     return min(1.0, args.cpus_per_node / workers_per_node / per_worker)
 
 
+def worker_cost(address: str) -> None:
+    """What starting one worker process costs (three, one after another): Ray's worker with agentcli's worker
+    class, then importing what building a subagent's loop needs (agentcli's agent, tools, the provider SDK)."""
+    import resource
+
+    import ray
+
+    from agentcli.subagents.remote.host import RemoteWorker
+
+    class Probe(RemoteWorker):
+        def usage(self) -> tuple[float, int]:
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            return used.ru_utime + used.ru_stime, used.ru_maxrss
+
+        def imports(self) -> tuple[float, int]:
+            import anthropic  # noqa: F401
+
+            from agentcli.agent import AgentLoop  # noqa: F401
+            from agentcli.subagents.agent_kit import AgentKit  # noqa: F401
+            from agentcli.subagents.toolbox import Toolbox  # noqa: F401
+            return self.usage()
+
+    ray.init(address=address, log_to_driver=False)
+    try:
+        probe = ray.remote(Probe)
+        print("one worker process (three in turn):")
+        for _ in range(3):
+            started = time.monotonic()
+            actor = probe.options(num_cpus=1).remote()
+            cpu, rss = ray.get(actor.usage.remote())
+            up = time.monotonic() - started
+            cpu2, rss2 = ray.get(actor.imports.remote())
+            print(f"  up in {up:4.2f} s, {cpu:4.2f} CPU-s, {rss / 1024:4.0f} MiB; its imports "
+                  f"{cpu2 - cpu:4.2f} CPU-s more, {rss2 / 1024:4.0f} MiB in all")
+            ray.kill(actor)
+    finally:
+        ray.shutdown()
+
+
+def dispatch(args: argparse.Namespace, address: str) -> None:
+    figures: dict[str, list[dict[str, Any]]] = {"worktree": [], "remote": []}
+    for _ in range(args.runs):
+        for isolation in ("worktree", "remote"):
+            figures[isolation].append(run_once(1, isolation, address, 1.0, rounds=2))
+    print(f"dispatch of a Task, the session's first and its second (median of {args.runs}, interleaved):")
+    for isolation, rows in figures.items():
+        first, second = (statistics.median(r["dispatch_ms"][i] for r in rows) for i in (0, 1))
+        wall = statistics.median(r["wall"] for r in rows)
+        print(f"  {isolation:<9} first {first:8.0f} ms   second {second:8.0f} ms   run {wall:6.1f} s")
+    for i, which in enumerate(("first", "second")):
+        base = statistics.median(r["dispatch_ms"][i] for r in figures["worktree"])
+        remote = statistics.median(r["dispatch_ms"][i] for r in figures["remote"])
+        print(f"  remote - worktree, {which}: {remote - base:.0f} ms")
+
+
+def fanout(args: argparse.Namespace, address: str) -> None:
+    print(f"fan-out of {args.fanout} writers in one turn (one run each):")
+    for isolation, per_worker in (("worktree", 1), ("remote", args.per_worker), ("remote", 1)):
+        row = run_once(args.fanout, isolation, address, _per_task(args, per_worker), per_worker=per_worker)
+        what = isolation if isolation == "worktree" else f"remote, {per_worker} per worker"
+        print(f"  {what:<20} {row['wall']:6.1f} s  {args.fanout / row['wall']:5.2f} subagents/s  "
+              f"parent peak RSS {row['rss_mib']:5.0f} MiB  merged {row['merged']}/{args.fanout}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fanout", type=int, default=50)
     parser.add_argument("--cpus-per-node", type=int, default=8)
     parser.add_argument("--per-worker", type=int, default=4, help="[executor] subagents_per_worker of the fan-out")
+    parser.add_argument("--sections", default="cost,dispatch,fanout", help="which figures, comma-separated")
     args = parser.parse_args()
     import ray
     from ray.cluster_utils import Cluster
@@ -121,25 +190,12 @@ def main() -> None:
     cluster.wait_for_nodes()
     try:
         address = cluster.address
-        figures: dict[str, list[dict[str, Any]]] = {"worktree": [], "remote": []}
-        for _ in range(args.runs):
-            for isolation in ("worktree", "remote"):
-                figures[isolation].append(run_once(1, isolation, address, 1.0, rounds=2))
-        print(f"dispatch of a Task, the session's first and its second (median of {args.runs}, interleaved):")
-        for isolation, rows in figures.items():
-            first, second = (statistics.median(r["dispatch_ms"][i] for r in rows) for i in (0, 1))
-            wall = statistics.median(r["wall"] for r in rows)
-            print(f"  {isolation:<9} first {first:8.0f} ms   second {second:8.0f} ms   run {wall:6.1f} s")
-        for i, which in enumerate(("first", "second")):
-            base = statistics.median(r["dispatch_ms"][i] for r in figures["worktree"])
-            remote = statistics.median(r["dispatch_ms"][i] for r in figures["remote"])
-            print(f"  remote - worktree, {which}: {remote - base:.0f} ms")
-        print(f"fan-out of {args.fanout} writers in one turn (one run each):")
-        for isolation, per_worker in (("worktree", 1), ("remote", args.per_worker), ("remote", 1)):
-            row = run_once(args.fanout, isolation, address, _per_task(args, per_worker), per_worker=per_worker)
-            what = isolation if isolation == "worktree" else f"remote, {per_worker} per worker"
-            print(f"  {what:<20} {row['wall']:6.1f} s  {args.fanout / row['wall']:5.2f} subagents/s  "
-                  f"parent peak RSS {row['rss_mib']:5.0f} MiB  merged {row['merged']}/{args.fanout}")
+        if "cost" in args.sections:
+            worker_cost(address)
+        if "dispatch" in args.sections:
+            dispatch(args, address)
+        if "fanout" in args.sections:
+            fanout(args, address)
     finally:
         if ray.is_initialized():
             ray.shutdown()
