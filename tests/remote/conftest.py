@@ -14,15 +14,22 @@ REQUIRED = os.environ.get("AGENTCLI_RAY_REQUIRED") == "1"
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[Any]:
+def ray_cluster_utils() -> Any:
+    """Ray's `cluster_utils` (a test that starts a cluster of its own); skips, or fails in CI, without Ray."""
     try:
-        import ray
-        from ray.cluster_utils import Cluster
+        from ray import cluster_utils
     except ImportError:
         if REQUIRED:
             pytest.fail("Ray is not installed: pip install -e '.[ray]'")
         pytest.skip("Ray is not installed (pip install -e '.[ray]')")
-    found = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    return cluster_utils
+
+
+@pytest.fixture(scope="session")
+def cluster(ray_cluster_utils: Any) -> Iterator[Any]:
+    import ray
+
+    found = ray_cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     found.add_node(num_cpus=4)
     found.add_node(num_cpus=4)
     found.wait_for_nodes()

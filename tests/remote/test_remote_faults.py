@@ -99,10 +99,9 @@ def test_a_worker_with_no_route_to_its_provider_fails_the_task_in_one_line(clust
     assert git(ws, "status", "--porcelain") == ""
 
 
-def test_a_cluster_gone_mid_task_fails_the_task_in_one_line_and_the_session_goes_on(tmp_path: Path) -> None:
-    from ray.cluster_utils import Cluster
-
-    own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+def test_a_cluster_gone_mid_task_fails_the_task_in_one_line_and_the_session_goes_on(ray_cluster_utils: Any,
+                                                                                   tmp_path: Path) -> None:
+    own = ray_cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     own.add_node(num_cpus=2)
     own.wait_for_nodes()
     ws = repo(tmp_path)
