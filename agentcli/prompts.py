@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from string import Template
+from typing import NamedTuple
 
 from agentcli.gitsafe import GitError, NoRepository, Repo, copy_index
 from agentcli.resources import prompts_dir
@@ -158,6 +159,28 @@ class SystemPrompt:
         return self.stable + self.current
 
 
+class Style(NamedTuple):
+    """An output style as the prompt takes it (`subagents.definitions.output_styles`)."""
+
+    name: str
+    instructions: str
+    keep_coding: bool  # agentcli's coding instructions ("# How to work" of system.md) stay
+
+
+_CODING = "\n# How to work"  # where system.md's coding instructions start, after the identity
+
+
+def styled_role(style: Style | None) -> str:
+    """The main agent's role: `system.md`, or with an output style its identity line, its coding instructions only
+    when the style keeps them, then the style's instructions."""
+    head = load_prompt("system.md").strip()
+    if style is None:
+        return head
+    identity, _, _coding = head.partition(_CODING)
+    kept = head if style.keep_coding else identity.strip()
+    return f"{kept}\n\n# Output style: {style.name}\n{style.instructions.strip()}"
+
+
 def render_system_prompt(
     workspace: Path,
     *,
@@ -165,8 +188,10 @@ def render_system_prompt(
     today: _dt.date | None = None,
     role: str | None = None,
     extra_dirs: Sequence[Path] = (),
+    style: Style | None = None,
 ) -> SystemPrompt:
-    """The main agent's system prompt: its role (`system.md`, or `role`: a program's own prompt, taken as written),
+    """The main agent's system prompt: its role (`system.md`, shaped by an output `style`, or `role`: a program's own
+    prompt, taken as written),
     the rules for untrusted data and the workspace facts (`system_facts.md`), the project instructions (all
     stable), then `system_now.md` with the date and the git status (current).
 
@@ -179,7 +204,7 @@ def render_system_prompt(
     if extra_dirs:
         facts += "\n" + Template(load_prompt("system_dirs.md")).safe_substitute(
             dirs=", ".join(str(d) for d in extra_dirs)).strip()
-    head = (load_prompt("system.md") if role is None else role).strip()
+    head = (styled_role(style) if role is None else role).strip()
     stable = f"{head}\n\n{facts}" if head else facts
     extra = instructions if isinstance(instructions, str) else ""
     if instructions is True:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from agentcli.config.claude_settings import (
         ClaudeRule,
         agentcli_rule,
+        claude_output_style,
         project_claude_settings,
         read_claude_permissions,
         user_claude_settings,
@@ -54,6 +55,7 @@ __all__ = [
     "TaskToolSettings",
     "WebSearchSettings",
     "agentcli_rule",
+    "claude_output_style",
     "is_secret_key",
     "load_config",
     "project_claude_settings",
@@ -71,6 +73,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.config.claude_settings": [
         "ClaudeRule",
         "agentcli_rule",
+        "claude_output_style",
         "project_claude_settings",
         "read_claude_permissions",
         "user_claude_settings",

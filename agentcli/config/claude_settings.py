@@ -239,3 +239,25 @@ def _read_permissions(
             found.directories.append((folder.strip(), source))
         else:
             found.notes.append(f"{path}: permissions.additionalDirectories entry {folder!r} skipped: expected a path")
+
+
+def claude_output_style(workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None,
+                        sources: frozenset[str] | None = None) -> str:
+    """The `outputStyle` the Claude Code settings name (local over project over the person's; a project's only when
+    `trusted`), or "" when none does; a file that cannot be read names none."""
+    env = os.environ if env is None else env
+    files = [("user", user_claude_settings(env))]
+    if trusted:
+        files += list(zip(("project", "local"), project_claude_settings(workspace), strict=True))
+    found = ""
+    for source, path in files:
+        if sources is not None and source not in sources:
+            continue
+        try:
+            doc = json.loads(read_config_text(path))
+        except (FileNotFoundError, ConfigError, OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        style = doc.get("outputStyle") if isinstance(doc, dict) else None
+        if isinstance(style, str) and style.strip():
+            found = style.strip()
+    return found

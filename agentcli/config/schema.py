@@ -270,6 +270,7 @@ class UiSettings(_Section):
     notify: Literal["bell", "osc", "off"] = "bell"  # when an approval waits or a long turn ends
     notify_after_seconds: float = Field(30.0, ge=0, le=86_400)  # a turn at least this long rings when it ends
     theme: str = Field("", max_length=64)  # the TUI's colour theme ("": Textual's default); saved when changed
+    output_style: str = Field("", max_length=64)  # the main agent's output style ("": Claude Code's outputStyle)
 
 
 HookEventName = Literal[

@@ -1,6 +1,6 @@
 """The person's settings a conversation applies: hooks, Claude Code's permission rules and setting sources,
-additional directories, the sandbox note, the kept transcript, and the main agent's shape (its system prompt and
-the tools it is offered). What cannot be used is told once, with the first turn (`notes`)."""
+additional directories, the sandbox note, the kept transcript, and the main agent's shape (its system prompt, with
+the output style, and the tools it is offered). What cannot be used is told once, with the first turn (`notes`)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from agentcli.agent import Session
 from agentcli.config import session_additional_dirs
 from agentcli.events import EventBus
 from agentcli.hooks import HookEngine, load_hooks
-from agentcli.prompts import project_instructions, render_system_prompt
+from agentcli.prompts import Style, project_instructions, render_system_prompt
 from agentcli.tools import PermissionPolicy, Sandbox, session_bash_env
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.llm import ResolvedModel
+    from agentcli.subagents import OutputStyle, OutputStyles
 
 log = logging.getLogger("agentcli.conversation")
 
@@ -44,6 +45,7 @@ class PersonSettings:
         self.transcript: Callable[[str], str] | None = None
         self.system: tuple[str | None, str] = (None, "")  # a program's own system prompt, and text to append
         self.offers: Callable[[str], bool] = lambda name: True  # which tools the main agent is offered
+        self.style: OutputStyle | None = None  # the output style ("default": none; `use_claude_rules` picks it)
 
     def load_hooks(self) -> HookEngine:
         """The person's hooks, and a trusted project's (an untrusted workspace's never run: `hooks.settings`)."""
@@ -59,8 +61,9 @@ class PersonSettings:
 
     def use_claude_rules(self) -> None:
         """Claude Code's settings permission rules join the config's (`claude_settings`: a project's only narrowing
-        ones until it is trusted), its additionalDirectories the config's `additional_directories`; what agentcli
-        cannot use (a missing folder) is told once, with the first turn."""
+        ones until it is trusted), its additionalDirectories the config's `additional_directories`, and the output
+        style is picked (`use_style`); what agentcli cannot use (a missing folder) is told once, with the first
+        turn."""
         from agentcli.config import read_claude_permissions, trust
 
         claude = read_claude_permissions(self.workspace, trusted=trust.is_trusted(self.workspace),
@@ -71,6 +74,7 @@ class PersonSettings:
             log.info("%s", note)  # the person is told through the first turn's notices
         self.notes += notes
         self.use_dirs()
+        self.use_style()
 
     def use_dirs(self) -> None:
         """The session's additional directories, from the config, Claude Code's settings and the flags: every
@@ -125,9 +129,40 @@ class PersonSettings:
 
     def new_session(self, model: ResolvedModel) -> Session:
         """A fresh main-agent session whose system prompt says what these settings make of it."""
+        session = Session(system_prompt="", model=model, workspace=self.workspace)
+        self.restyle(session)
+        return session
+
+    def restyle(self, session: Session) -> None:
+        """Give the main agent's `session` the system prompt these settings make (its output style as now)."""
         role, appended = self.system
+        style = self.style
         system = render_system_prompt(self.workspace, instructions=self.instructions, role=role,
-                                      extra_dirs=self.extra_dirs)
+                                      extra_dirs=self.extra_dirs,
+                                      style=Style(style.name, style.instructions, style.keep_coding) if style else None)
         stable = f"{system.stable}\n\n{appended}" if appended else system.stable
-        return Session(system_prompt=stable + system.current, system_stable=len(stable), model=model,
-                       workspace=self.workspace)
+        session.system_prompt, session.system_stable = stable + system.current, len(stable)
+
+    def output_styles(self) -> OutputStyles:
+        """The styles this session may use (a project's only when it is trusted)."""
+        from agentcli.config import trust
+        from agentcli.subagents import OutputStyles
+
+        return OutputStyles.load(self.workspace, trusted=trust.is_trusted(self.workspace))
+
+    def use_style(self, name: str | None = None) -> OutputStyle | None:
+        """Use the output style `name` ("default": none), else the one `[ui] output_style` or Claude Code's
+        `outputStyle` names; a name no style has is told once (the default is used). The style, or None."""
+        from agentcli.config import claude_output_style, trust
+
+        wanted = name if name is not None else (self.settings.ui.output_style or claude_output_style(
+            self.workspace, trusted=trust.is_trusted(self.workspace), sources=self.sources))
+        if not wanted or wanted.strip().lower() == "default":  # no file is read for agentcli's own prompt
+            self.style = None
+            return None
+        styles = self.output_styles()
+        self.style = styles.get(wanted)
+        if self.style is None and name is None:
+            self.notes.append(f"output style {wanted!r} not found (styles: {', '.join(styles.names())}); "
+                              "the default is used")
+        return self.style

@@ -82,13 +82,13 @@ class Requests:
 
     def _offers(self) -> Line:
         conversation = self.conversation
-        settings = conversation.settings
+        settings, person = conversation.settings, conversation.person_settings
         return {
             "commands": [],
             "agents": [{"name": t.name, "description": t.description, **({"model": t.model} if t.model else {})}
                        for t in conversation.registry.types.values()],
-            "output_style": "default",
-            "available_output_styles": ["default"],
+            "output_style": person.style.name if person.style is not None else "default",
+            "available_output_styles": person.output_styles().names(),
             "models": [
                 {"value": "main", "displayName": f"main ({settings.models.main.model})",
                  "description": f"{settings.models.main.provider}:{settings.models.main.model}"},

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         read_front_matter,
         text_value,
     )
+    from agentcli.subagents.definitions.output_styles import OutputStyle, OutputStyles
     from agentcli.subagents.definitions.registry import READ_ONLY_AGENT, AgentRegistry
     from agentcli.subagents.definitions.skill_tool import skill_tool_class
     from agentcli.subagents.definitions.skills import Skill, SkillCatalog
@@ -57,6 +58,8 @@ __all__ = [
     "AgentType",
     "FolderGate",
     "Leftover",
+    "OutputStyle",
+    "OutputStyles",
     "ParentLink",
     "Place",
     "Problem",
@@ -118,6 +121,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "read_front_matter",
         "text_value",
     ],
+    "agentcli.subagents.definitions.output_styles": ["OutputStyle", "OutputStyles"],
     "agentcli.subagents.definitions.registry": ["AgentRegistry", "READ_ONLY_AGENT"],
     "agentcli.subagents.definitions.skill_tool": ["skill_tool_class"],
     "agentcli.subagents.definitions.skills": ["Skill", "SkillCatalog"],

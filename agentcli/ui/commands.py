@@ -1,5 +1,6 @@
 """Slash commands of the TUI: /help, /agents, /skills, /tasks, /bg (`ui.background`), /mcp, /model, /new (/clear),
-/resume, /rewind, /undo, /redo (those three in `ui.rewind`), /cost, /compact, /copy, /export, /notify, /go, /quit;
+/resume, /rewind, /undo, /redo (those three in `ui.rewind`), /cost, /compact, /copy, /export, /notify,
+/output-style, /go, /quit;
 then the person's and the project's own (`slash_commands`), which never take a built-in's name."""
 
 from __future__ import annotations
@@ -332,6 +333,29 @@ async def _notify(host: CommandHost, args: str) -> None:
     host.say(f"Notifications: {mode} ({NOTIFY_MODES[mode]}), saved in your config.")
 
 
+async def _output_style(host: CommandHost, arg: str) -> None:
+    settings = host.conversation.person_settings
+    styles = await asyncio.to_thread(settings.output_styles)
+    current = settings.style.name if settings.style is not None else "default"
+    if not arg:
+        lines = [f"Output style: {current}. /output-style NAME changes it (saved in your config). Styles:"]
+        for name in styles.names():
+            style = styles.get(name)
+            about = f" ({style.scope}): {style.description}" if style is not None else ": agentcli's own"
+            lines.append(f"  {'*' if name.lower() == current.lower() else ' '} {name}{about}")
+        lines += [f"  skipped {problem.path}: {problem.reason}" for problem in styles.problems]
+        host.say("\n".join(lines))
+        return
+    if arg.lower() != "default" and styles.get(arg) is None:
+        host.say_error(f"/output-style: no style {arg!r}: {', '.join(styles.names())}")
+        return
+    chosen = settings.use_style(arg)
+    settings.restyle(host.conversation.session)
+    name = chosen.name if chosen is not None else "default"
+    host.save_setting(("ui", "output_style"), name)
+    host.say(f"Output style: {name}, from the next message (saved in your config).")
+
+
 async def _go(host: CommandHost, args: str) -> None:
     if host.turn_running:
         host.say_error("/go: a turn is running; /go carries out a plan once the turn that made it has ended.")
@@ -370,6 +394,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),
     "export": (_export, "write the transcript as Markdown to a workspace file: /export [FILE] [--force]"),
     "notify": (_notify, "how to tell you an approval waits or a long turn ended: /notify [bell | osc | off]"),
+    "output-style": (_output_style, "how the agent talks and works with you: /output-style [NAME] (lists them)"),
     "go": (_go, "carry out the plan made in plan mode: /go (edits accepted) | /go ask (asks before each change)"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }
