@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.theme import Theme
 from textual.widgets import Footer, Header, TextArea
 
 from agentcli.config import SaveError, save_user_setting
@@ -45,6 +44,7 @@ from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
 from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter
 from agentcli.ui.router_state import first_line
+from agentcli.ui.theme import SavedTheme
 from agentcli.ui.turns import TurnRunner
 from agentcli.ui.widgets.activity import TurnActivity
 from agentcli.ui.widgets.agent_screen import AgentScreen
@@ -143,7 +143,7 @@ class AgentApp(App[int]):
         self._bindings_for_turn = False
         self.quit_armed = False  # Ctrl+Q was pressed once during a turn: the next one quits
         self.rewind_armed = False  # Esc was pressed once in the empty prompt, nothing running: the next opens /rewind
-        self._saved_theme = ""
+        self.saved_theme = SavedTheme(self, conversation.settings.ui.theme, self.save_setting, self.say_error)
         self.approvals = ApprovalQueue(self, conversation.permissions, self.notifier)
         self.focus_rules = FocusRules(self, self.prompt, self.messages)
         self._unsubscribe = conversation.bus.subscribe(self.router)
@@ -168,7 +168,7 @@ class AgentApp(App[int]):
 
     def on_mount(self) -> None:
         """Take input now; import the SDK in the background."""
-        self._apply_saved_theme()
+        self.saved_theme.apply()
         self.prompt.focus()
         self.notifier.bell = self.bell
         self.router.add_note(self._welcome, "info")
@@ -180,22 +180,6 @@ class AgentApp(App[int]):
         self.set_interval(FRAME_SECONDS, self._frame)
         self.set_interval(1 / SPINNER_HZ, self.router.tick)
         self._prepare()
-
-    def _apply_saved_theme(self) -> None:
-        """The theme of `[ui] theme`, then save every theme the person picks (Ctrl+P → Change theme)."""
-        theme = self.conversation.settings.ui.theme
-        if theme and theme in self.available_themes:
-            self.theme = theme
-        elif theme:
-            self.router.add_note(f"[ui] theme {terminal_safe(theme)!r} is not one of this version's themes "
-                                 "(Ctrl+P → Change theme lists them): the default is used", "error")
-        self._saved_theme = self.theme
-        self.theme_changed_signal.subscribe(self, self._save_theme)
-
-    def _save_theme(self, theme: Theme) -> None:
-        if theme.name != self._saved_theme:
-            self._saved_theme = theme.name
-            self.save_setting(("ui", "theme"), theme.name)
 
     def save_setting(self, key: tuple[str, ...], value: str) -> None:
         """Keep a setting the person changed here in their own config file; a failure is one line on screen."""
