@@ -245,11 +245,28 @@ def claude_output_style(workspace: Path, *, trusted: bool, env: Mapping[str, str
                         sources: frozenset[str] | None = None) -> str:
     """The `outputStyle` the Claude Code settings name (local over project over the person's; a project's only when
     `trusted`), or "" when none does; a file that cannot be read names none."""
+    style = _last_setting("outputStyle", workspace, trusted, env, sources)
+    return style.strip() if isinstance(style, str) else ""
+
+
+def claude_status_line(workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None,
+                       sources: frozenset[str] | None = None) -> str:
+    """The command of the `statusLine` the Claude Code settings set (`{"type": "command", "command": ...}`; local over
+    project over the person's, a project's only when `trusted`: it is a command), or ""."""
+    line = _last_setting("statusLine", workspace, trusted, env, sources)
+    if isinstance(line, dict) and line.get("type", "command") == "command" and isinstance(line.get("command"), str):
+        return str(line["command"]).strip()
+    return ""
+
+
+def _last_setting(key: str, workspace: Path, trusted: bool, env: Mapping[str, str] | None,
+                  sources: frozenset[str] | None) -> object:
+    """`key` of the last settings file that sets it (the person's, then a trusted project's shared and local)."""
     env = os.environ if env is None else env
     files = [("user", user_claude_settings(env))]
     if trusted:
         files += list(zip(("project", "local"), project_claude_settings(workspace), strict=True))
-    found = ""
+    found: object = None
     for source, path in files:
         if sources is not None and source not in sources:
             continue
@@ -257,7 +274,7 @@ def claude_output_style(workspace: Path, *, trusted: bool, env: Mapping[str, str
             doc = json.loads(read_config_text(path))
         except (FileNotFoundError, ConfigError, OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue
-        style = doc.get("outputStyle") if isinstance(doc, dict) else None
-        if isinstance(style, str) and style.strip():
-            found = style.strip()
+        value = doc.get(key) if isinstance(doc, dict) else None
+        if value not in (None, ""):
+            found = value
     return found

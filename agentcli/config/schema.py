@@ -271,6 +271,7 @@ class UiSettings(_Section):
     notify_after_seconds: float = Field(30.0, ge=0, le=86_400)  # a turn at least this long rings when it ends
     theme: str = Field("", max_length=64)  # the TUI's colour theme ("": Textual's default); saved when changed
     output_style: str = Field("", max_length=64)  # the main agent's output style ("": Claude Code's outputStyle)
+    status_line: str = Field("", max_length=4096)  # a command printing the status line ("": Claude Code's statusLine)
 
 
 HookEventName = Literal[

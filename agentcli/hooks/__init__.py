@@ -15,6 +15,7 @@ from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
     from agentcli.hooks.engine import HookEngine, Hooks, HookVerdict
+    from agentcli.hooks.process import run_command
     from agentcli.hooks.settings import HOOK_EVENTS, HookCommand, HookConfig, add_hooks, load_hooks, project_hooks
 
 __all__ = [
@@ -27,9 +28,11 @@ __all__ = [
     "add_hooks",
     "load_hooks",
     "project_hooks",
+    "run_command",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.hooks.engine": ["HookEngine", "HookVerdict", "Hooks"],
+    "agentcli.hooks.process": ["run_command"],
     "agentcli.hooks.settings": ["HOOK_EVENTS", "HookCommand", "HookConfig", "add_hooks", "load_hooks", "project_hooks"],
 })

@@ -44,6 +44,7 @@ from agentcli.ui.pacing import GC_QUIET_SECONDS, CollectorPacer, InputFirst
 from agentcli.ui.prompt_history import PromptHistory
 from agentcli.ui.router import UIRouter
 from agentcli.ui.router_state import first_line
+from agentcli.ui.status_line import StatusLine, status_line_command
 from agentcli.ui.theme import SavedTheme
 from agentcli.ui.turns import TurnRunner
 from agentcli.ui.widgets.activity import TurnActivity
@@ -138,6 +139,7 @@ class AgentApp(App[int]):
             paths=PathIndex(conversation.workspace, hidden=conversation.permissions.read_denied),
         )
         self.status_bar = StatusBar()
+        self.status_line = StatusLine(status_line_command(conversation), conversation.workspace, conversation.hooks.env)
         self.activity = TurnActivity()
         self.turns = TurnRunner(self, conversation, self.router, self.prompt, self.messages, self.notifier)
         self._bindings_for_turn = False
@@ -164,6 +166,7 @@ class AgentApp(App[int]):
         yield self.prompt.completions
         yield self.prompt
         yield self.status_bar
+        yield self.status_line
         yield Footer()
 
     def on_mount(self) -> None:
@@ -262,6 +265,7 @@ class AgentApp(App[int]):
             mode=self.conversation.permissions.mode, sandbox=self.conversation.sandbox.summary(),
             background=len(self.router.background),
         ))
+        self.status_line.request(self.conversation)
 
     # --- CommandHost ------------------------------------------------------------------------------
 
