@@ -1,7 +1,7 @@
 """`isolation: "remote"` through the real CLI, the scripted fake on 127.0.0.1 and a real Ray cluster of a head and two
 worker nodes: the subagent writes a file and runs Bash on a Ray worker (not below agentcli's process), its tool calls
 stream into its block while it runs, its change is merged into the workspace, and the provider key never shows in
-what agentcli stores or prints."""
+what agentcli stores or prints, nor in Ray's logs."""
 
 from __future__ import annotations
 
@@ -69,6 +69,9 @@ def test_a_remote_writer_runs_on_a_ray_worker_streams_live_and_is_merged_back(cl
     stored = subprocess.run(["grep", "-rl", "sk-ant-e2e-secret", str(merged)], capture_output=True, text=True)
     assert stored.stdout == "", "the provider key was stored"
     assert "sk-ant-e2e-secret" not in proc.stdout + proc.stderr
+    ray_logs = {node.get_logs_dir_path() for node in cluster.list_all_nodes()}  # Ray logs a runtime env: no key there
+    logged = subprocess.run(["grep", "-rl", "sk-ant-e2e-secret", *ray_logs], capture_output=True, text=True)
+    assert ray_logs and logged.stdout == "", f"the provider key is in Ray's logs: {logged.stdout}"
 
 
 def test_without_ray_configured_a_remote_task_is_refused_in_one_line(tmp_path: Path) -> None:

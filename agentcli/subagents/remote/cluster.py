@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcli.subagents.remote.host import RemoteWorker
-from agentcli.subagents.remote.job import KEY_VARIABLE, RemoteError
+from agentcli.subagents.remote.job import RemoteError
 from agentcli.text import one_line
 
 if TYPE_CHECKING:
@@ -23,10 +23,9 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False, slots=True)
 class Worker:
-    """One worker process of the session: its actor, the model key in its runtime environment, its tasks now."""
+    """One worker process of the session: its actor, how many tasks it takes, its tasks now."""
 
     actor: Any
-    key: str
     slots: int  # how many tasks it takes at once (it reserves their resources)
     tasks: int = 0
 
@@ -72,17 +71,17 @@ class RayExecutor:
                               [:300]) from None
         self._started = True
 
-    async def lease(self, key: str) -> tuple[Worker, bool]:
+    async def lease(self) -> tuple[Worker, bool]:
         """A worker with room for one more task (the fullest such, so fewer processes run), else a new one; and
         whether it is new."""
         async with self._lock:  # siblings that start together fill one worker before the next is made
-            room = [w for w in self.workers if w.key == key and w.tasks < w.slots]
+            room = [w for w in self.workers if w.tasks < w.slots]
             if room:
                 worker, new = max(room, key=lambda w: w.tasks), False
             else:
                 cls = await self._actor_class()
                 slots = await asyncio.to_thread(self._slots)
-                worker, new = Worker(cls.options(**self.options(key, slots)).remote(), key, slots), True
+                worker, new = Worker(cls.options(**self.options(slots)).remote(), slots), True
                 self.workers.append(worker)
             worker.tasks += 1
             return worker, new
@@ -111,11 +110,9 @@ class RayExecutor:
             return wanted
         return max(1, min(wanted, int(largest // self.settings.num_cpus))) if largest else wanted
 
-    def options(self, key: str, tasks: int) -> dict[str, Any]:
-        """A worker's actor options: the resources of its `tasks`, and the model key in its runtime environment
-        only."""
-        found: dict[str, Any] = {"num_cpus": self.settings.num_cpus * tasks,
-                                 "runtime_env": {"env_vars": {KEY_VARIABLE: key}}}
+    def options(self, tasks: int) -> dict[str, Any]:
+        """A worker's actor options: the resources of its `tasks` (no key: each task's comes with its call)."""
+        found: dict[str, Any] = {"num_cpus": self.settings.num_cpus * tasks}
         if self.settings.memory_mb:
             found["memory"] = (self.settings.memory_mb * tasks) << 20
         return found

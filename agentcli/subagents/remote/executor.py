@@ -156,9 +156,10 @@ class RemoteLoop:
     async def _start(self) -> None:
         """Take a place on a worker and prepare the job there; a kept worker found dead is replaced by a new one."""
         while True:
-            self.worker, new = await self.executor.lease(self.key)
+            self.worker, new = await self.executor.lease()
             try:
-                await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.task_id, self.job)))
+                await self._starting(asyncio.ensure_future(self.actor.prepare.remote(self.task_id, self.job,
+                                                                                     self.key)))
                 return
             except Exception as exc:
                 self._leave(lost=not _raised_on_worker(exc))

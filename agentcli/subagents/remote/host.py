@@ -31,11 +31,12 @@ class RemoteWorker:
             raise RemoteError(f"task {task_id} is not on this worker")
         return agent
 
-    async def prepare(self, task_id: str, job: RemoteJob) -> None:
-        """Check the task's snapshot out and build its loop (what it left behind is removed when this fails)."""
+    async def prepare(self, task_id: str, job: RemoteJob, key: str) -> None:
+        """Check the task's snapshot out and build its loop with its model `key` (what it left behind is removed
+        when this fails)."""
         agent = self.agents[task_id] = RemoteAgent()
         try:
-            await agent.prepare(job)
+            await agent.prepare(job, key)
         except BaseException:
             self.agents.pop(task_id, None)
             await agent.finish()

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from agentcli.tools import PermissionPolicy, PermissionRequest
 
 MAX_CHANGE_BYTES = 256 << 20  # what a remote task may bring back in all
-KEY_VARIABLE = "AGENTCLI_REMOTE_MODEL_KEY"  # the task's model key, in the worker's runtime environment only
 
 
 class RemoteError(Exception):
@@ -26,7 +25,9 @@ class RemoteError(Exception):
 
 @dataclass(slots=True)
 class RemoteJob:
-    """Everything the worker needs (no provider key: `model.api_key` is empty, the key is in the runtime env)."""
+    """Everything the worker needs but the provider key (`model.api_key` is empty): that comes apart, as an argument
+    of the call that prepares the task (in memory only: Ray logs a runtime environment, and a process's environment
+    can be read by what it starts)."""
 
     task_id: str
     settings: Settings  # api keys removed

@@ -9,16 +9,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli import redact
 from agentcli.events import Event, ToolCallStartedEvent, UsageEvent
 from agentcli.subagents.remote import snapshot
 from agentcli.subagents.remote.job import (
-    KEY_VARIABLE,
     Asked,
     Finished,
     HookCall,
@@ -59,12 +58,16 @@ class RemoteAgent:
         self.asked = 0  # questions and calls sent to the parent
         self._letters: list[str] = []  # sent to the subagent, forwarded by the parent, not read yet
 
-    async def prepare(self, job: RemoteJob) -> None:
-        """Check the snapshot out into a folder of this worker's and build the subagent's loop there."""
+    async def prepare(self, job: RemoteJob, key: str) -> None:
+        """Check the snapshot out into a folder of this worker's and build the subagent's loop there, talking to its
+        model with `key` (masked in whatever this process logs or says)."""
+        if not key:
+            raise RemoteError("the task came without its model key")
+        redact.register_secret(key)
         self.job = job
         self._folder = tempfile.TemporaryDirectory(prefix="agentcli-remote-")
         self._repo = repo = await asyncio.to_thread(snapshot.checkout, job.bundle, Path(self._folder.name))
-        self.loop, self._policy, self._close = _build(job, repo[1], self)
+        self.loop, self._policy, self._close = _build(job, repo[1], self, key)
 
     async def _to_parent(self, make: Callable[[int], Asked]) -> Any:
         """Send the parent a question or a call (numbered) with the events; its reply comes back through `answer`."""
@@ -196,7 +199,7 @@ class RemoteAgent:
                 self._folder.cleanup()
 
 
-def _build(job: RemoteJob, work: Path, agent: RemoteAgent) -> tuple[Any, PermissionPolicy, Any]:
+def _build(job: RemoteJob, work: Path, agent: RemoteAgent, key: str) -> tuple[Any, PermissionPolicy, Any]:
     """The subagent's loop in `work`, its permission policy, and what closes its sandbox and background commands
     after; the parent asks the person, calls its MCP servers and fires the person's hooks for it (through
     `agent`)."""
@@ -209,9 +212,6 @@ def _build(job: RemoteJob, work: Path, agent: RemoteAgent) -> tuple[Any, Permiss
     from agentcli.subagents.toolbox import Toolbox
     from agentcli.tools import FileLocks, PermissionPolicy, defer_rule, session_sandbox
 
-    key = os.environ.get(KEY_VARIABLE)
-    if key is None:
-        raise RemoteError("the worker's runtime environment has no model key")
     model = dataclasses.replace(job.model, api_key=key)
     session = dataclasses.replace(job.session, workspace=work, model=model)
     settings = job.settings
