@@ -23,13 +23,9 @@ from agentcli.subagents.remote.cluster import RayExecutor, Worker
 from agentcli.subagents.remote.job import (
     Asked,
     Finished,
-    HookCall,
-    McpCall,
     McpSpec,
-    Question,
     RemoteError,
     RemoteJob,
-    ToolHere,
     Unread,
     apply_changes,
 )
@@ -83,7 +79,7 @@ class RemoteLoop:
         self.progress = progress
         self.inbox = parent.inbox if parent.letters is not None else None  # what it left unread, run again with
         self.executor, self.job, self.session, self.emit = executor, job, session, emit
-        self.worktree, self.key, self.parent, self.policy = worktree, key, parent, parent.policy
+        self.worktree, self.key, self.parent = worktree, key, parent
         self.task_id = job.task_id
         self.worker: Worker | None = None  # while it holds a place on one
         self.stopped: tuple[str, str] | None = None
@@ -102,11 +98,11 @@ class RemoteLoop:
             if self.worker is None:
                 await self._start()
             self._running = True
-            self.policy.mode_watchers.append(self._mode_changed)
+            self.parent.policy.mode_watchers.append(self._mode_changed)
             if self.stopped is not None:
                 self.actor.stop.remote(self.task_id, *self.stopped)
             if self.parent.rules() != self.job.rules:
-                self._mode_changed(self.policy.mode)
+                self._mode_changed(self.parent.policy.mode)
             stream = self.actor.run.options(num_returns="streaming").remote(self.task_id, message)
             letters = asyncio.create_task(self._forward_letters())
             try:
@@ -129,7 +125,8 @@ class RemoteLoop:
             return RunOutcome("failed", self.last_text(), self.session.turns, error=why)
         finally:
             self._running = False
-            self.policy.mode_watchers[:] = [w for w in self.policy.mode_watchers if w != self._mode_changed]
+            watchers = self.parent.policy.mode_watchers
+            watchers[:] = [w for w in watchers if w != self._mode_changed]
             for asked in self._asked:
                 asked.cancel()
 
@@ -180,7 +177,7 @@ class RemoteLoop:
         if isinstance(event, Unread):
             self.parent.unread.extend(event.letters)
             return
-        if isinstance(event, Question | McpCall | HookCall | ToolHere):
+        if isinstance(event, Asked):
             asked = asyncio.create_task(self._answer(event))
             self._asked.add(asked)
             asked.add_done_callback(self._asked.discard)
