@@ -21,6 +21,8 @@ the repository, anything such config could turn into a program:
   absolute path, never found from a folder's `.git`.
 - The environment is rebuilt from a short list (`_KEPT`): no provider key, no agentcli variable, no `GIT_*` of
   the caller's but the person's identity.
+- `clone` is the one command that fetches (a plugin or marketplace): a shallow clone into a new folder, https or
+  file transport only, no submodule, with the `OVERRIDES`; nothing of the remote's config comes with a clone.
 """
 
 from __future__ import annotations
@@ -302,3 +304,38 @@ class Shadow:
             argv.append(f"--work-tree={work_tree}")
         return _run([*argv, *_overrides(), *args], cwd=work_tree or self.git_dir, env=clean_env(env), check=check,
                     stdin=stdin, timeout=timeout)
+
+
+#: The transports a clone may use: a remote over https, or a local repository (a path or file://).
+CLONE_PROTOCOLS = ("https", "file")
+
+
+def clone_url(source: str) -> str:
+    """`source` as git should fetch it: an https URL, a file:// URL or an absolute local path (made file://);
+    GitError for anything else (ssh, ext::, a leading dash, a relative path)."""
+    text = source.strip()
+    if text.startswith("/"):
+        return Path(text).resolve().as_uri()
+    scheme, sep, _ = text.partition("://")
+    if sep and scheme in CLONE_PROTOCOLS and not any(ch.isspace() for ch in text):
+        return text
+    raise GitError(f"cannot clone {text[:120]!r}: only https:// and file:// URLs or an absolute path")
+
+
+def clone(source: str, dest: Path, *, ref: str = "", timeout: float = 300.0) -> str:
+    """A shallow clone of `source` (`clone_url`) at `ref` (a branch or tag; default: its HEAD) into `dest`, which
+    must not exist; its commit. No submodule, hook or helper runs; only the https and file transports."""
+    exe = git_executable()
+    if exe is None:
+        raise GitError("git is not installed")
+    url = clone_url(source)
+    if ref and (ref.startswith("-") or any(ch.isspace() for ch in ref)):
+        raise GitError(f"cannot clone at {ref[:60]!r}: not a branch or tag name")
+    allow = [arg for name in CLONE_PROTOCOLS for arg in ("-c", f"protocol.{name}.allow=always")]
+    argv = [exe, *_overrides(), *allow, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch",
+            "--no-recurse-submodules", *(["--branch", ref] if ref else []), "--", url, str(dest)]
+    env = clean_env({"GIT_ALLOW_PROTOCOL": ":".join(CLONE_PROTOCOLS)})
+    _run(argv, cwd=dest.parent, env=env, check=True, stdin=None, timeout=timeout)
+    head = _run([exe, *_overrides(), f"--git-dir={dest / '.git'}", "rev-parse", "HEAD"], cwd=dest.parent,
+                env=clean_env(), check=True, stdin=None, timeout=TIMEOUT)
+    return head.stdout.decode("ascii", "replace").strip()

@@ -262,11 +262,22 @@ def claude_status_line(workspace: Path, *, trusted: bool, env: Mapping[str, str]
 def _last_setting(key: str, workspace: Path, trusted: bool, env: Mapping[str, str] | None,
                   sources: frozenset[str] | None) -> object:
     """`key` of the last settings file that sets it (the person's, then a trusted project's shared and local)."""
+    found: object = None
+    for _, _, value in claude_setting_layers(key, workspace, trusted=trusted, env=env, sources=sources):
+        if value not in (None, ""):
+            found = value
+    return found
+
+
+def claude_setting_layers(key: str, workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None,
+                          sources: frozenset[str] | None = None) -> list[tuple[str, Path, object]]:
+    """`key` as each settings file sets it, in Claude Code's order (the person's, then a trusted project's shared
+    and local): (its source, the file, the value). A file that cannot be read, or lacks the key, is left out."""
     env = os.environ if env is None else env
     files = [("user", user_claude_settings(env))]
     if trusted:
         files += list(zip(("project", "local"), project_claude_settings(workspace), strict=True))
-    found: object = None
+    found: list[tuple[str, Path, object]] = []
     for source, path in files:
         if sources is not None and source not in sources:
             continue
@@ -274,7 +285,6 @@ def _last_setting(key: str, workspace: Path, trusted: bool, env: Mapping[str, st
             doc = json.loads(read_config_text(path))
         except (FileNotFoundError, ConfigError, OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue
-        value = doc.get(key) if isinstance(doc, dict) else None
-        if value not in (None, ""):
-            found = value
+        if isinstance(doc, dict) and key in doc:
+            found.append((source, path, doc[key]))
     return found

@@ -414,6 +414,13 @@ class ExecutorSettings(_Section):
     keep_warm: int = Field(1, ge=0, le=256)  # idle worker processes kept (their reservation held) for the next tasks
 
 
+class PluginsSettings(_Section):
+    """`[plugins]`: Claude Code's plugins beyond those installed (`agentcli plugins`) and enabled."""
+
+    enabled: bool = True  # false: no plugin loads
+    dirs: list[str] = Field(default_factory=list, max_length=64)  # plugin folders loaded for the session (--plugin-dir)
+
+
 class Settings(BaseSettings):
     """The whole validated configuration. dynaconf merges the layers (`agentcli.config.merge`); the merged tables
     are this class's only source (`settings_customise_sources`), so pydantic-settings validates them and reads
@@ -440,6 +447,7 @@ class Settings(BaseSettings):
     mcp: McpSettings = Field(default_factory=McpSettings)
     lsp: LspSettings = Field(default_factory=LspSettings)
     executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
+    plugins: PluginsSettings = Field(default_factory=PluginsSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -25,6 +25,7 @@
 - `checkpoints.*`: never (a project may not take the person's undo away);
 - `executor.*`: never (a cluster address is where the workspace and a provider key would be sent);
 - `ui.status_line`: never (a command agentcli runs);
+- `plugins.dirs`: never (a plugin's hooks and servers are commands); `plugins.enabled`: only `false`;
 - `web_search.backend`: only `"none"`; `web_search.url` / `model`: never (queries would go where the project says);
   `web_search.blocked_domains`: united with the lists below; `web_search.allowed_domains`: only a non-empty list
   within the one below (any list when none is set below: it narrows); its limits are `_CEILINGS`;
@@ -100,8 +101,10 @@ def _is_number(value: object) -> bool:
 def _decide(path: KeyPath, value: object, below: Any) -> tuple[bool, object]:
     """(apply?, value to assign) for one leaf of an untrusted project file."""
     if _is_endpoint(path) or path[:1] in (("hooks",), ("mcp",), ("checkpoints",), ("executor",)) \
-            or path == ("ui", "status_line"):
+            or path in (("ui", "status_line"), ("plugins", "dirs")):
         return False, value
+    if path == ("plugins", "enabled"):
+        return value is False, value
     if path[:2] == ("lsp", "servers"):  # a command to run: a project may only turn a server off
         return len(path) == 4 and path[3] == "disabled" and value is True, value
     if path in _SPENDING_LIMITS:

@@ -1,0 +1,46 @@
+"""What a plugin arms, in lines for the person to agree to: every hook command it would run and every MCP server
+it would start or reach, as written (`${CLAUDE_PLUGIN_ROOT}` is its folder); and what else it brings (commands,
+agents and skills are text for the model, whose tool calls are asked about as they run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.plugins.manifest import Plugin
+from agentcli.text import one_line, terminal_safe
+
+
+def armed(plugin: Plugin) -> list[str]:
+    """One line per hook command and MCP server, terminal-safe."""
+    lines: list[str] = []
+    for event, groups in plugin.hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            hooks = group.get("hooks") if isinstance(group, dict) else None
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            for hook in hooks if isinstance(hooks, list) else []:
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if isinstance(command, str):
+                    on = f" ({one_line(str(matcher), 40)})" if matcher not in (None, "", "*") else ""
+                    lines.append(f"hook {one_line(event, 40)}{on}: {one_line(command, 300)}")
+    for name, server in plugin.servers.items():
+        if not isinstance(server, dict):
+            continue
+        if isinstance(server.get("url"), str):
+            target = server["url"]
+        else:
+            args = server.get("args")
+            parts = [server.get("command", ""), *(args if isinstance(args, list) else [])]
+            target = " ".join(str(part) for part in parts)
+        lines.append(f"MCP server {plugin.server_name(str(name))}: {one_line(target, 300)}")
+    return [terminal_safe(line) for line in lines]
+
+
+def _count(places: tuple[Path, ...], pattern: str) -> int:
+    return sum(len(list(place.rglob(pattern))) if place.is_dir() else 1 for place in places)
+
+
+def brings(plugin: Plugin) -> str:
+    """`2 commands, 1 agent, 1 skill` (what it brings besides hooks and servers)."""
+    counts = (("command", _count(plugin.commands, "*.md")), ("agent", _count(plugin.agents, "*.md")),
+              ("skill", _count(plugin.skills, "SKILL.md")))
+    return ", ".join(f"{n} {noun}{'s' if n != 1 else ''}" for noun, n in counts)

@@ -1,0 +1,147 @@
+"""Which plugins a session loads, and from where.
+
+A plugin is on when the last of these that names it says so (Claude Code's `enabledPlugins`, `"name@market":
+true|false`): the person's `~/.claude/settings.json`, then agentcli's own store (`agentcli plugins enable` /
+`disable`, and an install), then a trusted project's `.claude/settings.json` and `.claude/settings.local.json`.
+An untrusted project's `enabledPlugins` is not read at all: turning a plugin on arms its hooks and servers, and
+turning one off could drop a hook of the person's that blocks a command. The folders `--plugin-dir` names
+(`[plugins] dirs`) are on for the session, before the others.
+
+A plugin that is on is found in agentcli's store, else where Claude Code installed it
+(`~/.claude/plugins/installed_plugins.json`: a project-scoped install only in its own project). On but found
+nowhere, or unreadable, is one line in `PluginSet.problems`; so is a second plugin of a name already loaded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.config import claude_setting_layers
+from agentcli.plugins.manifest import Plugin, PluginError, PluginScope, read_json, read_plugin
+from agentcli.plugins.store import PluginStore
+from agentcli.text import one_line
+
+
+@dataclass(slots=True)
+class PluginSet:
+    """The session's plugins, in load order, and what could not be loaded."""
+
+    plugins: list[Plugin] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, plugin: Plugin) -> None:
+        """Keep `plugin` unless one of its name is loaded already."""
+        if any(p.name == plugin.name for p in self.plugins):
+            self.problems.append(f"plugin {plugin.plugin_id} not loaded: a plugin named '{plugin.name}' already is")
+            return
+        self.plugins.append(plugin)
+        self.problems += [f"plugin {plugin.name}: {w}" for w in plugin.warnings]
+
+
+def claude_plugins_dir(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps its plugins."""
+    base = env.get("CLAUDE_CONFIG_DIR") or str(Path(env.get("HOME") or Path.home()) / ".claude")
+    return Path(base).expanduser() / "plugins"
+
+
+def claude_installed(env: Mapping[str, str], workspace: Path) -> dict[str, Path]:
+    """Claude Code's installed plugins by id (its file's version 1 and 2), those of another project left out."""
+    path = claude_plugins_dir(env) / "installed_plugins.json"
+    try:
+        doc = read_json(path, "Claude Code's installed plugins") if path.exists() else {}
+    except PluginError:
+        return {}
+    plugins = doc.get("plugins") if isinstance(doc, dict) else None
+    found: dict[str, Path] = {}
+    real_workspace = workspace.resolve()
+    for plugin_id, records in (plugins.items() if isinstance(plugins, dict) else ()):
+        for record in records if isinstance(records, list) else [records]:
+            if not isinstance(record, dict) or not isinstance(record.get("installPath"), str):
+                continue
+            project = record.get("projectPath")
+            if record.get("scope") in ("project", "local") and (
+                    not isinstance(project, str) or Path(project).resolve() != real_workspace):
+                continue
+            found.setdefault(str(plugin_id), Path(record["installPath"]).expanduser())
+    return found
+
+
+def enabled_ids(workspace: Path, *, trusted: bool, env: Mapping[str, str], store: PluginStore,
+                problems: list[str]) -> dict[str, PluginScope]:
+    """The ids that are on, each with the scope of the layer that turned it on."""
+    layers = claude_setting_layers("enabledPlugins", workspace, trusted=True, env=env)
+    state: dict[str, tuple[bool, PluginScope]] = {}
+    user = [(path, value) for source, path, value in layers if source == "user"]
+    project = [(path, value) for source, path, value in layers if source != "user"]
+    try:
+        own = store.enabled()
+    except PluginError as exc:
+        problems.append(str(exc))
+        own = {}
+    for path, value in user:
+        _merge(state, path, value, "user", problems)
+    state.update({pid: (on, "user") for pid, on in own.items()})
+    for path, value in project:
+        if not trusted:
+            if isinstance(value, dict) and any(value.values()):
+                problems.append(f"plugins enabled in {path} not loaded: the workspace is not trusted "
+                                f"(run 'agentcli trust {workspace}' to load them)")
+            continue
+        _merge(state, path, value, "project", problems)
+    return {pid: scope for pid, (on, scope) in state.items() if on}
+
+
+def _merge(state: dict[str, tuple[bool, PluginScope]], path: Path, value: object, scope: PluginScope,
+           problems: list[str]) -> None:
+    if not isinstance(value, dict):
+        problems.append(f"{path}: enabledPlugins ignored: expected an object of \"plugin@marketplace\": true|false")
+        return
+    for pid, on in value.items():
+        if isinstance(on, bool):
+            state[str(pid)] = (on, scope)
+
+
+def session_plugins(workspace: Path, *, trusted: bool | None = None, dirs: Iterable[str] = (),
+                    env: Mapping[str, str] | None = None, store: PluginStore | None = None,
+                    enabled: bool = True) -> PluginSet:
+    """The plugins this session loads (module docstring; none when not `enabled`; `trusted` None: whether the
+    workspace is). Reads files only: nothing runs here."""
+    from agentcli.config import trust
+
+    env = os.environ if env is None else env
+    trusted = trust.is_trusted(workspace) if trusted is None else trusted
+    store = store or PluginStore(env=env)
+    found = PluginSet()
+    if not enabled:
+        return found
+    for named in dirs:
+        path = Path(named).expanduser()
+        _load(found, path if path.is_absolute() else workspace / path, "session", str(path))
+    on = enabled_ids(workspace, trusted=trusted, env=env, store=store, problems=found.problems)
+    if not on:
+        return found
+    try:
+        ours = store.installed()
+    except PluginError as exc:
+        found.problems.append(str(exc))
+        ours = {}
+    theirs = claude_installed(env, workspace)
+    for pid, scope in on.items():
+        place = ours.get(pid) or theirs.get(pid)
+        if place is None:
+            found.problems.append(f"plugin {one_line(pid, 80)} is enabled but not installed "
+                                  f"(agentcli plugins install {one_line(pid, 80)})")
+            continue
+        _load(found, place, scope, pid)
+    return found
+
+
+def _load(found: PluginSet, folder: Path, scope: PluginScope, plugin_id: str) -> None:
+    try:
+        name = plugin_id.rpartition("@")[0] if "@" in plugin_id else ""
+        found.add(read_plugin(folder, scope=scope, plugin_id=plugin_id, name=name))
+    except PluginError as exc:
+        found.problems.append(str(exc))

@@ -1,0 +1,151 @@
+"""Marketplaces: a folder or git repository with `.claude-plugin/marketplace.json` listing plugins and where each
+one is fetched from, and the sources a marketplace itself is added from (`extraKnownMarketplaces`, the CLI).
+
+A plugin's `source` is a `./path` inside the marketplace, `{"source": "github", "repo": "owner/repo"}`, or
+`{"source": "url", "url": "https://….git"}` (each with an optional `ref`, and `path` for a folder inside that
+repository). A marketplace's is `{"source": "github", "repo": …}`, `{"source": "git", "url": …}` or
+`{"source": "directory", "path": …}`. npm and pip sources are not fetched (one line says so).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcli.plugins.manifest import PluginError, inside, plugin_name_problem, read_json
+from agentcli.text import one_line
+
+MARKETPLACE = ".claude-plugin/marketplace.json"
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a plugin or a marketplace comes from: a local folder, or a git repository (a folder inside it)."""
+
+    path: Path | None = None  # a local folder
+    url: str = ""  # a git repository
+    ref: str = ""
+    subdir: str = ""  # a './path' inside the repository
+
+    def as_json(self) -> dict[str, str]:
+        """How the store records it."""
+        if self.path is not None:
+            return {"source": "directory", "path": str(self.path)}
+        return {"source": "git", "url": self.url, **({"ref": self.ref} if self.ref else {}),
+                **({"path": self.subdir} if self.subdir else {})}
+
+    def describe(self) -> str:
+        """One line for listings and prompts."""
+        if self.path is not None:
+            return str(self.path)
+        return self.url + (f"#{self.ref}" if self.ref else "") + (f" ({self.subdir})" if self.subdir else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One plugin a marketplace lists."""
+
+    name: str
+    source: Source
+    description: str = ""
+    version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Marketplace:
+    """A marketplace read from its folder."""
+
+    name: str
+    root: Path
+    entries: dict[str, Entry]
+    problems: tuple[str, ...] = ()
+
+
+def _github(repo: object, what: str) -> str:
+    if not isinstance(repo, str) or _REPO.fullmatch(repo.strip()) is None or ".." in repo:
+        raise PluginError(f"{what}: 'repo' must be owner/name")
+    return f"https://github.com/{repo.strip()}.git"
+
+
+def _text(raw: dict[str, Any], key: str, what: str) -> str:
+    value = raw.get(key, "")
+    if not isinstance(value, str):
+        raise PluginError(f"{what}: '{key}' must be a string")
+    return value.strip()
+
+
+def parse_source(raw: object, what: str, *, root: Path | None = None) -> Source:
+    """A plugin's or marketplace's `source`. A `./path` (or `directory`) is inside `root` when one is given
+    (a marketplace's plugins), else an absolute folder of the person's (a marketplace they add)."""
+    if isinstance(raw, str):
+        if root is not None:
+            return Source(path=inside(root, raw, what, "the marketplace"))
+        raw = {"source": "directory", "path": raw}
+    if not isinstance(raw, dict):
+        raise PluginError(f"{what}: 'source' must be a path or an object")
+    kind = raw.get("source")
+    if kind == "github":
+        url = _github(raw.get("repo"), what)
+    elif kind in ("url", "git"):
+        url = _text(raw, "url", what)
+        if not url:
+            raise PluginError(f"{what}: a {kind} source needs a 'url'")
+    elif kind == "directory" and root is None:
+        path = Path(_text(raw, "path", what)).expanduser()
+        if not path.is_absolute():
+            raise PluginError(f"{what}: a directory source needs an absolute path")
+        return Source(path=path)
+    else:
+        raise PluginError(f"{what}: source {one_line(str(kind), 40)!r} is not fetched by agentcli "
+                          "(a './path', github, url or git)")
+    if root is not None and not url.startswith("https://"):  # a marketplace may not send agentcli to local files
+        raise PluginError(f"{what}: a marketplace's git source must be an https:// URL")
+    subdir = _text(raw, "path", what)
+    if subdir:
+        inside(Path("/x"), subdir if subdir.startswith("./") else "./" + subdir, what)  # shape only
+    return Source(url=url, ref=_text(raw, "ref", what), subdir=subdir)
+
+
+def read_marketplace(folder: Path) -> Marketplace:
+    """The marketplace in `folder`; PluginError when it cannot be read. An entry that cannot be used is a
+    problem line, the others are kept."""
+    root = folder.resolve()
+    doc = read_json(inside(root, "./" + MARKETPLACE, "marketplace.json"), f"marketplace {folder}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("plugins"), list):
+        raise PluginError(f"marketplace {folder}: {MARKETPLACE} needs a \"plugins\" list")
+    name = doc.get("name")
+    if problem := plugin_name_problem(name):
+        raise PluginError(f"marketplace {folder}: {problem}")
+    entries: dict[str, Entry] = {}
+    problems: list[str] = []
+    for number, raw in enumerate(doc["plugins"]):
+        what = f"marketplace {name}: plugins[{number}]"
+        try:
+            if not isinstance(raw, dict):
+                raise PluginError(f"{what}: not an object")
+            plugin = raw.get("name")
+            if problem := plugin_name_problem(plugin):
+                raise PluginError(f"{what}: {problem}")
+            entry = Entry(str(plugin), parse_source(raw.get("source"), f"{what} ({plugin})", root=root),
+                          one_line(str(raw.get("description") or ""), 300), one_line(str(raw.get("version") or ""), 40))
+        except PluginError as exc:
+            problems.append(str(exc))
+            continue
+        entries.setdefault(entry.name, entry)
+    return Marketplace(str(name), root, entries, tuple(problems))
+
+
+def marketplace_source(text: str) -> Source:
+    """What `agentcli plugins marketplace add` is given: a folder, `owner/repo` (GitHub) or a git URL."""
+    value = text.strip()
+    candidate = Path(value).expanduser()
+    if value.startswith(("/", "./", "../", "~")) or candidate.is_dir():
+        return Source(path=candidate.resolve())
+    if _REPO.fullmatch(value) and ".." not in value:
+        return Source(url=f"https://github.com/{value}.git")
+    if "://" in value:
+        return Source(url=value)
+    raise PluginError(f"{one_line(value, 80)!r}: not a folder, owner/repo or git URL")
