@@ -91,7 +91,7 @@ class AcpSession:
         """The session's conversation: its policy asks through the approver, its events become updates."""
         self.conversation = conversation
         self.custom = CommandSet.load(conversation.workspace, reserved=commands.COMMANDS,
-                                      skills=conversation.skills.skills.values())
+                                      skills=conversation.skills.skills.values(), plugins=conversation.plugins.plugins)
         self.id = conversation.session.id
         self.approver.policy = conversation.permissions
         conversation.bus.subscribe(self.mapper)

@@ -31,6 +31,7 @@ from agentcli.text import one_line
 if TYPE_CHECKING:
     from agentcli.agent import Session
     from agentcli.config.schema import CheckpointsSettings
+    from agentcli.llm import Message
     from agentcli.store import CheckpointRecord, Store
 
 log = logging.getLogger("agentcli.checkpoints")
@@ -289,3 +290,12 @@ def _skipped_line(skipped: tuple[Skipped, ...]) -> str:
     first = ", ".join(f"{s.path} ({s.reason})" for s in skipped[:3])
     more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
     return f"checkpoint: left out {first}{more}"
+
+
+def prompt_text(prompt: str | Message) -> str:
+    """The person's words of a prompt (a `Message`'s first text block)."""
+    if isinstance(prompt, str):
+        return prompt
+    from agentcli.llm import TextBlock
+
+    return next((block.text for block in prompt.content if isinstance(block, TextBlock)), "")

@@ -13,6 +13,7 @@ from agentcli.agent import Session
 from agentcli.config import session_additional_dirs
 from agentcli.events import EventBus
 from agentcli.hooks import HookEngine, load_hooks
+from agentcli.plugins import PluginSet
 from agentcli.prompts import Style, project_instructions, render_system_prompt
 from agentcli.tools import PermissionPolicy, Sandbox, session_bash_env
 
@@ -29,8 +30,9 @@ class PersonSettings:
     hooks, permission rules, folders, transcript and main agent, with the lines to tell about what was not taken."""
 
     def __init__(self, settings: Settings, workspace: Path, permissions: PermissionPolicy, sandbox: Sandbox,
-                 bus: EventBus) -> None:
+                 bus: EventBus, plugins: PluginSet | None = None) -> None:
         self.settings = settings
+        self.plugins = plugins or PluginSet()  # their hooks join the person's
         self.workspace = workspace
         self.permissions = permissions
         self.sandbox = sandbox
@@ -52,7 +54,8 @@ class PersonSettings:
         from agentcli.config import trust
 
         config = load_hooks(self.settings.hooks, self.workspace, trusted=trust.is_trusted(self.workspace),
-                            sources=self.sources)
+                            sources=self.sources, plugins=self.plugins.plugins)
+        config.notes[:0] = self.plugins.problems
         for note in config.notes:  # info: a warning before the log is set up would reach stderr a second time
             log.info("%s", note)
         self.notes = config.notes  # told once, with the first turn

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.agent import AgentLoop, Compaction, RunOutcome, Session
 from agentcli.conversation.background import background_event
-from agentcli.conversation.checkpoints import PromptCheckpoints
+from agentcli.conversation.checkpoints import PromptCheckpoints, prompt_text
 from agentcli.conversation.model_switch import ModelSwitching
 from agentcli.conversation.person_settings import PersonSettings
 from agentcli.conversation.rewinds import Rewinds
@@ -31,6 +31,7 @@ from agentcli.conversation.warm_up import warm_up, warm_up_quietly
 from agentcli.events import EventBus
 from agentcli.llm import Message, Provider, ProviderError, ProviderPool, ResolvedModel, cost_usd, resolve_model
 from agentcli.mcp import McpManager
+from agentcli.plugins import session_plugins
 from agentcli.subagents import (
     AgentRegistry,
     ParentLink,
@@ -65,15 +66,6 @@ log = logging.getLogger("agentcli.conversation")
 class OpenError(Exception):
     """The conversation cannot start (the store cannot be opened, the model does not resolve);
     `str()` is the one line for the person."""
-
-
-def prompt_text(prompt: str | Message) -> str:
-    """The person's words of a prompt (a `Message`'s first text block)."""
-    if isinstance(prompt, str):
-        return prompt
-    from agentcli.llm import TextBlock
-
-    return next((block.text for block in prompt.content if isinstance(block, TextBlock)), "")
 
 
 def main_agent_tools(runner: SubagentRunner, parent: ParentLink) -> list[Tool[Any]]:
@@ -120,14 +112,16 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self.permissions.bash_unsandboxed = self.sandbox.unsandboxed_reason()  # then auto mode asks before Bash
         self.file_locks = FileLocks()
         self._files: FileAccess | None = None  # an editor's buffers for the file tools' text (`use_files`)
-        self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases)
-        self.skills = SkillCatalog.load(workspace)  # names and descriptions only; bodies when used
+        self.plugins = session_plugins(workspace, dirs=settings.plugins.dirs, enabled=settings.plugins.enabled)
+        self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases, plugins=self.plugins.plugins)
+        self.skills = SkillCatalog.load(workspace, plugins=self.plugins.plugins)  # bodies read when used
         if (skill_tool := skill_tool_class(self.skills)) is not None:  # no skill: no tool, the requests as before
             self.toolbox.add([skill_tool])
         self.search_absent = search_absent(settings.web_search, self.model, self.pool)  # "": WebSearch is offered
         if self.search_absent:  # no agent is offered it; a call to it (an agent file's) gets the line
             self.toolbox.drop("WebSearch")
-        self.person_settings = PersonSettings(settings, workspace, self.permissions, self.sandbox, self.bus)
+        self.person_settings = PersonSettings(settings, workspace, self.permissions, self.sandbox, self.bus,
+                                              self.plugins)
         self._fallback = ""  # the model to go on with when the main one fails (--fallback-model)
         self.hooks = self.person_settings.load_hooks()
         self.person_settings.use_claude_rules()
@@ -136,7 +130,8 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self.person_settings.say_sandbox()
         self.checkpoints = PromptCheckpoints(settings.checkpoints, workspace, store, self.bus)
         self.prompt_hooks = PromptHooks(self.bus)  # SessionStart's source, until it fired for this session
-        self.servers = SessionServers(settings, workspace, self.registry, self.toolbox, self.bus, lambda: self.session)
+        self.servers = SessionServers(settings, workspace, self.registry, self.toolbox, self.bus, lambda: self.session,
+                                      self.plugins.plugins)
         self.mcp: McpManager = self.servers.mcp  # nothing starts before the first turn
         self._drop_cache: Callable[[], None] = lambda: None
         self.runner = self._new_runner()

@@ -3,7 +3,7 @@ before a task whose agent type defines or names servers; a server that fails or 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from agentcli.mcp import McpManager, session_manager
 if TYPE_CHECKING:
     from agentcli.agent import AgentLoop, Session
     from agentcli.config import Settings
+    from agentcli.plugins import Plugin
     from agentcli.subagents import AgentRegistry, TaskArgs, Toolbox
 
 
@@ -20,14 +21,26 @@ class SessionServers:
     """One conversation's `McpManager`, its tools joining the toolbox, its notices told on the bus."""
 
     def __init__(self, settings: Settings, workspace: Path, registry: AgentRegistry, toolbox: Toolbox,
-                 bus: EventBus, session: Callable[[], Session]) -> None:
+                 bus: EventBus, session: Callable[[], Session], plugins: Iterable[Plugin] = ()) -> None:
         self.settings = settings
         self.registry = registry
         self.bus = bus
         self.session = session  # the conversation's current session
         self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
+        self.add_plugin_servers(plugins)
         self.mcp.on_tools = toolbox.add
         self.mcp.notice = self.notice
+
+    def add_plugin_servers(self, plugins: Iterable[Plugin]) -> None:
+        """The plugins' MCP servers join the session's (`mcp.plugin_servers`), offered to the main agent."""
+        from agentcli.mcp import plugin_servers
+
+        specs, problems = plugin_servers(plugins)
+        self.mcp.problems += problems
+        for spec in specs:
+            if clash := self.mcp.add(spec):
+                self.mcp.problems.append(clash)
+        self.mcp.configured = tuple(self.mcp.servers)
 
     def notice(self, line: str) -> None:
         """A one-line warning for the person (an MCP server that failed or was refused)."""

@@ -12,6 +12,8 @@ workspace's files:
 - every MCP server of `.mcp.json`, the project config's `[mcp.servers]` and the project's agent files
   (`mcpServers:` definitions): its command line or URL, and the headers it sends;
 - every language server of the project config's `[lsp.servers]` with a `command` (`agentcli.lsp`): its command line;
+- the hook commands and MCP servers of the installed plugins only the project's `enabledPlugins` turns on
+  (`agentcli.plugins`);
 - every environment variable those servers' settings expand from the person's environment (`${VAR}`,
   `mcp.specs.expand`), a provider key or another secret named as such.
 
@@ -207,6 +209,7 @@ def what_trust_arms(
     if config_file.exists():
         _project_config_parts(config_file, hooks, servers, problems, language)
     servers += _agent_file_servers(workspace, env)
+    _project_plugins(workspace, env, hooks, servers, problems)
     with_settings = loaded is not None and loaded.project_file is not None
     claude = loaded.claude_ignored() if loaded is not None else []
     return TrustReport(
@@ -218,6 +221,25 @@ def what_trust_arms(
         language_servers=tuple(language),
         problems=tuple(problems + [note for note in hooks.notes if "not read" in note]),
     )
+
+
+def _project_plugins(workspace: Path, env: Mapping[str, str], hooks: HookConfig, servers: list[ServerSpec],
+                     problems: list[str]) -> None:
+    """The hooks and MCP servers of the plugins only the project's `enabledPlugins` would turn on."""
+    from agentcli.hooks import add_hooks
+    from agentcli.mcp import plugin_servers
+    from agentcli.plugins import session_plugins
+
+    if not any((workspace / ".claude" / name).exists() for name in ("settings.json", "settings.local.json")):
+        return
+    already = {plugin.plugin_id for plugin in session_plugins(workspace, trusted=False, env=env).plugins}
+    for plugin in session_plugins(workspace, trusted=True, env=env).plugins:
+        if plugin.plugin_id in already:
+            continue
+        add_hooks(hooks, plugin.expand(dict(plugin.hooks)) or None, Path(plugin.hooks_origin or plugin.root))
+        found, skipped = plugin_servers([plugin], project=True)
+        servers += found
+        problems += skipped
 
 
 def may_arm(workspace: Path) -> bool:

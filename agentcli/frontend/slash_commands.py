@@ -4,6 +4,8 @@ Folders, the project's first (a command of the same name in the person's folder 
 
   1. `<workspace>/.claude/commands/**/*.md`    project
   2. `~/.claude/commands/**/*.md`              user
+  3. each loaded plugin's `commands/**/*.md`   namespaced by the plugin: `/plugin:name` (or `/name` when unique);
+     `${CLAUDE_PLUGIN_ROOT}` in its body is the plugin's folder
 
 A file's name is the command (`review.md` → `/review`); subfolders are namespaces, as in Claude Code: the
 command is still `/component` (the namespace is shown beside its description, `(project:frontend)`), and
@@ -27,7 +29,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -51,6 +53,7 @@ from agentcli.text import one_line
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
+    from agentcli.plugins import Plugin
 
 CommandScope = Literal["project", "user"]
 
@@ -80,6 +83,7 @@ class CustomCommand:
     model: str | None = None
     warnings: tuple[str, ...] = ()
     skill_folder: Path | None = None  # a skill invoked as `/name`: its folder, which the main agent may then read
+    plugin_root: Path | None = None  # a plugin's command: `${CLAUDE_PLUGIN_ROOT}` in its body is this folder
 
     @property
     def qualified(self) -> str:
@@ -164,6 +168,8 @@ def parse_command(path: Path, *, scope: CommandScope, namespace: str = "") -> Cu
 def expand(command: CustomCommand, arguments: str) -> Expansion:
     """The command's body (read now: edits apply at once) with `$ARGUMENTS` and `$1`… in place. AgentFileError."""
     _, body, _ = _parts(_read(command.path))
+    if command.plugin_root is not None:
+        body = body.replace("${CLAUDE_PLUGIN_ROOT}", str(command.plugin_root))
     arguments = arguments.strip()
     try:
         words = shlex.split(arguments)
@@ -227,10 +233,11 @@ class CommandSet:
     @classmethod
     def load(
         cls, workspace: Path, *, reserved: Iterable[str] = (), env: Mapping[str, str] | None = None,
-        home: Path | None = None, skills: Iterable[Skill] = (),
+        home: Path | None = None, skills: Iterable[Skill] = (), plugins: Iterable[Plugin] = (),
     ) -> CommandSet:
         """Every command file of `command_folders`; a name in `reserved` (the TUI's built-ins) is reported, unused.
-        Then `skills` the person may invoke (`user-invocable`) as `/name`, where no built-in or file has the name."""
+        Then the plugins' commands (`/plugin:name`), then `skills` the person may invoke (`user-invocable`) as
+        `/name`, where no built-in or file has the name."""
         home = user_home(os.environ if env is None else env, home)
         builtins = frozenset(name.lower() for name in reserved)
         found = cls(reserved=builtins)
@@ -239,6 +246,11 @@ class CommandSet:
         for folder, scope, _, admitted in gate.each():
             for path, namespace in _files(folder):
                 found._add(path, scope, namespace, admitted.confine, builtins)
+        for plugin in plugins:
+            for place in plugin.commands:
+                for path, namespace in _files(place) if place.is_dir() else [(place, "")]:
+                    space = ":".join(filter(None, (plugin.name, namespace)))
+                    found._add(path, "user", space, plugin.root, builtins, plugin_root=plugin.root)
         for skill in skills:
             if skill.user_invocable and skill.name.lower() not in builtins and found.find(skill.name) is None:
                 found.commands[skill.name] = CustomCommand(
@@ -248,11 +260,11 @@ class CommandSet:
         return found
 
     def _add(self, path: Path, scope: CommandScope, namespace: str, confine: Path | None,
-             builtins: frozenset[str]) -> None:
+             builtins: frozenset[str], plugin_root: Path | None = None) -> None:
         try:
             if confine is not None and not path.resolve(strict=True).is_relative_to(confine):
                 raise AgentFileError("a symlink that leaves the commands folder; not followed")
-            command = parse_command(path, scope=scope, namespace=namespace)
+            command = replace(parse_command(path, scope=scope, namespace=namespace), plugin_root=plugin_root)
         except (AgentFileError, OSError, RuntimeError) as exc:
             self.problems.append(skipped(path, exc))
             return

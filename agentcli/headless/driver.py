@@ -378,6 +378,8 @@ class Driver:
             mode=conversation.permissions.mode, agents=conversation.registry.names(),
             mcp=[{"name": n, "status": "connected" if s.status == "running" else s.status}
                  for n, s in conversation.mcp.servers.items()],
+            plugins=[{"name": p.name, "path": str(p.root), **({"version": p.version} if p.version else {})}
+                     for p in conversation.plugins.plugins],
         )
         turn = await _turn(conversation, item.prompt, self.schema or self.requests.schema, message_id)
         self.outcome = outcome = turn.outcome

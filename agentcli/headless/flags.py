@@ -51,6 +51,7 @@ HONOURED: Final[tuple[Flag, ...]] = (
     Flag(("--fallback-model",), "fallback_model", "value"),
     Flag(("--mcp-config",), "mcp_config", "list"),
     Flag(("--add-dir",), "add_dir", "list"),
+    Flag(("--plugin-dir",), "plugin_dir", "list"),
     Flag(("--strict-mcp-config",), "strict_mcp_config", "bool"),
     Flag(("--setting-sources",), "setting_sources", "value"),
     Flag(("--settings",), "settings", "value"),
@@ -84,7 +85,6 @@ IGNORED: Final[dict[str, tuple[Kind, str]]] = {
     "--max-thinking-tokens": ("value", "set [models.main] thinking_budget_tokens instead"),
     "--thinking-display": ("value", "thinking is always shown as it streams"),
     "--include-hook-events": ("bool", "hook runs are reported as agentcli's own events only"),
-    "--plugin-dir": ("list", "agentcli has no plugins"),
     "--resume-session-at": ("value", "a session resumes at its end"),
     "--resume-drops-turn": ("value", "a session resumes at its end"),
     "--session-mirror": ("bool", "agentcli keeps sessions in its own store"),
@@ -98,7 +98,7 @@ IGNORED: Final[dict[str, tuple[Kind, str]]] = {
     "--disable-slash-commands": ("bool", "headless prompts are never read as slash commands"),
     "--replay-user-message": ("bool", "did you mean --replay-user-messages?"),
     "--agent": ("value", "agentcli's main agent keeps its own role; a Task call names a subagent type"),
-    "--plugin-dir-no-mcp": ("list", "agentcli has no plugins"),
+    "--plugin-dir-no-mcp": ("list", "use --plugin-dir (a plugin's MCP servers load with it)"),
     "--permission-prompts": ("value", "agentcli asks the program through can_use_tool (--permission-prompt-tool)"),
     "--channels": ("value", "agentcli has no channels"),
     "--project-config-root": ("value", "agentcli reads the project's config from the workspace (--cwd)"),
@@ -127,6 +127,7 @@ class HeadlessArgs:
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
     add_dir: list[str] = field(default_factory=list)  # additional directories, as [permissions] additional_directories
+    plugin_dir: list[str] = field(default_factory=list)  # plugin folders for the session, as [plugins] dirs
     tools: list[str] | None = None
     max_turns: str | None = None
     max_budget_usd: str | None = None

@@ -7,8 +7,9 @@ has (`--system-prompt`, `--mcp-config`, `--settings`, ...), or answered with one
 (`requests`) does `hooks` and `agents`.
 
 What the answer tells the program (`applied`): `mcp_servers_applied`, `settings_applied`,
-`disallowed_tools_applied`, `managed_settings_applied`, `plugins_applied` (always false: no plugins) and
-`sdk_mcp_manifests_parked` (`not_honoured`: agentcli asks each server for its tools over `mcp_message`).
+`disallowed_tools_applied`, `managed_settings_applied`, `plugins_applied` (always false: plugins load at start,
+from --plugin-dir) and `sdk_mcp_manifests_parked` (`not_honoured`: agentcli asks each server for its tools over
+`mcp_message`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ NOT_HONOURED: Final[dict[str, str]] = {
     "offersBypassSwitchBack": "no such switch in agentcli",
     "keepsBypassHeld": "no such switch in agentcli",
     "workspaceTrust": "a workspace is trusted by 'agentcli trust' or --trust, not by the program",
-    "plugins": "agentcli has no plugins",
+    "plugins": "agentcli loads plugins when the session starts: pass them as --plugin-dir",
 }
 
 #: Switches whose false, or true, is what agentcli does anyway (no warning then).

@@ -164,7 +164,7 @@ class HeadlessPrinter(StreamJsonPrinter):
     # --- turns ------------------------------------------------------------------------------------
 
     def start_turn(self, *, session_id: str, cwd: str, model: str, tools: list[str], mode: str,
-                   agents: list[str], mcp: list[dict[str, str]]) -> None:
+                   agents: list[str], mcp: list[dict[str, str]], plugins: list[dict[str, str]] | None = None) -> None:
         """A user message starts a turn: its `init` line (Claude Code writes one per turn) and a fresh count."""
         from agentcli import __version__
 
@@ -176,7 +176,7 @@ class HeadlessPrinter(StreamJsonPrinter):
             "type": "system", "subtype": "init", "cwd": cwd, "session_id": session_id, "tools": tools,
             "mcp_servers": mcp, "model": model, "permissionMode": MODE_NAMES.get(mode, "default"),
             "slash_commands": [], "apiKeySource": api_key_source(), "claude_code_version": PROTOCOL_VERSION,
-            "output_style": "default", "agents": agents, "skills": [], "plugins": [], "uuid": new_uuid(),
+            "output_style": "default", "agents": agents, "skills": [], "plugins": plugins or [], "uuid": new_uuid(),
             "agentcli_version": __version__,
         })
 

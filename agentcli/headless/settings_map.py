@@ -91,6 +91,8 @@ def map_flags(args: HeadlessArgs) -> Mapped:
         mapped.mcp_servers.update(_mcp_servers(value))
     mapped.strict_mcp = args.strict_mcp_config
     mapped.dirs = [(path, "--add-dir") for path in args.add_dir]
+    if args.plugin_dir:
+        mapped.set("plugins.dirs", [str(Path(p).expanduser().resolve()) for p in args.plugin_dir], "--plugin-dir")
     mapped.model = args.model
     if args.effort is not None:  # Claude Code's xhigh and max are agentcli's high (its most thinking)
         mapped.effort = "high" if args.effort in ("xhigh", "max") else args.effort

@@ -4,7 +4,8 @@ Sources, all added together (as Claude Code merges its settings files):
 
 - the agentcli config's `[hooks]` (the layered config; an untrusted project file cannot set it);
 - `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when that is set; `claude_settings` says where);
-- in a trusted workspace only: `<workspace>/.claude/settings.json` and `.claude/settings.local.json`.
+- in a trusted workspace only: `<workspace>/.claude/settings.json` and `.claude/settings.local.json`;
+- the session's plugins' hooks (`agentcli.plugins`: `hooks/hooks.json` or their manifest's).
 
 A hook an untrusted workspace names never runs; `HookConfig.notes` says so once. Entries agentcli
 cannot run (another event, a hook type other than `command`) are skipped with a note too.
@@ -26,6 +27,7 @@ from agentcli.config import user_claude_settings as user_claude_settings  # re-e
 
 if TYPE_CHECKING:
     from agentcli.config import HookEventName, HookMatcherSettings
+    from agentcli.plugins import Plugin
 
 HOOK_EVENTS: Final = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop", "SessionStart"
@@ -98,6 +100,7 @@ def load_hooks(
     trusted: bool,
     env: Mapping[str, str] | None = None,
     sources: frozenset[str] | None = None,
+    plugins: Iterable[Plugin] = (),
 ) -> HookConfig:
     """Every hook that may run in `workspace` (the project's only when `trusted`). `sources` (Claude Code's
     `--setting-sources`): which of its settings files are read, `user`, `project` (settings.json) and `local`
@@ -120,6 +123,8 @@ def load_hooks(
             config.notes.append(
                 f"hooks in {path} not run: the workspace is not trusted (run 'agentcli trust {workspace}' to run them)"
             )
+    for plugin in plugins:  # the session's plugins: already only those the trust rules let load
+        add_hooks(config, plugin.expand(dict(plugin.hooks)) or None, Path(plugin.hooks_origin or plugin.root))
     return config
 
 

@@ -14,7 +14,15 @@ from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
     from agentcli.mcp.manager import McpManager, session_manager
-    from agentcli.mcp.specs import ServerSpec, SpecError, agent_servers, parse_server, read_mcp_json, variables
+    from agentcli.mcp.specs import (
+        ServerSpec,
+        SpecError,
+        agent_servers,
+        parse_server,
+        plugin_servers,
+        read_mcp_json,
+        variables,
+    )
     from agentcli.mcp.tools import McpCaller, McpTool, tool_class
 
 __all__ = [
@@ -25,6 +33,7 @@ __all__ = [
     "SpecError",
     "agent_servers",
     "parse_server",
+    "plugin_servers",
     "read_mcp_json",
     "session_manager",
     "tool_class",
@@ -33,6 +42,7 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.mcp.manager": ["McpManager", "session_manager"],
-    "agentcli.mcp.specs": ["ServerSpec", "SpecError", "agent_servers", "parse_server", "read_mcp_json", "variables"],
+    "agentcli.mcp.specs": ["ServerSpec", "SpecError", "agent_servers", "parse_server", "plugin_servers",
+                           "read_mcp_json", "variables"],
     "agentcli.mcp.tools": ["McpCaller", "McpTool", "tool_class"],
 })

@@ -5,6 +5,7 @@ Three places, as Claude Code reads them:
 - `<workspace>/.mcp.json`: `{"mcpServers": {NAME: {"command", "args", "env"} | {"type": "http", "url",
   "headers"}}}` (project: started only in a trusted workspace);
 - `[mcp.servers.NAME]` in agentcli's config (user, or a trusted project's `.agentcli/config.toml`);
+- a loaded plugin's `.mcp.json` or manifest `mcpServers` (`plugin_servers`: named `plugin_<plugin>_<server>`);
 - an agent file's `mcpServers:` front matter: a list of names of servers configured above, or of
   `{NAME: {...}}` definitions (a project agent file's are project servers).
 
@@ -18,13 +19,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.config import ConfigError, read_config_text
 from agentcli.text import one_line
+
+if TYPE_CHECKING:
+    from agentcli.plugins import Plugin
 
 Transport = Literal["stdio", "http", "program"]  # program: a server in the program driving agentcli
 MCP_JSON = ".mcp.json"
@@ -241,3 +245,21 @@ def agent_servers(value: object, *, origin: str, project: bool) -> tuple[tuple[s
             if spec.name not in names:
                 names.append(spec.name)
     return tuple(names), specs, warnings
+
+
+def plugin_servers(plugins: Iterable[Plugin], *, project: bool = False) -> tuple[list[ServerSpec], list[str]]:
+    """The plugins' MCP servers, named `plugin_<plugin>_<server>`, `${CLAUDE_PLUGIN_ROOT}` expanded (and given to a
+    stdio server's environment), and the one-line problems of those that cannot be used."""
+    specs: list[ServerSpec] = []
+    problems: list[str] = []
+    for plugin in plugins:
+        for name, written in plugin.servers.items():
+            raw = plugin.expand(written)
+            if isinstance(raw, dict) and isinstance(raw.get("env", {}), dict) and raw.get("command"):
+                raw = {**raw, "env": {"CLAUDE_PLUGIN_ROOT": str(plugin.root), **raw.get("env", {})}}
+            try:
+                specs.append(parse_server(plugin.server_name(name), raw, project=project,
+                                          origin=f"plugin {plugin.plugin_id} ({plugin.servers_origin})"))
+            except SpecError as exc:
+                problems.append(str(exc))
+    return specs, problems

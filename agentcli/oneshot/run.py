@@ -237,7 +237,8 @@ async def command_prompt(conversation: Conversation, options: OneShotOptions, er
     word, _, arguments = text.partition(" ")
     found = None
     if len(word) >= 2 and word.startswith("/") and "/" not in word[1:]:
-        found = CommandSet.load(options.workspace, skills=conversation.skills.skills.values()).find(word[1:])
+        found = CommandSet.load(options.workspace, skills=conversation.skills.skills.values(),
+                                plugins=conversation.plugins.plugins).find(word[1:])
     if found is None:
         return await _with_mentions(conversation, options.prompt, err)
     if isinstance(found, list):

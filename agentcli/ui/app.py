@@ -129,7 +129,8 @@ class AgentApp(App[int]):
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
         self.custom_commands = CommandSet.load(conversation.workspace, reserved=COMMANDS,
-                                               skills=conversation.skills.skills.values())  # .claude/commands
+                                               skills=conversation.skills.skills.values(),
+                                               plugins=conversation.plugins.plugins)  # .claude/commands, plugins
         ui = conversation.settings.ui
         self.notifier = Notifier(ui.notify, ui.notify_after_seconds)
         self.prompt = PromptInput(

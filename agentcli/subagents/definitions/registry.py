@@ -18,6 +18,7 @@ user:
       `$XDG_CONFIG_HOME/opencode/opencode.json`
   11. `$CODEX_HOME/agents/**/*.toml` (default `~/.codex/agents`), `~/.gemini/agents/*.md`, `~/.qwen/agents/*.md`
 built-in: general, explore, plan, summary.
+plugins (`agentcli.plugins`): each loaded plugin's `agents/*.md` (Claude Code format), named `plugin:agent`.
 
 Other tools' formats are read by `agentcli.subagents.definitions.foreign_agents`.
 
@@ -37,8 +38,9 @@ import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentcli.prompts import load_prompt
 from agentcli.subagents.definitions.agent_files import (
@@ -66,6 +68,9 @@ from agentcli.subagents.definitions.foreign_agents import (
 )
 from agentcli.subagents.definitions.front_matter import AgentFileError
 from agentcli.tools import MESSAGE_TOOL_NAMES, READ_ONLY_TOOLS
+
+if TYPE_CHECKING:
+    from agentcli.plugins import Plugin
 
 __all__ = ["AgentRegistry", "AgentType", "Fallback", "Problem", "agent_folders", "builtin_types"]
 
@@ -260,6 +265,24 @@ def _inside(path: Path, real_folder: Path) -> None:
         raise AgentFileError(f"a symlink that leaves the agent folder (to {target}); not followed")
 
 
+def plugin_agents(plugins: Iterable[Plugin], aliases: tuple[str, ...] | None,
+                  problems: list[Problem]) -> list[AgentType]:
+    """The agents of plugins (Claude Code's format), each named `plugin:name`; a file leaving its plugin is skipped."""
+    agents: list[AgentType] = []
+    for plugin in plugins:
+        for place in plugin.agents:
+            files = _files(place, "claude") if place.is_dir() else [place]
+            for path in files:
+                try:
+                    _inside(path, plugin.root)
+                    agent = _parse(path, "user", "claude", aliases)
+                except AgentFileError as exc:
+                    problems.append(Problem(str(path), str(exc)))
+                    continue
+                agents.append(replace(agent, name=f"{plugin.name}:{agent.name}"))
+    return agents
+
+
 def _normal(name: str) -> str:
     return "".join(ch for ch in name.strip().lower() if ch not in "_- ")
 
@@ -304,8 +327,10 @@ class AgentRegistry:
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
         aliases: Mapping[str, str] | None = None,
+        plugins: Iterable[Plugin] = (),
     ) -> AgentRegistry:
-        """Built-ins plus every agent file of the workspace and the user (see the module docstring)."""
+        """Built-ins plus every agent file of the workspace and the user (see the module docstring), then the
+        plugins' agents, named `plugin:agent`."""
         env = os.environ if env is None else env
         home = user_home(env, home)
         alias_names = tuple(aliases) if aliases is not None else None
@@ -321,6 +346,8 @@ class AgentRegistry:
                 agents += _read_opencode_config(config, config_scope, alias_names, gate.real_workspace, problems)
             for agent in agents:
                 keep_first(found, shadowed, agent.name, agent)
+        for agent in plugin_agents(plugins, alias_names, problems):
+            keep_first(found, shadowed, agent.name, agent)
         types: list[AgentType] = []
         for builtin in builtin_types():
             if builtin.name in found:

@@ -14,6 +14,7 @@ Folders, highest precedence first (a same-named skill further down is shadowed, 
   2. `<workspace>/.agents/skills/*/SKILL.md`    project, the cross-tool folder
   3. `~/.claude/skills/*/SKILL.md`              user
   4. `~/.agents/skills/*/SKILL.md`              user
+  5. each loaded plugin's `skills/*/SKILL.md`   named `plugin:skill` (`agentcli.plugins`)
 
 Progressive disclosure, as the format intends: only each skill's name and description reach the model (in the
 `Skill` tool's description, `skill_tool`), its body when the model calls `Skill(name)`, and the files it bundles
@@ -35,9 +36,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.subagents.definitions.catalog import (
     FolderGate,
@@ -60,6 +61,9 @@ from agentcli.subagents.definitions.front_matter import (
     text_value,
 )
 from agentcli.text import one_line
+
+if TYPE_CHECKING:
+    from agentcli.plugins import Plugin
 
 SkillScope = Literal["user", "project"]
 
@@ -214,8 +218,10 @@ class SkillCatalog:
     shadowed: list[Skill] = field(default_factory=list)
 
     @classmethod
-    def load(cls, workspace: Path, *, env: Mapping[str, str] | None = None, home: Path | None = None) -> SkillCatalog:
-        """Every skill of the folders of `skill_folders`, in precedence order (module docstring)."""
+    def load(cls, workspace: Path, *, env: Mapping[str, str] | None = None, home: Path | None = None,
+             plugins: Iterable[Plugin] = ()) -> SkillCatalog:
+        """Every skill of the folders of `skill_folders`, in precedence order (module docstring), then the plugins'
+        skills, named `plugin:skill` and kept inside their plugin."""
         home = user_home(os.environ if env is None else env, home)
         catalog = cls()
         roots: dict[Root, Path] = {"workspace": workspace, "home": home}
@@ -228,9 +234,19 @@ class SkillCatalog:
                 continue
             for entry in entries:
                 catalog._add(entry, scope, admitted.confine)
+        for plugin in plugins:
+            for place in plugin.skills:
+                try:
+                    entries = [place] if (place / SKILL_FILE).is_file() else sorted(
+                        p for p in place.iterdir() if not p.name.startswith("."))
+                except OSError as exc:
+                    catalog.problems.append(Problem(str(place), f"cannot list the folder: {exc.strerror or exc}"))
+                    continue
+                for entry in entries:
+                    catalog._add(entry, "user", plugin.root, prefix=f"{plugin.name}:")
         return catalog
 
-    def _add(self, entry: Path, scope: SkillScope, confine: Path | None) -> None:
+    def _add(self, entry: Path, scope: SkillScope, confine: Path | None, prefix: str = "") -> None:
         """Read `entry/SKILL.md` (a folder without one is not a skill and is passed over silently)."""
         path = entry / SKILL_FILE
         try:
@@ -241,6 +257,7 @@ class SkillCatalog:
             if confine is not None and not (folder.is_relative_to(confine) and target.is_relative_to(folder)):
                 raise AgentFileError(f"a symlink that leaves the skills folder (to {target}); not followed")
             skill = parse_skill(path, scope=scope, folder=folder)
+            skill = replace(skill, name=prefix + skill.name) if prefix else skill
         except (AgentFileError, OSError, RuntimeError) as exc:
             self.problems.append(skipped(path, exc))
             return
