@@ -24,7 +24,10 @@ def _registry(cwd: Path | None, config: Path | None) -> tuple[AgentRegistry, Pat
 
     workspace = workspace_dir(cwd)
     loaded = load(workspace, config)  # trust decision, one warning line, exit 2 on a config error
-    return AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases), workspace
+    from agentcli.plugins import session_plugins
+
+    plugins = session_plugins(workspace, dirs=loaded.settings.plugins.dirs, enabled=loaded.settings.plugins.enabled)
+    return AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases, plugins=plugins.plugins), workspace
 
 
 def tools_summary(agent: AgentType) -> str:

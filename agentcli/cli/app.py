@@ -68,6 +68,7 @@ GROUPS: dict[str, tuple[str, str]] = {
     "worktrees": ("agentcli.cli.worktrees", "worktrees_app"),
     "skills": ("agentcli.cli.skills", "skills_app"),
     "commands": ("agentcli.cli.skills", "commands_app"),
+    "plugins": ("agentcli.cli.plugins", "plugins_app"),
 }
 #: The commands, for telling `agentcli run ...` from Claude Code's headless flags.
 COMMANDS = frozenset({*SINGLE_COMMANDS, *GROUPS})

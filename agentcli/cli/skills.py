@@ -24,10 +24,11 @@ def _cut(text: str, width: int = 70) -> str:
 @skills_app.command("list")
 def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List the skills (project ones first), then skipped files, warnings and shadowed skills."""
+    from agentcli.plugins import session_plugins
     from agentcli.subagents import SkillCatalog
 
     workspace = workspace_dir(cwd)
-    catalog = SkillCatalog.load(workspace)
+    catalog = SkillCatalog.load(workspace, plugins=session_plugins(workspace).plugins)
     if as_json:
         winners = {name: str(skill.path) for name, skill in catalog.skills.items()}
         record: dict[str, Any] = {
@@ -66,11 +67,14 @@ def skills_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
 def commands_list(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List the custom slash commands, then skipped or unused files and shadowed commands."""
     from agentcli.frontend import CommandSet
+    from agentcli.plugins import session_plugins
     from agentcli.subagents import SkillCatalog
     from agentcli.ui import COMMANDS
 
     workspace = workspace_dir(cwd)
-    found = CommandSet.load(workspace, reserved=COMMANDS, skills=SkillCatalog.load(workspace).skills.values())
+    plugins = session_plugins(workspace).plugins
+    found = CommandSet.load(workspace, reserved=COMMANDS, plugins=plugins,
+                            skills=SkillCatalog.load(workspace, plugins=plugins).skills.values())
     if as_json:
         print_json({
             "commands": [c.as_dict() for c in found.commands.values()],

@@ -1,0 +1,229 @@
+"""`agentcli plugins install|list|enable|disable|remove` and `agentcli plugins marketplace add|list|remove`:
+Claude Code's plugins in agentcli's own store.
+
+Installing or enabling a plugin shows every hook command and MCP server it arms and asks (`--yes` agrees
+beforehand; without a terminal and without `--yes` nothing changes). Only typer and the standard library at
+import time: the store loads inside the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from agentcli.cli.common import CwdOption, JsonOption, echo, print_json, table
+from agentcli.frontend import fail, workspace_dir
+
+if TYPE_CHECKING:
+    from agentcli.plugins import Marketplace, Plugin, PluginStore
+
+plugins_app = typer.Typer(help="Claude Code's plugins: install, list, enable, disable, remove.",
+                          rich_markup_mode=None)
+marketplace_app = typer.Typer(help="Plugin marketplaces (.claude-plugin/marketplace.json).", rich_markup_mode=None)
+plugins_app.add_typer(marketplace_app, name="marketplace")
+
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Agree to what the plugin arms without asking.")]
+
+
+def _store() -> PluginStore:
+    from agentcli.plugins import PluginStore
+
+    return PluginStore()
+
+
+def _agreed(plugin: Plugin, verb: str, yes: bool) -> bool:
+    """Show what `plugin` arms and ask (a terminal), or take `--yes`; without either, say how and refuse."""
+    from agentcli.plugins import armed, brings
+
+    lines = armed(plugin)
+    version = f" {plugin.version}" if plugin.version else ""
+    echo(f"{plugin.plugin_id}{version}: {plugin.description or '(no description)'}")
+    echo(f"  brings {brings(plugin)}")
+    if lines:
+        echo("  it runs these hooks and MCP servers, as you, on every session where it is on "
+             "(${CLAUDE_PLUGIN_ROOT} is the plugin's folder):")
+        echo("\n".join(f"    {line}" for line in lines))
+    else:
+        echo("  it runs no hooks and no MCP servers")
+    for warning in plugin.warnings:
+        echo(f"  skipped: {warning}")
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        echo(f"not {verb}: run again with --yes to agree to the above")
+        return False
+    return input(f"{verb.capitalize()} it? [y/N] ").strip().lower() in ("y", "yes")
+
+
+def _known_marketplace(name: str, store: PluginStore, workspace: Path) -> Marketplace:
+    """A marketplace by name: one added to the store, else one Claude Code's settings name
+    (`extraKnownMarketplaces`: the person's, and a trusted project's), added now."""
+    from agentcli.config import claude_setting_layers, trust
+    from agentcli.plugins import PluginError, parse_source, read_marketplace
+
+    known = store.marketplaces()
+    if name in known:
+        return read_marketplace(known[name])
+    layers = claude_setting_layers("extraKnownMarketplaces", workspace, trusted=trust.is_trusted(workspace))
+    for _, path, value in reversed(layers):
+        entry = value.get(name) if isinstance(value, dict) else None
+        if isinstance(entry, dict) and "source" in entry:
+            source = parse_source(entry["source"], f"{path}: extraKnownMarketplaces.{name}")
+            echo(f"adding marketplace {name} ({source.describe()}) from {path}")
+            return store.add_marketplace(source)
+    raise PluginError(f"no marketplace named {name!r} (agentcli plugins marketplace add SOURCE)")
+
+
+@plugins_app.command("install")
+def install(
+    target: Annotated[str, typer.Argument(metavar="PLUGIN", help="name@marketplace, a plugin folder or a git URL.")],
+    yes: YesOption = False, cwd: CwdOption = None,
+) -> None:
+    """Install a plugin from a marketplace, a folder or a git repository, and turn it on."""
+    from agentcli.plugins import LOCAL, PluginError, entry_for_folder_or_url, split_id
+
+    store = _store()
+    try:
+        if "@" in target and "://" not in target and not Path(target).expanduser().exists():
+            name, market_name = split_id(target)
+            market = _known_marketplace(market_name, store, workspace_dir(cwd))
+            if name not in market.entries:
+                fail(f"marketplace {market.name} has no plugin {name!r} ({', '.join(sorted(market.entries))})")
+            staged = store.stage(market.entries[name], market.name)
+        else:
+            staged = store.stage(entry_for_folder_or_url(target), LOCAL)
+    except PluginError as exc:
+        fail(str(exc))
+    if not _agreed(staged.plugin, "installed", yes):
+        store.drop(staged)
+        raise typer.Exit(1)
+    try:
+        place = store.keep(staged)
+    except (PluginError, OSError) as exc:
+        store.drop(staged)
+        fail(f"{staged.plugin_id}: not installed: {exc}")
+    echo(f"installed {staged.plugin_id} in {place}; it is on (agentcli plugins disable {staged.plugin_id})")
+
+
+def _installed_plugin(plugin_id: str, store: PluginStore, workspace: Path) -> Plugin:
+    """An installed plugin (agentcli's store, else Claude Code's), read."""
+    from agentcli.plugins import PluginError, read_plugin
+    from agentcli.plugins.loadout import claude_installed
+
+    place = store.installed().get(plugin_id) or claude_installed(os.environ, workspace).get(plugin_id)
+    if place is None:
+        raise PluginError(f"{plugin_id} is not installed (agentcli plugins install {plugin_id})")
+    return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0])
+
+
+@plugins_app.command("enable")
+def enable(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE")], yes: YesOption = False,
+           cwd: CwdOption = None) -> None:
+    """Turn an installed plugin on (agentcli's, or one Claude Code installed)."""
+    from agentcli.plugins import PluginError
+
+    store = _store()
+    try:
+        plugin = _installed_plugin(plugin_id, store, workspace_dir(cwd))
+    except PluginError as exc:
+        fail(str(exc))
+    if not _agreed(plugin, "enabled", yes):
+        raise typer.Exit(1)
+    store.set_enabled(plugin_id, True)
+    echo(f"{plugin_id} is on")
+
+
+@plugins_app.command("disable")
+def disable(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE")]) -> None:
+    """Turn a plugin off (a trusted project's enabledPlugins may still turn it on there)."""
+    _store().set_enabled(plugin_id, False)
+    echo(f"{plugin_id} is off")
+
+
+@plugins_app.command("remove")
+def remove(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE")]) -> None:
+    """Uninstall a plugin agentcli installed."""
+    if not _store().remove(plugin_id):
+        fail(f"{plugin_id} is not installed by agentcli (agentcli plugins list)")
+    echo(f"removed {plugin_id}")
+
+
+@plugins_app.command("list")
+def list_plugins(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
+    """The plugins installed, which are on, what this workspace's sessions load, and what could not be loaded."""
+    from agentcli.plugins import PluginError, session_plugins
+
+    workspace = workspace_dir(cwd)
+    store = _store()
+    try:
+        installed, enabled = store.installed(), store.enabled()
+    except PluginError as exc:
+        fail(str(exc))
+    loaded = session_plugins(workspace, store=store)
+    if as_json:
+        record: dict[str, Any] = {
+            "installed": [{"id": pid, "path": str(path), "enabled": enabled.get(pid, False)}
+                          for pid, path in sorted(installed.items())],
+            "loaded": [{"id": p.plugin_id, "name": p.name, "path": str(p.root), "scope": p.scope,
+                        "version": p.version} for p in loaded.plugins],
+            "problems": loaded.problems,
+        }
+        print_json(record)
+        return
+    if installed:
+        rows = [[pid, "on" if enabled.get(pid) else "off", str(path)] for pid, path in sorted(installed.items())]
+        echo(table(["PLUGIN", "STATE", "FOLDER"], rows))
+    else:
+        echo("No plugins installed by agentcli (agentcli plugins install NAME@MARKETPLACE | FOLDER | URL).")
+    if loaded.plugins:
+        echo(f"\nLoaded in {workspace}:")
+        for plugin in loaded.plugins:
+            echo(f"  {plugin.name} ({plugin.scope}: {plugin.plugin_id})")
+    if loaded.problems:
+        echo("\nNot loaded:")
+        echo("\n".join(f"  {line}" for line in loaded.problems))
+
+
+@marketplace_app.command("add")
+def marketplace_add(source: Annotated[str, typer.Argument(help="A folder, owner/repo (GitHub) or a git URL.")]) -> None:
+    """Add a marketplace: its plugins can then be installed as name@marketplace."""
+    from agentcli.plugins import PluginError, marketplace_source
+
+    try:
+        market = _store().add_marketplace(marketplace_source(source))
+    except PluginError as exc:
+        fail(str(exc))
+    echo(f"added marketplace {market.name}: {len(market.entries)} plugin(s)")
+    for entry in market.entries.values():
+        echo(f"  {entry.name}@{market.name}: {entry.description}")
+    for problem in market.problems:
+        echo(f"  skipped: {problem}")
+
+
+@marketplace_app.command("list")
+def marketplace_list() -> None:
+    """The marketplaces added, with the plugins each lists."""
+    from agentcli.plugins import PluginError, read_marketplace
+
+    markets = _store().marketplaces()
+    if not markets:
+        echo("No marketplaces (agentcli plugins marketplace add SOURCE).")
+    for name, folder in sorted(markets.items()):
+        try:
+            market = read_marketplace(folder)
+        except PluginError as exc:
+            echo(f"{name}: {exc}")
+            continue
+        echo(f"{name} ({folder}): {', '.join(sorted(market.entries)) or 'no plugins'}")
+
+
+@marketplace_app.command("remove")
+def marketplace_remove(name: str) -> None:
+    """Forget a marketplace (the plugins installed from it stay)."""
+    if not _store().remove_marketplace(name):
+        fail(f"no marketplace named {name!r}")
+    echo(f"removed marketplace {name}")
