@@ -1,0 +1,168 @@
+"""Plugins read, installed and chosen: a plugin's parts in their default and manifest places, the store's installs
+from a folder, a git repository and a git marketplace, which plugins a session loads (Claude Code's enabledPlugins
+and installs, agentcli's own switches, --plugin-dir), and their parts in the catalogs under the plugin's name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentcli.frontend import CommandSet
+from agentcli.frontend.slash_commands import expand
+from agentcli.hooks import load_hooks
+from agentcli.plugins import LOCAL, PluginStore, armed, brings, read_marketplace, read_plugin, session_plugins
+from agentcli.plugins.marketplace import Entry, Source, marketplace_source
+from agentcli.subagents import AgentRegistry, SkillCatalog
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "plugins"
+MARKET = FIXTURES / "marketplace"
+WSHOBSON = FIXTURES / "wshobson-agents"
+
+
+def _git_repo(folder: Path, source: Path) -> Path:
+    """A git repository at `folder` holding a copy of `source`."""
+    subprocess.run(["cp", "-r", f"{source}/.", str(folder)], check=True)
+    env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(folder.parent)}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "plugins"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=folder, check=True,
+                       capture_output=True, env=env)
+    return folder
+
+
+def test_a_real_marketplace_reads_and_its_plugins_parts_are_found() -> None:
+    market = read_marketplace(WSHOBSON)
+    assert market.name == "claude-code-workflows" and "git-pr-workflows" in market.entries
+    assert len(market.entries) + len(market.problems) == 92
+    assert market.entries["protect-mcp"].source.path == (WSHOBSON / "plugins" / "protect-mcp").resolve()
+    plugin = read_plugin(WSHOBSON / "plugins" / "protect-mcp", scope="user")
+    assert (plugin.name, plugin.version) == ("protect-mcp", "0.1.1")
+    assert brings(plugin) == "1 command, 1 agent, 1 skill"
+    lines = armed(plugin)
+    assert [line.split(":")[0] for line in lines] == ["hook PreToolUse (.*)", "hook PostToolUse (.*)"]
+    assert all("npx protect-mcp@0.7.4" in line for line in lines)
+
+
+def test_manifest_paths_add_to_the_default_places_and_inline_parts_are_read(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    for sub in ("commands", "extra-commands", ".claude-plugin"):
+        (root / sub).mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({
+        "name": "kit", "commands": ["./extra-commands", "./missing"],
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/stop.sh"}]}]},
+        "mcpServers": {"db": {"command": "${CLAUDE_PLUGIN_ROOT}/db-server", "args": ["--ro"]}}}))
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"web": {"type": "http", "url": "https://x.test/mcp"}}}))
+    plugin = read_plugin(root, scope="session")
+    assert plugin.commands == (root / "commands", root / "extra-commands")
+    assert plugin.warnings == ("commands: './missing' does not exist",)
+    assert set(plugin.servers) == {"web", "db"} and plugin.server_name("db") == "plugin_kit_db"
+    real = root.resolve()
+    assert plugin.expand(plugin.servers["db"])["command"] == f"{real}/db-server"
+    assert armed(plugin) == ["hook Stop: ${CLAUDE_PLUGIN_ROOT}/stop.sh", "MCP server plugin_kit_web: https://x.test/mcp",
+                             "MCP server plugin_kit_db: ${CLAUDE_PLUGIN_ROOT}/db-server --ro"]
+    config = load_hooks({}, tmp_path / "ws", trusted=False, env={"HOME": str(tmp_path)}, plugins=[plugin])
+    (stop,) = config.by_event["Stop"]
+    assert stop.command == f"{real}/stop.sh" and "plugin.json" in stop.source
+
+
+def test_installs_from_a_git_repository_and_a_git_marketplace_and_removes(tmp_path: Path) -> None:
+    store = PluginStore(tmp_path / "store")
+    repo = _git_repo(tmp_path / "guard-repo", MARKET / "plugins" / "edit-guard")
+    staged = store.stage(Entry("plugin", Source(url=repo.as_uri())), LOCAL)
+    assert staged.plugin_id == "edit-guard@local"
+    place = store.keep(staged)
+    assert place == store.root / "cache" / "local" / "edit-guard" / "1.0.0"
+    assert (place / "hooks" / "guard.py").is_file() and not (place / ".git").exists()
+    market_repo = _git_repo(tmp_path / "market-repo", MARKET)
+    market = store.add_marketplace(marketplace_source(market_repo.as_uri()))
+    assert market.root == (store.root / "marketplaces" / "fixture-plugins").resolve()
+    store.keep(store.stage(market.entries["feature-dev"], market.name))
+    assert set(store.installed()) == {"edit-guard@local", "feature-dev@fixture-plugins"}
+    assert store.enabled() == {"edit-guard@local": True, "feature-dev@fixture-plugins": True}
+    assert store.remove("edit-guard@local") and not place.exists()
+    assert not store.remove("edit-guard@local")
+    assert store.remove_marketplace("fixture-plugins") and not market.root.exists()
+    assert "feature-dev@fixture-plugins" in store.installed()  # a plugin outlives its marketplace
+
+
+def test_which_plugins_a_session_loads(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    store = PluginStore(tmp_path / "store")
+    store.add_marketplace(Source(path=MARKET))
+    market = read_marketplace(MARKET)
+    for name in ("commit-tools", "feature-dev"):
+        store.keep(store.stage(market.entries[name], market.name))
+    # Claude Code installed frontend-design for this project, and the person's settings turn things on and off
+    claude = home / ".claude"
+    (claude / "plugins").mkdir(parents=True)
+    (claude / "plugins" / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+        "frontend-design@fixture-plugins": [{"scope": "project", "projectPath": str(ws),
+                                             "installPath": str(MARKET / "plugins" / "frontend-design")}],
+        "clock@fixture-plugins": [{"scope": "local", "projectPath": str(tmp_path / "other"),
+                                   "installPath": str(MARKET / "plugins" / "clock")}]}}))
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {
+        "frontend-design@fixture-plugins": True, "clock@fixture-plugins": True, "commit-tools@fixture-plugins": True}}))
+    store.set_enabled("commit-tools@fixture-plugins", False)  # agentcli's switch over the person's settings
+    env = {"HOME": str(home)}
+    loaded = session_plugins(ws, trusted=True, env=env, store=store, dirs=[str(MARKET / "plugins" / "feature-dev")])
+    assert [(p.name, p.scope) for p in loaded.plugins] == [("feature-dev", "session"), ("frontend-design", "user")]
+    assert loaded.problems == [
+        "plugin clock@fixture-plugins is enabled but not installed (agentcli plugins install clock@fixture-plugins)",
+        "plugin feature-dev@fixture-plugins not loaded: a plugin named 'feature-dev' already is"]
+    # a trusted project's settings have the last word
+    (ws / ".claude" / "settings.local.json").write_text(json.dumps({"enabledPlugins": {
+        "commit-tools@fixture-plugins": True, "frontend-design@fixture-plugins": False}}))
+    loaded = session_plugins(ws, trusted=True, env=env, store=store)
+    assert [p.name for p in loaded.plugins] == ["commit-tools", "feature-dev"]
+    assert session_plugins(ws, trusted=True, env=env, store=store, enabled=False).plugins == []
+
+
+def test_the_parts_join_the_catalogs_under_the_plugins_name(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    plugins = [read_plugin(MARKET / "plugins" / name, scope="user")
+               for name in ("commit-tools", "feature-dev", "frontend-design")]
+    plugins.append(read_plugin(WSHOBSON / "plugins" / "git-pr-workflows", scope="user"))
+    env = {"HOME": str(tmp_path / "home")}
+    registry = AgentRegistry.load(ws, env=env, plugins=plugins)
+    explorer = registry.types["feature-dev:code-explorer"]
+    assert explorer.tools == ("Glob", "Grep", "LS", "Read") and "You map existing code" in explorer.prompt
+    assert "git-pr-workflows:git-pr-workflows-code-reviewer" in registry.types
+    skills = SkillCatalog.load(ws, env=env, plugins=plugins)
+    assert list(skills.skills) == ["frontend-design:frontend-design"]
+    commands = CommandSet.load(ws, env=env, plugins=plugins)
+    found = commands.find("commit-tools:describe")
+    assert found is not None and not isinstance(found, list) and commands.find("describe") is found
+    assert commands.find("git-pr-workflows:git-workflow") is not None
+    text = expand(found, "the lexer").text()
+    assert "focusing on: the lexer" in text
+    assert f"{(MARKET / 'plugins' / 'commit-tools').resolve()}/scripts" in text
+
+
+@pytest.mark.parametrize("text", ["./rel", "/abs/market"])
+def test_a_marketplace_added_by_path_is_a_folder(text: str) -> None:
+    assert marketplace_source(text).path is not None
+    assert marketplace_source("owner/repo").url == "https://github.com/owner/repo.git"
+
+
+def test_trusting_names_what_a_projects_enabled_plugins_would_run(tmp_path: Path) -> None:
+    from agentcli.conversation import what_trust_arms
+
+    store_root = tmp_path / "data" / "agentcli" / "plugins"
+    store = PluginStore(store_root)
+    market = read_marketplace(MARKET)
+    for name in ("edit-guard", "clock"):
+        store.keep(store.stage(market.entries[name], market.name))
+        store.set_enabled(f"{name}@fixture-plugins", False)
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {
+        "edit-guard@fixture-plugins": True, "clock@fixture-plugins": True}}))
+    report = what_trust_arms(ws, env={"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")})
+    (hook,) = report.hooks
+    assert hook.command == f'python3 "{store_root.resolve()}/cache/fixture-plugins/edit-guard/1.0.0/hooks/guard.py"'
+    (server,) = report.servers
+    assert (server.name, server.target) == ("plugin_clock_time", "mcp-server-time --local-timezone UTC")
