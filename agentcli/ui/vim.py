@@ -6,10 +6,11 @@ and cursor; the mode may now be insert) or a `HistoryWalk` (k on the first line,
 Up / Down). In insert mode the prompt edits as ever, and Esc calls `to_normal`.
 
 Normal mode has the motions h j k l w b e W B E 0 ^ $ gg G, each with a count (3w, 2j, 5G); the operators d c y
-over a motion (dw, c$, y2j, d3e) or whole lines (dd, 3cc, yy); x X D C s S Y; p P (after / before the cursor, or
-whole lines below / above); r (replace characters); u (undo the last change, an insert session counting as one);
-i a A I o O into insert mode. As in vim, the cursor sits on a character, never past its line's last one. A key
-that makes no command is dropped.
+over a motion (dw, c$, y2j, d3e), a word (diw, caw) or whole lines (dd, 3cc, yy); x X D C s S Y; p P (after /
+before the cursor, or whole lines below / above); r (replace characters); u (undo the last change, an insert
+session counting as one); i a A I o O into insert mode. As in vim, the cursor sits on a character, never past its
+line's last one. A key that makes no command is dropped. Left out: redo (Ctrl+R is the prompt's history search),
+`.`, visual mode, f / t / search motions, named registers, marks, macros.
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ from typing import Literal
 Mode = Literal["normal", "insert"]
 UNDO_LEVELS = 100
 _MOTION = r"gg|[hjklwbeWBE0^$G]"
-#: A whole command: [count], then an operator with [count] and a motion (or the operator again: dd), r and the
-#: character to put, a command of its own, or a motion.
+#: A whole command: [count], then an operator with [count] and a motion (or the operator again: dd; or a word
+#: object: iw aw), r and the character to put, a command of its own, or a motion.
 COMMAND = re.compile(
-    rf"(?P<count>[1-9][0-9]*)?(?:(?P<op>[dcy])(?P<count2>[1-9][0-9]*)?(?P<motion>{_MOTION}|[dcy])"
+    rf"(?P<count>[1-9][0-9]*)?(?:(?P<op>[dcy])(?P<count2>[1-9][0-9]*)?(?P<motion>{_MOTION}|[dcy]|[ia][wW])"
     rf"|r(?P<char>.)|(?P<simple>[xXDCsSYpPuiaAIoO])|(?P<move>{_MOTION}))",
     re.DOTALL,
 )
 #: The start of a command, waiting for its next key (a count, an operator, g, r).
-PARTIAL = re.compile(r"(?:[1-9][0-9]*)?(?:[dcy](?:[1-9][0-9]*)?g?|g|r)?")
+PARTIAL = re.compile(r"(?:[1-9][0-9]*)?(?:[dcy](?:[1-9][0-9]*)?[gia]?|g|r)?")
 #: Commands that are an operator over a motion.
 ALIASES = {"x": ("d", "l"), "X": ("d", "h"), "D": ("d", "$"), "C": ("c", "$"), "s": ("c", "l"), "S": ("c", "c"),
            "Y": ("y", "y")}
@@ -158,6 +159,29 @@ def _this_word_end(text: str, pos: int, big: bool) -> int:
     while pos + 1 < len(text) and _kind(text[pos + 1], big) == kind:
         pos += 1
     return pos
+
+
+def word_object(text: str, pos: int, around: bool, big: bool = False) -> tuple[int, int]:
+    """iw / aw: the word (or the run of blanks) under the cursor, as [start, end); aw takes the blanks after the
+    word too (those before it when none follow)."""
+    start, end = line_start(text, pos), line_end(text, pos)
+    if pos >= end:
+        return pos, pos
+    kind = _kind(text[pos], big)
+    first, last = pos, pos + 1
+    while first > start and _kind(text[first - 1], big) == kind:
+        first -= 1
+    while last < end and _kind(text[last], big) == kind:
+        last += 1
+    if around and kind:
+        after = last
+        while after < end and text[after] in " \t":
+            after += 1
+        if after > last:
+            return first, after
+        while first > start and text[first - 1] in " \t":
+            first -= 1
+    return first, last
 
 
 def _line_starts(text: str) -> list[int]:
@@ -333,6 +357,9 @@ class VimKeys:
         elif motion in ("j", "k"):
             row = _row(text, pos) + (count if motion == "j" else -count)
             target = Target(_on_row(text, row, 0), "linewise") if 0 <= row <= _row(text, len(text)) else None
+        elif motion[0] in "ia":
+            pos, end = word_object(text, pos, motion[0] == "a", motion[1] == "W")
+            target = Target(end)
         else:
             target = motion_target(motion, count, text, pos, typed=typed, operator=op)
         if target is None:

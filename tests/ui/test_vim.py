@@ -121,6 +121,12 @@ def test_motions(start: str, keys: str, end: str) -> None:
         ("a\n|bcd\ne", "ccX<", "a\n|X\ne"),
         ("a\n|bcd\ne", "SX<", "a\n|X\ne"),
         ("|abc", "sX<", "|Xbc"),
+        ("foo b|ar baz", "diw", "foo | baz"),
+        ("foo b|ar baz", "daw", "foo |baz"),
+        ("foo b|ar", "daw", "fo|o"),  # no blank after the word: the blank before it
+        ("foo b|ar.x baz", "ciWy<", "foo |y baz"),
+        ("foo | bar", "diw", "foo|bar"),  # on blanks: the blanks
+        ("foo b|ar baz", "yiwP", "foo ba|rbar baz"),  # yiw goes to the word's start
         ("|abc", "2rx", "x|xc"),
         ("|abc", "4rx", "|abc"),  # past the line's end: nothing
     ],
