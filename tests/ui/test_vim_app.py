@@ -40,6 +40,9 @@ async def test_normal_mode_edits_with_motions_and_operators(make_app: MakeApp) -
             assert prompt.text == "foo bar baz" and prompt.cursor_location == (0, 10)  # on the last character
             await pilot.press("0", "w")
             assert prompt.cursor_location == (0, 4)
+            await pilot.press("backspace")  # moves left, as in vim: deletes nothing
+            assert prompt.text == "foo bar baz" and prompt.cursor_location == (0, 3)
+            await pilot.press("l")
             await pilot.press("d", "w")
             assert prompt.text == "foo baz" and prompt.cursor_location == (0, 4)
             await pilot.press("x")
