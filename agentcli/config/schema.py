@@ -272,6 +272,7 @@ class UiSettings(_Section):
     theme: str = Field("", max_length=64)  # the TUI's colour theme ("": Textual's default); saved when changed
     output_style: str = Field("", max_length=64)  # the main agent's output style ("": Claude Code's outputStyle)
     status_line: str = Field("", max_length=4096)  # a command printing the status line ("": Claude Code's statusLine)
+    vim_mode: bool = False  # vim keys in the prompt (normal and insert modes); /vim toggles it and saves it here
 
 
 HookEventName = Literal[

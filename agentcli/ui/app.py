@@ -137,7 +137,7 @@ class AgentApp(App[int]):
             id="prompt",
             history=PromptHistory.for_workspace(conversation.workspace),
             commands={**{name: text for name, (_, text) in COMMANDS.items()}, **self.custom_commands.completions()},
-            paths=PathIndex(conversation.workspace, hidden=conversation.permissions.read_denied),
+            paths=PathIndex(conversation.workspace, hidden=conversation.permissions.read_denied), vim=ui.vim_mode,
         )
         self.status_bar = StatusBar()
         self.status_line = StatusLine(status_line_command(conversation), conversation.workspace, conversation.hooks.env)
@@ -185,7 +185,7 @@ class AgentApp(App[int]):
         self.set_interval(1 / SPINNER_HZ, self.router.tick)
         self._prepare()
 
-    def save_setting(self, key: tuple[str, ...], value: str) -> None:
+    def save_setting(self, key: tuple[str, ...], value: str | bool) -> None:
         """Keep a setting the person changed here in their own config file; a failure is one line on screen."""
         try:
             save_user_setting(key, value)
@@ -264,7 +264,7 @@ class AgentApp(App[int]):
             running=running, queued=queued, state=state, context=self.conversation.context_use(),
             window_source=self.conversation.window_source(),
             mode=self.conversation.permissions.mode, sandbox=self.conversation.sandbox.summary(),
-            background=len(self.router.background),
+            background=len(self.router.background), vim=self.prompt.vim_label,
         ))
         self.status_line.request(self.conversation)
 

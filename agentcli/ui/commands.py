@@ -1,6 +1,6 @@
 """Slash commands of the TUI: /help, /agents, /skills, /tasks, /bg (`ui.background`), /mcp, /model, /new (/clear),
 /resume, /rewind, /undo, /redo (those three in `ui.rewind`), /cost, /compact, /copy, /export, /notify,
-/output-style, /go, /quit;
+/output-style, /vim, /go, /quit;
 then the person's and the project's own (`slash_commands`), which never take a built-in's name."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agentcli.frontend import CommandSet, CustomCommand
     from agentcli.ui.model import Entry
     from agentcli.ui.notify import Notifier, NotifyMode
+    from agentcli.ui.widgets.prompt_input import PromptInput
 
 T = TypeVar("T")
 
@@ -63,7 +64,10 @@ class CommandHost(Protocol):
     @property
     def notifier(self) -> Notifier: ...
 
-    def save_setting(self, key: tuple[str, ...], value: str) -> None: ...
+    def save_setting(self, key: tuple[str, ...], value: str | bool) -> None: ...
+
+    @property
+    def prompt(self) -> PromptInput: ...
 
     @property
     def transcript(self) -> list[Entry]: ...
@@ -356,6 +360,21 @@ async def _output_style(host: CommandHost, arg: str) -> None:
     host.say(f"Output style: {name}, from the next message (saved in your config).")
 
 
+async def _vim(host: CommandHost, arg: str) -> None:
+    choice = arg.strip().lower()
+    if choice not in ("", "on", "off"):
+        host.say_error(f"/vim: unknown choice {arg.strip()!r}: /vim (toggles), /vim on or /vim off")
+        return
+    on = choice == "on" if choice else not host.prompt.vim_enabled
+    host.prompt.set_vim_mode(on)
+    host.save_setting(("ui", "vim_mode"), on)
+    if on:
+        host.say("Vim keys on (saved in your config): Esc goes to normal mode (h j k l w b e 0 $, d c y with a motion, "
+                 "dd, x, p, u, …), i a o back to insert; the status bar shows the mode. Enter sends in both modes.")
+    else:
+        host.say("Vim keys off (saved in your config).")
+
+
 async def _go(host: CommandHost, args: str) -> None:
     if host.turn_running:
         host.say_error("/go: a turn is running; /go carries out a plan once the turn that made it has ended.")
@@ -395,6 +414,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "export": (_export, "write the transcript as Markdown to a workspace file: /export [FILE] [--force]"),
     "notify": (_notify, "how to tell you an approval waits or a long turn ended: /notify [bell | osc | off]"),
     "output-style": (_output_style, "how the agent talks and works with you: /output-style [NAME] (lists them)"),
+    "vim": (_vim, "vim keys in the prompt, on or off (saved in your config): /vim [on | off]"),
     "go": (_go, "carry out the plan made in plan mode: /go (edits accepted) | /go ask (asks before each change)"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }

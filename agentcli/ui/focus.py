@@ -3,7 +3,8 @@
 Text keys (and pastes) belong in the prompt wherever the focus is, unless the focused widget takes typed text
 itself. The app's scrolling, mode and focus keys apply on the main screen only (in a dialog, the dialog's own
 keys work); Esc is "Back to prompt" away from the prompt, "Stop turn" in it while something runs, and "Rewind" in
-the empty prompt while nothing does (twice in a row: `/rewind`); Home / End scroll the
+the empty prompt while nothing does (twice in a row: `/rewind`); with vim keys, only in their normal mode (insert
+mode claims Esc with `check_consume_key`, and none of these apply); Home / End scroll the
 conversation only while no text entry would use them to move along its line.
 """
 

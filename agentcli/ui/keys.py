@@ -9,6 +9,14 @@ The focus model it describes (`AgentApp` implements it):
   every subagent under it). While nothing runs, Esc twice in the empty prompt opens `/rewind` (the first
   one only says so in the status bar; any other key takes it back). Ctrl+C stops the turn from anywhere.
   In a dialog, Esc is the dialog's "no" (in the rewind's steps: back one step).
+- Vim keys (`[ui] vim_mode`, `/vim`; `ui/vim.py`): the prompt has an insert and a normal mode, shown in the
+  status bar. In insert mode every key works as without vim, but Esc in the prompt goes to normal mode (the
+  prompt claims it with `check_consume_key`, so the app's Esc does not apply; an open completion list or a
+  Ctrl+R search still takes it first). In normal mode Esc means what it means without vim (stop the turn;
+  twice in the empty prompt: `/rewind`), unless it drops a command being typed (`d`, `2`). A text key is a
+  vim command there, and that holds for the rule above too: typed while the focus is elsewhere, it moves the
+  focus to the prompt and is taken as a command, not typed. Enter sends in both modes; Up / Down, Tab, Ctrl
+  keys and pastes work as in insert mode; a new prompt starts in insert mode.
 - PgUp / PgDn scroll the conversation wherever the focus is (the prompt is short: Up / Down move in it);
   Ctrl+Home / Ctrl+End go to its top / bottom (the bottom follows new output again). Home / End do that
   too while the prompt is empty; with text in the prompt they move to the start / end of its line.
@@ -30,9 +38,12 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (a /command runs at once)"),
     ("Shift+Enter, Ctrl+J", "new line in the prompt"),
     ("Up / Down", "earlier prompts (from the prompt's first / last line)"),
-    ("any text key", "types into the prompt, wherever the focus is"),
-    ("Esc", "back to the prompt; in the prompt: stop the running turn and every subagent"),
+    ("any text key", "types into the prompt, wherever the focus is (in vim keys' normal mode: a command there)"),
+    ("Esc", "back to the prompt; in the prompt: stop the running turn and every subagent (vim: in normal mode)"),
     ("Esc Esc in the empty prompt", "rewind to an earlier prompt (/rewind), while nothing runs"),
+    ("Esc in vim keys' insert mode (/vim)", "normal mode (there Esc and Esc Esc do what they do above)"),
+    ("text keys in vim keys' normal mode", "h j k l w b e 0 $ gg G move (j / k past the first / last line: history); "
+     "d c y + a motion, dd cc yy x D C r change; p P put; u undo; counts (3w, d2w); i a A I o O insert"),
     ("Ctrl+C", "stop the running turn (from anywhere); else copy the prompt's selection"),
     ("Shift+Tab", "permission mode: ask → accept edits → read-only (plan: /go carries a plan out); in the status bar"),
     ("PgUp / PgDn", "scroll the conversation"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step, ToolCall
@@ -80,3 +82,10 @@ async def test_at_60_and_40_columns_the_bar_shows_the_approval_the_subagent_and_
             assert "approval" in line and "accept edits" in line and "●1" in line, line
             await pilot.press("n")
     server.assert_done()
+
+
+def test_the_vim_mode_comes_first_and_stays_on_a_narrow_bar() -> None:
+    assert fit(replace(BUSY, vim="NORMAL"), 400).plain.startswith("-- NORMAL --  ·  ⏵ accept edits")
+    assert fit(replace(BUSY, vim="INSERT"), 58).plain == "-- INSERT -- · ⏵ accept edits · ●3 ◌2 · approval waiting"
+    assert fit(replace(BUSY, vim="INSERT"), 38).plain == "INSERT · edits · ●3 ◌2 · approval"
+    assert "INSERT" not in fit(BUSY, 400).plain and fit(BUSY, 400).plain.startswith("⏵")  # vim keys off: nothing

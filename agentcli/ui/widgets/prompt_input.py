@@ -9,6 +9,11 @@
   the highlighted one, Up/Down choose, Enter takes it too (or sends when it is complete), Esc closes the list.
 - A pasted or dropped image file's path, and Ctrl+V with an image on the clipboard, put `[Image #N: name]` into the
   prompt; the prompt sent carries the image (`ui.pasted_images`).
+- Vim keys (`[ui] vim_mode`, `/vim`): in insert mode every key above works as ever and Esc goes to normal mode (when
+  no completion list or search takes it); in normal mode each printable key is a command of `ui.vim.VimKeys`
+  (Backspace moves left, Delete is x), Esc drops a command being typed or else does the app's usual work (stop
+  the turn; twice in the empty prompt: /rewind), and Enter, Up / Down, Tab, Ctrl keys work as in insert mode.
+  A new prompt starts in insert mode.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ from agentcli.text import terminal_safe
 from agentcli.ui.completion import PathIndex, command_candidates, path_candidates, token_at
 from agentcli.ui.pasted_images import PastedImages, PasteError, dropped_path, read_clipboard
 from agentcli.ui.prompt_history import PromptHistory, search_back
+from agentcli.ui.vim import Change, VimKeys, on_char
 from agentcli.ui.widgets.prompt_extras import CompletionList, QueuedPrompts
 
 SEARCH_HINT = "Enter or Tab takes it · Ctrl+R further back · Esc cancels"
 _MOVES = frozenset({"left", "right", "home", "end", "up", "down", "pageup", "pagedown", "ctrl+left", "ctrl+right"})
+_VIM_KEYS = {"backspace": "h", "delete": "x"}  # in normal mode, as vim has them
 
 
 @dataclass
@@ -64,6 +71,7 @@ class PromptInput(TextArea):
         history: PromptHistory | None = None,
         commands: Mapping[str, str] | None = None,
         paths: PathIndex | None = None,
+        vim: bool = False,
     ) -> None:
         super().__init__(soft_wrap=True, tab_behavior="focus", show_line_numbers=False, id=id)
         self.prompt_history = history
@@ -80,6 +88,8 @@ class PromptInput(TextArea):
         self._closed_at: str | None = None  # Esc closed the list on this text: keep it closed until it changes
         self._indexing = False  # the path index is being built in a worker thread
         self.images = PastedImages()  # images pasted into prompts, by their markers (`ui/pasted_images`)
+        self.vim = VimKeys()
+        self.vim_enabled = vim
 
     # --- keys -------------------------------------------------------------------------------------
 
@@ -88,6 +98,8 @@ class PromptInput(TextArea):
         otherwise the app's Tab moves the focus."""
         if key == "tab":
             return self.completions.shown or token_at(self.text, self._offset()) is not None
+        if key == "escape":  # vim's insert mode takes Esc (to normal mode), so the app's Esc does not apply
+            return self.vim_enabled and self.vim.mode == "insert"
         return super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
@@ -97,6 +109,10 @@ class PromptInput(TextArea):
             return
         key = event.key
         if self.completions.shown and self._completion_key(key):
+            event.stop()
+            event.prevent_default()
+            return
+        if self.vim_enabled and self._vim_key(event):
             event.stop()
             event.prevent_default()
             return
@@ -164,6 +180,57 @@ class PromptInput(TextArea):
                 self.app.notify(terminal_safe(str(exc)), severity="warning")
             return
         self.insert(marker + " ")
+
+    # --- vim keys ---------------------------------------------------------------------------------
+
+    @property
+    def vim_label(self) -> str:
+        """`NORMAL` or `INSERT` while vim keys are on (the status bar shows it), else ""."""
+        return self.vim.mode.upper() if self.vim_enabled else ""
+
+    def set_vim_mode(self, on: bool) -> None:
+        """Vim keys on or off; either way the prompt takes text at once (insert mode)."""
+        self.vim_enabled = on
+        self.vim.reset(Change(self.text, self._offset()))
+        self.refresh_bindings()
+
+    def _vim_key(self, event: events.Key) -> bool:
+        """Esc in insert mode, or a key in normal mode that `VimKeys` takes; False: the key does its usual work."""
+        vim, key = self.vim, event.key
+        if vim.mode == "insert":
+            if key != "escape":
+                return False
+            self._vim_apply(vim.to_normal(Change(self.text, self._offset())))
+            self.refresh_bindings()  # the app's Esc applies again
+            return True
+        if key == "escape":
+            return vim.cancel()
+        char = _VIM_KEYS.get(key) or (event.character if event.is_printable else None)
+        if not char:
+            return False
+        outcome = vim.feed(char, Change(self.text, on_char(self.text, self._offset())))  # a click may put it past
+        if isinstance(outcome, Change):
+            self._vim_apply(outcome)
+        elif outcome is not None:
+            for _ in range(outcome.times):
+                (self.action_cursor_up if outcome.direction == "up" else self.action_cursor_down)()
+            self.move_cursor(self._location(on_char(self.text, self._offset())))
+        if self.vim_label == "INSERT":  # i, a, c…: Esc is the prompt's again
+            self.refresh_bindings()
+        return True
+
+    def _vim_apply(self, change: Change) -> None:
+        """Put the machine's text and cursor in: only the part that changed is replaced (one edit, for Ctrl+Z)."""
+        old, new = self.text, change.text
+        if old != new:
+            start = 0
+            while start < min(len(old), len(new)) and old[start] == new[start]:
+                start += 1
+            end_old, end_new = len(old), len(new)
+            while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+                end_old, end_new = end_old - 1, end_new - 1
+            self.replace(new[start:end_new], self._location(start), self._location(end_old))
+        self.move_cursor(self._location(change.cursor))
 
     # --- completion -------------------------------------------------------------------------------
 
@@ -250,6 +317,9 @@ class PromptInput(TextArea):
         self._draft = ""
         self.completions.hide()
         self.load_text("")
+        if self.vim_enabled:
+            self.vim.reset()  # a new prompt starts in insert mode, with no undo levels
+            self.refresh_bindings()
 
     def _show(self, text: str) -> None:
         self.load_text(text)

@@ -1,9 +1,9 @@
-"""The status bar: permission mode, model, session tokens and cost, context, running subagents and background
-commands (`⚙ 2 bg`), and what the app is doing.
+"""The status bar: the prompt's vim mode (while vim keys are on), permission mode, model, session tokens and cost,
+context, running subagents and background commands (`⚙ 2 bg`), and what the app is doing.
 
 It degrades by priority when the terminal is narrow: what the person must act on or know about stays (the
-state, such as "waiting for your approval", how many subagents run, the permission mode), while the
-model, tokens, cost and context shrink, then go. `DEGRADE_STEPS` is the order; each step shortens one part
+state, such as "waiting for your approval", how many subagents run, the permission mode, the vim mode), while
+the model, tokens, cost and context shrink, then go. `DEGRADE_STEPS` is the order; each step shortens one part
 to its next form, until the line fits.
 """
 
@@ -50,9 +50,10 @@ Form = tuple[Piece, ...]  # an empty form: the part is not shown
 #: The order in which parts give way to a narrow terminal: (part, its next form). "sep" narrows separators.
 DEGRADE_STEPS: tuple[str, ...] = (
     "sandbox", "model", "mode", "tokens", "sep", "context", "context", "agents", "sandbox", "cost", "tokens",
-    "model", "context", "agents", "background", "state", "state", "mode",
+    "model", "context", "agents", "background", "state", "state", "vim", "mode",
 )
-ORDER = ("mode", "sandbox", "model", "tokens", "cost", "context", "agents", "background", "state")  # left to right
+#: Left to right.
+ORDER = ("vim", "mode", "sandbox", "model", "tokens", "cost", "context", "agents", "background", "state")
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Status:
     mode: str = "ask"  # the permission mode (tools.permissions.Mode)
     sandbox: str = ""  # Bash's sandbox in a few words (tools.sandbox.Sandbox.summary); "" shows nothing
     background: int = 0  # background commands running (`Bash(run_in_background=true)`; /bg lists them)
+    vim: str = ""  # the prompt's vim mode, NORMAL or INSERT ("": vim keys are off)
 
 
 def _agents_forms(running: int, queued: int) -> tuple[Form, ...]:
@@ -107,12 +109,21 @@ def _sandbox_forms(summary: str) -> tuple[Form, ...]:
     return (((summary, "$success"),), (("sandboxed", "$success"),), ())
 
 
+def _vim_forms(mode: str) -> tuple[Form, ...]:
+    """`-- NORMAL --` → `NORMAL`; nothing while vim keys are off."""
+    if not mode:
+        return ((),)
+    style = "bold $accent" if mode == "NORMAL" else "bold"
+    return (((f"-- {mode} --", style),), ((mode, style),))
+
+
 def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
     """Every part of the line with its forms, longest first."""
     muted = "$text-muted"
     model = terminal_safe(status.model)
     in_out = f"{compact_tokens(status.input_tokens)} in / {compact_tokens(status.output_tokens)} out"
     parts: dict[str, tuple[Form, ...]] = {
+        "vim": _vim_forms(status.vim),
         "mode": _mode_forms(status.mode),
         "sandbox": _sandbox_forms(status.sandbox),
         "model": ((("model ", muted), (model, "bold")), ((model, "bold"),), ()),
