@@ -133,7 +133,7 @@ def test_an_untrusted_projects_enabled_plugins_enable_nothing(tmp_path: Path) ->
     enabled = {f"{name}@fixture-plugins": True for name in PLUGINS}
     (ws / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": enabled}))
     script = Script(steps=[Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(text="Nothing extra."))])
-    result, server, stderr = _run(tmp_path, ws, script, "hello")
+    _, server, stderr = _run(tmp_path, ws, script, "hello")
     body = json.dumps(server.requests[0].body)
     assert "feature-dev:code-explorer" not in body and "plugin_clock" not in body and "frontend-design" not in body
     assert f"plugins enabled in {ws / '.claude' / 'settings.json'} not loaded: the workspace is not trusted" in stderr
