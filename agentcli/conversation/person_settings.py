@@ -151,7 +151,7 @@ class PersonSettings:
         from agentcli.config import trust
         from agentcli.subagents import OutputStyles
 
-        return OutputStyles.load(self.workspace, trusted=trust.is_trusted(self.workspace))
+        return OutputStyles.load(self.workspace, trusted=trust.is_trusted(self.workspace), plugins=self.plugins.plugins)
 
     def use_style(self, name: str | None = None) -> OutputStyle | None:
         """Use the output style `name` ("default": none), else the one `[ui] output_style` or Claude Code's

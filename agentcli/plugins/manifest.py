@@ -3,7 +3,8 @@
 A plugin is a folder with `.claude-plugin/plugin.json` (only `name` is required, kebab-case). Its parts sit in
 default places, which the manifest's own paths add to (never replace):
 
-- `commands/` (`*.md`, sub-folders namespace them), `agents/` (`*.md`), `skills/<name>/SKILL.md`;
+- `commands/` (`*.md`, sub-folders namespace them), `agents/` (`*.md`), `skills/<name>/SKILL.md`,
+  `output-styles/` (`*.md`);
 - `hooks/hooks.json` (`{"hooks": {Event: [...]}}`, the settings files' shape) or `"hooks"` inline;
 - `.mcp.json` (`{"mcpServers": {...}}`, or the servers at the top level) or `"mcpServers"` inline.
 
@@ -49,6 +50,7 @@ class Plugin:
     commands: tuple[Path, ...] = ()  # folders or single files
     agents: tuple[Path, ...] = ()
     skills: tuple[Path, ...] = ()  # folders of skill folders, or one skill folder
+    output_styles: tuple[Path, ...] = ()  # folders of style files, or one file
     hooks: Mapping[str, Any] = field(default_factory=dict)  # {Event: [groups]}, as written (`expand` them)
     hooks_origin: str = ""
     servers: Mapping[str, Any] = field(default_factory=dict)  # {name: definition}, as written (`expand` them)
@@ -227,6 +229,7 @@ def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: 
         commands=_paths(root, "commands", manifest.get("commands"), "commands", warnings),
         agents=_paths(root, "agents", manifest.get("agents"), "agents", warnings),
         skills=_paths(root, "skills", manifest.get("skills"), "skills", warnings),
+        output_styles=_paths(root, "output-styles", manifest.get("outputStyles"), "outputStyles", warnings),
         hooks=hooks, hooks_origin=hooks_origin, servers=servers, servers_origin=servers_origin,
         warnings=tuple(warnings),
     )

@@ -93,3 +93,23 @@ def test_claude_codes_output_style_setting_the_projects_only_when_trusted(
     assert claude_output_style(ws, trusted=True, env=env, sources=frozenset({"user"})) == "Explanatory"
     (home / ".claude" / "settings.json").write_text("{not json")
     assert claude_output_style(ws, trusted=False, env=env) == ""
+
+
+def test_a_plugins_styles_are_named_by_it_and_a_projects_style_may_not_link_out(
+        homes: tuple[Path, Path, dict[str, str]], tmp_path: Path) -> None:
+    from agentcli.plugins import read_plugin
+
+    ws, home, env = homes
+    plugin = tmp_path / "kit"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "kit", "outputStyles": "./more"}))
+    _style(plugin / "output-styles", "Mentor", "Teach as you go.")
+    _style(plugin / "more", "Brief", "Be brief.")
+    secret = _style(tmp_path / "elsewhere", "Leak", "The person's private style.")
+    (ws / ".claude" / "output-styles").mkdir(parents=True)
+    (ws / ".claude" / "output-styles" / "leak.md").symlink_to(secret)
+    found = OutputStyles.load(ws, trusted=True, env=env, plugins=[read_plugin(plugin, scope="user")])
+    assert found.names() == ["default", "kit:Mentor", "kit:Brief", "Explanatory", "Learning"]
+    mentor = found.get("kit:mentor")
+    assert mentor is not None and mentor.scope == "plugin" and mentor.instructions == "Teach as you go."
+    assert [p.reason.split(" (")[0] for p in found.problems] == ["a symlink that leaves its folder"]

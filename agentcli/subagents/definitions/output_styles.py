@@ -6,15 +6,17 @@ the identity line stays, agentcli's coding instructions stay only with `keep-cod
 for untrusted data and the workspace facts always stay. Folders, highest precedence first: a trusted project's
 `.agentcli/output-styles` and `.claude/output-styles` (an untrusted project's are not read: a style is instructions
 to the model), the person's `~/.claude/output-styles` and `$XDG_CONFIG_HOME/agentcli/output-styles`, then the
-built-in ones (`Default`: none; `Explanatory`, `Learning`). Names are matched case-insensitively; the first wins.
+plugins' (`output-styles/` or the manifest's `outputStyles`, named `plugin:style`), then the built-in ones
+(`Default`: none; `Explanatory`, `Learning`). Names are matched case-insensitively; the first wins.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli.resources import prompts_dir
 from agentcli.subagents.definitions.catalog import FolderGate, Place, Problem, Root, folders, skipped, user_home
@@ -26,6 +28,9 @@ from agentcli.subagents.definitions.front_matter import (
     text_value,
 )
 from agentcli.text import one_line, terminal_safe
+
+if TYPE_CHECKING:
+    from agentcli.plugins import Plugin
 
 DEFAULT = "default"
 MAX_STYLE_BYTES = 64 * 1024
@@ -46,7 +51,7 @@ class OutputStyle:
     description: str
     instructions: str
     keep_coding: bool  # agentcli's coding instructions stay in the prompt
-    scope: str  # "project", "user" or "built-in"
+    scope: str  # "project", "user", "plugin" or "built-in"
     path: str = ""
 
 
@@ -59,8 +64,9 @@ class OutputStyles:
 
     @classmethod
     def load(cls, workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None,
-             home: Path | None = None) -> OutputStyles:
-        """Every style of the folders (a project's only when `trusted`), then the built-in ones."""
+             home: Path | None = None, plugins: Iterable[Plugin] = ()) -> OutputStyles:
+        """Every style of the folders (a project's only when `trusted`, its files kept inside its folder), then the
+        plugins' (`plugin:style`), then the built-in ones."""
         env = os.environ if env is None else env
         home = user_home(env, home)
         xdg = env.get("XDG_CONFIG_HOME", "")
@@ -68,27 +74,38 @@ class OutputStyles:
                                    "xdg": Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".config"}
         found = cls()
         places = [p for p in STYLE_PLACES if trusted or p.scope != "project"]
-        for folder, scope, _, _admitted in FolderGate(workspace, folders(places, roots), "output styles",
-                                                      found.problems).each():
-            try:
-                files = sorted(p for p in folder.glob("*.md") if p.is_file())
-            except OSError as exc:
-                found.problems.append(Problem(str(folder), f"cannot list the folder: {exc.strerror or exc}"))
-                continue
-            for path in files:
-                found._read(path, scope)
+        for folder, scope, _, admitted in FolderGate(workspace, folders(places, roots), "output styles",
+                                                     found.problems).each():
+            found._read_folder(folder, scope, admitted.confine)
+        for plugin in plugins:
+            for place in plugin.output_styles:
+                found._read_folder(place, "plugin", plugin.root, prefix=f"{plugin.name}:")
         for path in sorted((prompts_dir() / "output_styles").glob("*.md")):
             found._read(path, "built-in")
         return found
 
-    def _read(self, path: Path, scope: str) -> None:
+    def _read_folder(self, folder: Path, scope: str, confine: Path | None, prefix: str = "") -> None:
+        """The `*.md` styles of one folder (or one file); a file that resolves outside `confine` is skipped."""
+        try:
+            files = [folder] if folder.is_file() else sorted(p for p in folder.glob("*.md") if p.is_file())
+        except OSError as exc:
+            self.problems.append(Problem(str(folder), f"cannot list the folder: {exc.strerror or exc}"))
+            return
+        for path in files:
+            real = path.resolve()
+            if confine is not None and not real.is_relative_to(confine):
+                self.problems.append(Problem(str(path), f"a symlink that leaves its folder (to {real}); not read"))
+                continue
+            self._read(path, scope, prefix)
+
+    def _read(self, path: Path, scope: str, prefix: str = "") -> None:
         try:
             meta, body, _warnings = read_front_matter(read_bounded(path, MAX_STYLE_BYTES), optional=True)
         except AgentFileError as exc:
             self.problems.append(skipped(path, exc))
             return
         warnings: list[str] = []
-        name = one_line(terminal_safe(text_value(meta, "name", warnings) or path.stem), 64)
+        name = prefix + one_line(terminal_safe(text_value(meta, "name", warnings) or path.stem), 64)
         if name.lower() == DEFAULT or name.lower() in self.styles:
             return  # "default" is agentcli's own prompt; a name seen before (higher precedence) wins
         if not body.strip():
