@@ -8,8 +8,10 @@ import time: the store loads inside the commands.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,6 +35,19 @@ def _store() -> PluginStore:
     from agentcli.plugins import PluginStore
 
     return PluginStore()
+
+
+@contextlib.contextmanager
+def _one_line() -> Iterator[None]:
+    """A plugin, marketplace or store error (or the disk's) as one line and exit 1."""
+    from agentcli.plugins import PluginError
+
+    try:
+        yield
+    except PluginError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"plugins: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
 
 
 def _agreed(plugin: Plugin, verb: str, yes: bool) -> bool:
@@ -84,10 +99,10 @@ def install(
     yes: YesOption = False, cwd: CwdOption = None,
 ) -> None:
     """Install a plugin from a marketplace, a folder or a git repository, and turn it on."""
-    from agentcli.plugins import LOCAL, PluginError, entry_for_folder_or_url, split_id
+    from agentcli.plugins import LOCAL, entry_for_folder_or_url, split_id
 
     store = _store()
-    try:
+    with _one_line():
         if "@" in target and "://" not in target and not Path(target).expanduser().exists():
             name, market_name = split_id(target)
             market = _known_marketplace(market_name, store, workspace_dir(cwd))
@@ -96,16 +111,14 @@ def install(
             staged = store.stage(market.entries[name], market.name)
         else:
             staged = store.stage(entry_for_folder_or_url(target), LOCAL)
-    except PluginError as exc:
-        fail(str(exc))
     if not _agreed(staged.plugin, "installed", yes):
         store.drop(staged)
         raise typer.Exit(1)
     try:
-        place = store.keep(staged)
-    except (PluginError, OSError) as exc:
-        store.drop(staged)
-        fail(f"{staged.plugin_id}: not installed: {exc}")
+        with _one_line():
+            place = store.keep(staged)
+    finally:
+        store.drop(staged)  # gone already when it was kept
     echo(f"installed {staged.plugin_id} in {place}; it is on (agentcli plugins disable {staged.plugin_id})")
 
 
@@ -124,30 +137,30 @@ def _installed_plugin(plugin_id: str, store: PluginStore, workspace: Path) -> Pl
 def enable(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE")], yes: YesOption = False,
            cwd: CwdOption = None) -> None:
     """Turn an installed plugin on (agentcli's, or one Claude Code installed)."""
-    from agentcli.plugins import PluginError
-
     store = _store()
-    try:
+    with _one_line():
         plugin = _installed_plugin(plugin_id, store, workspace_dir(cwd))
-    except PluginError as exc:
-        fail(str(exc))
     if not _agreed(plugin, "enabled", yes):
         raise typer.Exit(1)
-    store.set_enabled(plugin_id, True)
+    with _one_line():
+        store.set_enabled(plugin_id, True)
     echo(f"{plugin_id} is on")
 
 
 @plugins_app.command("disable")
 def disable(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE")]) -> None:
     """Turn a plugin off (a trusted project's enabledPlugins may still turn it on there)."""
-    _store().set_enabled(plugin_id, False)
+    with _one_line():
+        _store().set_enabled(plugin_id, False)
     echo(f"{plugin_id} is off")
 
 
 @plugins_app.command("remove")
 def remove(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE")]) -> None:
     """Uninstall a plugin agentcli installed."""
-    if not _store().remove(plugin_id):
+    with _one_line():
+        removed = _store().remove(plugin_id)
+    if not removed:
         fail(f"{plugin_id} is not installed by agentcli (agentcli plugins list)")
     echo(f"removed {plugin_id}")
 
@@ -155,14 +168,12 @@ def remove(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE"
 @plugins_app.command("list")
 def list_plugins(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """The plugins installed, which are on, what this workspace's sessions load, and what could not be loaded."""
-    from agentcli.plugins import PluginError, session_plugins
+    from agentcli.plugins import session_plugins
 
     workspace = workspace_dir(cwd)
     store = _store()
-    try:
+    with _one_line():
         installed, enabled = store.installed(), store.enabled()
-    except PluginError as exc:
-        fail(str(exc))
     loaded = session_plugins(workspace, store=store)
     if as_json:
         record: dict[str, Any] = {
@@ -191,12 +202,10 @@ def list_plugins(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
 @marketplace_app.command("add")
 def marketplace_add(source: Annotated[str, typer.Argument(help="A folder, owner/repo (GitHub) or a git URL.")]) -> None:
     """Add a marketplace: its plugins can then be installed as name@marketplace."""
-    from agentcli.plugins import PluginError, marketplace_source
+    from agentcli.plugins import marketplace_source
 
-    try:
+    with _one_line():
         market = _store().add_marketplace(marketplace_source(source))
-    except PluginError as exc:
-        fail(str(exc))
     echo(f"added marketplace {market.name}: {len(market.entries)} plugin(s)")
     for entry in market.entries.values():
         echo(f"  {entry.name}@{market.name}: {entry.description}")
@@ -209,7 +218,8 @@ def marketplace_list() -> None:
     """The marketplaces added, with the plugins each lists."""
     from agentcli.plugins import PluginError, read_marketplace
 
-    markets = _store().marketplaces()
+    with _one_line():
+        markets = _store().marketplaces()
     if not markets:
         echo("No marketplaces (agentcli plugins marketplace add SOURCE).")
     for name, folder in sorted(markets.items()):
@@ -224,6 +234,8 @@ def marketplace_list() -> None:
 @marketplace_app.command("remove")
 def marketplace_remove(name: str) -> None:
     """Forget a marketplace (the plugins installed from it stay)."""
-    if not _store().remove_marketplace(name):
+    with _one_line():
+        removed = _store().remove_marketplace(name)
+    if not removed:
         fail(f"no marketplace named {name!r}")
     echo(f"removed marketplace {name}")

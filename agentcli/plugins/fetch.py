@@ -25,6 +25,8 @@ def copy_folder(source: Path, dest: Path) -> None:
     left out. A symlink to a file inside `source` is copied as that file; a symlink leaving it or naming a folder,
     and anything but a file or folder, is PluginError naming it. `dest` is removed again on failure."""
     root = source.resolve()
+    if not root.is_dir():
+        raise PluginError(f"{source}: no such folder")
     count, size = 0, 0
     try:
         for folder, dirs, files in os.walk(root):

@@ -99,7 +99,7 @@ def test_a_plugins_styles_are_named_by_it_and_a_projects_style_may_not_link_out(
         homes: tuple[Path, Path, dict[str, str]], tmp_path: Path) -> None:
     from agentcli.plugins import read_plugin
 
-    ws, home, env = homes
+    ws, _, env = homes
     plugin = tmp_path / "kit"
     (plugin / ".claude-plugin").mkdir(parents=True)
     (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "kit", "outputStyles": "./more"}))
