@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         claude_status_line,
         project_claude_settings,
         read_claude_permissions,
+        read_settings_doc,
         user_claude_settings,
     )
     from agentcli.config.layers import ENV_PREFIX, ConfigError, is_secret_key, read_config_text, read_toml
@@ -65,6 +66,7 @@ __all__ = [
     "project_claude_settings",
     "read_claude_permissions",
     "read_config_text",
+    "read_settings_doc",
     "read_toml",
     "render_config",
     "save_user_setting",
@@ -82,6 +84,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "claude_status_line",
         "project_claude_settings",
         "read_claude_permissions",
+        "read_settings_doc",
         "user_claude_settings",
     ],
     "agentcli.config.layers": ["ConfigError", "ENV_PREFIX", "is_secret_key", "read_config_text", "read_toml"],

@@ -55,6 +55,42 @@ def project_claude_settings(workspace: Path) -> list[Path]:
     return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json"]
 
 
+def settings_files(workspace: Path, env: Mapping[str, str], *, trusted: bool = True,
+                   sources: frozenset[str] | None = None) -> list[tuple[str, Path]]:
+    """Claude Code's settings files in its order, each with its source: the person's, then (when `trusted`) the
+    project's shared and local ones; a home-folder workspace's are the person's own, listed once. `sources`
+    (`--setting-sources`) keeps only those it names."""
+    user = user_claude_settings(env)
+    files = [("user", user)]
+    if trusted:
+        persons = _real(user)
+        files += [(s, p) for s, p in zip(("project", "local"), project_claude_settings(workspace), strict=True)
+                  if _real(p) != persons]
+    return [(source, path) for source, path in files if sources is None or source in sources]
+
+
+def read_settings_doc(path: Path, what: str, notes: list[str]) -> dict[str, object] | None:
+    """One settings file's JSON object, read as a config file is (no pipe, device or huge file); None when it is
+    missing or cannot be used, which is noted as `{what} in {path} not read: …`."""
+    try:
+        doc = json.loads(read_config_text(path))
+    except FileNotFoundError:
+        return None
+    except ConfigError as exc:
+        notes.append(f"{what} not read: {exc}")
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        notes.append(f"{what} in {path} not read: {getattr(exc, 'strerror', None) or exc}")
+        return None
+    except json.JSONDecodeError as exc:
+        notes.append(f"{what} in {path} not read: not valid JSON (line {exc.lineno}: {exc.msg})")
+        return None
+    if not isinstance(doc, dict):
+        notes.append(f"{what} in {path} not read: the file is not a JSON object")
+        return None
+    return doc
+
+
 @dataclass(frozen=True, slots=True)
 class ClaudeRule:
     """One rule of a Claude Code settings file, as agentcli reads it."""
@@ -143,15 +179,8 @@ def read_claude_permissions(
     limits the files read; None reads them all."""
     env = os.environ if env is None else env
     found = ClaudePermissions()
-    user = user_claude_settings(env)
     home = Path(env.get("HOME") or Path.home())
-    files: list[tuple[str, Path]] = [("user", user)]
-    persons = _real(user)
-    files += [(s, p) for s, p in zip(("project", "local"), project_claude_settings(workspace), strict=True)
-              if _real(p) != persons]  # a home-folder workspace: its settings are the person's own
-    for source, path in files:
-        if sources is not None and source not in sources:
-            continue
+    for source, path in settings_files(workspace, env, sources=sources):
         permissions = _permissions(path, found.notes)
         if permissions is None:
             continue
@@ -169,22 +198,8 @@ def _real(path: Path) -> Path:
 
 def _permissions(path: Path, notes: list[str]) -> dict[str, object] | None:
     """The `permissions` object of one settings file; None when there is none (problems noted)."""
-    try:
-        raw = read_config_text(path)
-    except FileNotFoundError:
-        return None
-    except ConfigError as exc:
-        notes.append(f"permissions not read: {exc}")
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        notes.append(f"permissions in {path} not read: {getattr(exc, 'strerror', None) or exc}")
-        return None
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        notes.append(f"permissions in {path} not read: not valid JSON (line {exc.lineno}: {exc.msg})")
-        return None
-    permissions = doc.get("permissions") if isinstance(doc, dict) else None
+    doc = read_settings_doc(path, "permissions", notes)
+    permissions = doc.get("permissions") if doc is not None else None
     if permissions is None:
         return None
     if not isinstance(permissions, dict):
@@ -274,17 +289,9 @@ def claude_setting_layers(key: str, workspace: Path, *, trusted: bool, env: Mapp
     """`key` as each settings file sets it, in Claude Code's order (the person's, then a trusted project's shared
     and local): (its source, the file, the value). A file that cannot be read, or lacks the key, is left out."""
     env = os.environ if env is None else env
-    files = [("user", user_claude_settings(env))]
-    if trusted:
-        files += list(zip(("project", "local"), project_claude_settings(workspace), strict=True))
     found: list[tuple[str, Path, object]] = []
-    for source, path in files:
-        if sources is not None and source not in sources:
-            continue
-        try:
-            doc = json.loads(read_config_text(path))
-        except (FileNotFoundError, ConfigError, OSError, UnicodeDecodeError, json.JSONDecodeError):
-            continue
-        if isinstance(doc, dict) and key in doc:
+    for source, path in settings_files(workspace, env, trusted=trusted, sources=sources):
+        doc = read_settings_doc(path, key, [])  # what cannot be read is told by the hooks' and rules' readers
+        if doc is not None and key in doc:
             found.append((source, path, doc[key]))
     return found

@@ -7,7 +7,8 @@ transcript, the main agent's shape), `model_switch` (`/model`, `--fallback-model
 sessions: resume, fork, release), `servers` (the session's MCP servers, started when first needed) and `turn_hooks`
 (SessionStart and UserPromptSubmit around a prompt), `background` (background commands as events), `checkpoints` (the
 files before and after every prompt), `rewinds` (`/rewind`, `/undo`, `/redo`: files and conversation) and
-`stored_rewind` (a stored session's rewind from the command line).
+`stored_rewind` (a stored session's rewind from the command line), `program_plugins` (plugins a driving program names
+in `initialize`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         as_mode,
         taken_back,
     )
+    from agentcli.conversation.program_plugins import add_plugins
     from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
     from agentcli.conversation.stored_rewind import StoredRewinder
     from agentcli.conversation.stored_sessions import Resumed, ResumeError, holder_line, stored_ledger
@@ -45,6 +47,7 @@ __all__ = [
     "RewindPreview",
     "StoredRewinder",
     "TrustReport",
+    "add_plugins",
     "as_mode",
     "holder_line",
     "main_agent_tools",
@@ -59,6 +62,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.conversation.checkpoints": [
         "MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview", "as_mode", "taken_back",
     ],
+    "agentcli.conversation.program_plugins": ["add_plugins"],
     "agentcli.conversation.root": ["Conversation", "OpenError", "main_agent_tools"],
     "agentcli.conversation.stored_rewind": ["StoredRewinder"],
     "agentcli.conversation.stored_sessions": ["ResumeError", "Resumed", "holder_line", "stored_ledger"],

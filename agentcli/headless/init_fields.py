@@ -7,15 +7,16 @@ has (`--system-prompt`, `--mcp-config`, `--settings`, ...), or answered with one
 (`requests`) does `hooks` and `agents`.
 
 What the answer tells the program (`applied`): `mcp_servers_applied`, `settings_applied`,
-`disallowed_tools_applied`, `managed_settings_applied`, `plugins_applied` (always false: plugins load at start,
-from --plugin-dir) and `sdk_mcp_manifests_parked` (`not_honoured`: agentcli asks each server for its tools over
-`mcp_message`).
+`disallowed_tools_applied`, `managed_settings_applied`, `plugins_applied` (every plugin listed is loaded: those not
+loaded yet are loaded before the first turn, as `--plugin-dir`) and `sdk_mcp_manifests_parked` (`not_honoured`:
+agentcli asks each server for its tools over `mcp_message`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from agentcli.headless.control import RequestError
@@ -49,7 +50,6 @@ NOT_HONOURED: Final[dict[str, str]] = {
     "offersBypassSwitchBack": "no such switch in agentcli",
     "keepsBypassHeld": "no such switch in agentcli",
     "workspaceTrust": "a workspace is trusted by 'agentcli trust' or --trust, not by the program",
-    "plugins": "agentcli loads plugins when the session starts: pass them as --plugin-dir",
 }
 
 #: Switches whose false, or true, is what agentcli does anyway (no warning then).
@@ -98,17 +98,39 @@ def apply_fields(conversation: Conversation, request: dict[str, Any], warn: Warn
         applied.schema = schema
     if (text := request.get("appendSubagentSystemPrompt")) is not None:
         conversation.runner.planner.subagent_append = _text(text, "appendSubagentSystemPrompt")
-    if request.get("plugins"):
-        applied.answer["plugins_applied"] = False
+    if (plugins := request.get("plugins")) is not None:
+        applied.answer["plugins_applied"] = _plugins(conversation, plugins, warn)
     _warn_rest(request, warn)
     return applied
+
+
+def _plugins(conversation: Conversation, entries: object, warn: Warn) -> bool:
+    """`plugins` (`[{"type": "local", "path": ...}]`, the stdin form of `--plugin-dir`): loaded now, before the first
+    turn; whether every one listed is loaded."""
+    from agentcli.conversation import add_plugins
+
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise RequestError("initialize: plugins must be a list of {type, path} objects")
+    paths = [str(e.get("path") or "") for e in entries if e.get("type") == "local"]
+    for entry in entries:
+        if entry.get("type") != "local":
+            warn(f"initialize: plugins: type {str(entry.get('type'))[:40]!r} is not loaded (only \"local\" folders)")
+    for line in add_plugins(conversation, paths):
+        warn(f"initialize: plugins: {line}")
+    roots = {str(plugin.root) for plugin in conversation.plugins.plugins}
+    return len(paths) == len(entries) and all(_resolved(path, conversation) in roots for path in paths)
+
+
+def _resolved(path: str, conversation: Conversation) -> str:
+    folder = Path(path).expanduser()
+    return str((folder if folder.is_absolute() else conversation.workspace / folder).resolve())
 
 
 def _warn_rest(request: dict[str, Any], warn: Warn) -> None:
     """One line for each field that asks for what agentcli does not do, and for each field it does not know."""
     handled = {"systemPrompt", "appendSystemPrompt", "sdkMcpServers", "sdkMcpServerConfigs", "sdkMcpServerManifests",
                "mcpServers", "settings", "managedSettings", "disallowedTools", "jsonSchema",
-               "appendSubagentSystemPrompt"}
+               "appendSubagentSystemPrompt", "plugins"}
     for key, value in request.items():
         if key in ELSEWHERE or key in handled or value is None:
             continue

@@ -13,7 +13,6 @@ cannot run (another event, a hook type other than `command`) are skipped with a 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -153,25 +152,11 @@ def _names_hooks(path: Path) -> bool:
 
 
 def _read_json(path: Path, config: HookConfig) -> object:
-    """The JSON of a settings file, read like a config file: a named pipe, a device or a huge file of a
-    repository is a note, never a hang (`config_layers.read_config_text`)."""
-    from agentcli.config import ConfigError, read_config_text
+    """A settings file's JSON object, read like a config file (`config.read_settings_doc`): a named pipe, a device
+    or a huge file of a repository is a note, never a hang."""
+    from agentcli.config import read_settings_doc
 
-    try:
-        raw = read_config_text(path)
-    except FileNotFoundError:
-        return None
-    except ConfigError as exc:
-        config.notes.append(f"hooks not read: {exc}")
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        config.notes.append(f"hooks in {path} not read: {exc}")
-        return None
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        config.notes.append(f"hooks in {path} not read: not valid JSON (line {exc.lineno}: {exc.msg})")
-        return None
+    return read_settings_doc(path, "hooks", config.notes)
 
 
 def _read_claude_file(path: Path, config: HookConfig) -> None:

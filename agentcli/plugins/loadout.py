@@ -32,13 +32,14 @@ class PluginSet:
     plugins: list[Plugin] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
-    def add(self, plugin: Plugin) -> None:
-        """Keep `plugin` unless one of its name is loaded already."""
+    def add(self, plugin: Plugin) -> bool:
+        """Keep `plugin` unless one of its name is loaded already; whether it was kept."""
         if any(p.name == plugin.name for p in self.plugins):
             self.problems.append(f"plugin {plugin.plugin_id} not loaded: a plugin named '{plugin.name}' already is")
-            return
+            return False
         self.plugins.append(plugin)
         self.problems += [f"plugin {plugin.name}: {w}" for w in plugin.warnings]
+        return True
 
 
 def claude_plugins_dir(env: Mapping[str, str]) -> Path:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         text_value,
     )
     from agentcli.subagents.definitions.output_styles import OutputStyle, OutputStyles
-    from agentcli.subagents.definitions.registry import READ_ONLY_AGENT, AgentRegistry
+    from agentcli.subagents.definitions.registry import READ_ONLY_AGENT, AgentRegistry, plugin_agents
     from agentcli.subagents.definitions.skill_tool import skill_tool_class
     from agentcli.subagents.definitions.skills import Skill, SkillCatalog
     from agentcli.subagents.messaging.mailbox import PERSON
@@ -84,6 +84,7 @@ __all__ = [
     "message_tools",
     "output_tools",
     "parse_agent_file",
+    "plugin_agents",
     "prune",
     "prune_at_start",
     "read_bounded",
@@ -122,7 +123,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
         "text_value",
     ],
     "agentcli.subagents.definitions.output_styles": ["OutputStyle", "OutputStyles"],
-    "agentcli.subagents.definitions.registry": ["AgentRegistry", "READ_ONLY_AGENT"],
+    "agentcli.subagents.definitions.registry": ["AgentRegistry", "READ_ONLY_AGENT", "plugin_agents"],
     "agentcli.subagents.definitions.skill_tool": ["skill_tool_class"],
     "agentcli.subagents.definitions.skills": ["Skill", "SkillCatalog"],
     "agentcli.subagents.messaging.mailbox": ["PERSON"],

@@ -32,6 +32,12 @@ class Toolbox:
         for tool in tools:
             self.classes.setdefault(tool.name, tool)
 
+    def replace(self, tool: type[Tool[Any]]) -> None:
+        """Put `tool` in the place of the class of its name (at the end when there is none)."""
+        if not isinstance(self.classes, dict):
+            raise TypeError("this toolbox's classes cannot change")
+        self.classes[tool.name] = tool
+
     def drop(self, name: str) -> None:
         """Take a tool the session cannot run out of the toolbox (WebSearch without a backend)."""
         if not isinstance(self.classes, dict):

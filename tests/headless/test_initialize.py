@@ -76,8 +76,8 @@ def test_initialize_settings_shape_the_session_and_the_rest_are_warned_about(tmp
     assert warnings == [
         "MCP server 'bad name!' in initialize (mcpServers): a server name is 1-32 letters, digits, '_' or '-', "
         "starting with a letter or digit; skipped",
+        "initialize: plugins: plugin /nowhere: not found (No such file or directory)",
         "initialize: promptSuggestions is not honoured: agentcli suggests no next prompts",
-        "initialize: plugins is not honoured: agentcli has no plugins",
         "initialize: perTaskStopAffordance=true is not honoured: agentcli's is false",
         "initialize: brandNewField is not a field agentcli knows; ignored",
     ]

@@ -234,17 +234,21 @@ class SkillCatalog:
                 continue
             for entry in entries:
                 catalog._add(entry, scope, admitted.confine)
+        catalog.add_plugins(plugins)
+        return catalog
+
+    def add_plugins(self, plugins: Iterable[Plugin]) -> None:
+        """The plugins' skills, named `plugin:skill`, each kept inside its plugin."""
         for plugin in plugins:
             for place in plugin.skills:
                 try:
                     entries = [place] if (place / SKILL_FILE).is_file() else sorted(
                         p for p in place.iterdir() if not p.name.startswith("."))
                 except OSError as exc:
-                    catalog.problems.append(Problem(str(place), f"cannot list the folder: {exc.strerror or exc}"))
+                    self.problems.append(Problem(str(place), f"cannot list the folder: {exc.strerror or exc}"))
                     continue
                 for entry in entries:
-                    catalog._add(entry, "user", plugin.root, prefix=f"{plugin.name}:")
-        return catalog
+                    self._add(entry, "user", plugin.root, prefix=f"{plugin.name}:")
 
     def _add(self, entry: Path, scope: SkillScope, confine: Path | None, prefix: str = "") -> None:
         """Read `entry/SKILL.md` (a folder without one is not a skill and is passed over silently)."""

@@ -210,6 +210,18 @@ const scenarios = {
     ctx.check(resultOf(got).result === "It is now in UTC.", "the server's answer reached the model");
   },
 
+  async plugins_initialize(options, ctx) {
+    const plugins = [{ type: "local", path: config.extra.plugin }];
+    const q = query({ prompt: "PLUG-1 map the parser", options: { ...options, plugins, pluginDelivery: "initialize" } });
+    let applied;
+    const got = await ctx.collect(q, async () => { applied = (await q.initializationResult()).plugins_applied; });
+    ctx.check(applied === true, `initializationResult().plugins_applied (got ${applied})`);
+    const init = initOf(got);
+    ctx.check((init.plugins ?? []).map((p) => p.name).join() === "feature-dev", "init lists the plugin");
+    ctx.check((init.agents ?? []).includes("feature-dev:code-explorer"), "init lists the plugin's agent");
+    ctx.check(resultOf(got).result === "The explorer mapped it.", "the plugin's agent ran");
+  },
+
   async sdk_agent(options, ctx) {
     const reviewer = { description: "Reviews notes", prompt: "REVIEWER-SYS You review.", tools: ["Read"], model: "inherit" };
     const got = await ctx.collect(query({ prompt: "AGENT-1 have the reviewer look at the notes", options: { ...options, agents: { reviewer } } }));

@@ -29,6 +29,7 @@ from agentcli.testing.fake_llm import FakeLLMServer, Match, RecordedRequest, Rep
 
 TS_DIR = Path(__file__).resolve().parent
 SDK_DIR = TS_DIR / "node_modules" / "@anthropic-ai" / "claude-agent-sdk"
+PLUGIN = TS_DIR.parents[1] / "fixtures" / "plugins" / "marketplace" / "plugins" / "feature-dev"
 INSTALL = f"npm ci --omit=optional --prefix {TS_DIR}"  # the SDK without its bundled Claude Code binary
 NODE_INSTALL = "apt-get install -y nodejs npm"  # Debian's Node.js (20 or newer) and npm
 TIMEOUT = 120.0
@@ -133,6 +134,13 @@ SCENARIOS: list[Scenario] = [
              any_message_contains="TIME-1", tools_include=["mcp__time__get_current_time"]),
         step("It is now in UTC.", last_user_contains="datetime"),
     ]),
+    Scenario("plugins_initialize", lambda ws: [
+        step(calls=[ToolCall(name="Task", id="toolu_plugin_task", input={
+            "subagent_type": "feature-dev:code-explorer", "description": "Map the parser", "prompt": "Map it"})],
+             turn=0, last_user_contains="PLUG-1", name="delegate"),
+        step("parse splits words.", system_contains="You map existing code for a developer", name="explorer"),
+        step("The explorer mapped it.", turn=1, last_user_contains="parse splits words."),
+    ]),
     Scenario("sdk_agent", lambda ws: [
         step("Asking the reviewer.", [_delegate("Agent")], name="via-Agent", optional=True,  # Claude Code's name
              turn=0, last_user_contains="AGENT-1", tools_include=["Agent"]),
@@ -227,7 +235,7 @@ def run(scenario: Scenario, cli: str, root: Path) -> Outcome:
     steps = [*scenario.steps(ws), CATCH_ALL]
     with FakeLLMServer(steps) as server:
         config = {"scenario": scenario.name, "cli": cli, "cwd": str(ws), "env": cli_env(root, server.base_url),
-                  "extra": {"python": sys.executable}}
+                  "extra": {"python": sys.executable, "plugin": str(PLUGIN)}}
         started = time.monotonic()
         out, err = _node(config, server, scenario.hold, root)
         wall = time.monotonic() - started
