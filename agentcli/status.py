@@ -56,6 +56,10 @@ TASK_ERROR_CODES: dict[TaskStatus, str] = {
     "budget_exceeded": "BUDGET_EXCEEDED",
 }
 
+#: The `code` of a refused tool call (the permission policy, a PreToolUse hook, a question the person would not answer):
+#: stream-json's `permission_denials` and ACP's `raw_output` tell a refusal from a failure by it.
+PERMISSION_DENIED = "permission_denied"
+
 DELEGATION_FAILED = "Task delegation failed"  # the short form of a Task call refused before a subagent ran
 _SHORT_RESULTS: dict[TaskStatus, str] = {
     "completed": "Task completed by {type}",

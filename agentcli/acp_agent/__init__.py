@@ -6,6 +6,7 @@
 - `updates`: agentcli's events as `session/update` notifications, a subagent's tied to its Task call;
 - `tool_info`: a tool call's kind, title, locations and content (diffs, command output);
 - `approver`: permission questions as `session/request_permission`;
+- `questions`: AskUserQuestion's questions as `session/request_permission`, one per question;
 - `replay`: a stored session's messages as updates (`session/load`);
 - `commands`: the slash commands offered (`available_commands_update`).
 """

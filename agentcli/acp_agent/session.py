@@ -1,5 +1,5 @@
 """One ACP session: an agentcli `Conversation` in the editor's folder, its updates (`updates`), its permission
-questions (`approver`), its prompts turn by turn, its mode, its slash commands.
+questions (`approver`) and AskUserQuestion's (`questions`), its prompts turn by turn, its mode, its slash commands.
 
 Workspace trust is decided as for `agentcli run`: the editor's `cwd` is the folder the person opened, but what
 its project config, hooks and MCP servers may do is what `agentcli trust` recorded for it (the same list the
@@ -37,6 +37,7 @@ from acp.schema import (
 
 from agentcli.acp_agent import commands
 from agentcli.acp_agent.approver import AcpApprover
+from agentcli.acp_agent.questions import AcpQuestions
 from agentcli.acp_agent.updates import EventMapper, Outbox, Update
 from agentcli.conversation import Conversation
 from agentcli.frontend import CommandSet
@@ -82,6 +83,7 @@ class AcpSession:
         self.mapper = EventMapper(self.outbox, workspace)
         self.approver = AcpApprover(lambda call, options: ask(self.id, call, options), self.outbox, self.mapper,
                                     workspace)
+        self.questions = AcpQuestions(lambda call, options: ask(self.id, call, options), self.outbox, self.mapper)
         self.conversation: Conversation  # set by `attach`
         self.custom = CommandSet()  # the person's and the project's commands and skills, set by `attach`
         self._task: asyncio.Task[Any] | None = None
@@ -94,6 +96,7 @@ class AcpSession:
                                       skills=conversation.skills.skills.values(), plugins=conversation.plugins.plugins)
         self.id = conversation.session.id
         self.approver.policy = conversation.permissions
+        conversation.use_questions(self.questions)  # AskUserQuestion: one permission request per question
         conversation.bus.subscribe(self.mapper)
 
     # --- the session's state ------------------------------------------------------------------------------

@@ -17,13 +17,12 @@ from agentcli.diffs import FileDiff
 from agentcli.events import Event, EventSink, ToolCallFinishedEvent, ToolCallStartedEvent, ToolOutputEvent
 from agentcli.hooks import Hooks, HookVerdict
 from agentcli.llm import ToolResultBlock, ToolUseBlock
-from agentcli.status import RunStatus
+from agentcli.status import PERMISSION_DENIED, RunStatus
 from agentcli.text import defang_tags
 from agentcli.tools import Tool, ToolContext, ToolError, ToolResult
 
 log = logging.getLogger(__name__)
 
-PERMISSION_DENIED = "permission_denied"  # the `code` of a call the permission policy refused
 CANCELLED_RESULT = "Cancelled: the run was stopped before this tool call finished."
 OUTPUT_TAIL_CHARS = 600  # the most of a running tool's output one ToolOutputEvent carries
 OUTPUT_EVERY_SECONDS = 0.25  # at most this often

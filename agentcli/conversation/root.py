@@ -50,6 +50,7 @@ from agentcli.tools import (
     FileAccess,
     FileLocks,
     PermissionPolicy,
+    QuestionAsker,
     Tool,
     is_mcp_name,
     search_absent,
@@ -112,6 +113,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self.permissions.bash_unsandboxed = self.sandbox.unsandboxed_reason()  # then auto mode asks before Bash
         self.file_locks = FileLocks()
         self._files: FileAccess | None = None  # an editor's buffers for the file tools' text (`use_files`)
+        self._questions: QuestionAsker | None = None  # who answers AskUserQuestion (`use_questions`)
         self.plugins = session_plugins(workspace, dirs=settings.plugins.dirs, enabled=settings.plugins.enabled)
         self.registry = AgentRegistry.load(workspace, aliases=settings.models.aliases, plugins=self.plugins.plugins)
         self.skills = SkillCatalog.load(workspace, plugins=self.plugins.plugins)  # bodies read when used
@@ -222,7 +224,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self._drop_cache()
         self._drop_cache = runner.cache.attach(self.bus)
         runner.kit.shells.listeners.append(lambda job: self.bus(background_event(job)))  # every front end sees them
-        runner.kit.files = self._files
+        runner.kit.files, runner.kit.questions = self._files, self._questions
         if self.search_absent:
             runner.planner.absent["WebSearch"] = self.search_absent
         return runner
@@ -231,6 +233,13 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         """The file tools of every agent of the session (not of a worktree) read and write text through `files` (an
         editor's buffers) from the next context built; the main agent's is built at the first turn."""
         self._files = self.runner.kit.files = files
+
+    def use_questions(self, questions: QuestionAsker | None) -> None:
+        """Every agent's AskUserQuestion asks the person through `questions` (None: no one can answer), the main
+        agent's at once, subagents' from the next context built."""
+        self._questions = self.runner.kit.questions = questions
+        if self._loop is not None:
+            self._loop.context.questions = questions
 
     def add_directories(self, named: list[tuple[str, str]]) -> None:
         """Before the first turn: more additional directories ((path, the flag that named it): Claude Code's
@@ -341,14 +350,8 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         link.specs = self._loop.offered  # what a fork of the main agent is offered (MCP tools join it later)
         self.arm_fallback(self._loop)
         runner = self.runner
-        self.budget = SessionBudget(
-            self.settings.budget,
-            self.session,
-            self._loop,
-            lambda reason: runner.stop_all("budget_exceeded", reason),
-            self.bus,
-            runner.prices,
-        )
+        self.budget = SessionBudget(self.settings.budget, self.session, self._loop,
+                                    lambda reason: runner.stop_all("budget_exceeded", reason), self.bus, runner.prices)
         self._drop_budget = self.bus.subscribe(self.budget)
 
     async def offered_tools(self) -> list[str]:

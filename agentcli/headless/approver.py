@@ -2,6 +2,10 @@
 stdio`): the program's callback answers allow (with `updatedInput`, and `updatedPermissions` that add rules or
 change the mode for the rest of the session) or deny (with the message the model reads, and `interrupt` to end
 the turn). While it decides, the session state is `requires_action`.
+
+AskUserQuestion is asked the way Claude Code asks it: a `can_use_tool` request for the tool, its questions as the
+input; the program puts the person's answers in `updatedInput.answers` (question text → the label, the labels of
+a multiSelect question joined with ", ", or free text), and a deny is the refusal the model reads.
 """
 
 from __future__ import annotations
@@ -12,7 +16,17 @@ from typing import Any
 
 from agentcli.headless.control import ControlChannel, ControlError
 from agentcli.headless.printer import MODES_BY_NAME, HeadlessPrinter
-from agentcli.tools import EDIT_TOOLS, Answer, PermissionPolicy, PermissionRequest, PermissionRule
+from agentcli.tools import (
+    EDIT_TOOLS,
+    Answer,
+    AskUserQuestionTool,
+    PermissionPolicy,
+    PermissionRequest,
+    PermissionRule,
+    QuestionReply,
+    QuestionRequest,
+    replies_from_program,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +67,34 @@ class SdkApprover:
         message = reply.get("message")
         return Answer("deny", message=message if isinstance(message, str) and message.strip() else
                       f"Permission denied: the program denied this {request.tool} call")
+
+    async def ask_questions(self, request: QuestionRequest) -> QuestionReply:
+        """The conversation's `QuestionAsker`: the program's `can_use_tool` callback answers AskUserQuestion."""
+        count = len(request.questions)
+        body: dict[str, Any] = {
+            "subtype": "can_use_tool",
+            "tool_name": AskUserQuestionTool.name,
+            "input": request.tool_input,
+            "permission_suggestions": [],
+            "tool_use_id": request.tool_call_id,
+            "description": f"[{request.agent}] asks {count} question{'s' if count != 1 else ''}",
+        }
+        self.printer.set_state("requires_action")
+        try:
+            reply = await self.channel.request(body)
+        except ControlError as exc:
+            return QuestionReply.declined(f"The program's permission callback failed, so nothing was answered: {exc}")
+        finally:
+            self.printer.set_state("running")
+        if reply.get("behavior") == "allow":
+            changed = reply.get("updatedInput")
+            answers = changed.get("answers") if isinstance(changed, dict) else None
+            return QuestionReply(replies_from_program(request.questions, answers))
+        if reply.get("interrupt"):
+            self.interrupt()
+        message = reply.get("message")
+        return QuestionReply.declined(message if isinstance(message, str) and message.strip() else
+                                      "The program declined to answer these questions.")
 
     def _update(self, updates: object) -> None:
         """`updatedPermissions`: rules added to allow or deny, or a new mode, for the rest of the session."""

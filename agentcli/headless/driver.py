@@ -244,6 +244,7 @@ def _shape(conversation: Conversation, mapped: Mapped, approver: Any, channel: C
     if approver is not None:
         approver.policy = policy
         approver.interrupt = conversation.cancel_turn
+        conversation.use_questions(approver.ask_questions)  # AskUserQuestion: the program's can_use_tool answers
 
 
 async def _turn(conversation: Conversation, prompt: str | Message, schema: dict[str, Any] | None,

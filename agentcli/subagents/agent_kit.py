@@ -22,6 +22,7 @@ from agentcli.tools import (
     BackgroundShells,
     FileAccess,
     FileLocks,
+    QuestionAsker,
     ToolContext,
     WebFetchLimits,
     WebSearcher,
@@ -59,6 +60,7 @@ class AgentKit:
         self.sandbox = sandbox  # every agent's Bash runs in it (the conversation's, [sandbox])
         self.shells = BackgroundShells(settings.shell.max_background, settings.shell.max_output_bytes)
         self.files: FileAccess | None = None  # an editor's buffers for the file tools' text (ACP); None: the disk
+        self.questions: QuestionAsker | None = None  # the person who answers AskUserQuestion; None: no one
         # The session's additional directories (`additional_dirs`), resolved: a list the conversation keeps up to date
         self.extra_roots: list[Path] = extra_roots if extra_roots is not None else []
         self.bash_env = session_bash_env(settings)  # no provider keys; computed once per session tree
@@ -110,6 +112,7 @@ class AgentKit:
             worktree=workspace is not None,
             extra_roots=self.extra_roots if workspace is None else [],
             code_intel=RootIntel(self.lsp, root, sandbox or self.sandbox),
+            questions=self.questions,
         )
 
     def searcher(self, model: ResolvedModel) -> WebSearcher:

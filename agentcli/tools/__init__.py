@@ -2,7 +2,8 @@
 (Glob, Grep), `shell/` (Bash, background commands, its lexer and rules, the reaper), `sandbox/` (Landlock, Seatbelt,
 namespaces), `web/` (WebFetch, WebSearch), `permissions/` (the policy, its rules, guarded files); beside them what
 every tool shares: the `Tool` base and its traits (`base`), what the tools ask of language servers (`code_intel`),
-argument schemas, the registry, workspace paths and globs, ToolSearch (deferred tools) and TodoWrite.
+argument schemas, the registry, workspace paths and globs, ToolSearch (deferred tools), TodoWrite, and AskUserQuestion
+(`ask_user`) with what it asks a front end (`questions`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
     from agentcli.tools.arg_schema import self_contained
+    from agentcli.tools.ask_user import AskUserQuestionTool
     from agentcli.tools.base import (
         FileAccess,
         FileLocks,
@@ -40,6 +42,15 @@ if TYPE_CHECKING:
     from agentcli.tools.permissions.guarded import guarded_reason
     from agentcli.tools.permissions.policy import PermissionPolicy
     from agentcli.tools.permissions.rules import PermissionRule
+    from agentcli.tools.questions import (
+        Choice,
+        Picked,
+        Question,
+        QuestionAsker,
+        QuestionReply,
+        QuestionRequest,
+        replies_from_program,
+    )
     from agentcli.tools.registry import (
         ALL_TOOLS,
         EDIT_TOOLS,
@@ -93,10 +104,12 @@ __all__ = [
     "Answer",
     "Approval",
     "Approver",
+    "AskUserQuestionTool",
     "BackgroundCommand",
     "BackgroundShells",
     "BashArgs",
     "BashTool",
+    "Choice",
     "CodeIntel",
     "Diagnostic",
     "EditDiagnostics",
@@ -107,6 +120,11 @@ __all__ = [
     "PermissionPolicy",
     "PermissionRequest",
     "PermissionRule",
+    "Picked",
+    "Question",
+    "QuestionAsker",
+    "QuestionReply",
+    "QuestionRequest",
     "ReadArgs",
     "ReadTool",
     "Sandbox",
@@ -133,6 +151,7 @@ __all__ = [
     "names_with",
     "not_configured",
     "reaper",
+    "replies_from_program",
     "resolve_in_workspace",
     "search_absent",
     "searcher_for",
@@ -147,6 +166,7 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.arg_schema": ["self_contained"],
+    "agentcli.tools.ask_user": ["AskUserQuestionTool"],
     "agentcli.tools.code_intel": [
         "LSP_OPERATIONS", "MAX_DIAGNOSTICS", "SEVERITY_RANK", "CodeIntel", "Diagnostic", "EditDiagnostics",
         "diagnostics_text",
@@ -169,6 +189,9 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.permissions.guarded": ["guarded_reason"],
     "agentcli.tools.permissions.policy": ["PermissionPolicy"],
     "agentcli.tools.permissions.rules": ["PermissionRule"],
+    "agentcli.tools.questions": [
+        "Choice", "Picked", "Question", "QuestionAsker", "QuestionReply", "QuestionRequest", "replies_from_program",
+    ],
     "agentcli.tools.registry": [
         "ALL_TOOLS",
         "EDIT_TOOLS",

@@ -18,6 +18,7 @@ from agentcli.tools.web.netguard import WebFetchLimits
 
 if TYPE_CHECKING:
     from agentcli.tools.code_intel import CodeIntel
+    from agentcli.tools.questions import QuestionAsker
     from agentcli.tools.sandbox.policy import Sandbox
     from agentcli.tools.web.search_backends import WebSearcher
 
@@ -200,6 +201,7 @@ class ToolContext:
     # `additional_directories`); empty for an agent in a worktree (it keeps to its worktree).
     extra_roots: list[Path] = field(default_factory=list)
     code_intel: CodeIntel | None = None  # the language servers of this agent's root ([lsp]); None: no diagnostics
+    questions: QuestionAsker | None = None  # who answers AskUserQuestion (the front end's person); None: no one
 
 
 A = TypeVar("A", bound=ToolArgs)

@@ -1,11 +1,11 @@
 """ToolSearch: the deferred tools, named in one line each, whose definitions are sent only once asked for.
 
-Tools most turns never use (`[tools] defer`; by default those whose `on_demand` trait is set: MultiEdit,
-WebFetch, WebSearch, NotebookEdit, TaskOutput, TaskCancel, SendMessage, ListAgents, every MCP tool; in a lean prompt
-always those) are named one line each at the end of the system prompt's stable part (`deferred_note`) instead of
-being listed with their schemas. ToolSearch's own description names none, so it is the same for every agent and
-sits in the head of the tool list a read-only subagent shares with the main agent. A call selects them by name
-(`select:A,B`, Claude Code's shape) or by keywords; the loop adds the found tools to the list the next request
+Tools most turns never use (`[tools] defer`; by default those whose `on_demand` trait is set: MultiEdit, WebFetch,
+WebSearch, NotebookEdit, LSP, AskUserQuestion, TaskOutput, TaskCancel, SendMessage, ListAgents, every MCP tool; in a
+lean prompt always those) are named one line each at the end of the system prompt's stable part (`deferred_note`)
+instead of being listed with their schemas. ToolSearch's own description names none, so it is the same for every
+agent and sits in the head of the tool list a read-only subagent shares with the main agent. A call selects them by
+name (`select:A,B`, Claude Code's shape) or by keywords; the loop adds the found tools to the list the next request
 offers, at its end, so what was sent before stays a prefix (the provider's or the local server's prompt cache keeps
 it); a loaded tool stays offered for the session. The agent's loop owns the list: this tool only asks it (`Offer`).
 A tool it loads is one the agent already has (its plan gave it): loading never widens what an agent may do, and a

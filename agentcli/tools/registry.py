@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from agentcli.tools.ask_user import AskUserQuestionTool
 from agentcli.tools.base import Tool
 from agentcli.tools.files.lsp import LSPTool
 from agentcli.tools.files.notebook_edit import NotebookEditTool
@@ -31,6 +32,7 @@ ALL_TOOLS: dict[str, type[Tool[Any]]] = {
         NotebookEditTool,
         WebSearchTool,
         LSPTool,
+        AskUserQuestionTool,
     )
 }
 

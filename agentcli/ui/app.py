@@ -55,6 +55,7 @@ from agentcli.ui.widgets.prompt_input import PromptInput
 from agentcli.ui.widgets.status_bar import (
     APPROVAL,
     LOADING,
+    QUESTION,
     QUIT_ARMED,
     READY,
     REWIND_ARMED,
@@ -86,7 +87,7 @@ class AgentApp(App[int]):
     """The TUI over one `Conversation` (built by `ui.launch.run_tui`, or ready-made by the demo).
 
     The app answers the conversation's permission requests: it attaches itself to an `Approvals`
-    approver, or installs `approve` when the conversation has none.
+    approver, or installs `approve` when the conversation has none; and its agents' questions (AskUserQuestion).
     """
 
     CSS_PATH = "app.tcss"
@@ -157,6 +158,7 @@ class AgentApp(App[int]):
             approver.attach(self.approve)
         elif approver is None:
             conversation.permissions.approver = self.approve
+        conversation.use_questions(self.approvals.ask_questions)  # AskUserQuestion of every agent asks here
 
     def compose(self) -> Any:
         """Title, conversation, prompt, status, keys."""
@@ -203,6 +205,7 @@ class AgentApp(App[int]):
         approver = self.conversation.permissions.approver
         if isinstance(approver, Approvals):
             approver.attach(None)
+        self.conversation.use_questions(None)
         self.approvals.deny_all()
 
     @work(group="prepare", exit_on_error=False)
@@ -243,7 +246,7 @@ class AgentApp(App[int]):
     def _show_status(self) -> None:
         running, queued = self.router.counts()
         sdk_ready = self.turns.sdk_ready.is_set()
-        busy = self.turn_running and sdk_ready and not self.approvals.asking
+        busy = self.turn_running and sdk_ready and not (self.approvals.asking or self.approvals.questioning)
         self.activity.show(self.router.activity() if busy else None, time.monotonic() - self.turns.started)
         if not sdk_ready:
             state = LOADING
@@ -253,6 +256,8 @@ class AgentApp(App[int]):
             state = REWIND_ARMED
         elif self.approvals.asking:
             state = APPROVAL
+        elif self.approvals.questioning:
+            state = QUESTION
         elif self.turn_running:
             state = WORKING
         else:

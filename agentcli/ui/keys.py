@@ -55,6 +55,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+T on a running block", "message that subagent: /msg ID in the prompt (it reads it at its next turn)"),
     ("Ctrl+D on a block of an isolated task", "its merge back and the diff of what it changed (Esc closes)"),
     ("y / a / n, Esc in an approval", "allow once / allow always / deny"),
+    ("Up / Down, 1 2 3 4 5, space, Enter, Esc in a question",
+     "move / pick (toggle when several may be picked) / toggle / choose or confirm / decline (from Other…: back)"),
     ("Enter / o / d, Esc in a rewind's preview",
      "rewind, keeping the files you changed since / overwrite those too / the file's whole diff / back"),
     ("Ctrl+G", "the background commands (/bg)"),

@@ -75,6 +75,10 @@ class Notifier:
         """An approval dialog opened."""
         self.send("agentcli: approval needed", f"[{agent}] wants to run {what}")
 
+    def question_waiting(self, agent: str, what: str) -> None:
+        """A question dialog opened (`what`: the questions' chips)."""
+        self.send("agentcli: question for you", f"[{agent}] asks: {what}")
+
     def turn_ended(self, seconds: float, outcome: str) -> None:
         """A turn ended; only one that took at least `after_seconds` is worth a notification."""
         if seconds >= self.after_seconds:

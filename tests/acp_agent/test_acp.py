@@ -594,3 +594,58 @@ def test_an_image_in_the_prompt_reaches_the_model(run_acp: Callable[..., Any], w
     assert stop == "end_turn"
     [image] = [b for b in sent["messages"][0]["content"] if b["type"] == "image"]
     assert Image.open(io.BytesIO(base64.b64decode(image["source"]["data"]))).size == (1516, 758)
+
+
+_LIBRARY = {"question": "Which date library?", "header": "Library",
+            "options": [{"label": "date-fns", "description": "small"}, {"label": "luxon", "description": "zones"}]}
+_FEATURES = {"question": "Which features?", "header": "Features", "multiSelect": True,
+             "options": [{"label": "Dark mode", "description": ""}, {"label": "Search", "description": "find"}]}
+
+
+def test_ask_user_question_asks_each_question_as_a_permission_request(run_acp: Callable[..., Any],
+                                                                       workspace: Path) -> None:
+    ask = ToolCall(name="AskUserQuestion", id="toolu_ask", input={"questions": [_LIBRARY, _FEATURES]})
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[ask])),
+        Step(match=Match(turn=1, last_user_contains='(Library): "luxon"'), reply=Reply(text="Luxon it is.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "which library?")
+
+    client = EditorClient(answers=["choice_1", "choice_1"])
+    assert run_acp(script, body, client) == "end_turn"
+    (first, first_options), (second, second_options) = client.asked
+    assert first.tool_call_id == second.tool_call_id == "toolu_ask" and first.title == "Library: Which date library?"
+    assert [(o.option_id, o.name, o.kind) for o in first_options] == [
+        ("choice_0", "date-fns", "allow_once"), ("choice_1", "luxon", "allow_once"),
+        ("decline", "Decline to answer", "reject_once")]
+    assert first_options[1].field_meta == {"agentcli": {"description": "zones"}}
+    assert "- luxon: zones" in first.content[0].content.text
+    assert second.field_meta["agentcli"]["question"] == {"index": 2, "of": 2, "header": "Features",
+                                                         "multiSelect": True}
+    assert "editor can take one choice" in second.content[0].content.text  # multiSelect: one pick, said so
+    assert [o.name for o in second_options] == ["Dark mode", "Search", "Decline to answer"]
+    assert client.text() == "Luxon it is."
+    done = {u.tool_call_id: u for u in client.of(ToolCallProgress)}["toolu_ask"]
+    assert done.status == "completed" and '(Features): "Search"' in done.content[0].content.text
+
+
+def test_declining_a_question_in_the_editor_is_a_refusal_the_model_reads(run_acp: Callable[..., Any],
+                                                                          workspace: Path) -> None:
+    ask = ToolCall(name="AskUserQuestion", id="toolu_ask", input={"questions": [_LIBRARY, _FEATURES]})
+    script = Script(steps=[
+        Step(match=Match(turn=0), reply=Reply(tool_calls=[ask])),
+        Step(match=Match(turn=1, last_user_contains="declined to answer"), reply=Reply(text="I will choose.")),
+    ])
+
+    async def body(conn: ClientSideConnection, client: EditorClient, server: FakeLLMServer) -> str:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return await _prompt(conn, session.session_id, "which library?")
+
+    client = EditorClient(answers=["decline"])
+    assert run_acp(script, body, client) == "end_turn"
+    assert len(client.asked) == 1  # the second question is never asked
+    done = {u.tool_call_id: u for u in client.of(ToolCallProgress)}["toolu_ask"]
+    assert done.status == "failed" and done.raw_output["code"] == "permission_denied"

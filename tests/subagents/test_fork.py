@@ -51,7 +51,7 @@ def test_a_fork_keeps_its_parents_system_prompt_and_model_and_carries_its_role_i
     assert plan.model == MODEL  # the parent's, not explore's light model: the history and its cache are main's
     message = plan.user_message
     assert message.startswith("You are now a fork of the conversation above: a subagent of type explore")
-    tools = "Read, LS, Glob, Grep, TodoWrite, LSP, SendMessage, ListAgents"
+    tools = "Read, LS, Glob, Grep, TodoWrite, LSP, AskUserQuestion, SendMessage, ListAgents"
     assert f"Of the tools above you may call {tools}; a call" in message
     assert "as a fork, you do" in message
     assert "# Task\nDo the work" in message and message.endswith("# Prompt\np\n\n# Expected response\na list")

@@ -70,7 +70,7 @@ def test_tools_follow_type_depth_and_deny_rules(tmp_path: Path, monkeypatch: pyt
     assert "Task" not in deep and "Write" in deep  # the depth rule: no delegation at max_depth
     explore = p.tool_names(p.registry.types["explore"], 1, None)
     assert isinstance(explore, list) and set(explore) == {
-        "Read", "LS", "Glob", "Grep", "TodoWrite", "LSP", "SendMessage", "ListAgents"}
+        "Read", "LS", "Glob", "Grep", "TodoWrite", "LSP", "AskUserQuestion", "SendMessage", "ListAgents"}
     assert p.withheld(2) == dict.fromkeys(("Task", "TaskOutput", "TaskCancel"),
                                           "Maximum sub-agent depth exceeded (max_depth=2)")
     assert p.withheld(1) == {}

@@ -45,7 +45,7 @@ def test_builtins_present_with_read_only_explore_plan_summary(tmp_path: Path, ho
         agent = reg.types[name]
         assert agent.read_only and agent.model == model and agent.scope == "built-in"
         assert agent.allowed_tools(all_tool_names()) == [
-            "Read", "LS", "Glob", "Grep", "TodoWrite", "LSP", "SendMessage", "ListAgents"]
+            "Read", "LS", "Glob", "Grep", "TodoWrite", "LSP", "AskUserQuestion", "SendMessage", "ListAgents"]
         assert "subagent" in agent.prompt and "final answer" in agent.prompt
         assert len(agent.description) > 60
     assert "path:line" in reg.types["explore"].prompt

@@ -238,7 +238,8 @@ async def test_deny_tools_removes_tools_from_subagents_only(server: ScriptedLLM,
     h = make({"task_tool.deny_tools": ["Grep", "Bash"]})
     await h.run()
     (explore,) = requests_for(server, sub("Find the code"))
-    assert tools_of(explore) == {"LS", "Glob", "Read", "TodoWrite", "LSP", "SendMessage", "ListAgents"}
+    assert tools_of(explore) == {"LS", "Glob", "Read", "TodoWrite", "LSP", "AskUserQuestion", "SendMessage",
+                                 "ListAgents"}
     (general,) = requests_for(server, sub("General work here"))
     assert "Grep" not in tools_of(general) and "Bash" not in tools_of(general)
     assert {"Read", "Write", "Edit", "Task"} <= tools_of(general)

@@ -331,7 +331,7 @@ def test_registry() -> None:
     mutating = {name for name, cls in ALL_TOOLS.items() if cls.mutating}
     assert mutating == {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "WebFetch", "WebSearch"}
     assert {name for name, cls in ALL_TOOLS.items() if cls.network_only} == {"WebFetch", "WebSearch"}
-    assert set(READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite", "LSP"}
+    assert set(READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite", "LSP", "AskUserQuestion"}
     for name in ("LS", "Glob", "Grep", "Read", "LSP"):
         assert ALL_TOOLS[name].concurrency_safe and not ALL_TOOLS[name].mutating
     assert not ALL_TOOLS["TodoWrite"].concurrency_safe and not ALL_TOOLS["TodoWrite"].mutating

@@ -86,7 +86,7 @@ def test_a_lean_prompt_defers_the_on_demand_tools_even_when_defer_is_none() -> N
 def test_config_show_names_the_deferred_tools(tmp_path: Path) -> None:
     settings = load_config(tmp_path, env={}).settings
     assert deferred_line(settings.tools.defer) == (
-        "[tools] deferred (loaded through ToolSearch): MultiEdit, WebFetch, NotebookEdit, WebSearch, LSP, TaskOutput, "
-        "TaskCancel, SendMessage, ListAgents, MCP tools")
+        "[tools] deferred (loaded through ToolSearch): MultiEdit, WebFetch, NotebookEdit, WebSearch, LSP, "
+        "AskUserQuestion, TaskOutput, TaskCancel, SendMessage, ListAgents, MCP tools")
     assert deferred_line("none").endswith(": none")
     assert deferred_line(["Bash", "mcp__github__*"]).endswith(": Bash, mcp__github__*")

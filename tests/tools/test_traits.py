@@ -29,7 +29,7 @@ def task_tool_classes() -> list[type[Tool[Any]]]:
 
 
 def test_name_sets_follow_the_traits() -> None:
-    assert set(registry.READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite", "LSP"}
+    assert set(registry.READ_ONLY_TOOLS) == {"LS", "Glob", "Grep", "Read", "TodoWrite", "LSP", "AskUserQuestion"}
     assert registry.EDIT_TOOLS == ("Write", "Edit", "MultiEdit", "NotebookEdit")
     assert set(registry.PATH_TOOLS) == {"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "LS", "LSP"}
     assert set(registry.FILE_SHOWING_TOOLS) == {"Read", "Edit", "MultiEdit", "NotebookEdit", "LSP"}

@@ -14,6 +14,7 @@ from agentcli.ui.commands import KEYS_HELP
 from agentcli.ui.keys import key_name
 from agentcli.ui.model import BlockItem
 from agentcli.ui.widgets.approval import ApprovalScreen
+from agentcli.ui.widgets.question import QuestionScreen
 from agentcli.ui.widgets.rewind_screen import ModePicker, RewindPicker, RewindPreviewScreen
 from agentcli.ui.widgets.status_bar import QUIT_ARMED
 from agentcli.ui.widgets.subagent_block import BlockHeader, SubagentBlock
@@ -251,7 +252,7 @@ def _own_bindings(cls: type) -> list[Binding]:
 
 def test_every_key_is_in_help() -> None:
     for owner in (AgentApp, SubagentBlock, BlockHeader, ToolCallView, ApprovalScreen, RewindPicker, ModePicker,
-                  RewindPreviewScreen):
+                  RewindPreviewScreen, QuestionScreen):
         for binding in Binding.make_bindings(owner.BINDINGS):
             for key in binding.key.split(","):
                 assert key_name(key) in KEYS_HELP, (owner.__name__, key)

@@ -11,8 +11,8 @@ When a hit is allowed (README "Reused results" says the same to the person):
   names, depth) — and finished `completed` with an answer;
 - that run (its subagents included) used only Read, LS, Glob, Grep, TodoWrite and the Task tools, and
   received no message: a WebFetch (the web changes), SendMessage or ListAgents (its answer may rest on
-  other agents), a message queued for it or a task below it, an MCP tool or any other tool makes it
-  never reused;
+  other agents), AskUserQuestion (the person's answer may differ), a message queued for it or a task below
+  it, an MCP tool or any other tool makes it never reused;
 - everything it looked at is provably unchanged (`fingerprints`): each file it read, each folder it
   listed, each tree it searched with Glob or Grep (the workspace when the call named no path), wherever
   it lies (the workspace, an additional directory, a skill's folder, through a symlink or not), was,
@@ -81,7 +81,7 @@ FILE_WRITERS: dict[str, str] = {"Write": "file_path", "Edit": "file_path", "Mult
 #: Tools that talk with the other agents of the tree: they write no file, but an answer may rest on them.
 MESSAGING = frozenset({"SendMessage", "ListAgents"})
 #: Tools that write nothing. Any tool in none of these sets may write anywhere (Bash, MCP tools, new tools).
-NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, *MESSAGING, "WebFetch", "WebSearch"})
+NON_WRITERS = frozenset({*LOOKS, *NEUTRAL, *MESSAGING, "WebFetch", "WebSearch", "AskUserQuestion"})
 #: Task arguments that make a call's answer depend on more than its key (`isolation`: a worktree's merge back).
 UNCACHEABLE_ARGS = ("resume", "fork_context", "isolation")
 
@@ -251,6 +251,8 @@ class ResultCache:
             return None, "it searched the web (whose results change at any time)"
         if name in MESSAGING:
             return None, f"it called {name} (its answer may rest on other agents)"
+        if name == "AskUserQuestion":
+            return None, "it asked the person (whose answer may differ next time)"
         return None, f"it called {name} (agentcli cannot tell what that depends on)"
 
     # --- the runner's hooks ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ LOADING = "loading the model SDK…"
 READY = "ready"
 WORKING = "working… (Esc to stop)"
 APPROVAL = "waiting for your approval"
+QUESTION = "waiting for your answer"
 QUIT_ARMED = "press Ctrl+Q again to quit"
 REWIND_ARMED = "press Esc again to rewind"
 
@@ -31,6 +32,7 @@ STATE_FORMS: dict[str, tuple[str, ...]] = {
     READY: (READY,),
     WORKING: (WORKING, "working…"),
     APPROVAL: (APPROVAL, "approval waiting", "approval"),
+    QUESTION: (QUESTION, "answer waiting", "answer"),
     QUIT_ARMED: (QUIT_ARMED, "Ctrl+Q again quits", "^Q again"),
     REWIND_ARMED: (REWIND_ARMED, "Esc again rewinds", "Esc again"),
 }
@@ -66,7 +68,7 @@ class Status:
     cost_usd: float | None = None
     running: int = 0
     queued: int = 0
-    state: str = READY  # LOADING | READY | WORKING | APPROVAL | QUIT_ARMED | REWIND_ARMED
+    state: str = READY  # LOADING | READY | WORKING | APPROVAL | QUESTION | QUIT_ARMED | REWIND_ARMED
     context: tuple[int, int] | None = None  # the main agent's context: (tokens used, window)
     window_source: str = ""  # where the window came from: configured, server: …, model table, default
     mode: str = "ask"  # the permission mode (tools.permissions.Mode)
@@ -143,7 +145,7 @@ def part_forms(status: Status) -> dict[str, tuple[Form, ...]]:
             ((f"ctx {100 * used / window:.0f}%", style),),
             (),
         )
-    state_style = "bold $warning" if status.state in (APPROVAL, QUIT_ARMED, REWIND_ARMED) else "italic"
+    state_style = "bold $warning" if status.state in (APPROVAL, QUESTION, QUIT_ARMED, REWIND_ARMED) else "italic"
     parts["state"] = tuple(((form, state_style),) for form in STATE_FORMS.get(status.state, (status.state,)))
     return parts
 

@@ -1,0 +1,98 @@
+"""AskUserQuestion in the editor: each question is one `session/request_permission` about the AskUserQuestion call.
+
+ACP has no question of its own, so the permission request carries it: the call's `tool_call_id`, the question as
+its title (a subagent's label before it, its Task call in `_meta` as for approvals), the options with their
+descriptions as its text, and one permission option per choice (`allow_once`) plus "Decline to answer"
+(`reject_once`). The questions are asked one after the other; declining one, or a cancelled prompt, declines them
+all (the model is told).
+
+Two limits of the protocol: a permission option cannot take typed words, so there is no "Other" (the text says to
+decline and write in the chat instead), and only one option can be selected, so a multiSelect question is asked as
+a pick of one (the text says so, and the answer holds that one label).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from acp.schema import PermissionOption, ToolCallUpdate
+
+from agentcli.acp_agent import tool_info
+from agentcli.acp_agent.approver import Ask
+from agentcli.acp_agent.updates import EventMapper, Outbox, subagent_meta
+from agentcli.tools import Picked, Question, QuestionReply, QuestionRequest
+
+log = logging.getLogger(__name__)
+
+DECLINE = PermissionOption(option_id="decline", name="Decline to answer", kind="reject_once")
+ONE_OF_SEVERAL = "Several may apply, but the editor can take one choice here: pick the one that matters most."
+OWN_WORDS = "To answer in your own words, decline and write your answer in the chat."
+
+
+class AcpQuestions:
+    """The `QuestionAsker` of one ACP session."""
+
+    def __init__(self, ask: Ask, outbox: Outbox, mapper: EventMapper) -> None:
+        self.ask = ask
+        self.outbox = outbox
+        self.mapper = mapper
+
+    async def __call__(self, request: QuestionRequest) -> QuestionReply:
+        await self.outbox.flush()  # the call's `tool_call` reaches the editor before the questions about it
+        answers: dict[str, Picked] = {}
+        for index, question in enumerate(request.questions):
+            try:
+                response = await self.ask(self.tool_call(request, index), options(question))
+            except Exception as exc:
+                log.warning("question request failed: %s", exc)
+                return QuestionReply.declined(f"Asking the person in the editor failed ({exc}); nothing was answered.")
+            outcome = response.outcome
+            choice = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
+            if choice is None:
+                return QuestionReply.declined("The prompt was cancelled before the person answered your questions.")
+            label = _label(question, choice)
+            if label is None:
+                return QuestionReply.declined()
+            answers[question.text] = Picked((label,))
+        return QuestionReply(answers)
+
+    def tool_call(self, request: QuestionRequest, index: int) -> ToolCallUpdate:
+        """The AskUserQuestion call, asking its `index`th question."""
+        question = request.questions[index]
+        sub = self.mapper.subagents.get(request.session_id)
+        meta: dict[str, Any] = subagent_meta(sub) if sub is not None else {}
+        meta.setdefault("agentcli", {})["question"] = {
+            "index": index + 1, "of": len(request.questions), "header": question.header,
+            "multiSelect": question.multi_select}
+        title = f"{question.header}: {question.text}"
+        return ToolCallUpdate(
+            tool_call_id=request.tool_call_id, title=title if request.agent == "main" else f"{request.agent} · {title}",
+            kind="other", status="pending", content=[tool_info.text(_body(question))],
+            raw_input=request.tool_input, field_meta=meta,
+        )
+
+
+def options(question: Question) -> list[PermissionOption]:
+    """One option per choice (its description in `_meta`), then "Decline to answer"."""
+    return [
+        PermissionOption(option_id=f"choice_{i}", name=choice.label, kind="allow_once",
+                         field_meta={"agentcli": {"description": choice.description}} if choice.description else None)
+        for i, choice in enumerate(question.options)
+    ] + [DECLINE]
+
+
+def _body(question: Question) -> str:
+    """The question's text for the editor: the question, each choice with what it means, the limits."""
+    lines = [question.text, ""]
+    lines += [f"- {c.label}: {c.description}" if c.description else f"- {c.label}" for c in question.options]
+    lines += ["", *([ONE_OF_SEVERAL] if question.multi_select else []), OWN_WORDS]
+    return "\n".join(lines)
+
+
+def _label(question: Question, choice: str) -> str | None:
+    """The label an option id stands for; None: declined (or an id this question never offered)."""
+    number = choice.removeprefix("choice_")
+    if choice.startswith("choice_") and number.isdigit() and int(number) < len(question.options):
+        return question.options[int(number)].label
+    return None
