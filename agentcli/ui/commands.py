@@ -391,6 +391,21 @@ async def _go(host: CommandHost, args: str) -> None:
     host.start_turn(GO_PROMPT)
 
 
+async def _plugins(host: CommandHost, _: str) -> None:
+    from agentcli.plugins import armed, brings
+
+    loaded = host.conversation.plugins
+    lines = ["Plugins loaded in this session (agentcli plugins install | enable | disable | remove, in a shell):"]
+    for plugin in loaded.plugins:
+        version = f" {plugin.version}" if plugin.version else ""
+        lines.append(f"  {plugin.name}{version} ({plugin.scope}: {plugin.plugin_id}): {brings(plugin)}")
+        lines += [f"    {line}" for line in armed(plugin)]
+    if not loaded.plugins:
+        lines.append("  none")
+    lines += [f"  not loaded: {problem}" for problem in loaded.problems]
+    host.say("\n".join(lines))
+
+
 COMMANDS: dict[str, tuple[Handler, str]] = {
     "help": (_help, "this help"),
     "agents": (_agents, "list the subagent types with their descriptions"),
@@ -408,6 +423,7 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "undo": (undo_command, "rewind the latest prompt (its files and the conversation); its text comes back to edit"),
     "redo": (redo_command, "undo the latest rewind (when no prompt was sent since)"),
     "mcp": (_mcp, "MCP servers: where each is configured, its status and tools (they start with the first message)"),
+    "plugins": (_plugins, "the plugins loaded (their commands, agents, skills, hooks and MCP servers), and any not"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),
