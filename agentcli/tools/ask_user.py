@@ -4,7 +4,7 @@ The input is Claude Code's: `questions`, each with its `question`, a short `head
 characters), two to four `options` (`label`, `description`) and `multiSelect`; the person may also answer in their
 own words ("Other"). Who answers is the front end's `QuestionAsker` on the agent's `ToolContext` (`questions`): the
 TUI's dialog, the driving program's `can_use_tool` callback, the editor's permission request. Without one (a
-one-shot run, a remote subagent) the call is refused with words the model can act on.
+one-shot run) the call is refused with words the model can act on.
 
 The tool writes nothing, so it is `read_only` (read-only subagents keep it; their questions reach the same person,
 labelled with the subagent); it waits for a person, so it keeps no deadline of its own (`own_time_limit`); it is

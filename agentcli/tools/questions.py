@@ -2,7 +2,8 @@
 
 The tool never knows who answers: the TUI's dialog, a driving program's `can_use_tool` callback (the Claude Agent
 SDK), an editor's permission request (ACP). A front end that has a person gives every agent's `ToolContext` a
-`QuestionAsker`; without one (a one-shot run, a remote subagent's worker) the tool says no one can answer.
+`QuestionAsker`; without one (a one-shot run) the tool says no one can answer. A remote subagent's call runs at
+the parent (`subagents.remote`), where the person is.
 
 An answer to one question is `Picked`: the option labels chosen (one, or several for a multiSelect question) and
 the person's own words when they chose "Other" and typed them. Claude Code's programs answer with one string per

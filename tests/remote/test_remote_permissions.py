@@ -74,3 +74,39 @@ def test_a_remote_subagents_questions_are_answered_by_the_parents_approver(clust
     assert (ws / "b.txt").read_text() == "not asked\n"
     assert not (ws / "denied.txt").exists()
     assert sorted(git(ws, "status", "--porcelain").splitlines()) == ["?? a.txt", "?? b.txt"]
+
+
+def test_a_remote_subagents_question_is_asked_of_the_person_at_the_parent(cluster: Any, tmp_path: Path) -> None:
+    ws = git_workspace(tmp_path, "print('hi')\n")
+    task = ToolCall(name="Task", input={"description": "Write remotely", "prompt": "Pick a name, then write it",
+                                        "subagent_type": "general", "isolation": "remote"})
+    question = {"question": "Which name should the file use?", "header": "Name",
+                "options": [{"label": "alpha", "description": "short"}, {"label": "beta", "description": "long"}],
+                "multiSelect": False}
+    script = Script(steps=[
+        Step(match=Match(system_contains=MAIN, turn=0), reply=Reply(tool_calls=[task])),
+        _sub(0, Reply(tool_calls=[ToolCall(name="AskUserQuestion", input={"questions": [question]})])),
+        _sub(1, Reply(text="The person chose beta."), last_user_contains="beta"),
+        Step(match=Match(system_contains=MAIN, turn=1), reply=Reply(text="Done.")),
+    ])
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def decide(tool: str, data: dict[str, Any], context: ToolPermissionContext) -> Any:
+        asked.append((tool, data))
+        return PermissionResultAllow(updated_input={**data, "answers": {question["question"]: "beta"}})
+
+    async def body(opts: ClaudeAgentOptions) -> list[Any]:
+        async with ClaudeSDKClient(options=opts) as client:
+            await client.query("Delegate the naming")
+            return [m async for m in client.receive_response()]
+
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, tmp_path / "home", AGENTCLI_EXECUTOR__KIND="ray",
+                      AGENTCLI_EXECUTOR__ADDRESS=cluster.address, **NO_IDENTITY)
+        opts = ClaudeAgentOptions(cli_path=agentcli_path(), cwd=str(ws), env=env, can_use_tool=decide)
+        messages = anyio.run(body, opts)
+        server.assert_done()
+    assert [tool for tool, _ in asked] == ["AskUserQuestion"]
+    assert asked[0][1]["questions"] == [question]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.result == "Done.", result

@@ -42,7 +42,7 @@ class RemoteJob:
     mcp: tuple[McpSpec, ...]  # the parent's MCP tools it may use: their calls run at the parent (`McpCall`)
     hook_events: tuple[str, ...]  # the events the person has hooks for: they run at the parent (`HookCall`)
     here: dict[str, str]  # its tools that run at the parent, with their descriptions (SendMessage, ListAgents,
-    # Skill: `ToolHere`)
+    # Skill, AskUserQuestion: `ToolHere`)
     non_interactive: bool
     bundle: bytes  # the worktree's snapshot (`snapshot.bundle_of`)
     snapshot: str  # its commit

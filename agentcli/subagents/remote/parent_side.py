@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.hooks import HookVerdict
 from agentcli.mcp import McpTool
 from agentcli.subagents.remote.job import Asked, HookCall, McpCall, PolicyRules, Question, ToolHere
-from agentcli.tools import MESSAGE_TOOL_NAMES, SKILL_TOOL_NAME, ToolError, ToolResult
+from agentcli.tools import MESSAGE_TOOL_NAMES, SKILL_TOOL_NAME, AskUserQuestionTool, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from agentcli.events import EventSink
@@ -37,7 +37,8 @@ class ParentSide:
 
     def __post_init__(self) -> None:
         self._mcp = {(t.server, t.remote_name): t for t in self.tools if isinstance(t, McpTool)}
-        self._here = {t.name: t for t in self.tools if t.name in (*MESSAGE_TOOL_NAMES, SKILL_TOOL_NAME)}
+        here = (*MESSAGE_TOOL_NAMES, SKILL_TOOL_NAME, AskUserQuestionTool.name)  # the person is asked here too
+        self._here = {t.name: t for t in self.tools if t.name in here}
 
     def here(self) -> dict[str, str]:
         """The task's tools that run here, with their descriptions (the worker offers stand-ins that call them)."""

@@ -210,7 +210,7 @@ def _build(job: RemoteJob, work: Path, agent: RemoteAgent, key: str) -> tuple[An
     from agentcli.subagents.definitions.skill_tool import SkillTool
     from agentcli.subagents.messaging.tools import ListAgentsTool, SendMessageTool
     from agentcli.subagents.toolbox import Toolbox
-    from agentcli.tools import FileLocks, PermissionPolicy, defer_rule, session_sandbox
+    from agentcli.tools import AskUserQuestionTool, FileLocks, PermissionPolicy, defer_rule, session_sandbox
 
     model = dataclasses.replace(job.model, api_key=key)
     session = dataclasses.replace(job.session, workspace=work, model=model)
@@ -222,10 +222,10 @@ def _build(job: RemoteJob, work: Path, agent: RemoteAgent, key: str) -> tuple[An
     job.rules.apply(permissions)
     permissions.bash_unsandboxed = sandbox.unsandboxed_reason()
     kit = AgentKit(settings, work, permissions, FileLocks(), pool, lambda _session: [], sandbox)
-    tools = Toolbox.builtin().build(job.tool_names)
+    tools = Toolbox.builtin().build(name for name in job.tool_names if name not in job.here)
     tools += [tool_class(t.server, t.name, t.description, t.schema, t.read_only, agent)() for t in job.mcp]
-    tools += [_here(cls, agent, job.here[cls.name])() for cls in (SendMessageTool, ListAgentsTool, SkillTool)
-              if cls.name in job.here]
+    tools += [_here(cls, agent, job.here[cls.name])()
+              for cls in (SendMessageTool, ListAgentsTool, SkillTool, AskUserQuestionTool) if cls.name in job.here]
     context = kit.tool_context(session, write_paths=job.write_paths)
     loop = AgentLoop(session, pool.get(model), tools, context, agent.guarded, max_turns=job.max_turns, price=cost_usd,
                      compactor=kit.compactor(session, context), lean_below=settings.context.lean_below_tokens,
