@@ -5,6 +5,7 @@ reaches the worker's copy of the policy, so its next edit is not asked."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,24 @@ def _sub(turn: int, reply: Reply, **match: Any) -> Step:
     return Step(match=Match(system_contains=SUB, turn=turn, **match), reply=reply)
 
 
+def _drive(script: Script, prompt: str, decide: Callable[..., Awaitable[Any]], cluster: Any, ws: Path,
+           tmp_path: Path) -> list[Any]:
+    """Run `prompt` through the Agent SDK with `decide` as its can_use_tool, tasks on the cluster; its messages."""
+
+    async def body(opts: ClaudeAgentOptions) -> list[Any]:
+        async with ClaudeSDKClient(options=opts) as client:
+            await client.query(prompt)
+            return [m async for m in client.receive_response()]
+
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, tmp_path / "home", AGENTCLI_EXECUTOR__KIND="ray",
+                      AGENTCLI_EXECUTOR__ADDRESS=cluster.address, **NO_IDENTITY)
+        opts = ClaudeAgentOptions(cli_path=agentcli_path(), cwd=str(ws), env=env, can_use_tool=decide)
+        messages: list[Any] = anyio.run(body, opts)
+        server.assert_done()
+    return messages
+
+
 def test_a_remote_subagents_questions_are_answered_by_the_parents_approver(cluster: Any, tmp_path: Path) -> None:
     ws = git_workspace(tmp_path, "print('hi')\n")
     task = ToolCall(name="Task", input={"description": "Write remotely", "prompt": "Write two files, run a command",
@@ -55,17 +74,7 @@ def test_a_remote_subagents_questions_are_answered_by_the_parents_approver(clust
                 PermissionUpdate(type="setMode", mode="acceptEdits", destination="session")])
         return PermissionResultDeny(message="not on my watch")
 
-    async def body(opts: ClaudeAgentOptions) -> list[Any]:
-        async with ClaudeSDKClient(options=opts) as client:
-            await client.query("Delegate the writing")
-            return [m async for m in client.receive_response()]
-
-    with FakeLLMServer(script) as server:
-        env = cli_env("anthropic", server, tmp_path / "home", AGENTCLI_EXECUTOR__KIND="ray",
-                      AGENTCLI_EXECUTOR__ADDRESS=cluster.address, **NO_IDENTITY)
-        opts = ClaudeAgentOptions(cli_path=agentcli_path(), cwd=str(ws), env=env, can_use_tool=decide)
-        messages = anyio.run(body, opts)
-        server.assert_done()
+    messages = _drive(script, "Delegate the writing", decide, cluster, ws, tmp_path)
     assert [tool for tool, _ in asked] == ["Write", "Bash"]  # b.txt was not asked: the worker followed acceptEdits
     assert asked[0][1]["file_path"] == "a.txt" and asked[1][1] == {"command": "touch denied.txt"}
     result = messages[-1]
@@ -95,17 +104,7 @@ def test_a_remote_subagents_question_is_asked_of_the_person_at_the_parent(cluste
         asked.append((tool, data))
         return PermissionResultAllow(updated_input={**data, "answers": {question["question"]: "beta"}})
 
-    async def body(opts: ClaudeAgentOptions) -> list[Any]:
-        async with ClaudeSDKClient(options=opts) as client:
-            await client.query("Delegate the naming")
-            return [m async for m in client.receive_response()]
-
-    with FakeLLMServer(script) as server:
-        env = cli_env("anthropic", server, tmp_path / "home", AGENTCLI_EXECUTOR__KIND="ray",
-                      AGENTCLI_EXECUTOR__ADDRESS=cluster.address, **NO_IDENTITY)
-        opts = ClaudeAgentOptions(cli_path=agentcli_path(), cwd=str(ws), env=env, can_use_tool=decide)
-        messages = anyio.run(body, opts)
-        server.assert_done()
+    messages = _drive(script, "Delegate the naming", decide, cluster, ws, tmp_path)
     assert [tool for tool, _ in asked] == ["AskUserQuestion"]
     assert asked[0][1]["questions"] == [question]
     result = messages[-1]
