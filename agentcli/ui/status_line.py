@@ -2,7 +2,8 @@
 line shown under the status bar. It gets the session as JSON on stdin (Claude Code's fields: `session_id`, `cwd`,
 `model`, `workspace`, `version`, `output_style`, `cost`, plus agentcli's `permission_mode`), runs at most every
 `REFRESH_SECONDS` and only when that changed, under the session's Bash environment (no provider keys) with a time
-limit, and its output is cleaned of control sequences (colours too) and cut to the terminal's width.
+limit, and its output is cleaned and cut to the terminal's width: colours and text attributes (SGR sequences) are
+drawn as such, every other control sequence (cursor moves, titles, links, clears) and control character dropped.
 
 It is a command agentcli runs, so it comes only from the person's own layers: the user config, their Claude Code
 settings, and a project's only when trusted (`config.untrusted` drops a project's `[ui] status_line`).
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.widgets import Static
 
 from agentcli.text import one_line, terminal_safe
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 REFRESH_SECONDS = 0.3
 TIME_LIMIT_SECONDS = 2.0
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_SGR = re.compile(r"\x1b\[[0-9;:]{0,64}m")  # Select Graphic Rendition: colours and attributes, nothing else
 
 
 def status_line_command(conversation: Conversation) -> str:
@@ -62,6 +65,27 @@ def cleaned(text: str, width: int) -> str:
     return one_line(terminal_safe(_ESCAPES.sub("", first)), max(width, 1))
 
 
+def coloured(text: str, width: int) -> Text:
+    """The first line of the command's output with its SGR sequences drawn (Rich reads them) and every other
+    sequence or control character dropped, cut to `width`."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    kept: list[str] = []
+    at = 0
+    for match in _ESCAPES.finditer(first):
+        kept.append(_plain(first[at:match.start()]))
+        if _SGR.fullmatch(match.group()):
+            kept.append(match.group())
+        at = match.end()
+    kept.append(_plain(first[at:]))
+    line = Text.from_ansi("".join(kept), no_wrap=True)
+    line.truncate(max(width, 1), overflow="ellipsis")
+    return line
+
+
+def _plain(text: str) -> str:
+    return terminal_safe(text).replace("\t", " ")
+
+
 class StatusLine(Static):
     """The line under the status bar; hidden when no command is set."""
 
@@ -96,4 +120,4 @@ class StatusLine(Static):
         elif done.error:
             self.update(cleaned(f"status line: {done.error}", width))
         else:
-            self.update(cleaned(done.stdout, width))
+            self.update(coloured(done.stdout, width))

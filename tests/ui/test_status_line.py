@@ -1,6 +1,7 @@
 """The status line (Pilot): the person's command gets the session as JSON on stdin and its first line is shown under
-the status bar, its colours and control sequences dropped; a command that hangs is cut at the time limit with one
-line; an untrusted project's `statusLine` and `[ui] status_line` never run."""
+the status bar, its colours drawn and every other control sequence (a title, a link, a screen clear) dropped; a
+command that hangs is cut at the time limit with one line; an untrusted project's `statusLine` and
+`[ui] status_line` never run."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ given = sys.stdin.read()
 open({str(seen)!r}, "w").write(given)
 data = json.loads(given)
 name, folder = data["model"]["display_name"], os.path.basename(data["cwd"])
-sys.stdout.write(f"\\033[32m{{name}}\\033[0m on {{folder}}\\033]0;title\\007\\nsecond line\\n")
+sys.stdout.write(f"\\033[1;32m{{name}}\\033[0m on {{folder}}\\033]0;title\\007\\033[2J"
+                 f"\\033]8;;http://evil.test\\007 linked\\033]8;;\\007\\nsecond line\\n")
 """)
     command.chmod(0o755)
     _claude_settings(Path(os.environ["HOME"]) / ".claude", str(command))
@@ -48,7 +50,11 @@ sys.stdout.write(f"\\033[32m{{name}}\\033[0m on {{folder}}\\033]0;title\\007\\ns
         app = make_app(server)
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_for(pilot, lambda: " on ws" in _shown(app))
-            assert _shown(app).strip().endswith(" on ws") and "\x1b" not in _shown(app) and "title" not in _shown(app)
+            line = app.status_line.render()  # Textual's Content, made from the Rich Text
+            assert line.plain.strip() == f"{app.conversation.model.display} on ws linked"  # type: ignore[union-attr]
+            (span,) = line.spans  # type: ignore[union-attr]  # the name in bold green; nothing else styled, no link
+            assert (span.start, span.end) == (0, len(app.conversation.model.display))
+            assert span.style.bold and span.style.foreground.ansi == 2 and not span.style.link
             given = json.loads(seen.read_text())
             assert given["hook_event_name"] == "Status" and given["session_id"] == app.conversation.session.id
             assert given["model"]["display_name"] == app.conversation.model.display
