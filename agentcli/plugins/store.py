@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -28,6 +29,7 @@ from agentcli.plugins.marketplace import Entry, Marketplace, Source, parse_sourc
 from agentcli.text import one_line
 
 LOCAL = "local"  # the marketplace part of a plugin installed from a folder or URL of its own
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]{0,39}")  # a version that can name a folder (never . or ..)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +145,7 @@ class PluginStore:
 
     def keep(self, staged: Staged) -> Path:
         """Move a staged plugin into the cache, record it installed and on; its folder."""
-        version = "".join(ch for ch in staged.plugin.version if ch.isalnum() or ch in ".-_") or "unversioned"
+        version = staged.plugin.version if _VERSION.fullmatch(staged.plugin.version) else "unversioned"
         place = self.root / "cache" / staged.marketplace / staged.plugin.name / version
         ensure_private_dir(place.parent)
         shutil.rmtree(place, ignore_errors=True)

@@ -77,6 +77,16 @@ def test_a_plugin_with_a_symlink_out_or_a_pipe_is_not_installed_and_leaves_nothi
     assert not (store.root / "cache").exists() and store.installed() == {}
 
 
+def test_a_version_cannot_name_a_folder_outside_its_place_in_the_store(tmp_path: Path) -> None:
+    store = PluginStore(tmp_path / "store")
+    keep = store.keep(store.stage(Entry("first", Source(path=_plugin(tmp_path / "first", name="first"))), LOCAL))
+    for version in ("..", "../../..", ".hidden", "1.0/../../x"):
+        source = _plugin(tmp_path / f"v{len(version)}", version=version)
+        place = store.keep(store.stage(Entry("evil", Source(path=source)), LOCAL))
+        assert place == store.root / "cache" / "local" / "evil" / "unversioned"
+    assert keep.is_dir() and set(store.installed()) == {"first@local", "evil@local"}
+
+
 def test_manifest_paths_cannot_leave_the_plugin(tmp_path: Path) -> None:
     secret = _secret(tmp_path)
     (tmp_path / "elsewhere" / "agents").mkdir(parents=True)
