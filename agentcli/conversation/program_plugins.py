@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.hooks import add_hooks
+from agentcli.hooks import add_plugin_hooks
 from agentcli.plugins import Plugin, PluginError, read_plugin
 from agentcli.subagents import Problem, plugin_agents, skill_tool_class
 
@@ -39,8 +39,6 @@ def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]
     conversation.skills.add_plugins(added)
     if added and (tool := skill_tool_class(conversation.skills)) is not None:
         conversation.toolbox.replace(tool)  # in its place: its listing now names the plugins' skills
-    for plugin in added:
-        add_hooks(conversation.hooks.config, plugin.expand(dict(plugin.hooks)) or None,
-                  Path(plugin.hooks_origin or plugin.root))
+    add_plugin_hooks(conversation.hooks.config, added)
     conversation.servers.add_plugin_servers(added)
     return problems + [f"{p.path}: {p.reason}" for p in skipped]

@@ -226,20 +226,18 @@ def what_trust_arms(
 def _project_plugins(workspace: Path, env: Mapping[str, str], hooks: HookConfig, servers: list[ServerSpec],
                      problems: list[str]) -> None:
     """The hooks and MCP servers of the plugins only the project's `enabledPlugins` would turn on."""
-    from agentcli.hooks import add_hooks
+    from agentcli.hooks import add_plugin_hooks
     from agentcli.mcp import plugin_servers
     from agentcli.plugins import session_plugins
 
     if not any((workspace / ".claude" / name).exists() for name in ("settings.json", "settings.local.json")):
         return
     already = {plugin.plugin_id for plugin in session_plugins(workspace, trusted=False, env=env).plugins}
-    for plugin in session_plugins(workspace, trusted=True, env=env).plugins:
-        if plugin.plugin_id in already:
-            continue
-        add_hooks(hooks, plugin.expand(dict(plugin.hooks)) or None, Path(plugin.hooks_origin or plugin.root))
-        found, skipped = plugin_servers([plugin], project=True)
-        servers += found
-        problems += skipped
+    added = [p for p in session_plugins(workspace, trusted=True, env=env).plugins if p.plugin_id not in already]
+    add_plugin_hooks(hooks, added)
+    found, skipped = plugin_servers(added, project=True)
+    servers += found
+    problems += skipped
 
 
 def may_arm(workspace: Path) -> bool:

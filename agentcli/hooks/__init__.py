@@ -16,7 +16,15 @@ from agentcli.faces import lazy_names
 if TYPE_CHECKING:
     from agentcli.hooks.engine import HookEngine, Hooks, HookVerdict
     from agentcli.hooks.process import run_command
-    from agentcli.hooks.settings import HOOK_EVENTS, HookCommand, HookConfig, add_hooks, load_hooks, project_hooks
+    from agentcli.hooks.settings import (
+        HOOK_EVENTS,
+        HookCommand,
+        HookConfig,
+        add_hooks,
+        add_plugin_hooks,
+        load_hooks,
+        project_hooks,
+    )
 
 __all__ = [
     "HOOK_EVENTS",
@@ -26,6 +34,7 @@ __all__ = [
     "HookVerdict",
     "Hooks",
     "add_hooks",
+    "add_plugin_hooks",
     "load_hooks",
     "project_hooks",
     "run_command",
@@ -34,5 +43,6 @@ __all__ = [
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.hooks.engine": ["HookEngine", "HookVerdict", "Hooks"],
     "agentcli.hooks.process": ["run_command"],
-    "agentcli.hooks.settings": ["HOOK_EVENTS", "HookCommand", "HookConfig", "add_hooks", "load_hooks", "project_hooks"],
+    "agentcli.hooks.settings": ["HOOK_EVENTS", "HookCommand", "HookConfig", "add_hooks", "add_plugin_hooks",
+                                "load_hooks", "project_hooks"],
 })

@@ -122,9 +122,14 @@ def load_hooks(
             config.notes.append(
                 f"hooks in {path} not run: the workspace is not trusted (run 'agentcli trust {workspace}' to run them)"
             )
-    for plugin in plugins:  # the session's plugins: already only those the trust rules let load
-        add_hooks(config, plugin.expand(dict(plugin.hooks)) or None, Path(plugin.hooks_origin or plugin.root))
+    add_plugin_hooks(config, plugins)  # the session's plugins: already only those the trust rules let load
     return config
+
+
+def add_plugin_hooks(config: HookConfig, plugins: Iterable[Plugin]) -> None:
+    """Add the plugins' hooks, `${CLAUDE_PLUGIN_ROOT}` as each one's folder, with the file they came from."""
+    for plugin in plugins:
+        add_hooks(config, plugin.expand(dict(plugin.hooks)) or None, Path(plugin.hooks_origin or plugin.root))
 
 
 def project_hooks(workspace: Path, env: Mapping[str, str] | None = None) -> HookConfig:
