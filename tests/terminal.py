@@ -35,7 +35,7 @@ from types import TracebackType
 import pytest
 
 from agentcli.testing.fake_llm import FakeLLMServer
-from agentcli.ui.widgets.status_bar import LOADING, STATE_FORMS
+from agentcli.ui.widgets.status_bar import LOADING, READY, STATE_FORMS
 from tests.e2e.helpers import cli_env
 
 requires_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -131,6 +131,15 @@ class AgentcliTerminal:
         the app goes on); the state it shows then. A prompt sent before waits for this inside the app."""
         return self._wait_ready(lambda state: state is not None and state not in STATE_FORMS[LOADING],
                                 "the model SDK was still loading")
+
+    def wait_idle(self, timeout: float = 60) -> None:
+        """Wait until the status bar says `ready`: the turn has ended (its last words can be on screen a moment
+        before). Fails with the last screen after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while self.status() not in STATE_FORMS[READY]:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the turn never ended; the screen was:\n{self.screen()}")
+            time.sleep(POLL_SECONDS)
 
     def _wait_ready(self, ready: Callable[[str | None], bool], failure: str) -> str:
         """Poll the status bar until `ready(state)`; fail at once when the app has exited, or at `READY_BOUND`."""

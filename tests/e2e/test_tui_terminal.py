@@ -169,6 +169,7 @@ def test_rewind_in_a_real_terminal_previews_the_files_then_puts_them_back(tmp_pa
             term.press("Enter")
             term.wait_loaded()
             term.wait_for("EDIT MADE.")
+            term.wait_idle()  # the reply's words show a moment before the turn ends; /rewind waits for its end
             assert (ws / "app.py").read_text() == "print('REWRITTEN')\n"
             term.type("/rewind")
             term.press("Enter")
