@@ -33,22 +33,16 @@ def _origins(loaded: LoadedConfig) -> dict[str, tuple[str, bool]]:
 
 def _manager(workspace: Path, loaded: LoadedConfig) -> McpManager:
     """The session's servers plus those agent files define (as a session would start them)."""
-    from agentcli.mcp import plugin_servers, session_manager
+    from agentcli.mcp import session_manager
     from agentcli.plugins import session_plugins
     from agentcli.subagents import AgentRegistry
 
     manager = session_manager(loaded.settings.mcp, workspace, _origins(loaded))
     plugins = session_plugins(workspace, dirs=loaded.settings.plugins.dirs, enabled=loaded.settings.plugins.enabled)
-    specs, problems = plugin_servers(plugins.plugins)
-    manager.problems += problems
-    for spec in specs:
-        if clash := manager.add(spec):
-            manager.problems.append(clash)
+    manager.add_plugin_servers(plugins.plugins)
     for agent in AgentRegistry.load(workspace, aliases=loaded.settings.models.aliases,
                                     plugins=plugins.plugins).types.values():
-        for spec in agent.mcp_specs:
-            if clash := manager.add(spec):
-                manager.problems.append(clash)
+        manager.problems += manager.add_all(agent.mcp_specs)
     return manager
 
 

@@ -40,5 +40,5 @@ def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]
     if added and (tool := skill_tool_class(conversation.skills)) is not None:
         conversation.toolbox.replace(tool)  # in its place: its listing now names the plugins' skills
     add_plugin_hooks(conversation.hooks.config, added)
-    conversation.servers.add_plugin_servers(added)
+    conversation.servers.mcp.add_plugin_servers(added)
     return problems + [f"{p.path}: {p.reason}" for p in skipped]

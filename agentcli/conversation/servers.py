@@ -27,20 +27,9 @@ class SessionServers:
         self.bus = bus
         self.session = session  # the conversation's current session
         self.mcp: McpManager = session_manager(settings.mcp, workspace)  # nothing starts before the first turn
-        self.add_plugin_servers(plugins)
+        self.mcp.add_plugin_servers(plugins)
         self.mcp.on_tools = toolbox.add
         self.mcp.notice = self.notice
-
-    def add_plugin_servers(self, plugins: Iterable[Plugin]) -> None:
-        """The plugins' MCP servers join the session's (`mcp.plugin_servers`), offered to the main agent."""
-        from agentcli.mcp import plugin_servers
-
-        specs, problems = plugin_servers(plugins)
-        self.mcp.problems += problems
-        for spec in specs:
-            if clash := self.mcp.add(spec):
-                self.mcp.problems.append(clash)
-        self.mcp.configured = tuple(self.mcp.servers)
 
     def notice(self, line: str) -> None:
         """A one-line warning for the person (an MCP server that failed or was refused)."""
@@ -63,8 +52,7 @@ class SessionServers:
         agent_type = self.registry.resolve(args.subagent_type, self.settings.task_tool.type_fallback)
         if agent_type is None:
             return
-        for spec in agent_type.mcp_specs:
-            if clash := self.mcp.add(spec):
-                self.notice(clash)
+        for clash in self.mcp.add_all(agent_type.mcp_specs):
+            self.notice(clash)
         names = [*agent_type.mcp_servers, *(server_of(t) or "" for t in agent_type.tools or ())]
         await self.mcp.ensure(n for n in names if n)

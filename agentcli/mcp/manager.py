@@ -22,12 +22,13 @@ import asyncio
 import contextlib
 import logging
 import shlex
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from agentcli.mcp.specs import ServerSpec, SpecError, expand
+from agentcli.mcp.connect import McpUnavailable, ProgramForward, describe, load_sdk, open_target, render_result
+from agentcli.mcp.specs import ServerSpec, SpecError
 from agentcli.mcp.tools import McpTool, tool_class
 from agentcli.text import one_line, terminal_safe
 from agentcli.tools import ToolError
@@ -36,31 +37,12 @@ if TYPE_CHECKING:
     from mcp import Client
 
     from agentcli.config import McpSettings
+    from agentcli.plugins import Plugin
 
 log = logging.getLogger(__name__)
 Status = Literal["configured", "starting", "running", "failed", "refused", "stopped"]
 MAX_TOOLS_PER_SERVER = 200
 _LIST_PAGES = 20
-
-
-class McpUnavailable(Exception):
-    """The `mcp` SDK (a dependency of agentcli) cannot be imported: a broken install."""
-
-
-#: Sends one JSON-RPC message to the driving program's server of that name; its answer (None: nothing back).
-ProgramForward = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
-
-
-def _sdk() -> Any:
-    """The SDK and the transports agentcli uses (imported together: about a second on a cold start)."""
-    try:
-        import httpx2  # noqa: F401
-        import mcp
-        import mcp.client.stdio
-        import mcp.client.streamable_http
-    except ImportError as exc:
-        raise McpUnavailable(f"the mcp SDK cannot be imported ({exc}); reinstall agentcli") from exc
-    return mcp
 
 
 @dataclass
@@ -125,6 +107,19 @@ class McpManager:
                     f"{existing.spec.origin}")
         self.servers[spec.name] = ServerState(spec)
         return None
+
+    def add_all(self, specs: Iterable[ServerSpec]) -> list[str]:
+        """Add each server; the one-line reasons of those whose name was taken (each kept out)."""
+        return [clash for spec in specs if (clash := self.add(spec))]
+
+    def add_plugin_servers(self, plugins: Iterable[Plugin]) -> None:
+        """The plugins' servers (`plugin_<plugin>_<server>`) join the session's own, offered to the main agent;
+        a bad definition or a taken name is one of the problems."""
+        from agentcli.mcp.specs import plugin_servers
+
+        specs, problems = plugin_servers(plugins)
+        self.problems += [*problems, *self.add_all(specs)]
+        self.configured = tuple(self.servers)
 
     def add_main(self, definitions: Mapping[str, Any], *, origin: str, only: bool = False) -> None:
         """Servers a program or an editor gives the session (Claude Code's shape, by name), as the main agent's:
@@ -217,7 +212,7 @@ class McpManager:
             state.error = str(exc)
         except Exception as exc:  # a bad command, a refused connection, a protocol error: reported, never raised
             await self._halt(state)
-            state.error = f"failed to start: {_describe(exc)}"
+            state.error = f"failed to start: {describe(exc)}"
         else:
             state.status = "running"
             state.generation += 1
@@ -236,7 +231,7 @@ class McpManager:
     async def _sdk_loaded(self) -> None:
         """Import the SDK once, in a worker thread; McpUnavailable when it cannot be imported."""
         if self._sdk_import is None:
-            self._sdk_import = asyncio.ensure_future(asyncio.to_thread(_sdk))
+            self._sdk_import = asyncio.ensure_future(asyncio.to_thread(load_sdk))
         await asyncio.shield(self._sdk_import)
 
     async def _launch(self, state: ServerState) -> None:
@@ -253,14 +248,15 @@ class McpManager:
     async def _own(self, state: ServerState, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
         """Hold the client open (entered and left in this task) until `stop` is set."""
         try:
-            mcp = _sdk()
+            mcp = load_sdk()
             from mcp_types import Implementation
 
             from agentcli import __version__
 
             async with contextlib.AsyncExitStack() as stack:
                 client = mcp.Client(
-                    await self._target(state.spec, stack), read_timeout_seconds=self.call_timeout,
+                    await open_target(state.spec, stack, workspace=self.workspace, program=self.program,
+                                      errlog=self._errlog), read_timeout_seconds=self.call_timeout,
                     client_info=Implementation(name="agentcli", version=__version__),
                     mode="legacy" if state.spec.transport == "program" else "auto",  # the initialize handshake
                 )
@@ -273,39 +269,7 @@ class McpManager:
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("stopped"))
             if not isinstance(exc, Exception):
                 raise
-            log.debug("MCP server %s ended: %s", state.spec.name, _describe(exc))
-
-    async def _target(self, spec: ServerSpec, stack: contextlib.AsyncExitStack) -> Any:
-        """What `mcp.Client` connects to: stdio parameters' transport, streamable HTTP with the headers, or the
-        driving program's server over the control protocol."""
-        if spec.transport == "program":
-            from agentcli.mcp.program_transport import program_transport
-
-            forward = self.program
-            if forward is None:
-                raise SpecError("an in-process SDK server needs the program that defines it (agentcli driven by "
-                                "the Claude Agent SDK)")
-            return program_transport(lambda message: forward(spec.name, message))
-        if spec.transport == "http":
-            import httpx2
-            from mcp.client.streamable_http import streamable_http_client
-
-            headers = {k: expand(v) for k, v in spec.headers}
-            url = expand(spec.url)
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
-            )
-            return streamable_http_client(url, http_client=http)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        cwd = Path(expand(spec.cwd)) if spec.cwd else self.workspace
-        params = StdioServerParameters(
-            command=expand(spec.command),
-            args=[expand(a) for a in spec.args],
-            env={k: expand(v) for k, v in spec.env} or None,
-            cwd=str(cwd if cwd.is_absolute() else self.workspace / cwd),
-        )
-        return stdio_client(params, errlog=self._errlog(spec.name))
+            log.debug("MCP server %s ended: %s", state.spec.name, describe(exc))
 
     def _errlog(self, name: str) -> TextIO:
         """Where a stdio server's stderr goes: a log file in the state directory (never the terminal)."""
@@ -409,11 +373,11 @@ class McpManager:
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 raise _Closed from exc
-            raise ToolError(f"MCP server '{state.spec.name}' refused the call: {_describe(exc)}") from None
+            raise ToolError(f"MCP server '{state.spec.name}' refused the call: {describe(exc)}") from None
         except Exception as exc:
             if state.owner is None or state.owner.done():
                 raise _Closed from exc
-            raise ToolError(f"MCP call {tool} to server '{state.spec.name}' failed: {_describe(exc)}") from None
+            raise ToolError(f"MCP call {tool} to server '{state.spec.name}' failed: {describe(exc)}") from None
         return render_result(result), bool(result.is_error)
 
     # --- the end ----------------------------------------------------------------------------------------
@@ -435,38 +399,6 @@ class McpManager:
 
 class _Closed(Exception):
     """The server's connection closed under a call (it crashed or was killed)."""
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an exception, its group's first member when it is a group."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
-    return terminal_safe(one_line(f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text, 300))
-
-
-def render_result(result: Any) -> str:
-    """A `CallToolResult` as text: text parts as they are, other parts named, structured content as JSON."""
-    import json
-
-    parts: list[str] = []
-    for block in result.content or []:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            parts.append(str(block.text))
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind} {getattr(block, 'mime_type', '')}: not shown]")
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            parts.append(str(text) if text is not None else f"[resource {resource.uri}: binary, not shown]")
-        elif kind == "resource_link":
-            parts.append(f"[resource link {block.uri}]")
-        else:
-            parts.append(f"[{one_line(kind, 40)} content: not shown]")
-    if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
-    return "\n".join(parts) if parts else "(no output)"
 
 
 def session_manager(
@@ -491,8 +423,6 @@ def session_manager(
         call_timeout=settings.call_timeout_seconds,
         problems=[*problems, *project_problems],
     )
-    for spec in project:
-        if clash := manager.add(spec):
-            manager.problems.append(clash)
+    manager.problems += manager.add_all(project)
     manager.configured = tuple(manager.servers)
     return manager
