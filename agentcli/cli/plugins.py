@@ -125,9 +125,9 @@ def install(
 def _installed_plugin(plugin_id: str, store: PluginStore, workspace: Path) -> Plugin:
     """An installed plugin (agentcli's store, else Claude Code's), read."""
     from agentcli.plugins import PluginError, read_plugin
-    from agentcli.plugins.loadout import claude_installed
+    from agentcli.plugins.loadout import install_places
 
-    place = store.installed().get(plugin_id) or claude_installed(os.environ, workspace).get(plugin_id)
+    place = install_places(store, os.environ, workspace).get(plugin_id)
     if place is None:
         raise PluginError(f"{plugin_id} is not installed (agentcli plugins install {plugin_id})")
     return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0])

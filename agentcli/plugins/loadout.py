@@ -15,6 +15,7 @@ nowhere, or unreadable, is one line in `PluginSet.problems`; so is a second plug
 from __future__ import annotations
 
 import os
+from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,20 @@ def _merge(state: dict[str, tuple[bool, PluginScope]], path: Path, value: object
             state[str(pid)] = (on, scope)
 
 
+def install_places(store: PluginStore, env: Mapping[str, str], workspace: Path,
+                   problems: list[str] | None = None) -> ChainMap[str, Path]:
+    """Where each installed plugin is, by id: agentcli's store first, else where Claude Code installed it. An
+    unreadable store is one of `problems` (PluginError without them)."""
+    try:
+        ours = store.installed()
+    except PluginError as exc:
+        if problems is None:
+            raise
+        problems.append(str(exc))
+        ours = {}
+    return ChainMap(ours, claude_installed(env, workspace))
+
+
 def session_plugins(workspace: Path, *, trusted: bool | None = None, dirs: Iterable[str] = (),
                     env: Mapping[str, str] | None = None, store: PluginStore | None = None,
                     enabled: bool = True) -> PluginSet:
@@ -124,14 +139,9 @@ def session_plugins(workspace: Path, *, trusted: bool | None = None, dirs: Itera
     on = enabled_ids(workspace, trusted=trusted, env=env, store=store, problems=found.problems)
     if not on:
         return found
-    try:
-        ours = store.installed()
-    except PluginError as exc:
-        found.problems.append(str(exc))
-        ours = {}
-    theirs = claude_installed(env, workspace)
+    places = install_places(store, env, workspace, found.problems)
     for pid, scope in on.items():
-        place = ours.get(pid) or theirs.get(pid)
+        place = places.get(pid)
         if place is None:
             found.problems.append(f"plugin {one_line(pid, 80)} is enabled but not installed "
                                   f"(agentcli plugins install {one_line(pid, 80)})")
