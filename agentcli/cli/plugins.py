@@ -1,9 +1,9 @@
-"""`agentcli plugins install|list|enable|disable|remove` and `agentcli plugins marketplace add|list|remove`:
-Claude Code's plugins in agentcli's own store.
+"""`agentcli plugins install|update|list|enable|disable|remove` and `agentcli plugins marketplace
+add|update|list|remove`: Claude Code's plugins in agentcli's own store.
 
-Installing or enabling a plugin shows every hook command and MCP server it arms and asks (`--yes` agrees
-beforehand; without a terminal and without `--yes` nothing changes). Only typer and the standard library at
-import time: the store loads inside the commands.
+Installing, updating or enabling a plugin shows every hook command and MCP server it arms (an update marks what
+is new) and asks (`--yes` agrees beforehand; without a terminal and without `--yes` nothing changes). Only
+typer and the standard library at import time: the store loads inside the commands.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agentcli.frontend import fail, workspace_dir
 if TYPE_CHECKING:
     from agentcli.plugins import Marketplace, Plugin, PluginStore
 
-plugins_app = typer.Typer(help="Claude Code's plugins: install, list, enable, disable, remove.",
+plugins_app = typer.Typer(help="Claude Code's plugins: install, update, list, enable, disable, remove.",
                           rich_markup_mode=None)
 marketplace_app = typer.Typer(help="Plugin marketplaces (.claude-plugin/marketplace.json).", rich_markup_mode=None)
 plugins_app.add_typer(marketplace_app, name="marketplace")
@@ -50,11 +50,12 @@ def _one_line() -> Iterator[None]:
         fail(f"plugins: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
 
 
-def _agreed(plugin: Plugin, verb: str, yes: bool) -> bool:
-    """Show what `plugin` arms and ask (a terminal), or take `--yes`; without either, say how and refuse."""
+def _agreed(plugin: Plugin, verb: str, yes: bool, before: list[str] | None = None) -> bool:
+    """Show what `plugin` arms and ask (a terminal), or take `--yes`; without either, say how and refuse. With
+    `before` (what the copy it replaces arms), what it did not arm is marked new."""
     from agentcli.plugins import armed, brings
 
-    lines = armed(plugin)
+    lines = [f"{'(new) ' if before is not None and line not in before else ''}{line}" for line in armed(plugin)]
     version = f" {plugin.version}" if plugin.version else ""
     echo(f"{plugin.plugin_id}{version}: {plugin.description or '(no description)'}")
     echo(f"  brings {brings(plugin)}")
@@ -64,6 +65,8 @@ def _agreed(plugin: Plugin, verb: str, yes: bool) -> bool:
         echo("\n".join(f"    {line}" for line in lines))
     else:
         echo("  it runs no hooks and no MCP servers")
+    if before is not None and not any(line.startswith("(new) ") for line in lines):
+        echo("  nothing it runs is new; its files changed")
     for warning in plugin.warnings:
         echo(f"  skipped: {warning}")
     if yes:
@@ -131,6 +134,62 @@ def _installed_plugin(plugin_id: str, store: PluginStore, workspace: Path) -> Pl
     if place is None:
         raise PluginError(f"{plugin_id} is not installed (agentcli plugins install {plugin_id})")
     return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0])
+
+
+@plugins_app.command("update")
+def update(
+    plugin_id: Annotated[str | None, typer.Argument(
+        metavar="[PLUGIN@MARKETPLACE]", help="One plugin; without it, every plugin agentcli installed.")] = None,
+    yes: YesOption = False,
+) -> None:
+    """Fetch installed plugins again (each one's marketplace first) and keep those that changed, after showing
+    what they arm; whether each is on stays as it was."""
+    store = _store()
+    with _one_line():
+        ids = [plugin_id] if plugin_id else sorted(store.installed())
+    if not ids:
+        echo("No plugins installed by agentcli (agentcli plugins install NAME@MARKETPLACE | FOLDER | URL).")
+        return
+    fetched_markets: set[str] = set()
+    results = [_update_one(store, pid, yes, fetched_markets) for pid in ids]
+    if not all(results):
+        raise typer.Exit(1)
+
+
+def _update_one(store: PluginStore, plugin_id: str, yes: bool, fetched_markets: set[str]) -> bool:
+    """Update one plugin (module docstring); whether it is up to date now. Errors are one line."""
+    from agentcli.plugins import LOCAL, PluginError, armed, read_plugin, split_id
+
+    try:
+        market = split_id(plugin_id)[1]
+        if market != LOCAL and market not in fetched_markets and market in store.marketplaces():
+            fetched_markets.add(market)
+            store.update_marketplace(market)
+        staged = store.restage(plugin_id)
+    except (PluginError, OSError) as exc:
+        echo(f"{plugin_id}: not updated: {getattr(exc, 'strerror', None) or exc}")
+        return False
+    old_place = store.installed()[plugin_id]
+    try:
+        old = read_plugin(old_place, scope="user", plugin_id=plugin_id, name=staged.plugin.name)
+    except PluginError:
+        old = None  # the installed copy is unreadable: every line it arms is shown as new
+    if store.unchanged(staged):
+        store.drop(staged)
+        echo(f"{plugin_id} is up to date{f' ({old.version})' if old and old.version else ''}")
+        return True
+    if not _agreed(staged.plugin, "updated", yes, before=armed(old) if old else []):
+        store.drop(staged)
+        return False
+    try:
+        store.keep(staged, turn_on=False)
+    except (PluginError, OSError) as exc:
+        echo(f"{plugin_id}: not updated: {getattr(exc, 'strerror', None) or exc}")
+        return False
+    finally:
+        store.drop(staged)
+    echo(f"updated {plugin_id}: {(old.version if old else '') or '?'} -> {staged.plugin.version or '?'}")
+    return True
 
 
 @plugins_app.command("enable")
@@ -211,6 +270,21 @@ def marketplace_add(source: Annotated[str, typer.Argument(help="A folder, owner/
         echo(f"  {entry.name}@{market.name}: {entry.description}")
     for problem in market.problems:
         echo(f"  skipped: {problem}")
+
+
+@marketplace_app.command("update")
+def marketplace_update(name: Annotated[str | None, typer.Argument(
+        help="One marketplace; without it, every one added.")] = None) -> None:
+    """Fetch marketplaces again from where they were added (a folder is read again), to see new plugins and
+    versions; `agentcli plugins update` then updates installed ones."""
+    with _one_line():
+        store = _store()
+        names = [name] if name else sorted(store.marketplaces())
+        if not names:
+            echo("No marketplaces (agentcli plugins marketplace add SOURCE).")
+        for each in names:
+            market = store.update_marketplace(each)
+            echo(f"updated marketplace {market.name}: {len(market.entries)} plugin(s)")
 
 
 @marketplace_app.command("list")

@@ -5,6 +5,7 @@ device or pipe) and stops at a size a plugin never needs."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import stat
@@ -67,6 +68,24 @@ def _checked(path: Path, root: Path) -> Path:
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise PluginError(f"{path}: not a regular file or folder; not installed")
     return real
+
+
+def tree_digest(folder: Path) -> str:
+    """A digest of a copied plugin's files (their paths, contents and modes): equal when nothing changed."""
+    digest = hashlib.sha256()
+    root = folder.resolve()
+    for here, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(here, name)
+            mode = path.lstat().st_mode
+            digest.update(f"{path.relative_to(root)}\0{mode:o}\0".encode())
+            if stat.S_ISLNK(mode):
+                digest.update(os.readlink(path).encode())
+            elif stat.S_ISREG(mode):  # never a pipe's or device's contents
+                with path.open("rb") as handle:
+                    digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.paths import data_dir, ensure_private_dir
-from agentcli.plugins.fetch import copy_folder, fetched
+from agentcli.plugins.fetch import copy_folder, fetched, tree_digest
 from agentcli.plugins.manifest import Plugin, PluginError, read_json, read_plugin
 from agentcli.plugins.marketplace import Entry, Marketplace, Source, parse_source, read_marketplace
 from agentcli.text import one_line
@@ -89,13 +89,17 @@ class PluginStore:
             os.replace(tmp, self.root / "state.json")
 
     # -- marketplaces -------------------------------------------------------------------------------------------
-    def add_marketplace(self, source: Source) -> Marketplace:
-        """Fetch and record a marketplace (a git one copied under `marketplaces/`); replaces one of its name."""
+    def add_marketplace(self, source: Source, *, expect: str = "") -> Marketplace:
+        """Fetch and record a marketplace (a git one copied under `marketplaces/`); replaces one of its name.
+        With `expect`, PluginError (nothing changed) when the fetched one has another name."""
         staging = self.root / "staging"
         with fetched(source, staging) as folder:
             market = read_marketplace(folder)
             if market.name == LOCAL:
                 raise PluginError(f"marketplace {folder}: the name '{LOCAL}' is agentcli's own")
+            if expect and market.name != expect:
+                raise PluginError(f"marketplace {expect}: {source.describe()} now names itself "
+                                  f"{market.name!r}; not updated")
             place = folder
             if source.path is None:
                 ensure_private_dir(self.root / "marketplaces")
@@ -109,6 +113,14 @@ class PluginStore:
             state["marketplaces"][market.name] = {"source": source.as_json(), "path": str(place),
                                                   "added_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         return read_marketplace(place)
+
+    def update_marketplace(self, name: str) -> Marketplace:
+        """Fetch a marketplace again from where it was added (a folder one is read again in place)."""
+        record = self.state()["marketplaces"].get(name)
+        if not isinstance(record, dict):
+            raise PluginError(f"no marketplace named {one_line(name, 80)!r} (agentcli plugins marketplace list)")
+        return self.add_marketplace(parse_source(record.get("source"), f"plugin store: marketplace {name}"),
+                                    expect=name)
 
     def marketplaces(self) -> dict[str, Path]:
         """The marketplaces added, by name, with the folder they are read from."""
@@ -143,19 +155,56 @@ class PluginStore:
             raise PluginError(f"{entry.name}@{marketplace}: its manifest names it '{plugin.name}'")
         return Staged(plugin, marketplace, entry.source, folder)
 
-    def keep(self, staged: Staged) -> Path:
-        """Move a staged plugin into the cache, record it installed and on; its folder."""
+    def restage(self, plugin_id: str) -> Staged:
+        """Fetch an installed plugin again, from its marketplace's entry as it is now (update the marketplace
+        first) or from its own folder or repository; PluginError when it cannot be."""
+        name, market = split_id(plugin_id)
+        record = self.state()["installed"].get(plugin_id)
+        if not isinstance(record, dict):
+            raise PluginError(f"{one_line(plugin_id, 80)} is not installed by agentcli (agentcli plugins list)")
+        if market == LOCAL:
+            entry = Entry(name, parse_source(record.get("source"), f"plugin store: {plugin_id}"))
+        else:
+            folder = self.marketplaces().get(market)
+            if folder is None:
+                raise PluginError(f"{plugin_id}: the marketplace {market} is no longer added "
+                                  "(agentcli plugins marketplace add SOURCE)")
+            entries = read_marketplace(folder).entries
+            if name not in entries:
+                raise PluginError(f"{plugin_id}: the marketplace {market} no longer lists it")
+            entry = entries[name]
+        staged = self.stage(entry, market)
+        if staged.plugin_id != plugin_id:
+            self.drop(staged)
+            raise PluginError(f"{plugin_id}: its manifest now names it '{staged.plugin.name}'; not updated")
+        return staged
+
+    def unchanged(self, staged: Staged) -> bool:
+        """Whether the staged copy has the same files as the one installed under its id."""
+        installed = self.installed().get(staged.plugin_id)
+        return installed is not None and installed.is_dir() and tree_digest(installed) == tree_digest(staged.folder)
+
+    def keep(self, staged: Staged, *, turn_on: bool = True) -> Path:
+        """Move a staged plugin into the cache and record it installed (and on, unless not `turn_on`: an update
+        keeps the person's choice); its folder. The copy it replaces stays, for sessions still running on it;
+        older ones go."""
         version = staged.plugin.version if _VERSION.fullmatch(staged.plugin.version) else "unversioned"
         place = self.root / "cache" / staged.marketplace / staged.plugin.name / version
         ensure_private_dir(place.parent)
         shutil.rmtree(place, ignore_errors=True)
         os.replace(staged.folder, place)
         with self.changing() as state:
+            previous = state["installed"].get(staged.plugin_id)
             state["installed"][staged.plugin_id] = {
                 "path": str(place), "version": staged.plugin.version, "source": staged.source.as_json(),
                 "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
-            state["enabled"][staged.plugin_id] = True
+            if turn_on:
+                state["enabled"][staged.plugin_id] = True
+        kept = {place, Path(str(previous.get("path"))) if isinstance(previous, dict) else place}
+        for older in place.parent.iterdir():
+            if older not in kept:
+                shutil.rmtree(older, ignore_errors=True)
         return place
 
     @staticmethod
@@ -184,9 +233,9 @@ class PluginStore:
             state["enabled"].pop(plugin_id, None)
         if record is None:
             return False
-        place = Path(str(record.get("path")))
-        if place.is_relative_to(self.root / "cache"):
-            shutil.rmtree(place, ignore_errors=True)
+        versions = Path(str(record.get("path"))).parent  # cache/<marketplace>/<plugin>/: every copy kept
+        if versions.parent.parent == self.root / "cache":
+            shutil.rmtree(versions, ignore_errors=True)
         return True
 
 
