@@ -19,9 +19,13 @@ lsp_app = typer.Typer(help="Language servers: which are found, and which a sessi
 def list_servers(cwd: CwdOption = None, config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """Each language server: found (its path) or not, its extensions, and whether a session would start it."""
     from agentcli.lsp import chosen, configured_servers, problems
+    from agentcli.lsp.specs import with_plugin_servers
+    from agentcli.plugins import session_plugins
 
-    settings = load(workspace_dir(cwd), config).settings
-    specs = configured_servers(settings)
+    workspace = workspace_dir(cwd)
+    settings = load(workspace, config).settings
+    plugins = session_plugins(workspace, dirs=settings.plugins.dirs, enabled=settings.plugins.enabled)
+    specs = with_plugin_servers(configured_servers(settings), plugins.plugins)
     runs = chosen(specs) if settings.lsp.enabled else {}
     rows: list[dict[str, Any]] = []
     for spec in specs:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]:
-    """Load the plugin folders not loaded yet; their agents, skills, hooks and MCP servers join the session.
+    """Load the plugin folders not loaded yet; their agents, skills, hooks, MCP and language servers join the session.
     One line per folder or file that could not be loaded."""
     loaded = {plugin.root for plugin in conversation.plugins.plugins}
     problems: list[str] = []
@@ -41,4 +41,5 @@ def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]
         conversation.toolbox.replace(tool)  # in its place: its listing now names the plugins' skills
     add_plugin_hooks(conversation.hooks.config, added)
     conversation.servers.mcp.add_plugin_servers(added)
+    conversation.runner.kit.lsp.add_plugin_servers(added)
     return problems + [f"{p.path}: {p.reason}" for p in skipped]

@@ -225,6 +225,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         self._drop_cache = runner.cache.attach(self.bus)
         runner.kit.shells.listeners.append(lambda job: self.bus(background_event(job)))  # every front end sees them
         runner.kit.files, runner.kit.questions = self._files, self._questions
+        runner.kit.lsp.add_plugin_servers(self.plugins.plugins)
         if self.search_absent:
             runner.planner.absent["WebSearch"] = self.search_absent
         return runner

@@ -12,8 +12,8 @@ workspace's files:
 - every MCP server of `.mcp.json`, the project config's `[mcp.servers]` and the project's agent files
   (`mcpServers:` definitions): its command line or URL, and the headers it sends;
 - every language server of the project config's `[lsp.servers]` with a `command` (`agentcli.lsp`): its command line;
-- the hook commands and MCP servers of the installed plugins only the project's `enabledPlugins` turns on
-  (`agentcli.plugins`);
+- the hook commands, MCP servers and language servers of the installed plugins only the project's
+  `enabledPlugins` turns on (`agentcli.plugins`);
 - every environment variable those servers' settings expand from the person's environment (`${VAR}`,
   `mcp.specs.expand`), a provider key or another secret named as such.
 
@@ -58,7 +58,7 @@ class TrustReport:
     settings: tuple[str, ...] = ()  # those settings, `key = value`, secrets redacted
     hooks: tuple[HookCommand, ...] = ()
     servers: tuple[ServerSpec, ...] = ()
-    language_servers: tuple[tuple[str, str], ...] = ()  # (name, command line) of the project's `[lsp.servers]`
+    language_servers: tuple[tuple[str, str], ...] = ()  # (name, command line): `[lsp.servers]`, project plugins'
     problems: tuple[str, ...] = ()  # files that could not be read (the lists may then be incomplete)
 
     @property
@@ -209,7 +209,7 @@ def what_trust_arms(
     if config_file.exists():
         _project_config_parts(config_file, hooks, servers, problems, language)
     servers += _agent_file_servers(workspace, env)
-    _project_plugins(workspace, env, hooks, servers, problems)
+    _project_plugins(workspace, env, hooks, servers, problems, language)
     with_settings = loaded is not None and loaded.project_file is not None
     claude = loaded.claude_ignored() if loaded is not None else []
     return TrustReport(
@@ -224,9 +224,11 @@ def what_trust_arms(
 
 
 def _project_plugins(workspace: Path, env: Mapping[str, str], hooks: HookConfig, servers: list[ServerSpec],
-                     problems: list[str]) -> None:
-    """The hooks and MCP servers of the plugins only the project's `enabledPlugins` would turn on."""
+                     problems: list[str], language: list[tuple[str, str]]) -> None:
+    """The hooks, MCP servers and language servers of the plugins only the project's `enabledPlugins` would turn
+    on."""
     from agentcli.hooks import add_plugin_hooks
+    from agentcli.lsp.specs import plugin_servers as plugin_language_servers
     from agentcli.mcp import plugin_servers
     from agentcli.plugins import session_plugins
 
@@ -238,6 +240,7 @@ def _project_plugins(workspace: Path, env: Mapping[str, str], hooks: HookConfig,
     found, skipped = plugin_servers(added, project=True)
     servers += found
     problems += skipped
+    language += [(spec.name, shlex.join(spec.command)) for spec in plugin_language_servers(added)]
 
 
 def may_arm(workspace: Path) -> bool:

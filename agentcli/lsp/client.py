@@ -251,7 +251,8 @@ class ServerConnection:
             self._close_oldest()
             self.documents[uri] = (1, text)
             self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-                uri=uri, language_id=language_id(path, self.spec.language), version=1, text=text)))
+                uri=uri, language_id=language_id(path, self.spec.language, self.spec.language_ids), version=1,
+                text=text)))
             return 1, seen
         version, old = known
         if old == text:  # what it published last (if anything) is about this text
@@ -308,8 +309,11 @@ def _accept(params: Any) -> None:
     """A server request that needs only a reply (capability registrations, progress tokens)."""
 
 
-def language_id(path: Path, language: str) -> str:
-    """The LSP language id of a file."""
+def language_id(path: Path, language: str, by_extension: Mapping[str, str] | None = None) -> str:
+    """The LSP language id of a file: a plugin's `extensionToLanguage` for it, else the usual one."""
+    for extension, given in (by_extension or {}).items():
+        if path.name.endswith(extension):
+            return given
     suffix = path.suffix.lower()
     return {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "typescriptreact",
             ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascriptreact",

@@ -11,16 +11,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.lsp.specs import ServerSpec, configured_servers, root_for, server_for
+from agentcli.lsp.specs import ServerSpec, configured_servers, root_for, server_for, with_plugin_servers
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
     from agentcli.lsp.client import ServerConnection
+    from agentcli.plugins import Plugin
     from agentcli.tools import Sandbox
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,10 @@ class LanguageServers:
         self.backoff = BACKOFF_SECONDS  # seconds before each start of a slot's server
         self._closed = False
         self._background: set[asyncio.Task[None]] = set()
+
+    def add_plugin_servers(self, plugins: Iterable[Plugin]) -> None:
+        """The plugins' language servers join (`specs.with_plugin_servers`)."""
+        self.specs = with_plugin_servers(self.specs, plugins)
 
     def slot_for(self, path: Path, workspace: Path, sandbox: Sandbox | None) -> Slot | None:
         """The slot of the server for `path` (made, not started), or None: no server for it, or `max_servers`."""

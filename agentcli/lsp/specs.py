@@ -1,19 +1,20 @@
-"""Which language servers there are: the built-in entries, the `[lsp.servers.NAME]` tables over them, and where each
-command is found (PATH, then the folder of agentcli's own Python: a virtual environment's `bin`). Nothing is ever
-downloaded: a server not found is simply not used."""
+"""Which language servers there are: the built-in entries, the `[lsp.servers.NAME]` tables over them, the plugins'
+(`plugin_servers`), and where each command is found (PATH, then the folder of agentcli's own Python: a virtual
+environment's `bin`). Nothing is ever downloaded: a server not found is simply not used."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
+    from agentcli.plugins import Plugin
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,8 @@ class ServerSpec:
     # "tsserver" asks typescript-language-server's tsserver directly (it publishes without versions, and not at all
     # when a file's findings stay empty); "" waits for what it publishes.
     pull: str = ""
+    # A plugin's `extensionToLanguage`: the LSP language id of a file by its extension (else the usual ones).
+    language_ids: Mapping[str, str] = field(default_factory=dict)
 
     def executable(self) -> str | None:
         """The command's program as found (an absolute path), or None."""
@@ -67,6 +70,32 @@ BUILTIN_SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec("rust-analyzer", "rust", ("rust-analyzer",), (".rs",), ("Cargo.toml",),
                runs_project_code=True),  # build scripts and proc macros
 )
+
+
+def plugin_servers(plugins: Iterable[Plugin]) -> list[ServerSpec]:
+    """The plugins' language servers (`.lsp.json`, `lspServers`; shapes checked when the plugin was read), named
+    `plugin_<plugin>_<server>`, `${CLAUDE_PLUGIN_ROOT}` expanded. A plugin's server may run whatever the project
+    configures, as far as agentcli knows: in a workspace not trusted it starts only inside the sandbox."""
+    specs: list[ServerSpec] = []
+    for plugin in plugins:
+        for name, raw in plugin.language_servers.items():
+            server = plugin.expand(raw)
+            ids = {str(ext): str(lid) for ext, lid in server["extensionToLanguage"].items()}
+            specs.append(ServerSpec(
+                plugin.server_name(name), next(iter(ids.values())), (server["command"], *server.get("args", [])),
+                tuple(ids), (), dict(server.get("initializationOptions") or {}), dict(server.get("env") or {}),
+                builtin=False, runs_project_code=True, language_ids=ids,
+            ))
+    return specs
+
+
+def with_plugin_servers(specs: list[ServerSpec], plugins: Iterable[Plugin]) -> list[ServerSpec]:
+    """`specs` with the plugins' servers after the person's own additions and before the built-ins, so a plugin's
+    server is preferred for its files over a built-in one (a name already there is kept)."""
+    known = {spec.name for spec in specs}
+    added = [spec for spec in plugin_servers(plugins) if spec.name not in known]
+    at = next((i for i, spec in enumerate(specs) if spec.builtin), len(specs))
+    return [*specs[:at], *added, *specs[at:]]
 
 
 def find_program(program: str) -> str | None:

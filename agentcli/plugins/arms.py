@@ -1,6 +1,7 @@
-"""What a plugin arms, in lines for the person to agree to: every hook command it would run and every MCP server
-it would start or reach, as written (`${CLAUDE_PLUGIN_ROOT}` is its folder); and what else it brings (commands,
-agents and skills are text for the model, whose tool calls are asked about as they run)."""
+"""What a plugin arms, in lines for the person to agree to: every hook command it would run, every MCP server
+it would start or reach and every language server it would start, as written (`${CLAUDE_PLUGIN_ROOT}` is its
+folder); and what else it brings (commands, agents and skills are text for the model, whose tool calls are asked
+about as they run)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from agentcli.text import one_line, terminal_safe
 
 
 def armed(plugin: Plugin) -> list[str]:
-    """One line per hook command and MCP server, terminal-safe."""
+    """One line per hook command, MCP server and language server, terminal-safe."""
     lines: list[str] = []
     for event, groups in plugin.hooks.items():
         for group in groups if isinstance(groups, list) else []:
@@ -32,6 +33,9 @@ def armed(plugin: Plugin) -> list[str]:
             parts = [server.get("command", ""), *(args if isinstance(args, list) else [])]
             target = " ".join(str(part) for part in parts)
         lines.append(f"MCP server {plugin.server_name(str(name))}: {one_line(target, 300)}")
+    for name, server in plugin.language_servers.items():  # shapes checked when read
+        command = " ".join([server["command"], *server.get("args", [])])
+        lines.append(f"language server {plugin.server_name(str(name))}: {one_line(command, 300)}")
     return [terminal_safe(line) for line in lines]
 
 

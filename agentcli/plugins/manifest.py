@@ -6,7 +6,8 @@ default places, which the manifest's own paths add to (never replace):
 - `commands/` (`*.md`, sub-folders namespace them), `agents/` (`*.md`), `skills/<name>/SKILL.md`,
   `output-styles/` (`*.md`);
 - `hooks/hooks.json` (`{"hooks": {Event: [...]}}`, the settings files' shape) or `"hooks"` inline;
-- `.mcp.json` (`{"mcpServers": {...}}`, or the servers at the top level) or `"mcpServers"` inline.
+- `.mcp.json` (`{"mcpServers": {...}}`, or the servers at the top level) or `"mcpServers"` inline;
+- `.lsp.json` (language servers by name: `command`, `args`, `extensionToLanguage`, `env`, ...) or `"lspServers"`.
 
 A manifest's paths must start with `./` and stay inside the plugin (no `..`, no absolute path, and a symlink
 that leaves the folder is refused): a plugin names files of its own, never the person's. `${CLAUDE_PLUGIN_ROOT}`
@@ -55,6 +56,7 @@ class Plugin:
     hooks_origin: str = ""
     servers: Mapping[str, Any] = field(default_factory=dict)  # {name: definition}, as written (`expand` them)
     servers_origin: str = ""
+    language_servers: Mapping[str, Any] = field(default_factory=dict)  # {name: .lsp.json definition}, as written
     warnings: tuple[str, ...] = ()
 
     def expand(self, value: Any) -> Any:
@@ -171,34 +173,72 @@ def _hooks(root: Path, value: object, warnings: list[str]) -> tuple[dict[str, An
     return hooks, ", ".join(origins)
 
 
-def _servers(root: Path, value: object, warnings: list[str]) -> tuple[dict[str, Any], str]:
-    """The MCP servers by name: `.mcp.json`, and the manifest's (a path, or inline)."""
+def _servers(root: Path, value: object, warnings: list[str], *, default: str = "./.mcp.json",
+             key: str = "mcpServers", kind: str = "MCP servers") -> tuple[dict[str, Any], str]:
+    """Servers by name: the `default` file (`{key: {...}}`, or the servers at the top level), and the manifest's
+    `key` (a path, or inline)."""
     servers: dict[str, Any] = {}
     origins: list[str] = []
-    sources: list[object] = ["./.mcp.json"] if (root / ".mcp.json").is_file() else []
+    sources: list[object] = [default] if (root / default).is_file() else []
     if value is not None:
         sources.append(value)
     for source in sources:
         try:
             if isinstance(source, str):
-                path = inside(root, source, "mcpServers")
+                path = inside(root, source, key)
                 if str(path) in origins:
                     continue
-                doc, origin = read_json(path, "mcpServers"), str(path)
+                doc, origin = read_json(path, key), str(path)
             else:
-                doc, origin = source, f"{root / MANIFEST} (mcpServers)"
+                doc, origin = source, f"{root / MANIFEST} ({key})"
         except PluginError as exc:
             warnings.append(str(exc))
             continue
-        if isinstance(doc, dict) and isinstance(doc.get("mcpServers"), dict):
-            doc = doc["mcpServers"]
+        if isinstance(doc, dict) and isinstance(doc.get(key), dict):
+            doc = doc[key]
         if not isinstance(doc, dict):
-            warnings.append(f"{origin}: expected an object of MCP servers")
+            warnings.append(f"{origin}: expected an object of {kind}")
             continue
         origins.append(origin)
         for name, definition in doc.items():
             servers.setdefault(str(name), definition)
     return servers, ", ".join(origins)
+
+
+def _language_servers(root: Path, value: object, warnings: list[str]) -> tuple[dict[str, Any], str]:
+    """The language servers by name (`.lsp.json` and the manifest's `lspServers`), those agentcli can run: a
+    `command`, an `extensionToLanguage` object, string `args` and `env`, stdio (a socket transport is skipped)."""
+    found, origin = _servers(root, value, warnings, default="./.lsp.json", key="lspServers", kind="language servers")
+    usable: dict[str, Any] = {}
+    for name, server in found.items():
+        problem = _language_server_problem(server)
+        if problem:
+            warnings.append(f"language server {one_line(name, 60)!r} ({origin}) skipped: {problem}")
+        else:
+            usable[name] = server
+    return usable, origin
+
+
+def _language_server_problem(server: object) -> str:
+    if not isinstance(server, dict):
+        return "not an object"
+    if not isinstance(server.get("command"), str) or not server["command"].strip():
+        return "'command' must be a non-empty string"
+    extensions = server.get("extensionToLanguage")
+    if not isinstance(extensions, dict) or not extensions or not all(
+            isinstance(k, str) and k.startswith(".") and isinstance(v, str) for k, v in extensions.items()):
+        return "'extensionToLanguage' must map extensions ('.py') to language ids"
+    args = server.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return "'args' must be a list of strings"
+    env = server.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        return "'env' must be an object of strings"
+    if not isinstance(server.get("initializationOptions", {}), dict):
+        return "'initializationOptions' must be an object"
+    if server.get("transport", "stdio") != "stdio":
+        return "only the stdio transport is run by agentcli"
+    return ""
 
 
 def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: str = "") -> Plugin:
@@ -222,6 +262,7 @@ def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: 
     warnings: list[str] = []
     hooks, hooks_origin = _hooks(root, manifest.get("hooks"), warnings)
     servers, servers_origin = _servers(root, manifest.get("mcpServers"), warnings)
+    language_servers, _ = _language_servers(root, manifest.get("lspServers"), warnings)
     return Plugin(
         name=plugin_name, root=root, scope=scope, plugin_id=plugin_id or str(root),
         version=one_line(str(manifest.get("version") or ""), 40),
@@ -231,5 +272,5 @@ def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: 
         skills=_paths(root, "skills", manifest.get("skills"), "skills", warnings),
         output_styles=_paths(root, "output-styles", manifest.get("outputStyles"), "outputStyles", warnings),
         hooks=hooks, hooks_origin=hooks_origin, servers=servers, servers_origin=servers_origin,
-        warnings=tuple(warnings),
+        language_servers=language_servers, warnings=tuple(warnings),
     )

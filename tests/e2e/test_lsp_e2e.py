@@ -181,3 +181,42 @@ def test_typescript_edit_diagnostics_and_definition(tmp_path: Path) -> None:
     assert "new error" not in fixed
     assert "math.ts:1:" in definition
     assert _gone(ws), f"the TypeScript server outlived agentcli: {_processes_in(ws)}"
+
+
+def test_a_plugins_language_server_from_a_real_lsp_marketplace(tmp_path: Path) -> None:
+    """boostvolt/claude-code-lsps' `pyright` plugin (vendored): installed from its marketplace, its `.lsp.json`
+    server reports an Edit's type error. Its command, `pyright-langserver`, is basedpyright's (a fork of pyright
+    with the same server; the dev extra installs it) on PATH under that name, so its SessionStart check finds it
+    and installs nothing."""
+    program = shutil.which("basedpyright-langserver", path=str(Path(sys.executable).parent))
+    if program is None:
+        pytest.skip("basedpyright-langserver is not installed (pip install -e '.[dev]')")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pyright-langserver").symlink_to(program)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "main.py").write_text("def twice(n: int) -> int:\n    return n * 2\n\nprint(twice(2))\n")
+    script = Script(steps=[
+        _turn(0, ToolCall(name="Read", input={"file_path": "main.py"})),
+        _turn(1, _edit("main.py", "twice(2)", 'twice("two")')),
+        Step(match=Match(system_contains=MAIN, turn=2), reply=Reply(text="Checked.")),
+    ])
+    market = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "boostvolt-claude-code-lsps"
+    with FakeLLMServer(script) as server:
+        env = cli_env("anthropic", server, tmp_path, **WAITS)
+        env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        for args in (["plugins", "marketplace", "add", str(market)],
+                     ["plugins", "install", "pyright@claude-code-lsps", "--yes"]):
+            step = run_cli(args, env, timeout=60)
+            assert step.returncode == 0, step.stdout + step.stderr
+        assert "language server plugin_pyright_python: pyright-langserver --stdio" in step.stdout
+        listed = run_cli(["lsp", "list", "--cwd", str(ws)], env, timeout=60)
+        assert "plugin_pyright_python" in listed.stdout and "(used)" in listed.stdout.split("plugin_pyright")[1]
+        proc = run_cli(["run", "--yes", "--trust", "--output-format", "json", "--cwd", str(ws), "check"], env,
+                       timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    server.assert_done()
+    broke = _results(server)[2]
+    assert "plugin_pyright_python reports 1 new error" in broke and "main.py:4:" in broke, broke
+    assert _gone(ws), f"the plugin's server outlived agentcli: {_processes_in(ws)}"

@@ -154,15 +154,54 @@ def test_trusting_names_what_a_projects_enabled_plugins_would_run(tmp_path: Path
     store_root = tmp_path / "data" / "agentcli" / "plugins"
     store = PluginStore(store_root)
     market = read_marketplace(MARKET)
-    for name in ("edit-guard", "clock"):
-        store.keep(store.stage(market.entries[name], market.name))
-        store.set_enabled(f"{name}@fixture-plugins", False)
+    lsps = read_marketplace(FIXTURES / "boostvolt-claude-code-lsps")
+    for name, where in (("edit-guard", market), ("clock", market), ("pyright", lsps)):
+        store.keep(store.stage(where.entries[name], where.name))
+        store.set_enabled(f"{name}@{where.name}", False)
     ws = tmp_path / "ws"
     (ws / ".claude").mkdir(parents=True)
     (ws / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {
-        "edit-guard@fixture-plugins": True, "clock@fixture-plugins": True}}))
+        "edit-guard@fixture-plugins": True, "clock@fixture-plugins": True, "pyright@claude-code-lsps": True}}))
     report = what_trust_arms(ws, env={"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")})
-    (hook,) = report.hooks
-    assert hook.command == f'python3 "{store_root.resolve()}/cache/fixture-plugins/edit-guard/1.0.0/hooks/guard.py"'
+    guard, check = sorted(report.hooks, key=lambda hook: hook.command, reverse=True)
+    assert guard.command == f'python3 "{store_root.resolve()}/cache/fixture-plugins/edit-guard/1.0.0/hooks/guard.py"'
+    assert check.command.endswith("/cache/claude-code-lsps/pyright/1.0.0/hooks/check-pyright.sh")
     (server,) = report.servers
     assert (server.name, server.target) == ("plugin_clock_time", "mcp-server-time --local-timezone UTC")
+    assert report.language_servers == (("plugin_pyright_python", "pyright-langserver --stdio"),)
+
+
+def test_a_plugins_language_servers_are_read_armed_and_preferred_over_the_built_ins(tmp_path: Path) -> None:
+    from agentcli.lsp import BUILTIN_SERVERS
+    from agentcli.lsp.client import language_id
+    from agentcli.lsp.specs import with_plugin_servers
+
+    pyright = read_plugin(FIXTURES / "boostvolt-claude-code-lsps" / "pyright", scope="user")
+    assert pyright.language_servers["python"]["command"] == "pyright-langserver"
+    assert armed(pyright) == ["hook SessionStart: bash ${CLAUDE_PLUGIN_ROOT}/hooks/check-pyright.sh",
+                              "language server plugin_pyright_python: pyright-langserver --stdio"]
+    own = tmp_path / "own"
+    (own / ".claude-plugin").mkdir(parents=True)
+    (own / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "own", "lspServers": {
+        "web": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/web-ls", "args": ["--stdio"],
+                "env": {"HOME_OF": "${CLAUDE_PLUGIN_ROOT}"}, "startupTimeout": 5000,
+                "extensionToLanguage": {".vue": "vue", ".tsx": "typescriptreact"}},
+        "sock": {"command": "x", "transport": "socket", "extensionToLanguage": {".x": "x"}},
+        "bare": {"command": "y"},
+        "badargs": {"command": "z", "args": 3, "extensionToLanguage": {".z": "z"}},
+    }}))
+    plugin = read_plugin(own, scope="session")
+    assert list(plugin.language_servers) == ["web"]
+    assert [w.split(" skipped: ")[1] for w in plugin.warnings] == [
+        "only the stdio transport is run by agentcli",
+        "'extensionToLanguage' must map extensions ('.py') to language ids",
+        "'args' must be a list of strings"]
+    specs = with_plugin_servers(list(BUILTIN_SERVERS), [pyright, plugin])
+    assert [s.name for s in specs[:3]] == ["plugin_pyright_python", "plugin_own_web", "basedpyright"]
+    web = specs[1]
+    root = str(own.resolve())
+    assert web.command == (f"{root}/bin/web-ls", "--stdio") and web.env == {"HOME_OF": root}
+    assert web.extensions == (".vue", ".tsx") and web.runs_project_code and not web.builtin
+    assert language_id(Path("a.vue"), web.language, web.language_ids) == "vue"
+    assert language_id(Path("b.tsx"), web.language, web.language_ids) == "typescriptreact"
+    assert [s.name for s in with_plugin_servers(specs, [plugin])] == [s.name for s in specs]  # once
