@@ -130,10 +130,12 @@ def _installed_plugin(plugin_id: str, store: PluginStore, workspace: Path) -> Pl
     from agentcli.plugins import PluginError, read_plugin
     from agentcli.plugins.loadout import install_places
 
-    place = install_places(store, os.environ, workspace).get(plugin_id)
+    places = install_places(store, os.environ, workspace)
+    place = places.get(plugin_id)
     if place is None:
         raise PluginError(f"{plugin_id} is not installed (agentcli plugins install {plugin_id})")
-    return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0])
+    return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0],
+                       stored=plugin_id in places.maps[0])
 
 
 @plugins_app.command("update")
@@ -171,7 +173,7 @@ def _update_one(store: PluginStore, plugin_id: str, yes: bool, fetched_markets: 
         return False
     old_place = store.installed()[plugin_id]
     try:
-        old = read_plugin(old_place, scope="user", plugin_id=plugin_id, name=staged.plugin.name)
+        old = read_plugin(old_place, scope="user", plugin_id=plugin_id, name=staged.plugin.name, stored=True)
     except PluginError:
         old = None  # the installed copy is unreadable: every line it arms is shown as new
     if store.unchanged(staged):

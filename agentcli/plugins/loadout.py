@@ -146,13 +146,13 @@ def session_plugins(workspace: Path, *, trusted: bool | None = None, dirs: Itera
             found.problems.append(f"plugin {one_line(pid, 80)} is enabled but not installed "
                                   f"(agentcli plugins install {one_line(pid, 80)})")
             continue
-        _load(found, place, scope, pid)
+        _load(found, place, scope, pid, stored=pid in places.maps[0])
     return found
 
 
-def _load(found: PluginSet, folder: Path, scope: PluginScope, plugin_id: str) -> None:
+def _load(found: PluginSet, folder: Path, scope: PluginScope, plugin_id: str, stored: bool = False) -> None:
     try:
         name = plugin_id.rpartition("@")[0] if "@" in plugin_id else ""
-        found.add(read_plugin(folder, scope=scope, plugin_id=plugin_id, name=name))
+        found.add(read_plugin(folder, scope=scope, plugin_id=plugin_id, name=name, stored=stored))
     except PluginError as exc:
         found.problems.append(str(exc))

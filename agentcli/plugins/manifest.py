@@ -29,6 +29,10 @@ from agentcli.text import one_line
 #: Who turned it on: the person (installed, or their settings), a trusted project's settings, or --plugin-dir.
 PluginScope = Literal["user", "project", "session"]
 MANIFEST = ".claude-plugin/plugin.json"
+#: In agentcli's store copy only: the marketplace entry's `strict` and parts (`_with_entry`).
+ENTRY = ".claude-plugin/marketplace-entry.json"
+#: The fields that name a plugin's parts, in a manifest or a marketplace entry.
+COMPONENTS = ("commands", "agents", "skills", "outputStyles", "hooks", "mcpServers", "lspServers")
 ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
 #: Claude Code's rule for a plugin's name: it prefixes commands, agents, skills and servers.
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -110,10 +114,11 @@ def plugin_name_problem(name: object) -> str | None:
     return None
 
 
-def _paths(root: Path, default: str, value: object, what: str, warnings: list[str]) -> tuple[Path, ...]:
-    """The default place (when it exists) and the manifest's extra paths, each once."""
+def _paths(root: Path, default: str, value: object, what: str, warnings: list[str],
+           defaults: bool = True) -> tuple[Path, ...]:
+    """The default place (when it exists, and `defaults`) and the manifest's extra paths, each once."""
     found: list[Path] = []
-    if (root / default).exists():
+    if defaults and (root / default).exists():
         found.append(inside(root, default, what))
     extra = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     if value is not None and not isinstance(value, str | list):
@@ -142,12 +147,12 @@ def expand_root(value: Any, root: Path) -> Any:
     return value
 
 
-def _hooks(root: Path, value: object, warnings: list[str]) -> tuple[dict[str, Any], str]:
-    """The hooks by event: `hooks/hooks.json`, and the manifest's (a path, or inline)."""
+def _hooks(root: Path, value: object, warnings: list[str], defaults: bool = True) -> tuple[dict[str, Any], str]:
+    """The hooks by event: `hooks/hooks.json` (with `defaults`), and the manifest's (a path, or inline)."""
     hooks: dict[str, Any] = {}
     origins: list[str] = []
     sources: list[tuple[object, str]] = []
-    if (root / "hooks" / "hooks.json").is_file():
+    if defaults and (root / "hooks" / "hooks.json").is_file():
         sources.append(("./hooks/hooks.json", "hooks"))
     if value is not None:
         sources.append((value, "hooks"))
@@ -173,13 +178,13 @@ def _hooks(root: Path, value: object, warnings: list[str]) -> tuple[dict[str, An
     return hooks, ", ".join(origins)
 
 
-def _servers(root: Path, value: object, warnings: list[str], *, default: str = "./.mcp.json",
+def _servers(root: Path, value: object, warnings: list[str], defaults: bool = True, *, default: str = "./.mcp.json",
              key: str = "mcpServers", kind: str = "MCP servers") -> tuple[dict[str, Any], str]:
-    """Servers by name: the `default` file (`{key: {...}}`, or the servers at the top level), and the manifest's
-    `key` (a path, or inline)."""
+    """Servers by name: the `default` file (with `defaults`; `{key: {...}}`, or the servers at the top level), and
+    the manifest's `key` (a path, or inline)."""
     servers: dict[str, Any] = {}
     origins: list[str] = []
-    sources: list[object] = [default] if (root / default).is_file() else []
+    sources: list[object] = [default] if defaults and (root / default).is_file() else []
     if value is not None:
         sources.append(value)
     for source in sources:
@@ -205,10 +210,12 @@ def _servers(root: Path, value: object, warnings: list[str], *, default: str = "
     return servers, ", ".join(origins)
 
 
-def _language_servers(root: Path, value: object, warnings: list[str]) -> tuple[dict[str, Any], str]:
+def _language_servers(root: Path, value: object, warnings: list[str],
+                      defaults: bool = True) -> tuple[dict[str, Any], str]:
     """The language servers by name (`.lsp.json` and the manifest's `lspServers`), those agentcli can run: a
     `command`, an `extensionToLanguage` object, string `args` and `env`, stdio (a socket transport is skipped)."""
-    found, origin = _servers(root, value, warnings, default="./.lsp.json", key="lspServers", kind="language servers")
+    found, origin = _servers(root, value, warnings, defaults, default="./.lsp.json", key="lspServers",
+                             kind="language servers")
     usable: dict[str, Any] = {}
     for name, server in found.items():
         problem = _language_server_problem(server)
@@ -241,9 +248,28 @@ def _language_server_problem(server: object) -> str:
     return ""
 
 
-def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: str = "") -> Plugin:
+def _with_entry(root: Path, manifest: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The manifest with the marketplace entry a store copy was installed from (`ENTRY`, written by the store)
+    applied, and whether the default places count. A `strict: false` entry is the whole definition: only what it
+    lists loads, never the default places (a marketplace whose plugins share one folder lists each one's part of
+    it). Otherwise the entry's parts fill in those the manifest does not name."""
+    if not (root / ENTRY).exists():
+        return manifest, True
+    entry = read_json(inside(root, "./" + ENTRY, "marketplace entry"), f"plugin {root}")
+    if not isinstance(entry, dict):
+        raise PluginError(f"plugin {root}: {ENTRY} must be an object")
+    parts = {key: entry[key] for key in COMPONENTS if key in entry}
+    if entry.get("strict") is False:
+        return {**{k: v for k, v in manifest.items() if k not in COMPONENTS}, **parts}, False
+    return {**parts, **manifest}, True
+
+
+def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: str = "",
+                stored: bool = False) -> Plugin:
     """The plugin in `folder`. Without a manifest its name is `name` (a marketplace's entry) or the folder's.
-    Raises PluginError when it cannot be used at all; what is only skipped is in `warnings`."""
+    `stored`: a copy in agentcli's store, whose marketplace entry (`ENTRY`) applies; elsewhere such a file is the
+    plugin's own and is not read. Raises PluginError when it cannot be used at all; what is only skipped is in
+    `warnings`."""
     try:
         root = folder.resolve(strict=True)
     except (OSError, RuntimeError) as exc:
@@ -256,21 +282,22 @@ def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: 
         if not isinstance(doc, dict):
             raise PluginError(f"plugin {folder}: {MANIFEST} must be an object")
         manifest = doc
+    manifest, defaults = _with_entry(root, manifest) if stored else (manifest, True)
     plugin_name = manifest.get("name", name or root.name)
     if problem := plugin_name_problem(plugin_name):
         raise PluginError(f"plugin {folder}: {problem}")
     warnings: list[str] = []
-    hooks, hooks_origin = _hooks(root, manifest.get("hooks"), warnings)
-    servers, servers_origin = _servers(root, manifest.get("mcpServers"), warnings)
-    language_servers, _ = _language_servers(root, manifest.get("lspServers"), warnings)
+    hooks, hooks_origin = _hooks(root, manifest.get("hooks"), warnings, defaults)
+    servers, servers_origin = _servers(root, manifest.get("mcpServers"), warnings, defaults)
+    language_servers, _ = _language_servers(root, manifest.get("lspServers"), warnings, defaults)
     return Plugin(
         name=plugin_name, root=root, scope=scope, plugin_id=plugin_id or str(root),
         version=one_line(str(manifest.get("version") or ""), 40),
         description=one_line(str(manifest.get("description") or ""), 300),
-        commands=_paths(root, "commands", manifest.get("commands"), "commands", warnings),
-        agents=_paths(root, "agents", manifest.get("agents"), "agents", warnings),
-        skills=_paths(root, "skills", manifest.get("skills"), "skills", warnings),
-        output_styles=_paths(root, "output-styles", manifest.get("outputStyles"), "outputStyles", warnings),
+        commands=_paths(root, "commands", manifest.get("commands"), "commands", warnings, defaults),
+        agents=_paths(root, "agents", manifest.get("agents"), "agents", warnings, defaults),
+        skills=_paths(root, "skills", manifest.get("skills"), "skills", warnings, defaults),
+        output_styles=_paths(root, "output-styles", manifest.get("outputStyles"), "outputStyles", warnings, defaults),
         hooks=hooks, hooks_origin=hooks_origin, servers=servers, servers_origin=servers_origin,
         language_servers=language_servers, warnings=tuple(warnings),
     )

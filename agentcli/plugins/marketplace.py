@@ -5,16 +5,20 @@ A plugin's `source` is a `./path` inside the marketplace, `{"source": "github", 
 `{"source": "url", "url": "https://….git"}` (each with an optional `ref`, and `path` for a folder inside that
 repository). A marketplace's is `{"source": "github", "repo": …}`, `{"source": "git", "url": …}` or
 `{"source": "directory", "path": …}`. npm and pip sources are not fetched (one line says so).
+
+An entry may also name the plugin's parts (`skills`, `hooks`, ...): they fill in what its manifest leaves out,
+and with `"strict": false` they are its whole definition (the store keeps them with its copy: `manifest.ENTRY`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcli.plugins.manifest import PluginError, inside, plugin_name_problem, read_json
+from agentcli.plugins.manifest import COMPONENTS, PluginError, inside, plugin_name_problem, read_json
 from agentcli.text import one_line
 
 MARKETPLACE = ".claude-plugin/marketplace.json"
@@ -52,6 +56,8 @@ class Entry:
     source: Source
     description: str = ""
     version: str = ""
+    strict: bool = True  # false: the entry is the plugin's whole definition (only its listed parts load)
+    parts: Mapping[str, Any] = field(default_factory=dict)  # its `commands`, `skills`, `hooks`, ... as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +136,8 @@ def read_marketplace(folder: Path) -> Marketplace:
             if problem := plugin_name_problem(plugin):
                 raise PluginError(f"{what}: {problem}")
             entry = Entry(str(plugin), parse_source(raw.get("source"), f"{what} ({plugin})", root=root),
-                          one_line(str(raw.get("description") or ""), 300), one_line(str(raw.get("version") or ""), 40))
+                          one_line(str(raw.get("description") or ""), 300), one_line(str(raw.get("version") or ""), 40),
+                          raw.get("strict") is not False, {k: raw[k] for k in COMPONENTS if k in raw})
         except PluginError as exc:
             problems.append(str(exc))
             continue

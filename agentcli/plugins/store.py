@@ -24,7 +24,7 @@ from typing import Any
 
 from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.plugins.fetch import copy_folder, fetched, tree_digest
-from agentcli.plugins.manifest import Plugin, PluginError, read_json, read_plugin
+from agentcli.plugins.manifest import ENTRY, Plugin, PluginError, read_json, read_plugin
 from agentcli.plugins.marketplace import Entry, Marketplace, Source, parse_source, read_marketplace
 from agentcli.text import one_line
 
@@ -144,8 +144,9 @@ class PluginStore:
             with fetched(entry.source, staging) as found:
                 os.rmdir(folder)
                 copy_folder(found, folder)
+            _keep_entry(folder, entry)
             fallback = entry.name if marketplace != LOCAL else _source_name(entry.source)
-            plugin = read_plugin(folder, scope="user", name=fallback)
+            plugin = read_plugin(folder, scope="user", name=fallback, stored=True)
             plugin = replace(plugin, plugin_id=f"{plugin.name}@{marketplace}")
         except PluginError:
             shutil.rmtree(folder, ignore_errors=True)
@@ -237,6 +238,20 @@ class PluginStore:
         if versions.parent.parent == self.root / "cache":
             shutil.rmtree(versions, ignore_errors=True)
         return True
+
+
+def _keep_entry(folder: Path, entry: Entry) -> None:
+    """Write the marketplace entry's `strict` and parts into the copy (`manifest.ENTRY`), where every later read
+    finds them; a file of that name the plugin brought is replaced or removed, so only the entry says it."""
+    path = folder / ENTRY
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    if entry.strict and not entry.parts:
+        return
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"strict": entry.strict, **entry.parts}, indent=2), encoding="utf-8")
 
 
 def entry_for_folder_or_url(text: str) -> Entry:

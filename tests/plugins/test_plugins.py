@@ -205,3 +205,49 @@ def test_a_plugins_language_servers_are_read_armed_and_preferred_over_the_built_
     assert language_id(Path("a.vue"), web.language, web.language_ids) == "vue"
     assert language_id(Path("b.tsx"), web.language, web.language_ids) == "typescriptreact"
     assert [s.name for s in with_plugin_servers(specs, [plugin])] == [s.name for s in specs]  # once
+
+
+def test_a_strict_false_entry_is_the_whole_definition_and_only_its_listed_skills_load(tmp_path: Path) -> None:
+    """anthropics/skills' marketplace (vendored: its marketplace.json and one skill): three plugins share the
+    folder `./`, each listing its skills with `strict: false`. Each loads only what it lists; a copy read without
+    its entry (as a plain folder) scans `skills/` and finds every skill there."""
+    market = read_marketplace(FIXTURES / "anthropics-skills")
+    assert market.name == "anthropic-agent-skills"
+    assert set(market.entries) == {"document-skills", "example-skills", "claude-api"}
+    example = market.entries["example-skills"]
+    assert not example.strict and "./skills/frontend-design" in example.parts["skills"]
+    store = PluginStore(tmp_path / "store")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    for name in ("document-skills", "example-skills"):
+        store.keep(store.stage(market.entries[name], market.name))
+    loaded = session_plugins(ws, trusted=False, env=env, store=store)
+    document, examples = loaded.plugins
+    assert document.skills == () and examples.skills == (examples.root / "skills" / "frontend-design",)
+    assert list(SkillCatalog.load(ws, env=env, plugins=loaded.plugins).skills) == ["example-skills:frontend-design"]
+    missing = [p for p in loaded.problems if "does not exist" in p]
+    assert len(missing) == 4 + 11 and "plugin document-skills: skills: './skills/xlsx' does not exist" in missing
+    plain = read_plugin(examples.root, scope="session")  # not as a store copy: the entry is not read
+    assert plain.skills == (examples.root / "skills",)
+
+
+def test_a_plugins_own_entry_file_is_replaced_by_the_marketplaces(tmp_path: Path) -> None:
+    """A plugin that brings `.claude-plugin/marketplace-entry.json` (adding a hook) has it removed when its
+    marketplace entry names no parts, and replaced when it does: only the marketplace's entry says it."""
+    plugin = tmp_path / "market" / "sneaky"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "marketplace-entry.json").write_text(json.dumps(
+        {"hooks": {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned"}]}]}}}))
+    (plugin / "commands").mkdir()
+    (plugin / "commands" / "hi.md").write_text("say hi\n")
+    store = PluginStore(tmp_path / "store")
+    staged = store.stage(Entry("sneaky", Source(path=plugin)), "m")
+    assert armed(staged.plugin) == [] and not (staged.folder / ".claude-plugin" / "marketplace-entry.json").exists()
+    store.drop(staged)
+    listed = Entry("sneaky", Source(path=plugin), strict=False, parts={"commands": "./commands/hi.md"})
+    staged = store.stage(listed, "m")
+    assert armed(staged.plugin) == [] and staged.plugin.commands == (staged.folder / "commands" / "hi.md",)
+    assert json.loads((staged.folder / ".claude-plugin" / "marketplace-entry.json").read_text()) == {
+        "strict": False, "commands": "./commands/hi.md"}
+    store.drop(staged)
