@@ -308,6 +308,7 @@ class Shadow:
 
 #: The transports a clone may use: a remote over https, or a local repository (a path or file://).
 CLONE_PROTOCOLS = ("https", "file")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def clone_url(source: str) -> str:
@@ -322,20 +323,36 @@ def clone_url(source: str) -> str:
     raise GitError(f"cannot clone {text[:120]!r}: only https:// and file:// URLs or an absolute path")
 
 
-def clone(source: str, dest: Path, *, ref: str = "", timeout: float = 300.0) -> str:
+def clone(source: str, dest: Path, *, ref: str = "", sha: str = "", timeout: float = 300.0) -> str:
     """A shallow clone of `source` (`clone_url`) at `ref` (a branch or tag; default: its HEAD) into `dest`, which
-    must not exist; its commit. No submodule, hook or helper runs; only the https and file transports."""
+    must not exist; its commit. With `sha` (a full commit id), that commit is fetched and checked out, and GitError
+    unless the work tree is at it. No submodule, hook or helper runs; only the https and file transports."""
     exe = git_executable()
     if exe is None:
         raise GitError("git is not installed")
     url = clone_url(source)
     if ref and (ref.startswith("-") or any(ch.isspace() for ch in ref)):
         raise GitError(f"cannot clone at {ref[:60]!r}: not a branch or tag name")
+    if sha and _SHA.fullmatch(sha) is None:
+        raise GitError(f"cannot clone at {sha[:80]!r}: not a full commit id")
     allow = [arg for name in CLONE_PROTOCOLS for arg in ("-c", f"protocol.{name}.allow=always")]
     argv = [exe, *_overrides(), *allow, "clone", "--quiet", "--depth", "1", "--no-tags", "--single-branch",
             "--no-recurse-submodules", *(["--branch", ref] if ref else []), "--", url, str(dest)]
     env = clean_env({"GIT_ALLOW_PROTOCOL": ":".join(CLONE_PROTOCOLS)})
     _run(argv, cwd=dest.parent, env=env, check=True, stdin=None, timeout=timeout)
-    head = _run([exe, *_overrides(), f"--git-dir={dest / '.git'}", "rev-parse", "HEAD"], cwd=dest.parent,
-                env=clean_env(), check=True, stdin=None, timeout=TIMEOUT)
-    return head.stdout.decode("ascii", "replace").strip()
+    in_clone = [exe, f"--git-dir={dest / '.git'}", f"--work-tree={dest}", *_overrides()]
+    head = _head(in_clone, dest)
+    if sha and head != sha:
+        _run([*in_clone, *allow, "fetch", "--quiet", "--depth", "1", "--no-tags", "--no-recurse-submodules",
+              "origin", sha], cwd=dest, env=env, check=True, stdin=None, timeout=timeout)
+        _run([*in_clone, "checkout", "--quiet", "--detach", sha], cwd=dest, env=clean_env(), check=True, stdin=None,
+             timeout=TIMEOUT)
+        head = _head(in_clone, dest)
+        if head != sha:
+            raise GitError(f"cannot clone at {sha}: the checkout is at {head}")
+    return head
+
+
+def _head(in_clone: list[str], dest: Path) -> str:
+    proc = _run([*in_clone, "rev-parse", "HEAD"], cwd=dest, env=clean_env(), check=True, stdin=None, timeout=TIMEOUT)
+    return proc.stdout.decode("ascii", "replace").strip()

@@ -1,4 +1,4 @@
-"""`agentcli plugins install|update|list|enable|disable|remove` and `agentcli plugins marketplace
+"""`agentcli plugins install|update|validate|list|enable|disable|remove` and `agentcli plugins marketplace
 add|update|list|remove`: Claude Code's plugins in agentcli's own store.
 
 Installing, updating or enabling a plugin shows every hook command and MCP server it arms (an update marks what
@@ -224,6 +224,54 @@ def remove(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE"
     if not removed:
         fail(f"{plugin_id} is not installed by agentcli (agentcli plugins list)")
     echo(f"removed {plugin_id}")
+
+
+@plugins_app.command("validate")
+def validate(path: Annotated[Path, typer.Argument(help="A plugin folder or a marketplace folder.")]) -> None:
+    """Read a plugin, or a marketplace and each plugin in it, as an install would (copied into a scratch store,
+    never kept): what each brings and runs, and every problem; exit 1 when there is one."""
+    import tempfile
+
+    from agentcli.plugins import PluginError, PluginStore, read_marketplace
+    from agentcli.plugins.marketplace import MARKETPLACE, Entry, Source
+
+    folder = path.expanduser().resolve()
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="agentcli-validate-") as scratch, _one_line():
+        store = PluginStore(Path(scratch))
+        if (folder / MARKETPLACE).exists():
+            market = read_marketplace(folder)
+            echo(f"marketplace {market.name}: {len(market.entries)} plugin(s)")
+            problems += market.problems
+            entries = [(entry, market.name) for entry in market.entries.values()]
+        else:
+            entries = [(Entry(folder.name, Source(path=folder)), "")]
+        for entry, market_name in entries:
+            if entry.source.path is None:
+                echo(f"  {entry.name}: fetched from {entry.source.describe()} (not read here)")
+                continue
+            try:
+                staged = store.stage(entry, market_name or "local")
+            except PluginError as exc:
+                problems.append(str(exc))
+                continue
+            plugin = staged.plugin
+            echo(f"  {plugin.name} {plugin.version or '(no version)'}: {_summary(plugin)}")
+            problems += [f"plugin {plugin.name}: {warning}" for warning in plugin.warnings]
+            store.drop(staged)
+    for problem in problems:
+        echo(f"problem: {problem}")
+    if problems:
+        raise typer.Exit(1)
+    echo("valid")
+
+
+def _summary(plugin: Plugin) -> str:
+    """What a plugin brings and how much it runs, in one line."""
+    from agentcli.plugins import armed, brings
+
+    runs = len(armed(plugin))
+    return f"brings {brings(plugin)}; runs {runs} hook command(s) and server(s)" if runs else f"brings {brings(plugin)}"
 
 
 @plugins_app.command("list")

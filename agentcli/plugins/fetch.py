@@ -99,7 +99,7 @@ def fetched(source: Source, scratch: Path) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(dir=scratch, prefix="fetch-") as tmp:
         checkout = Path(tmp) / "repo"
         try:
-            clone(source.url, checkout, ref=source.ref)
+            clone(source.url, checkout, ref=source.ref, sha=source.sha)
         except GitError as exc:
             raise PluginError(str(exc)) from None
         sub = source.subdir

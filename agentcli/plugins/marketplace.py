@@ -1,10 +1,11 @@
 """Marketplaces: a folder or git repository with `.claude-plugin/marketplace.json` listing plugins and where each
 one is fetched from, and the sources a marketplace itself is added from (`extraKnownMarketplaces`, the CLI).
 
-A plugin's `source` is a `./path` inside the marketplace, `{"source": "github", "repo": "owner/repo"}`, or
-`{"source": "url", "url": "https://….git"}` (each with an optional `ref`, and `path` for a folder inside that
-repository). A marketplace's is `{"source": "github", "repo": …}`, `{"source": "git", "url": …}` or
-`{"source": "directory", "path": …}`. npm and pip sources are not fetched (one line says so).
+A plugin's `source` is a `./path` inside the marketplace, `{"source": "github", "repo": "owner/repo"}`,
+`{"source": "url", "url": "https://….git"}` or `{"source": "git-subdir", "url": …, "path": …}` (each with an
+optional `ref`, a `sha` it is pinned to, and `path` for a folder inside that repository). A marketplace's is
+`{"source": "github", "repo": …}`, `{"source": "git", "url": …}` or `{"source": "directory", "path": …}`. npm
+and pip sources are not fetched (one line says so).
 
 An entry may also name the plugin's parts (`skills`, `hooks`, ...): they fill in what its manifest leaves out,
 and with `"strict": false` they are its whole definition (the store keeps them with its copy: `manifest.ENTRY`).
@@ -33,19 +34,21 @@ class Source:
     url: str = ""  # a git repository
     ref: str = ""
     subdir: str = ""  # a './path' inside the repository
+    sha: str = ""  # the commit it is pinned to
 
     def as_json(self) -> dict[str, str]:
         """How the store records it."""
         if self.path is not None:
             return {"source": "directory", "path": str(self.path)}
         return {"source": "git", "url": self.url, **({"ref": self.ref} if self.ref else {}),
-                **({"path": self.subdir} if self.subdir else {})}
+                **({"path": self.subdir} if self.subdir else {}), **({"sha": self.sha} if self.sha else {})}
 
     def describe(self) -> str:
         """One line for listings and prompts."""
         if self.path is not None:
             return str(self.path)
-        return self.url + (f"#{self.ref}" if self.ref else "") + (f" ({self.subdir})" if self.subdir else "")
+        return (self.url + (f"#{self.ref}" if self.ref else "") + (f"@{self.sha[:12]}" if self.sha else "")
+                + (f" ({self.subdir})" if self.subdir else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +98,12 @@ def parse_source(raw: object, what: str, *, root: Path | None = None) -> Source:
     kind = raw.get("source")
     if kind == "github":
         url = _github(raw.get("repo"), what)
-    elif kind in ("url", "git"):
+    elif kind in ("url", "git", "git-subdir"):
         url = _text(raw, "url", what)
         if not url:
             raise PluginError(f"{what}: a {kind} source needs a 'url'")
+        if kind == "git-subdir" and not _text(raw, "path", what):
+            raise PluginError(f"{what}: a git-subdir source needs a 'path'")
     elif kind == "directory" and root is None:
         path = Path(_text(raw, "path", what)).expanduser()
         if not path.is_absolute():
@@ -106,13 +111,16 @@ def parse_source(raw: object, what: str, *, root: Path | None = None) -> Source:
         return Source(path=path)
     else:
         raise PluginError(f"{what}: source {one_line(str(kind), 40)!r} is not fetched by agentcli "
-                          "(a './path', github, url or git)")
+                          "(a './path', github, url, git or git-subdir)")
     if root is not None and not url.startswith("https://"):  # a marketplace may not send agentcli to local files
         raise PluginError(f"{what}: a marketplace's git source must be an https:// URL")
     subdir = _text(raw, "path", what)
     if subdir:
         inside(Path("/x"), subdir if subdir.startswith("./") else "./" + subdir, what)  # shape only
-    return Source(url=url, ref=_text(raw, "ref", what), subdir=subdir)
+    sha = _text(raw, "sha", what)
+    if sha and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) is None:
+        raise PluginError(f"{what}: 'sha' must be a full commit id")
+    return Source(url=url, ref=_text(raw, "ref", what), subdir=subdir, sha=sha)
 
 
 def read_marketplace(folder: Path) -> Marketplace:

@@ -13,7 +13,16 @@ import pytest
 from agentcli.frontend import CommandSet
 from agentcli.frontend.slash_commands import expand
 from agentcli.hooks import load_hooks
-from agentcli.plugins import LOCAL, PluginStore, armed, brings, read_marketplace, read_plugin, session_plugins
+from agentcli.plugins import (
+    LOCAL,
+    PluginError,
+    PluginStore,
+    armed,
+    brings,
+    read_marketplace,
+    read_plugin,
+    session_plugins,
+)
 from agentcli.plugins.marketplace import Entry, Source, marketplace_source
 from agentcli.subagents import AgentRegistry, SkillCatalog
 
@@ -251,3 +260,42 @@ def test_a_plugins_own_entry_file_is_replaced_by_the_marketplaces(tmp_path: Path
     assert json.loads((staged.folder / ".claude-plugin" / "marketplace-entry.json").read_text()) == {
         "strict": False, "commands": "./commands/hi.md"}
     store.drop(staged)
+
+
+def test_a_git_subdir_source_pinned_to_a_sha_installs_that_commit(tmp_path: Path) -> None:
+    """`{"source": "git-subdir", "url", "path", "sha"}` (the shape Claude Code's official marketplace uses for
+    plugins inside other repositories): the folder at `path` of commit `sha`, even when the branch moved on."""
+    from agentcli.plugins import parse_source
+
+    repo = tmp_path / "mono"
+    (repo / "tools").mkdir(parents=True)
+    _git_repo(repo / "tools" / "guard", MARKET / "plugins" / "edit-guard")
+    subprocess.run(["rm", "-rf", str(repo / "tools" / "guard" / ".git")], check=True)
+    env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(tmp_path)}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                              capture_output=True, text=True, env=env).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "1.0.0")
+    pinned = git("rev-parse", "HEAD")
+    manifest = repo / "tools" / "guard" / ".claude-plugin" / "plugin.json"
+    manifest.write_text(manifest.read_text().replace('"1.0.0"', '"2.0.0"'))
+    git("commit", "-qam", "2.0.0")
+    raw = {"source": "git-subdir", "url": "https://example.invalid/mono.git", "path": "tools/guard", "sha": pinned}
+    source = parse_source(raw, "entry")
+    assert (source.subdir, source.sha) == ("tools/guard", pinned) and f"@{pinned[:12]}" in source.describe()
+    store = PluginStore(tmp_path / "store")
+    staged = store.stage(Entry("edit-guard", Source(url=repo.as_uri(), subdir="tools/guard", sha=pinned)), "m")
+    assert staged.plugin.version == "1.0.0" and staged.source.as_json()["sha"] == pinned
+    store.drop(staged)
+    latest = store.stage(Entry("edit-guard", Source(url=repo.as_uri(), subdir="tools/guard")), "m")
+    assert latest.plugin.version == "2.0.0"
+    for bad, why in (({**raw, "sha": "abc"}, "'sha' must be a full commit id"),
+                     ({"source": "git-subdir", "url": raw["url"]}, "a git-subdir source needs a 'path'")):
+        with pytest.raises(PluginError, match=why):
+            parse_source(bad, "entry")
+    with pytest.raises(PluginError, match=r"git (fetch|checkout) failed"):
+        store.stage(Entry("edit-guard", Source(url=repo.as_uri(), subdir="tools/guard", sha="0" * 40)), "m")
