@@ -271,7 +271,7 @@ def _summary(plugin: Plugin) -> str:
     from agentcli.plugins import armed, brings
 
     runs = len(armed(plugin))
-    return f"brings {brings(plugin)}; runs {runs} hook command(s) and server(s)" if runs else f"brings {brings(plugin)}"
+    return f"brings {brings(plugin)}; runs {runs} (hook commands and servers)" if runs else f"brings {brings(plugin)}"
 
 
 @plugins_app.command("list")
