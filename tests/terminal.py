@@ -137,6 +137,8 @@ class AgentcliTerminal:
         before). Fails with the last screen after `timeout` s."""
         deadline = time.monotonic() + timeout
         while self.status() not in STATE_FORMS[READY]:
+            if self.exited():
+                raise AssertionError(f"the app exited before its turn ended; the screen was:\n{self.screen()}")
             if time.monotonic() > deadline:
                 raise AssertionError(f"the turn never ended; the screen was:\n{self.screen()}")
             time.sleep(POLL_SECONDS)

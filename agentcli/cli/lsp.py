@@ -25,7 +25,7 @@ def list_servers(cwd: CwdOption = None, config: ConfigOption = None, as_json: Js
     workspace = workspace_dir(cwd)
     settings = load(workspace, config).settings
     plugins = session_plugins(workspace, dirs=settings.plugins.dirs, enabled=settings.plugins.enabled)
-    specs = with_plugin_servers(configured_servers(settings), plugins.plugins)
+    specs = with_plugin_servers(configured_servers(settings), plugins.plugins, settings.lsp.servers)
     runs = chosen(specs) if settings.lsp.enabled else {}
     rows: list[dict[str, Any]] = []
     for spec in specs:

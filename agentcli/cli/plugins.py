@@ -21,7 +21,7 @@ from agentcli.cli.common import CwdOption, JsonOption, echo, print_json, table
 from agentcli.frontend import fail, workspace_dir
 
 if TYPE_CHECKING:
-    from agentcli.plugins import Marketplace, Plugin, PluginStore
+    from agentcli.plugins import Marketplace, Plugin, PluginStore, Staged
 
 plugins_app = typer.Typer(help="Claude Code's plugins: install, update, list, enable, disable, remove.",
                           rich_markup_mode=None)
@@ -60,11 +60,11 @@ def _agreed(plugin: Plugin, verb: str, yes: bool, before: list[str] | None = Non
     echo(f"{plugin.plugin_id}{version}: {plugin.description or '(no description)'}")
     echo(f"  brings {brings(plugin)}")
     if lines:
-        echo("  it runs these hooks and MCP servers, as you, on every session where it is on "
+        echo("  it runs these hooks, MCP servers and language servers, as you, on every session where it is on "
              "(${CLAUDE_PLUGIN_ROOT} is the plugin's folder):")
         echo("\n".join(f"    {line}" for line in lines))
     else:
-        echo("  it runs no hooks and no MCP servers")
+        echo("  it runs no hooks, no MCP servers and no language servers")
     if before is not None and not any(line.startswith("(new) ") for line in lines):
         echo("  nothing it runs is new; its files changed")
     for warning in plugin.warnings:
@@ -128,14 +128,14 @@ def install(
 def _installed_plugin(plugin_id: str, store: PluginStore, workspace: Path) -> Plugin:
     """An installed plugin (agentcli's store, else Claude Code's), read."""
     from agentcli.plugins import PluginError, read_plugin
-    from agentcli.plugins.loadout import install_places
+    from agentcli.plugins.loadout import install_entries, install_places
 
     places = install_places(store, os.environ, workspace)
     place = places.get(plugin_id)
     if place is None:
         raise PluginError(f"{plugin_id} is not installed (agentcli plugins install {plugin_id})")
-    return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0],
-                       stored=plugin_id in places.maps[0])
+    entry = install_entries(store, os.environ, places, [plugin_id]).get(plugin_id)
+    return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0], entry=entry)
 
 
 @plugins_app.command("update")
@@ -152,44 +152,64 @@ def update(
     if not ids:
         echo("No plugins installed by agentcli (agentcli plugins install NAME@MARKETPLACE | FOLDER | URL).")
         return
-    fetched_markets: set[str] = set()
-    results = [_update_one(store, pid, yes, fetched_markets) for pid in ids]
+    markets: dict[str, str] = {}  # each marketplace fetched again once: "" when it was, else why not
+    results = [_update_one(store, pid, yes, markets) for pid in ids]
     if not all(results):
         raise typer.Exit(1)
 
 
-def _update_one(store: PluginStore, plugin_id: str, yes: bool, fetched_markets: set[str]) -> bool:
+def _update_one(store: PluginStore, plugin_id: str, yes: bool, markets: dict[str, str]) -> bool:
     """Update one plugin (module docstring); whether it is up to date now. Errors are one line."""
-    from agentcli.plugins import LOCAL, PluginError, armed, read_plugin, split_id
+    from agentcli.plugins import PluginError
 
+    staged: Staged | None = None
     try:
-        market = split_id(plugin_id)[1]
-        if market != LOCAL and market not in fetched_markets and market in store.marketplaces():
-            fetched_markets.add(market)
-            store.update_marketplace(market)
+        _refresh_market(store, plugin_id, markets)
         staged = store.restage(plugin_id)
-    except (PluginError, OSError) as exc:
-        echo(f"{plugin_id}: not updated: {getattr(exc, 'strerror', None) or exc}")
-        return False
-    old_place = store.installed()[plugin_id]
-    try:
-        old = read_plugin(old_place, scope="user", plugin_id=plugin_id, name=staged.plugin.name, stored=True)
-    except PluginError:
-        old = None  # the installed copy is unreadable: every line it arms is shown as new
-    if store.unchanged(staged):
-        store.drop(staged)
-        echo(f"{plugin_id} is up to date{f' ({old.version})' if old and old.version else ''}")
-        return True
-    if not _agreed(staged.plugin, "updated", yes, before=armed(old) if old else []):
-        store.drop(staged)
-        return False
-    try:
-        store.keep(staged, turn_on=False)
+        return _keep_update(store, staged, yes)
     except (PluginError, OSError) as exc:
         echo(f"{plugin_id}: not updated: {getattr(exc, 'strerror', None) or exc}")
         return False
     finally:
-        store.drop(staged)
+        if staged is not None:
+            store.drop(staged)  # gone already when it was kept
+
+
+def _refresh_market(store: PluginStore, plugin_id: str, markets: dict[str, str]) -> None:
+    """Fetch the plugin's marketplace again, once per run; PluginError when that failed (its plugins are not
+    updated from the copy it had, which may be stale)."""
+    from agentcli.plugins import LOCAL, PluginError, split_id
+
+    market = split_id(plugin_id)[1]
+    if market == LOCAL or market not in store.marketplaces():
+        return
+    if market not in markets:
+        try:
+            store.update_marketplace(market)
+            markets[market] = ""
+        except (PluginError, OSError) as exc:
+            markets[market] = f"the marketplace {market} could not be fetched again: " + str(
+                getattr(exc, "strerror", None) or exc)
+    if markets[market]:
+        raise PluginError(markets[market])
+
+
+def _keep_update(store: PluginStore, staged: Staged, yes: bool) -> bool:
+    """Keep a staged update when it changed and the person agrees; whether the plugin is up to date now."""
+    from agentcli.plugins import PluginError, armed, read_plugin
+
+    plugin_id = staged.plugin_id
+    try:
+        old: Plugin | None = read_plugin(store.installed()[plugin_id], scope="user", plugin_id=plugin_id,
+                                         name=staged.plugin.name, entry=store.entries().get(plugin_id))
+    except PluginError:
+        old = None  # the installed copy is unreadable: every line it arms is shown as new
+    if store.unchanged(staged):
+        echo(f"{plugin_id} is up to date{f' ({old.version})' if old and old.version else ''}")
+        return True
+    if not _agreed(staged.plugin, "updated", yes, before=armed(old) if old else []):
+        return False
+    store.keep(staged, turn_on=False)
     echo(f"updated {plugin_id}: {(old.version if old else '') or '?'} -> {staged.plugin.version or '?'}")
     return True
 

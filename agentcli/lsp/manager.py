@@ -73,6 +73,7 @@ class LanguageServers:
         self.first_wait_seconds = cfg.first_wait_seconds
         self.max_servers = cfg.max_servers
         self.specs = specs if specs is not None else configured_servers(settings)
+        self.tables = cfg.servers  # `[lsp.servers.NAME]`: a plugin server's name changes it too
         self.env = dict(env)
         self.sandbox = sandbox
         self.trusted = trusted  # the workspace is trusted: servers that may run its code start unsandboxed too
@@ -83,7 +84,7 @@ class LanguageServers:
 
     def add_plugin_servers(self, plugins: Iterable[Plugin]) -> None:
         """The plugins' language servers join (`specs.with_plugin_servers`)."""
-        self.specs = with_plugin_servers(self.specs, plugins)
+        self.specs = with_plugin_servers(self.specs, plugins, self.tables)
 
     def slot_for(self, path: Path, workspace: Path, sandbox: Sandbox | None) -> Slot | None:
         """The slot of the server for `path` (made, not started), or None: no server for it, or `max_servers`."""

@@ -8,12 +8,13 @@ import os
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
+    from agentcli.config.schema import LspServerSettings
     from agentcli.plugins import Plugin
 
 
@@ -72,6 +73,9 @@ BUILTIN_SERVERS: tuple[ServerSpec, ...] = (
 )
 
 
+PLUGIN_PREFIX = "plugin_"  # a plugin's server is `plugin_<plugin>_<server>` (`Plugin.server_name`)
+
+
 def plugin_servers(plugins: Iterable[Plugin]) -> list[ServerSpec]:
     """The plugins' language servers (`.lsp.json`, `lspServers`; shapes checked when the plugin was read), named
     `plugin_<plugin>_<server>`, `${CLAUDE_PLUGIN_ROOT}` expanded. A plugin's server may run whatever the project
@@ -89,13 +93,27 @@ def plugin_servers(plugins: Iterable[Plugin]) -> list[ServerSpec]:
     return specs
 
 
-def with_plugin_servers(specs: list[ServerSpec], plugins: Iterable[Plugin]) -> list[ServerSpec]:
+def with_plugin_servers(specs: list[ServerSpec], plugins: Iterable[Plugin],
+                        tables: Mapping[str, LspServerSettings] | None = None) -> list[ServerSpec]:
     """`specs` with the plugins' servers after the person's own additions and before the built-ins, so a plugin's
-    server is preferred for its files over a built-in one (a name already there is kept)."""
+    server is preferred for its files over a built-in one (a name already there is kept). A `[lsp.servers.NAME]`
+    table of a plugin server's name changes it as it changes a built-in (`disabled = true` turns it off)."""
     known = {spec.name for spec in specs}
-    added = [spec for spec in plugin_servers(plugins) if spec.name not in known]
+    added = [_changed(spec, (tables or {}).get(spec.name)) for spec in plugin_servers(plugins)
+             if spec.name not in known]
     at = next((i for i, spec in enumerate(specs) if spec.builtin), len(specs))
     return [*specs[:at], *added, *specs[at:]]
+
+
+def _changed(spec: ServerSpec, table: LspServerSettings | None) -> ServerSpec:
+    if table is None:
+        return spec
+    return replace(
+        spec, command=tuple(table.command or spec.command), extensions=tuple(table.extensions or spec.extensions),
+        root_markers=tuple(table.root_markers if table.root_markers is not None else spec.root_markers),
+        initialization_options={**spec.initialization_options, **table.initialization_options},
+        env={**spec.env, **table.env}, disabled=table.disabled,
+    )
 
 
 def find_program(program: str) -> str | None:
@@ -140,6 +158,8 @@ def _merge(settings: Settings) -> tuple[list[ServerSpec], list[str]]:
     for name, table in tables.items():
         if name in builtin:
             continue
+        if name.startswith(PLUGIN_PREFIX) and not (table.command and table.extensions):
+            continue  # changes a plugin's server of that name (`with_plugin_servers`)
         if not table.command or not table.extensions:
             bad.append(f"[lsp.servers.{name}]: needs `command` and `extensions` (it is not a built-in server)")
             continue

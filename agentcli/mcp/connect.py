@@ -32,7 +32,6 @@ def load_sdk() -> Any:
     return mcp
 
 
-
 async def open_target(spec: ServerSpec, stack: contextlib.AsyncExitStack, *, workspace: Path,
                       program: ProgramForward | None, errlog: Callable[[str], TextIO]) -> Any:
     """What `mcp.Client` connects to: stdio parameters' transport (stderr to `errlog(name)`), streamable HTTP with

@@ -119,7 +119,8 @@ class McpManager:
 
         specs, problems = plugin_servers(plugins)
         self.problems += [*problems, *self.add_all(specs)]
-        self.configured = tuple(self.servers)
+        added = [spec.name for spec in specs if spec.name in self.servers and spec.name not in self.configured]
+        self.configured = (*self.configured, *dict.fromkeys(added))
 
     def add_main(self, definitions: Mapping[str, Any], *, origin: str, only: bool = False) -> None:
         """Servers a program or an editor gives the session (Claude Code's shape, by name), as the main agent's:

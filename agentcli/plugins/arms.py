@@ -32,11 +32,23 @@ def armed(plugin: Plugin) -> list[str]:
             args = server.get("args")
             parts = [server.get("command", ""), *(args if isinstance(args, list) else [])]
             target = " ".join(str(part) for part in parts)
-        lines.append(f"MCP server {plugin.server_name(str(name))}: {one_line(target, 300)}")
+        lines.append(f"MCP server {plugin.server_name(str(name))}: {one_line(target, 300)}{_given(server)}")
     for name, server in plugin.language_servers.items():  # shapes checked when read
         command = " ".join([server["command"], *server.get("args", [])])
-        lines.append(f"language server {plugin.server_name(str(name))}: {one_line(command, 300)}")
+        lines.append(f"language server {plugin.server_name(str(name))}: {one_line(command, 300)}{_given(server)}")
     return [terminal_safe(line) for line in lines]
+
+
+def _given(server: dict[str, object]) -> str:
+    """` (env: A=…, B=…; headers: X)`: the variables and headers a server is given, by name and value (a value such
+    as NODE_OPTIONS changes what the command runs); empty when none."""
+    parts = []
+    for key in ("env", "headers"):
+        given = server.get(key)
+        if isinstance(given, dict) and given:
+            parts.append(f"{key}: " + ", ".join(f"{one_line(str(k), 40)}={one_line(str(v), 80)}"
+                                                for k, v in given.items()))
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _count(places: tuple[Path, ...], pattern: str) -> int:

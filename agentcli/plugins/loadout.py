@@ -10,6 +10,8 @@ turning one off could drop a hook of the person's that blocks a command. The fol
 A plugin that is on is found in agentcli's store, else where Claude Code installed it
 (`~/.claude/plugins/installed_plugins.json`: a project-scoped install only in its own project). On but found
 nowhere, or unreadable, is one line in `PluginSet.problems`; so is a second plugin of a name already loaded.
+Each is read with the marketplace entry it was installed from (`install_entries`), so a `strict: false` entry's
+plugin brings only what the entry lists, whichever tool installed it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentcli.config import claude_setting_layers
 from agentcli.plugins.manifest import Plugin, PluginError, PluginScope, read_json, read_plugin
+from agentcli.plugins.marketplace import read_marketplace
 from agentcli.plugins.store import PluginStore
 from agentcli.text import one_line
 
@@ -140,19 +144,60 @@ def session_plugins(workspace: Path, *, trusted: bool | None = None, dirs: Itera
     if not on:
         return found
     places = install_places(store, env, workspace, found.problems)
+    entries = install_entries(store, env, places, on)
     for pid, scope in on.items():
         place = places.get(pid)
         if place is None:
             found.problems.append(f"plugin {one_line(pid, 80)} is enabled but not installed "
                                   f"(agentcli plugins install {one_line(pid, 80)})")
             continue
-        _load(found, place, scope, pid, stored=pid in places.maps[0])
+        _load(found, place, scope, pid, entries.get(pid))
     return found
 
 
-def _load(found: PluginSet, folder: Path, scope: PluginScope, plugin_id: str, stored: bool = False) -> None:
+def install_entries(store: PluginStore, env: Mapping[str, str], places: ChainMap[str, Path],
+                    ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The marketplace entries installed plugins of `ids` are read with (`manifest.with_entry`): as agentcli's
+    store kept them, and for Claude Code's installs, as its copy of their marketplace lists them. An unreadable
+    store or marketplace gives none (said elsewhere, or read as the folder is)."""
+    ours, wanted = places.maps[0], set(ids)
+    try:
+        found = {pid: entry for pid, entry in store.entries().items() if pid in wanted} if ours else {}
+    except PluginError:
+        found = {}
+    theirs = {pid for pid in wanted if pid not in ours and pid in places}
+    if theirs:
+        found.update(_claude_entries(env, theirs))
+    return found
+
+
+def _claude_entries(env: Mapping[str, str], ids: set[str]) -> dict[str, dict[str, Any]]:
+    """The entries of Claude Code's installed plugins `ids`, from its marketplaces' copies
+    (`known_marketplaces.json`: each one's `installLocation`)."""
+    path = claude_plugins_dir(env) / "known_marketplaces.json"
+    try:
+        doc = read_json(path, "Claude Code's marketplaces") if path.exists() else {}
+    except PluginError:
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for market in {pid.rpartition("@")[2] for pid in ids}:
+        record = doc.get(market) if isinstance(doc, dict) else None
+        location = record.get("installLocation") if isinstance(record, dict) else None
+        if not isinstance(location, str):
+            continue
+        try:
+            listed = read_marketplace(Path(location).expanduser())
+        except PluginError:
+            continue
+        found.update({pid: entry.record() for entry in listed.entries.values()
+                      if (pid := f"{entry.name}@{market}") in ids and entry.record()})
+    return found
+
+
+def _load(found: PluginSet, folder: Path, scope: PluginScope, plugin_id: str,
+          entry: Mapping[str, Any] | None = None) -> None:
     try:
         name = plugin_id.rpartition("@")[0] if "@" in plugin_id else ""
-        found.add(read_plugin(folder, scope=scope, plugin_id=plugin_id, name=name, stored=stored))
+        found.add(read_plugin(folder, scope=scope, plugin_id=plugin_id, name=name, entry=entry))
     except PluginError as exc:
         found.problems.append(str(exc))

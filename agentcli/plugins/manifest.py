@@ -29,8 +29,6 @@ from agentcli.text import one_line
 #: Who turned it on: the person (installed, or their settings), a trusted project's settings, or --plugin-dir.
 PluginScope = Literal["user", "project", "session"]
 MANIFEST = ".claude-plugin/plugin.json"
-#: In agentcli's store copy only: the marketplace entry's `strict` and parts (`_with_entry`).
-ENTRY = ".claude-plugin/marketplace-entry.json"
 #: The fields that name a plugin's parts, in a manifest or a marketplace entry.
 COMPONENTS = ("commands", "agents", "skills", "outputStyles", "hooks", "mcpServers", "lspServers")
 ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"
@@ -248,16 +246,13 @@ def _language_server_problem(server: object) -> str:
     return ""
 
 
-def _with_entry(root: Path, manifest: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The manifest with the marketplace entry a store copy was installed from (`ENTRY`, written by the store)
-    applied, and whether the default places count. A `strict: false` entry is the whole definition: only what it
-    lists loads, never the default places (a marketplace whose plugins share one folder lists each one's part of
-    it). Otherwise the entry's parts fill in those the manifest does not name."""
-    if not (root / ENTRY).exists():
+def with_entry(manifest: dict[str, Any], entry: Mapping[str, Any] | None) -> tuple[dict[str, Any], bool]:
+    """The manifest with the marketplace entry the plugin was installed from applied (`{"strict": …, parts…}`),
+    and whether the default places count. A `strict: false` entry is the whole definition: only what it lists
+    loads, never the default places (a marketplace whose plugins share one folder lists each one's part of it).
+    Otherwise the entry's parts fill in those the manifest does not name."""
+    if not entry:
         return manifest, True
-    entry = read_json(inside(root, "./" + ENTRY, "marketplace entry"), f"plugin {root}")
-    if not isinstance(entry, dict):
-        raise PluginError(f"plugin {root}: {ENTRY} must be an object")
     parts = {key: entry[key] for key in COMPONENTS if key in entry}
     if entry.get("strict") is False:
         return {**{k: v for k, v in manifest.items() if k not in COMPONENTS}, **parts}, False
@@ -265,11 +260,10 @@ def _with_entry(root: Path, manifest: dict[str, Any]) -> tuple[dict[str, Any], b
 
 
 def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: str = "",
-                stored: bool = False) -> Plugin:
+                entry: Mapping[str, Any] | None = None) -> Plugin:
     """The plugin in `folder`. Without a manifest its name is `name` (a marketplace's entry) or the folder's.
-    `stored`: a copy in agentcli's store, whose marketplace entry (`ENTRY`) applies; elsewhere such a file is the
-    plugin's own and is not read. Raises PluginError when it cannot be used at all; what is only skipped is in
-    `warnings`."""
+    `entry`: the marketplace entry agentcli's store installed it from (`with_entry`). Raises PluginError when it
+    cannot be used at all; what is only skipped is in `warnings`."""
     try:
         root = folder.resolve(strict=True)
     except (OSError, RuntimeError) as exc:
@@ -282,7 +276,7 @@ def read_plugin(folder: Path, *, scope: PluginScope, plugin_id: str = "", name: 
         if not isinstance(doc, dict):
             raise PluginError(f"plugin {folder}: {MANIFEST} must be an object")
         manifest = doc
-    manifest, defaults = _with_entry(root, manifest) if stored else (manifest, True)
+    manifest, defaults = with_entry(manifest, entry)
     plugin_name = manifest.get("name", name or root.name)
     if problem := plugin_name_problem(plugin_name):
         raise PluginError(f"plugin {folder}: {problem}")

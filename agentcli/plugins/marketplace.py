@@ -8,7 +8,8 @@ optional `ref`, a `sha` it is pinned to, and `path` for a folder inside that rep
 and pip sources are not fetched (one line says so).
 
 An entry may also name the plugin's parts (`skills`, `hooks`, ...): they fill in what its manifest leaves out,
-and with `"strict": false` they are its whole definition (the store keeps them with its copy: `manifest.ENTRY`).
+and with `"strict": false` they are its whole definition (`Entry.record`, kept in the store's state, never in the
+plugin's folder; `manifest.with_entry` applies it).
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ class Entry:
     version: str = ""
     strict: bool = True  # false: the entry is the plugin's whole definition (only its listed parts load)
     parts: Mapping[str, Any] = field(default_factory=dict)  # its `commands`, `skills`, `hooks`, ... as written
+
+    def record(self) -> dict[str, Any]:
+        """What every later read of the plugin needs of this entry (`manifest.with_entry`): its `strict` and parts,
+        when it names any; else nothing."""
+        return {"strict": self.strict, **self.parts} if self.parts or not self.strict else {}
 
 
 @dataclass(frozen=True, slots=True)

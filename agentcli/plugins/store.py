@@ -24,7 +24,7 @@ from typing import Any
 
 from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.plugins.fetch import copy_folder, fetched, tree_digest
-from agentcli.plugins.manifest import ENTRY, Plugin, PluginError, read_json, read_plugin
+from agentcli.plugins.manifest import Plugin, PluginError, read_json, read_plugin
 from agentcli.plugins.marketplace import Entry, Marketplace, Source, parse_source, read_marketplace
 from agentcli.text import one_line
 
@@ -40,6 +40,7 @@ class Staged:
     marketplace: str
     source: Source
     folder: Path  # under staging/
+    entry: dict[str, Any]  # the marketplace entry's `strict` and parts, when it names any (`manifest.with_entry`)
 
     @property
     def plugin_id(self) -> str:
@@ -144,17 +145,19 @@ class PluginStore:
             with fetched(entry.source, staging) as found:
                 os.rmdir(folder)
                 copy_folder(found, folder)
-            _keep_entry(folder, entry)
             fallback = entry.name if marketplace != LOCAL else _source_name(entry.source)
-            plugin = read_plugin(folder, scope="user", name=fallback, stored=True)
+            plugin = read_plugin(folder, scope="user", name=fallback, entry=entry.record())
             plugin = replace(plugin, plugin_id=f"{plugin.name}@{marketplace}")
         except PluginError:
             shutil.rmtree(folder, ignore_errors=True)
             raise
+        except OSError as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise PluginError(f"{entry.name}: cannot copy: {exc.strerror or exc}") from None
         if marketplace != LOCAL and plugin.name != entry.name:
             shutil.rmtree(folder, ignore_errors=True)
             raise PluginError(f"{entry.name}@{marketplace}: its manifest names it '{plugin.name}'")
-        return Staged(plugin, marketplace, entry.source, folder)
+        return Staged(plugin, marketplace, entry.source, folder, entry.record())
 
     def restage(self, plugin_id: str) -> Staged:
         """Fetch an installed plugin again, from its marketplace's entry as it is now (update the marketplace
@@ -181,31 +184,37 @@ class PluginStore:
         return staged
 
     def unchanged(self, staged: Staged) -> bool:
-        """Whether the staged copy has the same files as the one installed under its id."""
-        installed = self.installed().get(staged.plugin_id)
-        return installed is not None and installed.is_dir() and tree_digest(installed) == tree_digest(staged.folder)
+        """Whether the staged copy has the same files and marketplace entry as the one installed under its id."""
+        record = self.state()["installed"].get(staged.plugin_id)
+        if not isinstance(record, dict) or record.get("entry", {}) != staged.entry:
+            return False
+        installed = Path(str(record.get("path")))
+        return installed.is_dir() and tree_digest(installed) == tree_digest(staged.folder)
 
     def keep(self, staged: Staged, *, turn_on: bool = True) -> Path:
         """Move a staged plugin into the cache and record it installed (and on, unless not `turn_on`: an update
-        keeps the person's choice); its folder. The copy it replaces stays, for sessions still running on it;
-        older ones go."""
+        keeps the person's choice); its folder, named by its version. The copy it replaces stays, for sessions still
+        running on it (a new copy of the same version gets a folder of its own); older ones go."""
         version = staged.plugin.version if _VERSION.fullmatch(staged.plugin.version) else "unversioned"
         place = self.root / "cache" / staged.marketplace / staged.plugin.name / version
         ensure_private_dir(place.parent)
-        shutil.rmtree(place, ignore_errors=True)
-        os.replace(staged.folder, place)
         with self.changing() as state:
-            previous = state["installed"].get(staged.plugin_id)
+            record = state["installed"].get(staged.plugin_id)
+            previous = Path(str(record.get("path"))) if isinstance(record, dict) else None
+            if place == previous:
+                place = place.with_name(f"{version}-{tree_digest(staged.folder)[:12]}")
+            shutil.rmtree(place, ignore_errors=True)
+            os.replace(staged.folder, place)
             state["installed"][staged.plugin_id] = {
                 "path": str(place), "version": staged.plugin.version, "source": staged.source.as_json(),
                 "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                **({"entry": staged.entry} if staged.entry else {}),
             }
             if turn_on:
                 state["enabled"][staged.plugin_id] = True
-        kept = {place, Path(str(previous.get("path"))) if isinstance(previous, dict) else place}
-        for older in place.parent.iterdir():
-            if older not in kept:
-                shutil.rmtree(older, ignore_errors=True)
+            for older in place.parent.iterdir():
+                if older not in (place, previous):
+                    shutil.rmtree(older, ignore_errors=True)
         return place
 
     @staticmethod
@@ -217,6 +226,11 @@ class PluginStore:
         """Installed plugins by id, with their folders."""
         return {pid: Path(str(rec.get("path"))) for pid, rec in self.state()["installed"].items()
                 if isinstance(rec, dict)}
+
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """The marketplace entries installed plugins were read with (`manifest.with_entry`), by id."""
+        return {pid: rec["entry"] for pid, rec in self.state()["installed"].items()
+                if isinstance(rec, dict) and isinstance(rec.get("entry"), dict)}
 
     def enabled(self) -> dict[str, bool]:
         """What `enable` / `disable` recorded, by id."""
@@ -238,20 +252,6 @@ class PluginStore:
         if versions.parent.parent == self.root / "cache":
             shutil.rmtree(versions, ignore_errors=True)
         return True
-
-
-def _keep_entry(folder: Path, entry: Entry) -> None:
-    """Write the marketplace entry's `strict` and parts into the copy (`manifest.ENTRY`), where every later read
-    finds them; a file of that name the plugin brought is replaced or removed, so only the entry says it."""
-    path = folder / ENTRY
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-    if entry.strict and not entry.parts:
-        return
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps({"strict": entry.strict, **entry.parts}, indent=2), encoding="utf-8")
 
 
 def entry_for_folder_or_url(text: str) -> Entry:

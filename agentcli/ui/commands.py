@@ -423,7 +423,8 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "undo": (undo_command, "rewind the latest prompt (its files and the conversation); its text comes back to edit"),
     "redo": (redo_command, "undo the latest rewind (when no prompt was sent since)"),
     "mcp": (_mcp, "MCP servers: where each is configured, its status and tools (they start with the first message)"),
-    "plugins": (_plugins, "the plugins loaded (their commands, agents, skills, hooks and MCP servers), and any not"),
+    "plugins": (_plugins, "the plugins loaded (commands, agents, skills, hooks, MCP and language servers), and "
+                          "those that could not be"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),

@@ -194,6 +194,9 @@ def test_a_plugins_language_server_from_a_real_lsp_marketplace(tmp_path: Path) -
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "pyright-langserver").symlink_to(program)
+    for pip in ("pip", "pip3"):  # were the check not to find the server, its install fails here: nothing is fetched
+        (bin_dir / pip).write_text("#!/bin/sh\nexit 1\n")
+        (bin_dir / pip).chmod(0o755)
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "main.py").write_text("def twice(n: int) -> int:\n    return n * 2\n\nprint(twice(2))\n")

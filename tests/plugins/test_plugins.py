@@ -5,6 +5,7 @@ and installs, agentcli's own switches, --plugin-dir), and their parts in the cat
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -61,7 +62,8 @@ def test_manifest_paths_add_to_the_default_places_and_inline_parts_are_read(tmp_
     (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({
         "name": "kit", "commands": ["./extra-commands", "./missing"],
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/stop.sh"}]}]},
-        "mcpServers": {"db": {"command": "${CLAUDE_PLUGIN_ROOT}/db-server", "args": ["--ro"]}}}))
+        "mcpServers": {"db": {"command": "${CLAUDE_PLUGIN_ROOT}/db-server", "args": ["--ro"],
+                              "env": {"NODE_OPTIONS": "--require ./hook.js"}}}}))
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"web": {"type": "http", "url": "https://x.test/mcp"}}}))
     plugin = read_plugin(root, scope="session")
     assert plugin.commands == (root / "commands", root / "extra-commands")
@@ -70,7 +72,8 @@ def test_manifest_paths_add_to_the_default_places_and_inline_parts_are_read(tmp_
     real = root.resolve()
     assert plugin.expand(plugin.servers["db"])["command"] == f"{real}/db-server"
     assert armed(plugin) == ["hook Stop: ${CLAUDE_PLUGIN_ROOT}/stop.sh", "MCP server plugin_kit_web: https://x.test/mcp",
-                             "MCP server plugin_kit_db: ${CLAUDE_PLUGIN_ROOT}/db-server --ro"]
+                             "MCP server plugin_kit_db: ${CLAUDE_PLUGIN_ROOT}/db-server --ro "
+                             "(env: NODE_OPTIONS=--require ./hook.js)"]
     config = load_hooks({}, tmp_path / "ws", trusted=False, env={"HOME": str(tmp_path)}, plugins=[plugin])
     (stop,) = config.by_event["Stop"]
     assert stop.command == f"{real}/stop.sh" and "plugin.json" in stop.source
@@ -181,7 +184,8 @@ def test_trusting_names_what_a_projects_enabled_plugins_would_run(tmp_path: Path
 
 
 def test_a_plugins_language_servers_are_read_armed_and_preferred_over_the_built_ins(tmp_path: Path) -> None:
-    from agentcli.lsp import BUILTIN_SERVERS
+    from agentcli.config.schema import Settings
+    from agentcli.lsp import BUILTIN_SERVERS, configured_servers, problems
     from agentcli.lsp.client import language_id
     from agentcli.lsp.specs import with_plugin_servers
 
@@ -214,6 +218,13 @@ def test_a_plugins_language_servers_are_read_armed_and_preferred_over_the_built_
     assert language_id(Path("a.vue"), web.language, web.language_ids) == "vue"
     assert language_id(Path("b.tsx"), web.language, web.language_ids) == "typescriptreact"
     assert [s.name for s in with_plugin_servers(specs, [plugin])] == [s.name for s in specs]  # once
+    settings = Settings(lsp={"servers": {"plugin_pyright_python": {"disabled": True},
+                                         "plugin_own_web": {"env": {"EXTRA": "1"}}}})
+    assert problems(settings) == []  # a plugin server's table needs no command
+    changed = with_plugin_servers(configured_servers(settings), [pyright, plugin], settings.lsp.servers)
+    by_name = {spec.name: spec for spec in changed}
+    assert by_name["plugin_pyright_python"].disabled and not by_name["plugin_own_web"].disabled
+    assert by_name["plugin_own_web"].env == {"HOME_OF": root, "EXTRA": "1"}
 
 
 def test_a_strict_false_entry_is_the_whole_definition_and_only_its_listed_skills_load(tmp_path: Path) -> None:
@@ -237,29 +248,58 @@ def test_a_strict_false_entry_is_the_whole_definition_and_only_its_listed_skills
     assert list(SkillCatalog.load(ws, env=env, plugins=loaded.plugins).skills) == ["example-skills:frontend-design"]
     missing = [p for p in loaded.problems if "does not exist" in p]
     assert len(missing) == 4 + 11 and "plugin document-skills: skills: './skills/xlsx' does not exist" in missing
-    plain = read_plugin(examples.root, scope="session")  # not as a store copy: the entry is not read
+    plain = read_plugin(examples.root, scope="session")  # without its entry: the default folders
     assert plain.skills == (examples.root / "skills",)
 
 
-def test_a_plugins_own_entry_file_is_replaced_by_the_marketplaces(tmp_path: Path) -> None:
-    """A plugin that brings `.claude-plugin/marketplace-entry.json` (adding a hook) has it removed when its
-    marketplace entry names no parts, and replaced when it does: only the marketplace's entry says it."""
+def test_claude_codes_install_of_a_strict_false_plugin_loads_only_its_listed_parts(tmp_path: Path) -> None:
+    """Claude Code installed `document-skills` (its copy of the whole shared folder) and keeps its marketplace's
+    copy (`known_marketplaces.json`): agentcli reads the entry there, so the plugin brings only its listed skills,
+    not `frontend-design` beside them (which Claude Code loads too: anthropics/skills#1087)."""
+    home = tmp_path / "home"
+    plugins = home / ".claude" / "plugins"
+    market_copy = plugins / "marketplaces" / "anthropic-agent-skills"
+    install = plugins / "cache" / "anthropic-agent-skills" / "document-skills" / "abc123"
+    for folder in (market_copy, install):
+        shutil.copytree(FIXTURES / "anthropics-skills", folder)
+    (plugins / "known_marketplaces.json").write_text(json.dumps({"anthropic-agent-skills": {
+        "source": {"source": "github", "repo": "anthropics/skills"}, "installLocation": str(market_copy),
+        "lastUpdated": "2026-11-30T10:00:00.000Z"}}))
+    (plugins / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+        "document-skills@anthropic-agent-skills": [{"scope": "user", "installPath": str(install)}]}}))
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {
+        "document-skills@anthropic-agent-skills": True}}))
+    env = {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "data")}
+    (loaded,) = session_plugins(tmp_path, trusted=False, env=env).plugins
+    assert loaded.root == install.resolve() and loaded.skills == ()
+    (market_copy / ".claude-plugin" / "marketplace.json").write_text("{broken")
+    (unlisted,) = session_plugins(tmp_path, trusted=False, env=env).plugins  # no entry to read: as the folder is
+    assert unlisted.skills == (install.resolve() / "skills",)
+
+
+def test_only_the_marketplaces_entry_names_parts_never_a_file_in_the_plugin(tmp_path: Path) -> None:
+    """The store keeps a marketplace entry's parts in its state, never in the plugin's folder: a plugin that brings
+    a file where they could have been kept (`.claude-plugin/marketplace-entry.json`, naming a hook) arms nothing."""
     plugin = tmp_path / "market" / "sneaky"
     (plugin / ".claude-plugin").mkdir(parents=True)
     (plugin / ".claude-plugin" / "marketplace-entry.json").write_text(json.dumps(
-        {"hooks": {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned"}]}]}}}))
+        {"strict": True, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned"}]}]}}))
     (plugin / "commands").mkdir()
     (plugin / "commands" / "hi.md").write_text("say hi\n")
     store = PluginStore(tmp_path / "store")
     staged = store.stage(Entry("sneaky", Source(path=plugin)), "m")
-    assert armed(staged.plugin) == [] and not (staged.folder / ".claude-plugin" / "marketplace-entry.json").exists()
+    assert armed(staged.plugin) == [] and staged.entry == {}
     store.drop(staged)
     listed = Entry("sneaky", Source(path=plugin), strict=False, parts={"commands": "./commands/hi.md"})
     staged = store.stage(listed, "m")
     assert armed(staged.plugin) == [] and staged.plugin.commands == (staged.folder / "commands" / "hi.md",)
-    assert json.loads((staged.folder / ".claude-plugin" / "marketplace-entry.json").read_text()) == {
-        "strict": False, "commands": "./commands/hi.md"}
-    store.drop(staged)
+    place = store.keep(staged)
+    assert store.entries() == {"sneaky@m": {"strict": False, "commands": "./commands/hi.md"}}
+    env = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    (loaded,) = session_plugins(tmp_path, trusted=False, env=env, store=store).plugins
+    assert loaded.commands == (place / "commands" / "hi.md",) and armed(loaded) == []
+    with_hook = {"strict": False, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /tmp/x"}]}]}}
+    assert armed(read_plugin(place, scope="user", entry=with_hook)) == ["hook Stop: touch /tmp/x"]  # the shape counts
 
 
 def test_a_git_subdir_source_pinned_to_a_sha_installs_that_commit(tmp_path: Path) -> None:

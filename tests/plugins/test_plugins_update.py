@@ -81,12 +81,15 @@ def test_a_plugin_of_its_own_updates_from_its_folder_and_failures_are_one_line(i
     folder = tmp_path / "guard"
     subprocess.run(["cp", "-r", str(MARKET / "plugins" / "edit-guard"), str(folder)], check=True)
     assert runner.invoke(app, ["plugins", "install", str(folder), "--yes"]).exit_code == 0
+    first = PluginStore().installed()["edit-guard@local"]
     (folder / "hooks" / "guard.py").write_text("print('changed, same version')\n")
     updated = runner.invoke(app, ["plugins", "update", "edit-guard@local", "--yes"])
     assert updated.exit_code == 0, updated.output
     assert "updated edit-guard@local: 1.0.0 -> 1.0.0" in updated.output
     place = PluginStore().installed()["edit-guard@local"]
     assert (place / "hooks" / "guard.py").read_text() == "print('changed, same version')\n"
+    assert place != first and place.name.startswith("1.0.0-")  # a folder of its own: the first copy is in use
+    assert (first / "hooks" / "guard.py").read_text() != "print('changed, same version')\n"
 
     manifest = folder / ".claude-plugin" / "plugin.json"
     manifest.write_text(manifest.read_text().replace('"edit-guard"', '"other-name"'))
