@@ -252,8 +252,8 @@ def validate(path: Annotated[Path, typer.Argument(help="A plugin folder or a mar
     never kept): what each brings and runs, and every problem; exit 1 when there is one."""
     import tempfile
 
-    from agentcli.plugins import PluginError, PluginStore, read_marketplace
-    from agentcli.plugins.marketplace import MARKETPLACE, Entry, Source
+    from agentcli.plugins import PluginError, PluginStore, Source, read_marketplace
+    from agentcli.plugins.marketplace import MARKETPLACE, Entry
 
     folder = path.expanduser().resolve()
     problems: list[str] = []
