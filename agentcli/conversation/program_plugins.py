@@ -22,13 +22,15 @@ def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]
     loaded = {plugin.root for plugin in conversation.plugins.plugins}
     problems: list[str] = []
     added: list[Plugin] = []
-    for folder in folders:
+    for number, folder in enumerate(folders):
         path = Path(folder).expanduser()
+        path = path if path.is_absolute() else conversation.workspace / path
         try:
-            plugin = read_plugin(path if path.is_absolute() else conversation.workspace / path, scope="session",
-                                 plugin_id=folder)
+            plugin = read_plugin(path, scope="session", plugin_id=folder)
         except PluginError as exc:
             problems.append(str(exc))
+            kind = "manifest-validation-error" if path.exists() else "path-not-found"
+            conversation.plugins.fail(f"inline[{number}]", kind, str(exc), path)
             continue
         if plugin.root not in loaded and conversation.plugins.add(plugin):
             added.append(plugin)

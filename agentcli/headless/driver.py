@@ -381,6 +381,8 @@ class Driver:
                  for n, s in conversation.mcp.servers.items()],
             plugins=[{"name": p.name, "path": str(p.root), **({"version": p.version} if p.version else {})}
                      for p in conversation.plugins.plugins],
+            plugin_notes={"plugin_errors": conversation.plugins.errors,
+                          "plugin_warnings": conversation.plugins.warnings},
         )
         turn = await _turn(conversation, item.prompt, self.schema or self.requests.schema, message_id)
         self.outcome = outcome = turn.outcome

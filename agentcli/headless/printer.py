@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -164,8 +165,10 @@ class HeadlessPrinter(StreamJsonPrinter):
     # --- turns ------------------------------------------------------------------------------------
 
     def start_turn(self, *, session_id: str, cwd: str, model: str, tools: list[str], mode: str,
-                   agents: list[str], mcp: list[dict[str, str]], plugins: list[dict[str, str]] | None = None) -> None:
-        """A user message starts a turn: its `init` line (Claude Code writes one per turn) and a fresh count."""
+                   agents: list[str], mcp: list[dict[str, str]], plugins: list[dict[str, str]] | None = None,
+                   plugin_notes: Mapping[str, list[dict[str, str]]] | None = None) -> None:
+        """A user message starts a turn: its `init` line (Claude Code writes one per turn) and a fresh count.
+        `plugin_notes`: `plugin_errors` and `plugin_warnings`, each given only when it has one."""
         from agentcli import __version__
 
         self.begin()
@@ -177,7 +180,7 @@ class HeadlessPrinter(StreamJsonPrinter):
             "mcp_servers": mcp, "model": model, "permissionMode": MODE_NAMES.get(mode, "default"),
             "slash_commands": [], "apiKeySource": api_key_source(), "claude_code_version": PROTOCOL_VERSION,
             "output_style": "default", "agents": agents, "skills": [], "plugins": plugins or [], "uuid": new_uuid(),
-            "agentcli_version": __version__,
+            "agentcli_version": __version__, **{key: rows for key, rows in (plugin_notes or {}).items() if rows},
         })
 
     def end_turn(self, *, status: str, result: str, error: str | None, stop_reason: str | None,

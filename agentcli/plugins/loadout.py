@@ -32,19 +32,33 @@ from agentcli.text import one_line
 
 @dataclass(slots=True)
 class PluginSet:
-    """The session's plugins, in load order, and what could not be loaded."""
+    """The session's plugins, in load order, and what could not be loaded: one line each in `problems`, and as
+    Claude Code's init message gives them, `errors` (a plugin that did not load: `plugin_errors`) and `warnings`
+    (a part of a loaded plugin that was skipped: `plugin_warnings`)."""
 
     plugins: list[Plugin] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, plugin: Plugin) -> bool:
         """Keep `plugin` unless one of its name is loaded already; whether it was kept."""
         if any(p.name == plugin.name for p in self.plugins):
-            self.problems.append(f"plugin {plugin.plugin_id} not loaded: a plugin named '{plugin.name}' already is")
+            self.fail(plugin.plugin_id, "generic-error",
+                      f"plugin {plugin.plugin_id} not loaded: a plugin named '{plugin.name}' already is")
             return False
         self.plugins.append(plugin)
         self.problems += [f"plugin {plugin.name}: {w}" for w in plugin.warnings]
+        self.warnings += [{"plugin": plugin.name, "message": w,
+                           "type": "path-not-found" if w.endswith("does not exist") else "component-load-failed"}
+                          for w in plugin.warnings]
         return True
+
+    def fail(self, plugin: str, kind: str, message: str, path: Path | None = None) -> None:
+        """A plugin that did not load (`kind`: Claude Code's error type; `path`: a folder given for the session)."""
+        self.problems.append(message)
+        self.errors.append({"plugin": plugin, "type": kind, "message": message,
+                            **({"path": str(path)} if path else {})})
 
 
 def claude_plugins_dir(env: Mapping[str, str]) -> Path:
@@ -137,9 +151,9 @@ def session_plugins(workspace: Path, *, trusted: bool | None = None, dirs: Itera
     found = PluginSet()
     if not enabled:
         return found
-    for named in dirs:
+    for number, named in enumerate(dirs):
         path = Path(named).expanduser()
-        _load(found, path if path.is_absolute() else workspace / path, "session", str(path))
+        _load(found, path if path.is_absolute() else workspace / path, "session", str(path), tag=f"inline[{number}]")
     on = enabled_ids(workspace, trusted=trusted, env=env, store=store, problems=found.problems)
     if not on:
         return found
@@ -148,8 +162,8 @@ def session_plugins(workspace: Path, *, trusted: bool | None = None, dirs: Itera
     for pid, scope in on.items():
         place = places.get(pid)
         if place is None:
-            found.problems.append(f"plugin {one_line(pid, 80)} is enabled but not installed "
-                                  f"(agentcli plugins install {one_line(pid, 80)})")
+            found.fail(pid, "plugin-not-installed", f"plugin {one_line(pid, 80)} is enabled but not installed "
+                                                    f"(agentcli plugins install {one_line(pid, 80)})")
             continue
         _load(found, place, scope, pid, entries.get(pid))
     return found
@@ -195,9 +209,12 @@ def _claude_entries(env: Mapping[str, str], ids: set[str]) -> dict[str, dict[str
 
 
 def _load(found: PluginSet, folder: Path, scope: PluginScope, plugin_id: str,
-          entry: Mapping[str, Any] | None = None) -> None:
+          entry: Mapping[str, Any] | None = None, tag: str = "") -> None:
+    """Read and add one plugin; one that cannot be read is an error under its id (or `tag`, a session folder's
+    place among them, with the folder: Claude Code's `inline[N]`)."""
     try:
         name = plugin_id.rpartition("@")[0] if "@" in plugin_id else ""
         found.add(read_plugin(folder, scope=scope, plugin_id=plugin_id, name=name, entry=entry))
     except PluginError as exc:
-        found.problems.append(str(exc))
+        kind = "path-not-found" if not folder.exists() else "manifest-validation-error"
+        found.fail(tag or plugin_id, kind, str(exc), folder if tag else None)

@@ -1,6 +1,7 @@
 """The real Claude Agent SDK loads plugins into agentcli as into Claude Code: `ClaudeAgentOptions(plugins=[{"type":
-"local", "path": ...}])` becomes `--plugin-dir`; the init message lists them, a plugin's agent runs as a subagent
-type under its plugin's name and its PreToolUse hook blocks a write."""
+"local", "path": ...}])` becomes `--plugin-dir`; the init message lists them (and one that is missing in
+`plugin_errors`), a plugin's agent runs as a subagent type under its plugin's name and its PreToolUse hook blocks a
+write."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def test_plugins_option_loads_the_plugins_agent_and_hook(tmp_path: Path) -> None
         Step(match=Match(system_contains=SDK_ROLE, turn=1, last_user_contains="parse splits on whitespace."),
              reply=Reply(text="Mapped; the generated file was refused.")),
     ])
+    gone = tmp_path / "gone-plugin"
     plugins: list[Any] = [{"type": "local", "path": str(PLUGINS / "feature-dev")},
-                          {"type": "local", "path": str(PLUGINS / "edit-guard")}]
+                          {"type": "local", "path": str(PLUGINS / "edit-guard")}, {"type": "local", "path": str(gone)}]
 
     async def body(opts: ClaudeAgentOptions) -> list[Any]:
         return [m async for m in query(prompt="Map the parser and write the schema", options=opts)]
@@ -52,6 +54,10 @@ def test_plugins_option_loads_the_plugins_agent_and_hook(tmp_path: Path) -> None
         {"name": "feature-dev", "path": str((PLUGINS / "feature-dev").resolve()), "version": "1.0.0"},
         {"name": "edit-guard", "path": str((PLUGINS / "edit-guard").resolve()), "version": "1.0.0"}]
     assert "feature-dev:code-explorer" in init.data["agents"]
+    (error,) = init.data["plugin_errors"]  # Claude Code's field: a CI can fail on it
+    assert {k: v for k, v in error.items() if k != "message"} == {
+        "plugin": "inline[2]", "type": "path-not-found", "path": str(gone)}
+    assert error["message"].startswith(f"plugin {gone}: not found") and "plugin_warnings" not in init.data
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.result == "Mapped; the generated file was refused."
     assert not (ws / "schema.generated.json").exists()

@@ -339,3 +339,24 @@ def test_a_git_subdir_source_pinned_to_a_sha_installs_that_commit(tmp_path: Path
             parse_source(bad, "entry")
     with pytest.raises(PluginError, match=r"git (fetch|checkout) failed"):
         store.stage(Entry("edit-guard", Source(url=repo.as_uri(), subdir="tools/guard", sha="0" * 40)), "m")
+
+
+def test_what_did_not_load_is_listed_as_claude_codes_plugin_errors_and_warnings(tmp_path: Path) -> None:
+    kit = tmp_path / "kit"
+    (kit / ".claude-plugin").mkdir(parents=True)
+    (kit / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "kit", "agents": "./missing"}))
+    bad = tmp_path / "bad"
+    (bad / ".claude-plugin").mkdir(parents=True)
+    (bad / ".claude-plugin" / "plugin.json").write_text("[]")
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"ghost@nowhere": True}}))
+    env = {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "data")}
+    found = session_plugins(tmp_path, trusted=False, env=env, dirs=[str(kit), str(bad), str(tmp_path / "gone")])
+    assert [p.name for p in found.plugins] == ["kit"]
+    assert found.warnings == [
+        {"plugin": "kit", "type": "path-not-found", "message": "agents: './missing' does not exist"}]
+    assert [(e["plugin"], e["type"], e.get("path")) for e in found.errors] == [
+        ("inline[1]", "manifest-validation-error", str(bad)), ("inline[2]", "path-not-found", str(tmp_path / "gone")),
+        ("ghost@nowhere", "plugin-not-installed", None)]
+    assert len(found.problems) == 4 and all(e["message"] in found.problems for e in found.errors)
