@@ -30,6 +30,9 @@ from acp.schema import (
     AuthenticateResponse,
     AuthMethodAgent,
     ClientCapabilities,
+    CreateElicitationResponse,
+    ElicitationFormSessionMode,
+    ElicitationSchema,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -192,6 +195,13 @@ class AcpAgent:
         assert self.client is not None
         return await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
 
+    async def _elicit(self, session_id: str, message: str, schema: ElicitationSchema, tool_call_id: str,
+                      meta: dict[str, Any]) -> CreateElicitationResponse:
+        assert self.client is not None
+        mode = ElicitationFormSessionMode(session_id=session_id, tool_call_id=tool_call_id or None,
+                                          requested_schema=schema)
+        return await self.client.create_elicitation(message=message, mode=mode, **meta)
+
     async def _open(self, cwd: str, servers: list[McpServer] | None, resume: str | None = None) -> AcpSession:
         """A session in `cwd`: its config loaded (trust as recorded), its conversation opened, the editor's MCP
         servers added; with `resume`, the stored session made the current one."""
@@ -203,7 +213,9 @@ class AcpAgent:
             raise invalid(f"cwd {cwd!r} is not an absolute path of a directory")
         workspace = workspace.resolve()
         settings, spec = self._config(workspace)
-        session = AcpSession(self._notify, self._ask, workspace)
+        caps = self.client_capabilities
+        forms = caps is not None and caps.elicitation is not None and caps.elicitation.form is not None
+        session = AcpSession(self._notify, self._ask, workspace, self._elicit if forms else None)
         try:
             conversation = Conversation.open(settings, workspace, model=spec, approver=session.approver,
                                              verbose=self.options.verbose)

@@ -37,7 +37,7 @@ from acp.schema import (
 
 from agentcli.acp_agent import commands
 from agentcli.acp_agent.approver import AcpApprover
-from agentcli.acp_agent.questions import AcpQuestions
+from agentcli.acp_agent.questions import AcpQuestions, Elicit, SessionElicit
 from agentcli.acp_agent.updates import EventMapper, Outbox, Update
 from agentcli.conversation import Conversation
 from agentcli.frontend import CommandSet
@@ -76,14 +76,17 @@ def invalid(message: str) -> RequestError:
 class AcpSession:
     """See the module's docstring."""
 
-    def __init__(self, notify: Notify, ask: Ask, workspace: Path) -> None:
+    def __init__(self, notify: Notify, ask: Ask, workspace: Path, elicit: SessionElicit | None = None) -> None:
         self.id = ""  # the conversation's session id, once attached (a loaded session's: the stored one)
         self.workspace = workspace
         self.outbox = Outbox(lambda update: notify(self.id, update))
         self.mapper = EventMapper(self.outbox, workspace)
         self.approver = AcpApprover(lambda call, options: ask(self.id, call, options), self.outbox, self.mapper,
                                     workspace)
-        self.questions = AcpQuestions(lambda call, options: ask(self.id, call, options), self.outbox, self.mapper)
+        forms: Elicit | None = None if elicit is None else (
+            lambda message, schema, call_id, meta: elicit(self.id, message, schema, call_id, meta))
+        self.questions = AcpQuestions(lambda call, options: ask(self.id, call, options), self.outbox, self.mapper,
+                                      forms)
         self.conversation: Conversation  # set by `attach`
         self.custom = CommandSet()  # the person's and the project's commands and skills, set by `attach`
         self._task: asyncio.Task[Any] | None = None
@@ -96,7 +99,7 @@ class AcpSession:
                                       skills=conversation.skills.skills.values(), plugins=conversation.plugins.plugins)
         self.id = conversation.session.id
         self.approver.policy = conversation.permissions
-        conversation.use_questions(self.questions)  # AskUserQuestion: one permission request per question
+        conversation.use_questions(self.questions)  # AskUserQuestion: a form, or a permission request a question
         conversation.bus.subscribe(self.mapper)
 
     # --- the session's state ------------------------------------------------------------------------------

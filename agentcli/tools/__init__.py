@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         QuestionAsker,
         QuestionReply,
         QuestionRequest,
+        picked_from_program,
         replies_from_program,
     )
     from agentcli.tools.registry import (
@@ -150,6 +151,7 @@ __all__ = [
     "match_glob",
     "names_with",
     "not_configured",
+    "picked_from_program",
     "reaper",
     "replies_from_program",
     "resolve_in_workspace",
@@ -190,7 +192,8 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.tools.permissions.policy": ["PermissionPolicy"],
     "agentcli.tools.permissions.rules": ["PermissionRule"],
     "agentcli.tools.questions": [
-        "Choice", "Picked", "Question", "QuestionAsker", "QuestionReply", "QuestionRequest", "replies_from_program",
+        "Choice", "Picked", "Question", "QuestionAsker", "QuestionReply", "QuestionRequest", "picked_from_program",
+        "replies_from_program",
     ],
     "agentcli.tools.registry": [
         "ALL_TOOLS",

@@ -80,17 +80,19 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_acp(tmp_path: Path, workspace: Path) -> Callable[..., Any]:
-    """Serve `script`, start `agentcli acp`, initialize, and run `body(conn, client, server)`."""
+    """Serve `script`, start `agentcli acp`, initialize, and run `body(conn, client, server)` (`unstable`: the
+    client takes the protocol's unstable requests, e.g. `elicitation/create`)."""
 
     def run(script: Script, body: Body, client: EditorClient | None = None,
-            capabilities: ClientCapabilities | None = None, **extra_env: str) -> Any:
+            capabilities: ClientCapabilities | None = None, *, unstable: bool = False, **extra_env: str) -> Any:
         editor = client or EditorClient()
         with FakeLLMServer(script) as server, open(tmp_path / "stderr.txt", "a") as stderr:
             env = cli_env("anthropic", server, tmp_path / "home", **extra_env)
 
             async def main() -> Any:
                 async with spawn_agent_process(editor, sys.executable, "-m", "agentcli", "acp", env=env,
-                                               cwd=workspace, transport_kwargs={"stderr": stderr}) as (conn, _):
+                                               cwd=workspace, transport_kwargs={"stderr": stderr},
+                                               use_unstable_protocol=unstable) as (conn, _):
                     await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
                     return await asyncio.wait_for(body(conn, editor, server), timeout=60)
 
