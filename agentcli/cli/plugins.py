@@ -9,7 +9,6 @@ typer and the standard library at import time: the store loads inside the comman
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from agentcli.cli.common import CwdOption, JsonOption, echo, print_json, table
 from agentcli.frontend import fail, workspace_dir
 
 if TYPE_CHECKING:
-    from agentcli.plugins import Marketplace, Plugin, PluginStore, Staged
+    from agentcli.plugins import Plugin, PluginStore, Staged
 
 plugins_app = typer.Typer(help="Claude Code's plugins: install, update, list, enable, disable, remove.",
                           rich_markup_mode=None)
@@ -77,43 +76,17 @@ def _agreed(plugin: Plugin, verb: str, yes: bool, before: list[str] | None = Non
     return input(f"{verb.capitalize()} it? [y/N] ").strip().lower() in ("y", "yes")
 
 
-def _known_marketplace(name: str, store: PluginStore, workspace: Path) -> Marketplace:
-    """A marketplace by name: one added to the store, else one Claude Code's settings name
-    (`extraKnownMarketplaces`: the person's, and a trusted project's), added now."""
-    from agentcli.config import claude_setting_layers, trust
-    from agentcli.plugins import PluginError, parse_source, read_marketplace
-
-    known = store.marketplaces()
-    if name in known:
-        return read_marketplace(known[name])
-    layers = claude_setting_layers("extraKnownMarketplaces", workspace, trusted=trust.is_trusted(workspace))
-    for _, path, value in reversed(layers):
-        entry = value.get(name) if isinstance(value, dict) else None
-        if isinstance(entry, dict) and "source" in entry:
-            source = parse_source(entry["source"], f"{path}: extraKnownMarketplaces.{name}")
-            echo(f"adding marketplace {name} ({source.describe()}) from {path}")
-            return store.add_marketplace(source)
-    raise PluginError(f"no marketplace named {name!r} (agentcli plugins marketplace add SOURCE)")
-
-
 @plugins_app.command("install")
 def install(
     target: Annotated[str, typer.Argument(metavar="PLUGIN", help="name@marketplace, a plugin folder or a git URL.")],
     yes: YesOption = False, cwd: CwdOption = None,
 ) -> None:
     """Install a plugin from a marketplace, a folder or a git repository, and turn it on."""
-    from agentcli.plugins import LOCAL, entry_for_folder_or_url, split_id
+    from agentcli.plugins import stage_target
 
     store = _store()
     with _one_line():
-        if "@" in target and "://" not in target and not Path(target).expanduser().exists():
-            name, market_name = split_id(target)
-            market = _known_marketplace(market_name, store, workspace_dir(cwd))
-            if name not in market.entries:
-                fail(f"marketplace {market.name} has no plugin {name!r} ({', '.join(sorted(market.entries))})")
-            staged = store.stage(market.entries[name], market.name)
-        else:
-            staged = store.stage(entry_for_folder_or_url(target), LOCAL)
+        staged = stage_target(target, store, workspace_dir(cwd), echo)
     if not _agreed(staged.plugin, "installed", yes):
         store.drop(staged)
         raise typer.Exit(1)
@@ -123,19 +96,6 @@ def install(
     finally:
         store.drop(staged)  # gone already when it was kept
     echo(f"installed {staged.plugin_id} in {place}; it is on (agentcli plugins disable {staged.plugin_id})")
-
-
-def _installed_plugin(plugin_id: str, store: PluginStore, workspace: Path) -> Plugin:
-    """An installed plugin (agentcli's store, else Claude Code's), read."""
-    from agentcli.plugins import PluginError, read_plugin
-    from agentcli.plugins.loadout import install_entries, install_places
-
-    places = install_places(store, os.environ, workspace)
-    place = places.get(plugin_id)
-    if place is None:
-        raise PluginError(f"{plugin_id} is not installed (agentcli plugins install {plugin_id})")
-    entry = install_entries(store, os.environ, places, [plugin_id]).get(plugin_id)
-    return read_plugin(place, scope="user", plugin_id=plugin_id, name=plugin_id.rpartition("@")[0], entry=entry)
 
 
 @plugins_app.command("update")
@@ -218,9 +178,11 @@ def _keep_update(store: PluginStore, staged: Staged, yes: bool) -> bool:
 def enable(plugin_id: Annotated[str, typer.Argument(metavar="PLUGIN@MARKETPLACE")], yes: YesOption = False,
            cwd: CwdOption = None) -> None:
     """Turn an installed plugin on (agentcli's, or one Claude Code installed)."""
+    from agentcli.plugins import installed_plugin
+
     store = _store()
     with _one_line():
-        plugin = _installed_plugin(plugin_id, store, workspace_dir(cwd))
+        plugin = installed_plugin(plugin_id, store, workspace_dir(cwd))
     if not _agreed(plugin, "enabled", yes):
         raise typer.Exit(1)
     with _one_line():

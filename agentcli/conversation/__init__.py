@@ -8,7 +8,7 @@ sessions: resume, fork, release), `servers` (the session's MCP servers, started 
 (SessionStart and UserPromptSubmit around a prompt), `background` (background commands as events), `checkpoints` (the
 files before and after every prompt), `rewinds` (`/rewind`, `/undo`, `/redo`: files and conversation) and
 `stored_rewind` (a stored session's rewind from the command line), `program_plugins` (plugins a driving program names
-in `initialize`).
+in `initialize`, and those the person turns on in the TUI, joining a running session).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         as_mode,
         taken_back,
     )
-    from agentcli.conversation.program_plugins import add_plugins
+    from agentcli.conversation.program_plugins import add_plugins, join_enabled
     from agentcli.conversation.root import Conversation, OpenError, main_agent_tools
     from agentcli.conversation.stored_rewind import StoredRewinder
     from agentcli.conversation.stored_sessions import Resumed, ResumeError, holder_line, stored_ledger
@@ -50,6 +50,7 @@ __all__ = [
     "add_plugins",
     "as_mode",
     "holder_line",
+    "join_enabled",
     "main_agent_tools",
     "may_arm",
     "stored_ledger",
@@ -62,7 +63,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.conversation.checkpoints": [
         "MODES", "MODE_TEXT", "Mode", "RewindDone", "RewindError", "RewindPreview", "as_mode", "taken_back",
     ],
-    "agentcli.conversation.program_plugins": ["add_plugins"],
+    "agentcli.conversation.program_plugins": ["add_plugins", "join_enabled"],
     "agentcli.conversation.root": ["Conversation", "OpenError", "main_agent_tools"],
     "agentcli.conversation.stored_rewind": ["StoredRewinder"],
     "agentcli.conversation.stored_sessions": ["ResumeError", "Resumed", "holder_line", "stored_ledger"],

@@ -1,6 +1,12 @@
-"""Plugins a driving program names after the session was built (the TypeScript Claude Agent SDK's `initialize`
-`plugins`, its stdin form of `--plugin-dir`): read and joined to the session before its first turn, as they would
-have been from the command line."""
+"""Plugins that join a session after it was built: those a driving program names (the TypeScript Claude Agent SDK's
+`initialize` `plugins`, its stdin form of `--plugin-dir`), read and joined before its first turn as they would have
+been from the command line; and those the person installs or enables in the TUI (`/plugin`), joined at once.
+
+A plugin joining a running session brings its commands, hooks, agents, skills, MCP servers (started with the next
+turn) and language servers. The main agent's request keeps its shape (its cache stays served): the Task and Skill
+listings name the new agents and skills from the next session (`/clear`), and until then the model is told of them
+with the next prompt.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.hooks import add_plugin_hooks
-from agentcli.plugins import Plugin, PluginError, read_plugin
+from agentcli.plugins import Plugin, PluginError, read_plugin, session_plugins
 from agentcli.subagents import Problem, plugin_agents, skill_tool_class
 
 if TYPE_CHECKING:
@@ -21,7 +27,7 @@ def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]
     One line per folder or file that could not be loaded."""
     loaded = {plugin.root for plugin in conversation.plugins.plugins}
     problems: list[str] = []
-    added: list[Plugin] = []
+    found: list[Plugin] = []
     for number, folder in enumerate(folders):
         path = Path(folder).expanduser()
         path = path if path.is_absolute() else conversation.workspace / path
@@ -32,9 +38,16 @@ def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]
             kind = "manifest-validation-error" if path.exists() else "path-not-found"
             conversation.plugins.fail(f"inline[{number}]", kind, str(exc), path)
             continue
-        if plugin.root not in loaded and conversation.plugins.add(plugin):
-            added.append(plugin)
+        if plugin.root not in loaded:
+            found.append(plugin)
             loaded.add(plugin.root)
+    return problems + join_plugins(conversation, found)[1]
+
+
+def join_plugins(conversation: Conversation, plugins: Iterable[Plugin]) -> tuple[list[Plugin], list[str]]:
+    """Join plugins read already to the session (one of a name loaded already is not): those joined, and one line
+    per part that could not be."""
+    added = [plugin for plugin in plugins if conversation.plugins.add(plugin)]
     skipped: list[Problem] = []
     for agent in plugin_agents(added, tuple(conversation.settings.models.aliases), skipped):
         conversation.registry.types.setdefault(agent.name, agent)
@@ -44,4 +57,34 @@ def add_plugins(conversation: Conversation, folders: Iterable[str]) -> list[str]
     add_plugin_hooks(conversation.hooks.config, added)
     conversation.servers.mcp.add_plugin_servers(added)
     conversation.runner.kit.lsp.add_plugin_servers(added)
-    return problems + [f"{p.path}: {p.reason}" for p in skipped]
+    return added, [f"{p.path}: {p.reason}" for p in skipped]
+
+
+async def join_enabled(conversation: Conversation) -> tuple[list[Plugin], list[str]]:
+    """After an install or an enable: the plugins this workspace's sessions now load (trust and every settings file
+    as when the session opened) that this one has not, joined; those joined and what could not be. Once the main
+    agent is built, the model is told of their agents and skills with the next prompt."""
+    names = {plugin.name for plugin in conversation.plugins.plugins}
+    fresh = session_plugins(conversation.workspace, enabled=conversation.settings.plugins.enabled)
+    joined, problems = join_plugins(conversation, [p for p in fresh.plugins if p.name not in names])
+    problems += [line for line in fresh.problems if any(p.name in line for p in joined)]
+    if joined and conversation.started:
+        offered = await conversation.offered_tools()
+        note = _news(conversation, joined, skills="Skill" in offered)
+        if note:
+            conversation.prompt_hooks.for_model.append(note)
+    return joined, problems
+
+
+def _news(conversation: Conversation, joined: list[Plugin], *, skills: bool) -> str:
+    """What the model is told of plugins that joined mid-session: their agent types and skills, by name."""
+    prefixes = tuple(f"{plugin.name}:" for plugin in joined)
+    agents = sorted(name for name in conversation.registry.types if name.startswith(prefixes))
+    names = sorted(s.name for s in conversation.skills.for_model() if s.name.startswith(prefixes)) if skills else []
+    if not agents and not names:
+        return ""
+    parts = [f"subagent types for Task's subagent_type: {', '.join(agents)}" if agents else "",
+             f"skills to load with Skill: {', '.join(names)}" if names else ""]
+    plugins = ", ".join(plugin.name for plugin in joined)
+    return f"The person turned on the plugin(s) {plugins} in this session. Now available: " + "; ".join(
+        part for part in parts if part) + "."

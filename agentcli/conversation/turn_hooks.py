@@ -1,5 +1,5 @@
 """The hooks around a turn's prompt: SessionStart (the first turn of a session) and UserPromptSubmit, and the
-notes told once with the first turn."""
+notes told once with the first turn, and what the model is told once with the next prompt (`for_model`)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ class PromptHooks:
     def __init__(self, bus: EventBus) -> None:
         self.bus = bus
         self.source: str | None = "startup"
+        self.for_model: list[str] = []  # what the session learnt since the last prompt (a plugin joined), told once
 
     async def apply(self, prompt: str | Message, session: Session, hooks: HookEngine,
                     notes: list[str]) -> tuple[str | Message, RunOutcome | None]:
@@ -40,8 +41,10 @@ class PromptHooks:
                 why = verdict.reason if verdict.blocked else verdict.stop_reason or verdict.reason
                 return prompt, RunOutcome("failed", "", 0, f"prompt blocked by a UserPromptSubmit hook: {why}")
             context += verdict.context
-        if not context:
+        told, self.for_model = self.for_model, []  # kept while prompts are blocked
+        if not context and not told:
             return prompt, None
         message = Message.user(prompt) if isinstance(prompt, str) else prompt
-        extra = [TextBlock(text=f"<system-notice>{defang_tags('Hook context: ' + c)}</system-notice>") for c in context]
+        lines = [*told, *("Hook context: " + c for c in context)]
+        extra = [TextBlock(text=f"<system-notice>{defang_tags(line)}</system-notice>") for line in lines]
         return Message(role=message.role, content=[*message.content, *extra]), None

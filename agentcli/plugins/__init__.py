@@ -1,6 +1,7 @@
 """Plugins: Claude Code's plugin folders (`manifest`: commands, agents, skills, hooks and MCP servers under one
 name), the marketplaces that list them (`marketplace`), fetching and copying them safely (`fetch`), agentcli's
-store of installed plugins (`store`), which of them a session loads (`loadout`) and what one arms (`arms`)."""
+store of installed plugins (`store`), which of them a session loads (`loadout`), what one arms (`arms`), and a
+plugin named by a person staged or read back (`install`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
     from agentcli.plugins.arms import armed, brings
+    from agentcli.plugins.install import installed_plugin, known_marketplace, stage_target
     from agentcli.plugins.loadout import PluginSet, session_plugins
     from agentcli.plugins.manifest import Plugin, PluginError, read_plugin
     from agentcli.plugins.marketplace import Marketplace, Source, marketplace_source, parse_source, read_marketplace
@@ -27,16 +29,20 @@ __all__ = [
     "armed",
     "brings",
     "entry_for_folder_or_url",
+    "installed_plugin",
+    "known_marketplace",
     "marketplace_source",
     "parse_source",
     "read_marketplace",
     "read_plugin",
     "session_plugins",
     "split_id",
+    "stage_target",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.plugins.arms": ["armed", "brings"],
+    "agentcli.plugins.install": ["installed_plugin", "known_marketplace", "stage_target"],
     "agentcli.plugins.loadout": ["PluginSet", "session_plugins"],
     "agentcli.plugins.manifest": ["Plugin", "PluginError", "read_plugin"],
     "agentcli.plugins.marketplace": ["Marketplace", "Source", "marketplace_source", "parse_source",

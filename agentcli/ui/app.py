@@ -32,11 +32,11 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, TextArea
 
 from agentcli.config import SaveError, save_user_setting
-from agentcli.frontend import CommandSet, CustomCommand, is_person_command
+from agentcli.frontend import CustomCommand, is_person_command
 from agentcli.text import terminal_safe
 from agentcli.tools import Approval, PermissionRequest
 from agentcli.ui.approval_queue import ApprovalQueue
-from agentcli.ui.commands import COMMANDS, is_command, run_command
+from agentcli.ui.commands import command_set, completions, is_command, run_command
 from agentcli.ui.completion import PathIndex
 from agentcli.ui.focus import FocusRules
 from agentcli.ui.notify import Notifier, with_terminal_writes
@@ -66,7 +66,6 @@ from agentcli.ui.widgets.status_bar import (
 from agentcli.ui.widgets.subagent_block import SPINNER_HZ, SubagentBlock
 
 if TYPE_CHECKING:
-
     from textual.driver import Driver
     from textual.screen import Screen
 
@@ -129,15 +128,13 @@ class AgentApp(App[int]):
         self.title = terminal_safe(title or f"agentcli — {conversation.workspace}")  # a folder name is untrusted
         self.messages = MessageList(id="messages")
         self.router = UIRouter(self.messages)
-        self.custom_commands = CommandSet.load(conversation.workspace, reserved=COMMANDS,
-                                               skills=conversation.skills.skills.values(),
-                                               plugins=conversation.plugins.plugins)  # .claude/commands, plugins
+        self.custom_commands = command_set(conversation)  # .claude/commands, skills, plugins
         ui = conversation.settings.ui
         self.notifier = Notifier(ui.notify, ui.notify_after_seconds)
         self.prompt = PromptInput(
             id="prompt",
             history=PromptHistory.for_workspace(conversation.workspace),
-            commands={**{name: text for name, (_, text) in COMMANDS.items()}, **self.custom_commands.completions()},
+            commands=completions(self.custom_commands),
             paths=PathIndex(conversation.workspace, hidden=conversation.permissions.read_denied), vim=ui.vim_mode,
         )
         self.status_bar = StatusBar()
@@ -452,6 +449,11 @@ class AgentApp(App[int]):
     def start_turn(self, text: str) -> None:
         """Send `text` as the person's next prompt (shown as theirs)."""
         self.turns.start(text)
+
+    def reload_commands(self) -> None:
+        """The command files, skills and plugins' commands read again (a plugin joined the session)."""
+        self.custom_commands = command_set(self.conversation)
+        self.prompt.commands = completions(self.custom_commands)
 
     def start_command(self, line: str, command: CustomCommand, arguments: str) -> None:
         """Send a custom command's expansion (`line` is what the person typed, shown as theirs)."""

@@ -15,6 +15,7 @@ from agentcli.ui.background import background_command
 from agentcli.ui.keys import keys_help
 from agentcli.ui.model import format_seconds
 from agentcli.ui.plan import GO_PROMPT
+from agentcli.ui.plugin_command import plugin_command
 from agentcli.ui.rewind import redo_command, rewind_command, undo_command
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ class CommandHost(Protocol):
 
     @property
     def custom_commands(self) -> CommandSet: ...
+
+    def reload_commands(self) -> None: ...
 
     def start_command(self, line: str, command: CustomCommand, arguments: str) -> None: ...
 
@@ -391,21 +394,6 @@ async def _go(host: CommandHost, args: str) -> None:
     host.start_turn(GO_PROMPT)
 
 
-async def _plugins(host: CommandHost, _: str) -> None:
-    from agentcli.plugins import armed, brings
-
-    loaded = host.conversation.plugins
-    lines = ["Plugins loaded in this session (agentcli plugins install | enable | disable | remove, in a shell):"]
-    for plugin in loaded.plugins:
-        version = f" {plugin.version}" if plugin.version else ""
-        lines.append(f"  {plugin.name}{version} ({plugin.scope}: {plugin.plugin_id}): {brings(plugin)}")
-        lines += [f"    {line}" for line in armed(plugin)]
-    if not loaded.plugins:
-        lines.append("  none")
-    lines += [f"  not loaded: {problem}" for problem in loaded.problems]
-    host.say("\n".join(lines))
-
-
 COMMANDS: dict[str, tuple[Handler, str]] = {
     "help": (_help, "this help"),
     "agents": (_agents, "list the subagent types with their descriptions"),
@@ -423,8 +411,9 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "undo": (undo_command, "rewind the latest prompt (its files and the conversation); its text comes back to edit"),
     "redo": (redo_command, "undo the latest rewind (when no prompt was sent since)"),
     "mcp": (_mcp, "MCP servers: where each is configured, its status and tools (they start with the first message)"),
-    "plugins": (_plugins, "the plugins loaded (commands, agents, skills, hooks, MCP and language servers), and "
-                          "those that could not be"),
+    "plugin": (plugin_command, "plugins: list what is loaded and what it arms; install NAME@MARKETPLACE|FOLDER|URL, "
+               "enable, disable, marketplace add|list"),
+    "plugins": (plugin_command, "the same as /plugin"),
     "cost": (_cost, "tokens and cost of this session: total, main agent, subagents, cache"),
     "compact": (_compact, "summarise the older turns now (light model): /compact [what to focus on]"),
     "copy": (_copy, "copy to the clipboard: /copy (the last answer) | /copy code (its last code block) | /copy all"),
@@ -435,6 +424,19 @@ COMMANDS: dict[str, tuple[Handler, str]] = {
     "go": (_go, "carry out the plan made in plan mode: /go (edits accepted) | /go ask (asks before each change)"),
     "quit": (_quit, "leave agentcli (also Ctrl+Q)"),
 }
+
+
+def command_set(conversation: Conversation) -> CommandSet:
+    """The person's and the project's command files, the skills they may invoke and the plugins' commands."""
+    from agentcli.frontend import CommandSet
+
+    return CommandSet.load(conversation.workspace, reserved=COMMANDS, skills=conversation.skills.skills.values(),
+                           plugins=conversation.plugins.plugins)
+
+
+def completions(custom: CommandSet) -> dict[str, str]:
+    """What `/` completes: the built-in commands, then `custom`'s."""
+    return {**{name: text for name, (_, text) in COMMANDS.items()}, **custom.completions()}
 
 
 def is_command(text: str) -> bool:

@@ -1,0 +1,181 @@
+"""`/plugin` (and `/plugins`) in the TUI, as Claude Code's `/plugin`: the plugins loaded, and installing, turning on
+and off and adding marketplaces without leaving the session.
+
+- `/plugin` or `/plugin list`: the plugins loaded, what each brings and every hook command and server it arms, and
+  those enabled that could not be loaded.
+- `/plugin install NAME@MARKETPLACE | FOLDER | URL` and `/plugin enable NAME@MARKETPLACE`: what the plugin arms is
+  shown and asked (`PluginConsentScreen`), as `agentcli plugins install` asks in a shell; agreed, it is kept in the
+  store, turned on, and joins this session (`conversation.join_enabled`): its commands at once, its hooks and
+  servers from the next turn.
+- `/plugin disable NAME@MARKETPLACE`: off from the next session (what it runs here keeps running until then).
+- `/plugin marketplace add SOURCE` and `/plugin marketplace list`.
+
+Fetching and copying run in a worker thread; nothing changes while a turn runs. A trusted project's settings may
+still keep a plugin off, and an untrusted project's never turn one on (`plugins.loadout`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from agentcli.text import terminal_safe
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from agentcli.conversation import Conversation
+    from agentcli.plugins import PluginStore
+
+T = TypeVar("T")
+
+
+class Host(Protocol):
+    """What `/plugin` needs of the app (a part of `ui.commands.CommandHost`)."""
+
+    @property
+    def conversation(self) -> Conversation: ...
+
+    @property
+    def turn_running(self) -> bool: ...
+
+    def say(self, text: str) -> None: ...
+
+    def say_error(self, text: str) -> None: ...
+
+    async def ask(self, screen: Screen[T]) -> T: ...
+
+    def reload_commands(self) -> None: ...
+
+USAGE = ("/plugin [list] | install NAME@MARKETPLACE|FOLDER|URL | enable ID | disable ID | marketplace add SOURCE | "
+         "marketplace list")
+
+
+async def plugin_command(host: Host, args: str) -> None:
+    """`/plugin` (module docstring)."""
+    verb, _, rest = args.strip().partition(" ")
+    rest = rest.strip()
+    if verb in ("", "list"):
+        _list(host)
+        return
+    if verb not in ("install", "enable", "disable", "marketplace"):
+        host.say_error(f"/plugin: unknown subcommand {verb!r}: {USAGE}")
+        return
+    if not rest:
+        host.say_error(f"/plugin {verb}: name what to {verb} ({USAGE})")
+        return
+    if verb != "marketplace" and host.turn_running:
+        host.say_error(f"/plugin {verb}: a turn is running; try again when it has ended")
+        return
+    from agentcli.plugins import PluginError, PluginStore
+
+    store = PluginStore()
+    try:
+        if verb == "install":
+            await _install(host, store, rest)
+        elif verb == "enable":
+            await _enable(host, store, rest)
+        elif verb == "disable":
+            store.set_enabled(rest, False)
+            host.say(f"{terminal_safe(rest)} is off from your next session; what it runs in this one keeps "
+                     "running until then")
+        else:
+            await _marketplace(host, store, rest)
+    except (PluginError, OSError) as exc:
+        why = str(exc) if isinstance(exc, PluginError) else f"{exc.strerror or exc}: {exc.filename or ''}"
+        host.say_error(f"/plugin {verb}: {terminal_safe(why.rstrip(': '))}")
+
+
+async def _install(host: Host, store: PluginStore, target: str) -> None:
+    from agentcli.plugins import stage_target
+    from agentcli.ui.widgets.plugin_consent import PluginConsentScreen
+
+    said: list[str] = []
+    host.say(f"fetching {terminal_safe(target)} …")
+    staged = await asyncio.to_thread(stage_target, target, store, host.conversation.workspace, said.append)
+    try:
+        for line in said:
+            host.say(terminal_safe(line))
+        if not await host.ask(PluginConsentScreen(staged.plugin, "Install")):
+            host.say(f"not installed: {terminal_safe(staged.plugin_id)}")
+            return
+        place = await asyncio.to_thread(store.keep, staged)
+    finally:
+        store.drop(staged)  # gone already when it was kept
+    host.say(f"installed {terminal_safe(staged.plugin_id)} in {terminal_safe(str(place))}; it is on")
+    await _join(host, staged.plugin_id)
+
+
+async def _enable(host: Host, store: PluginStore, plugin_id: str) -> None:
+    from agentcli.plugins import installed_plugin
+    from agentcli.ui.widgets.plugin_consent import PluginConsentScreen
+
+    plugin = await asyncio.to_thread(installed_plugin, plugin_id, store, host.conversation.workspace)
+    if not await host.ask(PluginConsentScreen(plugin, "Turn on")):
+        host.say(f"left off: {terminal_safe(plugin_id)}")
+        return
+    store.set_enabled(plugin_id, True)
+    host.say(f"{terminal_safe(plugin_id)} is on")
+    await _join(host, plugin_id)
+
+
+async def _join(host: Host, plugin_id: str) -> None:
+    """The plugin joins this session when the workspace's sessions now load it; say what it brought, or why not."""
+    from agentcli.conversation import join_enabled
+    from agentcli.plugins import brings
+
+    conversation = host.conversation
+    loaded = next((p for p in conversation.plugins.plugins if p.plugin_id == plugin_id), None)
+    if loaded is not None:
+        host.say(f"{terminal_safe(plugin_id)} was loaded in this session already; the copy kept now is used from "
+                 "your next session")
+        return
+    joined, problems = await join_enabled(conversation)
+    host.reload_commands()
+    for plugin in joined:
+        host.say(f"{terminal_safe(plugin.plugin_id)} joined this session: {brings(plugin)} (its hooks and servers "
+                 "from your next prompt; the main agent is told of its agents and skills with it, and lists them "
+                 "from your next session)")
+    for problem in problems:
+        host.say_error(f"/plugin: {terminal_safe(problem)}")
+    if not any(plugin.plugin_id == plugin_id for plugin in joined):
+        why = next((line for line in conversation.plugins.problems if plugin_id in line), "")
+        host.say(f"{terminal_safe(plugin_id)} is not loaded in this session" + (
+            f": {terminal_safe(why)}" if why else " (this workspace's settings keep it off, or a plugin of its name "
+                                                  "is loaded)"))
+
+
+async def _marketplace(host: Host, store: PluginStore, args: str) -> None:
+    from agentcli.plugins import marketplace_source, read_marketplace
+
+    verb, _, source = args.partition(" ")
+    if verb == "list":
+        markets = store.marketplaces()
+        lines = [f"{name}: {', '.join(sorted(read_marketplace(folder).entries)) or 'no plugins'}"
+                 for name, folder in sorted(markets.items())]
+        host.say("\n".join(terminal_safe(line) for line in lines) if lines else "No marketplaces added.")
+        return
+    if verb != "add" or not source.strip():
+        host.say_error(f"/plugin marketplace: {USAGE}")
+        return
+    host.say(f"fetching {terminal_safe(source.strip())} …")
+    market = await asyncio.to_thread(store.add_marketplace, marketplace_source(source.strip()))
+    lines = [f"added marketplace {market.name}: {len(market.entries)} plugin(s)"]
+    lines += [f"  {entry.name}@{market.name}: {entry.description}" for entry in market.entries.values()]
+    lines += [f"  skipped: {problem}" for problem in market.problems]
+    host.say("\n".join(terminal_safe(line) for line in lines))
+
+
+def _list(host: Host) -> None:
+    from agentcli.plugins import armed, brings
+
+    loaded = host.conversation.plugins
+    lines = [f"Plugins loaded in this session ({USAGE}):"]
+    for plugin in loaded.plugins:
+        version = f" {plugin.version}" if plugin.version else ""
+        lines.append(f"  {plugin.name}{version} ({plugin.scope}: {plugin.plugin_id}): {brings(plugin)}")
+        lines += [f"    {line}" for line in armed(plugin)]
+    if not loaded.plugins:
+        lines.append("  none")
+    lines += [f"  not loaded: {problem}" for problem in loaded.problems]
+    host.say("\n".join(terminal_safe(line) for line in lines))
