@@ -291,7 +291,8 @@ def list_plugins(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
 
 
 @marketplace_app.command("add")
-def marketplace_add(source: Annotated[str, typer.Argument(help="A folder, owner/repo (GitHub) or a git URL.")]) -> None:
+def marketplace_add(source: Annotated[str, typer.Argument(
+        help="A folder, owner/repo (GitHub), a git URL, or a marketplace.json (a path or an http(s) URL).")]) -> None:
     """Add a marketplace: its plugins can then be installed as name@marketplace."""
     from agentcli.plugins import marketplace_source
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agentcli.gitsafe import GitError, clone
 from agentcli.plugins.manifest import PluginError, inside
-from agentcli.plugins.marketplace import Source
+from agentcli.plugins.marketplace import MARKETPLACE, Source
 
 MAX_FILES = 5000
 MAX_BYTES = 100 << 20
@@ -91,12 +91,21 @@ def tree_digest(folder: Path) -> str:
 @contextlib.contextmanager
 def fetched(source: Source, scratch: Path) -> Iterator[Path]:
     """The folder `source` names, ready to read: a local folder as it is, a git repository cloned into a
-    temporary folder under `scratch` (removed afterwards), at its `path` when it has one."""
-    if source.path is not None:
+    temporary folder under `scratch` (removed afterwards), at its `path` when it has one; a marketplace.json file
+    (`Source.document`) read or downloaded into such a folder as its `.claude-plugin/marketplace.json`."""
+    if source.path is not None and not source.document:
         yield source.path
         return
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch, prefix="fetch-") as tmp:
+        if source.document:
+            folder = Path(tmp) / "marketplace"
+            (folder / ".claude-plugin").mkdir(parents=True)
+            from agentcli.plugins.download import document_bytes
+
+            (folder / MARKETPLACE).write_bytes(document_bytes(source))
+            yield folder
+            return
         checkout = Path(tmp) / "repo"
         try:
             clone(source.url, checkout, ref=source.ref, sha=source.sha)
@@ -104,3 +113,4 @@ def fetched(source: Source, scratch: Path) -> Iterator[Path]:
             raise PluginError(str(exc)) from None
         sub = source.subdir
         yield inside(checkout.resolve(), sub if sub.startswith("./") else f"./{sub}", "path") if sub else checkout
+

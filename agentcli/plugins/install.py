@@ -31,7 +31,7 @@ def known_marketplace(name: str, store: PluginStore, workspace: Path, say: Say) 
     for _, path, value in reversed(layers):
         entry = value.get(name) if isinstance(value, dict) else None
         if isinstance(entry, dict) and "source" in entry:
-            source = parse_source(entry["source"], f"{path}: extraKnownMarketplaces.{name}")
+            source = parse_source(entry["source"], f"{path}: extraKnownMarketplaces.{name}", market=True)
             say(f"adding marketplace {name} ({source.describe()}) from {path}")
             return store.add_marketplace(source)
     raise PluginError(f"no marketplace named {name!r} (agentcli plugins marketplace add SOURCE)")

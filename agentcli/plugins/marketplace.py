@@ -4,8 +4,10 @@ one is fetched from, and the sources a marketplace itself is added from (`extraK
 A plugin's `source` is a `./path` inside the marketplace, `{"source": "github", "repo": "owner/repo"}`,
 `{"source": "url", "url": "https://….git"}` or `{"source": "git-subdir", "url": …, "path": …}` (each with an
 optional `ref`, a `sha` it is pinned to, and `path` for a folder inside that repository). A marketplace's is
-`{"source": "github", "repo": …}`, `{"source": "git", "url": …}` or `{"source": "directory", "path": …}`. npm
-and pip sources are not fetched (one line says so).
+`{"source": "github", "repo": …}`, `{"source": "git", "url": …}`, `{"source": "directory", "path": …}`, or, as
+Claude Code has them, the marketplace.json file itself: `{"source": "url", "url": "https://…/marketplace.json"}`
+or `{"source": "file", "path": …}` (`Source.document`; its plugins must come from repositories, as a `./path`
+has no folder to be in). npm and pip sources are not fetched (one line says so).
 
 An entry may also name the plugin's parts (`skills`, `hooks`, ...): they fill in what its manifest leaves out,
 and with `"strict": false` they are its whole definition (`Entry.record`, kept in the store's state, never in the
@@ -36,9 +38,13 @@ class Source:
     ref: str = ""
     subdir: str = ""  # a './path' inside the repository
     sha: str = ""  # the commit it is pinned to
+    document: bool = False  # a marketplace given as its marketplace.json file: at `url` (http) or `path`
 
     def as_json(self) -> dict[str, str]:
         """How the store records it."""
+        if self.document:
+            return {"source": "file", "path": str(self.path)} if self.path is not None else {
+                "source": "url", "url": self.url}
         if self.path is not None:
             return {"source": "directory", "path": str(self.path)}
         return {"source": "git", "url": self.url, **({"ref": self.ref} if self.ref else {}),
@@ -92,9 +98,10 @@ def _text(raw: dict[str, Any], key: str, what: str) -> str:
     return value.strip()
 
 
-def parse_source(raw: object, what: str, *, root: Path | None = None) -> Source:
+def parse_source(raw: object, what: str, *, root: Path | None = None, market: bool = False) -> Source:
     """A plugin's or marketplace's `source`. A `./path` (or `directory`) is inside `root` when one is given
-    (a marketplace's plugins), else an absolute folder of the person's (a marketplace they add)."""
+    (a marketplace's plugins), else an absolute folder of the person's (a marketplace they add). With `market`
+    (a marketplace's own source), `url` and `file` name its marketplace.json file."""
     if isinstance(raw, str):
         if root is not None:
             return Source(path=inside(root, raw, what, "the marketplace"))
@@ -102,6 +109,8 @@ def parse_source(raw: object, what: str, *, root: Path | None = None) -> Source:
     if not isinstance(raw, dict):
         raise PluginError(f"{what}: 'source' must be a path or an object")
     kind = raw.get("source")
+    if market and kind in ("url", "file") and not str(raw.get("url", "")).strip().endswith(".git"):
+        return _document(raw, kind, what)  # (a `url` naming a .git repository is cloned, as before)
     if kind == "github":
         url = _github(raw.get("repo"), what)
     elif kind in ("url", "git", "git-subdir"):
@@ -127,6 +136,19 @@ def parse_source(raw: object, what: str, *, root: Path | None = None) -> Source:
     if sha and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) is None:
         raise PluginError(f"{what}: 'sha' must be a full commit id")
     return Source(url=url, ref=_text(raw, "ref", what), subdir=subdir, sha=sha)
+
+
+def _document(raw: dict[str, Any], kind: str, what: str) -> Source:
+    """A marketplace given as its marketplace.json: an http(s) URL, or an absolute path."""
+    if kind == "url":
+        url = _text(raw, "url", what)
+        if not url.startswith(("https://", "http://")):
+            raise PluginError(f"{what}: a url source needs an http(s) 'url' of a marketplace.json")
+        return Source(url=url, document=True)
+    path = Path(_text(raw, "path", what)).expanduser()
+    if not path.is_absolute():
+        raise PluginError(f"{what}: a file source needs an absolute path")
+    return Source(path=path, document=True)
 
 
 def read_marketplace(folder: Path) -> Marketplace:
@@ -160,13 +182,18 @@ def read_marketplace(folder: Path) -> Marketplace:
 
 
 def marketplace_source(text: str) -> Source:
-    """What `agentcli plugins marketplace add` is given: a folder, `owner/repo` (GitHub) or a git URL."""
+    """What `agentcli plugins marketplace add` is given: a folder, `owner/repo` (GitHub), a git URL, or a
+    marketplace.json file (a path, or an http(s) URL ending in `.json`)."""
     value = text.strip()
     candidate = Path(value).expanduser()
+    if candidate.is_file() and candidate.suffix == ".json":
+        return Source(path=candidate.resolve(), document=True)
+    if value.startswith(("https://", "http://")) and value.split("?", 1)[0].endswith(".json"):
+        return Source(url=value, document=True)
     if value.startswith(("/", "./", "../", "~")) or candidate.is_dir():
         return Source(path=candidate.resolve())
     if _REPO.fullmatch(value) and ".." not in value:
         return Source(url=f"https://github.com/{value}.git")
     if "://" in value:
         return Source(url=value)
-    raise PluginError(f"{one_line(value, 80)!r}: not a folder, owner/repo or git URL")
+    raise PluginError(f"{one_line(value, 80)!r}: not a folder, owner/repo, git URL or marketplace.json")

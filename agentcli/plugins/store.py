@@ -25,7 +25,7 @@ from typing import Any
 from agentcli.paths import data_dir, ensure_private_dir
 from agentcli.plugins.fetch import copy_folder, fetched, tree_digest
 from agentcli.plugins.manifest import Plugin, PluginError, read_json, read_plugin
-from agentcli.plugins.marketplace import Entry, Marketplace, Source, parse_source, read_marketplace
+from agentcli.plugins.marketplace import MARKETPLACE, Entry, Marketplace, Source, parse_source, read_marketplace
 from agentcli.text import one_line
 
 LOCAL = "local"  # the marketplace part of a plugin installed from a folder or URL of its own
@@ -95,14 +95,14 @@ class PluginStore:
         With `expect`, PluginError (nothing changed) when the fetched one has another name."""
         staging = self.root / "staging"
         with fetched(source, staging) as folder:
-            market = read_marketplace(folder)
+            market = _read_fetched(folder, source)
             if market.name == LOCAL:
                 raise PluginError(f"marketplace {folder}: the name '{LOCAL}' is agentcli's own")
             if expect and market.name != expect:
                 raise PluginError(f"marketplace {expect}: {source.describe()} now names itself "
                                   f"{market.name!r}; not updated")
             place = folder
-            if source.path is None:
+            if source.path is None or source.document:
                 ensure_private_dir(self.root / "marketplaces")
                 place = self.root / "marketplaces" / market.name
                 tmp = staging / f"market-{market.name}-{os.getpid()}"
@@ -113,15 +113,21 @@ class PluginStore:
         with self.changing() as state:
             state["marketplaces"][market.name] = {"source": source.as_json(), "path": str(place),
                                                   "added_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        return read_marketplace(place)
+        market = read_marketplace(place)
+        if source.document:  # one file: a plugin at a `./path` has no folder to come from
+            market = replace(market, problems=(*market.problems, *(
+                f"marketplace {market.name}: plugin {name}: a ./path source needs the marketplace's folder or "
+                "repository, and this marketplace is one file" for name, entry in market.entries.items()
+                if entry.source.path is not None)))
+        return market
 
     def update_marketplace(self, name: str) -> Marketplace:
         """Fetch a marketplace again from where it was added (a folder one is read again in place)."""
         record = self.state()["marketplaces"].get(name)
         if not isinstance(record, dict):
             raise PluginError(f"no marketplace named {one_line(name, 80)!r} (agentcli plugins marketplace list)")
-        return self.add_marketplace(parse_source(record.get("source"), f"plugin store: marketplace {name}"),
-                                    expect=name)
+        source = parse_source(record.get("source"), f"plugin store: marketplace {name}", market=True)
+        return self.add_marketplace(source, expect=name)
 
     def marketplaces(self) -> dict[str, Path]:
         """The marketplaces added, by name, with the folder they are read from."""
@@ -252,6 +258,20 @@ class PluginStore:
         if versions.parent.parent == self.root / "cache":
             shutil.rmtree(versions, ignore_errors=True)
         return True
+
+
+def _read_fetched(folder: Path, source: Source) -> Marketplace:
+    """The marketplace in `folder`; a fetched copy's errors name where it came from, not the scratch folder."""
+    try:
+        return read_marketplace(folder)
+    except PluginError as exc:
+        if folder == source.path:
+            raise
+        text = str(exc)
+        if source.document:
+            text = text.replace(str(folder.resolve() / MARKETPLACE), source.describe())
+        raise PluginError(text.replace(str(folder.resolve()), source.describe())
+                          .replace(str(folder), source.describe())) from None
 
 
 def entry_for_folder_or_url(text: str) -> Entry:
