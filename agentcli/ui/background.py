@@ -3,28 +3,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, TypeVar
-
-if TYPE_CHECKING:
-    from textual.screen import Screen
-
-    from agentcli.conversation import Conversation
-
-T = TypeVar("T")
+from agentcli.ui.host import AppHost
 
 
-class Host(Protocol):
-    """What `/bg` needs of the app (a part of `ui.commands.CommandHost`)."""
-
-    @property
-    def conversation(self) -> Conversation: ...
-
-    def say(self, text: str) -> None: ...
-
-    async def ask(self, screen: Screen[T]) -> T: ...
-
-
-async def background_command(host: Host, arg: str) -> None:
+async def background_command(host: AppHost, arg: str) -> None:
     """List the background commands (any agent's, running or ended): follow one's output, stop one; `move`: move
     the foreground Bash commands running now to the background (their agents are told in the calls' results)."""
     from agentcli.ui.widgets.background_screen import BackgroundListScreen

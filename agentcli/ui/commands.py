@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 
 from agentcli.figures import compact_tokens, format_cost, spend_text, tokens_text
 from agentcli.ui.background import background_command
+from agentcli.ui.host import AppHost
 from agentcli.ui.keys import keys_help
 from agentcli.ui.model import format_seconds
 from agentcli.ui.plan import GO_PROMPT
@@ -19,37 +20,22 @@ from agentcli.ui.plugin_command import plugin_command
 from agentcli.ui.rewind import redo_command, rewind_command, undo_command
 
 if TYPE_CHECKING:
-    from textual.screen import Screen
-
     from agentcli.conversation import Conversation, Resumed
     from agentcli.frontend import CommandSet, CustomCommand
     from agentcli.ui.model import Entry
     from agentcli.ui.notify import Notifier, NotifyMode
     from agentcli.ui.widgets.prompt_input import PromptInput
 
-T = TypeVar("T")
 
 
-class CommandHost(Protocol):
+class CommandHost(AppHost, Protocol):
     """What commands need from the app."""
-
-    @property
-    def conversation(self) -> Conversation: ...
-
-    @property
-    def turn_running(self) -> bool: ...
-
-    def say(self, text: str) -> None: ...
-
-    def say_error(self, text: str) -> None: ...
 
     async def reset_view(self) -> None: ...
 
     async def show_history(self) -> None: ...
 
     async def pick_session(self, choices: list[tuple[str, str]]) -> str | None: ...
-
-    async def ask(self, screen: Screen[T]) -> T: ...
 
     async def redraw_history(self) -> None: ...
 

@@ -17,35 +17,20 @@ still keep a plugin off, and an untrusted project's never turn one on (`plugins.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 
 from agentcli.text import terminal_safe
+from agentcli.ui.host import AppHost
 
 if TYPE_CHECKING:
-    from textual.screen import Screen
-
-    from agentcli.conversation import Conversation
     from agentcli.plugins import PluginStore
 
-T = TypeVar("T")
 
-
-class Host(Protocol):
+class Host(AppHost, Protocol):
     """What `/plugin` needs of the app (a part of `ui.commands.CommandHost`)."""
 
-    @property
-    def conversation(self) -> Conversation: ...
-
-    @property
-    def turn_running(self) -> bool: ...
-
-    def say(self, text: str) -> None: ...
-
-    def say_error(self, text: str) -> None: ...
-
-    async def ask(self, screen: Screen[T]) -> T: ...
-
     def reload_commands(self) -> None: ...
+
 
 USAGE = ("/plugin [list] | install NAME@MARKETPLACE|FOLDER|URL | enable ID | disable ID | marketplace add SOURCE | "
          "marketplace list")

@@ -15,35 +15,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from agentcli.conversation import RewindError, taken_back
+from agentcli.ui.host import AppHost
 
 if TYPE_CHECKING:
-    from textual.screen import Screen
-
     from agentcli.checkpoints import FileChange
     from agentcli.conversation import Conversation, RewindDone, RewindPreview
     from agentcli.diffs import FileDiff
     from agentcli.ui.widgets.rewind_screen import DiffOf
 
-T = TypeVar("T")
 
 
-class RewindHost(Protocol):
+class RewindHost(AppHost, Protocol):
     """What the rewind commands need from the app (`commands.CommandHost` has all of it)."""
-
-    @property
-    def conversation(self) -> Conversation: ...
-
-    @property
-    def turn_running(self) -> bool: ...
-
-    def say(self, text: str) -> None: ...
-
-    def say_error(self, text: str) -> None: ...
-
-    async def ask(self, screen: Screen[T]) -> T: ...
 
     async def redraw_history(self) -> None: ...
 

@@ -8,19 +8,36 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from agentcli.plugins import PluginStore
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
+from agentcli.ui.app import AgentApp
 from agentcli.ui.widgets.plugin_consent import PluginConsentScreen
 from tests.ui.conftest import MAIN, MakeApp, idle, notes, submit, wait_for
 
 MARKETPLACE = Path(__file__).parents[1] / "fixtures" / "plugins" / "marketplace"
 
 
-def _said(app: object, text: str) -> bool:
-    return any(text in note for note in notes(app))  # type: ignore[arg-type]
+def _said(app: AgentApp, text: str) -> bool:
+    return any(text in note for note in notes(app))
+
+
+async def _first_turn(pilot: Pilot[Any], server: FakeLLMServer) -> None:
+    """A turn before the plugin: the main agent is built and its first request sent."""
+    await submit(pilot, "hi")
+    await wait_for(pilot, lambda: len(server.requests) == 1)
+    await idle(pilot)
+
+
+async def _asked(pilot: Pilot[Any], app: AgentApp) -> list[str]:
+    """The lines of the dialog that asks about a plugin, once it shows."""
+    await wait_for(pilot, lambda: isinstance(app.screen, PluginConsentScreen))
+    assert isinstance(app.screen, PluginConsentScreen)
+    return app.screen.lines
 
 
 async def test_install_shows_what_the_plugin_runs_and_a_refusal_keeps_nothing(make_app: MakeApp) -> None:
@@ -30,8 +47,7 @@ async def test_install_shows_what_the_plugin_runs_and_a_refusal_keeps_nothing(ma
             await submit(pilot, f"/plugin marketplace add {MARKETPLACE}")
             await wait_for(pilot, lambda: _said(app, "added marketplace fixture-plugins: 5 plugin(s)"))
             await submit(pilot, "/plugin install edit-guard@fixture-plugins")
-            await wait_for(pilot, lambda: isinstance(app.screen, PluginConsentScreen))
-            body = "\n".join(app.screen.lines)  # type: ignore[attr-defined]
+            body = "\n".join(await _asked(pilot, app))
             assert body.startswith("edit-guard@fixture-plugins 1.0.0: A PreToolUse hook")
             assert 'hook PreToolUse (Edit|Write|MultiEdit): python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"' in body
             await pilot.press("n")
@@ -50,16 +66,12 @@ async def test_an_installed_plugin_joins_the_running_session(make_app: MakeApp) 
     with FakeLLMServer(script) as server:
         app = make_app(server)
         async with app.run_test(size=(140, 44)) as pilot:
-            await submit(pilot, "hi")
-            await wait_for(pilot, lambda: len(server.requests) == 1)
-            await idle(pilot)
+            await _first_turn(pilot, server)
             await submit(pilot, f"/plugin marketplace add {MARKETPLACE}")
             await wait_for(pilot, lambda: _said(app, "added marketplace fixture-plugins"))
             for name in ("feature-dev", "commit-tools"):
                 await submit(pilot, f"/plugin install {name}@fixture-plugins")
-                await wait_for(pilot, lambda: isinstance(app.screen, PluginConsentScreen))
-                lines = app.screen.lines  # type: ignore[attr-defined]
-                assert "It runs no hooks, no MCP servers and no language servers." in lines
+                assert "It runs no hooks, no MCP servers and no language servers." in await _asked(pilot, app)
                 await pilot.press("y")
                 await wait_for(pilot, lambda name=name: _said(app, f"{name}@fixture-plugins joined this session"))
             on = {"feature-dev@fixture-plugins": True, "commit-tools@fixture-plugins": True}
@@ -103,13 +115,9 @@ async def test_a_plugins_mcp_server_joins_from_the_next_turn_after_the_tools_sen
     with FakeLLMServer(script) as server:
         app = make_app(server)
         async with app.run_test(size=(140, 44)) as pilot:
-            await submit(pilot, "hi")
-            await wait_for(pilot, lambda: len(server.requests) == 1)
-            await idle(pilot)
+            await _first_turn(pilot, server)
             await submit(pilot, f"/plugin install {MARKETPLACE / 'plugins' / 'clock'}")
-            await wait_for(pilot, lambda: isinstance(app.screen, PluginConsentScreen))
-            lines = app.screen.lines  # type: ignore[attr-defined]
-            assert "  MCP server plugin_clock_time: mcp-server-time --local-timezone UTC" in lines
+            assert "  MCP server plugin_clock_time: mcp-server-time --local-timezone UTC" in await _asked(pilot, app)
             await pilot.press("y")
             await wait_for(pilot, lambda: _said(app, "joined this session"))
             await submit(pilot, "what time is it?")
