@@ -32,6 +32,7 @@ from agentcli.acp_agent import tool_info
 from agentcli.acp_agent.approver import Ask
 from agentcli.acp_agent.question_form import form_answers, form_schema
 from agentcli.acp_agent.updates import EventMapper, Outbox, subagent_meta
+from agentcli.text import one_line
 from agentcli.tools import Picked, Question, QuestionReply, QuestionRequest
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class AcpQuestions:
             if isinstance(exc, RequestError) and exc.code == METHOD_NOT_FOUND:
                 raise
             log.warning("question form failed: %s", exc)
-            return QuestionReply.declined(f"Asking the person in the editor failed ({exc}); nothing was answered.")
+            return QuestionReply.declined(_failed(exc))
         if isinstance(response, AcceptElicitationResponse):
             return QuestionReply(form_answers(request.questions, response.content))
         if getattr(response, "action", "") == "cancel":
@@ -97,7 +98,7 @@ class AcpQuestions:
                 response = await self.ask(self.tool_call(request, index), options(question))
             except Exception as exc:
                 log.warning("question request failed: %s", exc)
-                return QuestionReply.declined(f"Asking the person in the editor failed ({exc}); nothing was answered.")
+                return QuestionReply.declined(_failed(exc))
             outcome = response.outcome
             choice = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
             if choice is None:
@@ -122,6 +123,12 @@ class AcpQuestions:
             kind="other", status="pending", content=[tool_info.text(_body(question))],
             raw_input=request.tool_input, field_meta=meta,
         )
+
+
+def _failed(exc: Exception) -> str:
+    """What the model reads when the editor's request failed: its reason on one short line."""
+    why = one_line(str(exc) or type(exc).__name__, 200)
+    return f"Asking the person in the editor failed ({why}); nothing was answered."
 
 
 def options(question: Question) -> list[PermissionOption]:

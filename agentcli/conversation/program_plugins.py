@@ -60,20 +60,22 @@ def join_plugins(conversation: Conversation, plugins: Iterable[Plugin]) -> tuple
     return added, [f"{p.path}: {p.reason}" for p in skipped]
 
 
-async def join_enabled(conversation: Conversation) -> tuple[list[Plugin], list[str]]:
-    """After an install or an enable: the plugins this workspace's sessions now load (trust and every settings file
-    as when the session opened) that this one has not, joined; those joined and what could not be. Once the main
-    agent is built, the model is told of their agents and skills with the next prompt."""
-    names = {plugin.name for plugin in conversation.plugins.plugins}
+def join_enabled(conversation: Conversation, plugin_id: str) -> tuple[Plugin | None, list[str]]:
+    """After the person installed or turned on `plugin_id`: it joins the session when this workspace's sessions now
+    load it (trust and every settings file as when the session opened). The plugin joined (None: it is not loaded
+    here) and what could not be loaded of it. Once the main agent is built, the model is told of its agents and
+    skills with the next prompt."""
+    from agentcli.tools import SKILL_TOOL_NAME
+
     fresh = session_plugins(conversation.workspace, enabled=conversation.settings.plugins.enabled)
-    joined, problems = join_plugins(conversation, [p for p in fresh.plugins if p.name not in names])
-    problems += [line for line in fresh.problems if any(p.name in line for p in joined)]
-    if joined and conversation.started:
-        offered = await conversation.offered_tools()
-        note = _news(conversation, joined, skills="Skill" in offered)
-        if note:
-            conversation.prompt_hooks.for_model.append(note)
-    return joined, problems
+    told = len(conversation.plugins.problems)
+    skills = SKILL_TOOL_NAME in conversation.toolbox.classes and conversation.person_settings.offers(SKILL_TOOL_NAME)
+    joined, skipped = join_plugins(conversation, [p for p in fresh.plugins if p.plugin_id == plugin_id])
+    problems = [line for line in fresh.problems if plugin_id in line and line not in conversation.plugins.problems]
+    problems += [*conversation.plugins.problems[told:], *skipped]
+    if joined and conversation.started and (note := _news(conversation, joined, skills=skills)):
+        conversation.prompt_hooks.for_model.append(note)
+    return (joined[0] if joined else None), list(dict.fromkeys(problems))
 
 
 def _news(conversation: Conversation, joined: list[Plugin], *, skills: bool) -> str:

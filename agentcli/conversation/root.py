@@ -455,7 +455,7 @@ class Conversation(ModelSwitching, StoredSessions, Rewinds):
         await self.runner.aclose()
         self.runner = self._new_runner()
         self.session = self._new_session()
-        self.prompt_hooks.source = "clear"
+        self.prompt_hooks.restart("clear")
         self._loop = None
         self._drop_budget()
         self.budget, self._drop_budget = None, lambda: None

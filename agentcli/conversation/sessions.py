@@ -101,7 +101,7 @@ class StoredSessions:
                                   f"using {self.model.display}")
                 )
         self.runner.settle_history(session)
-        self.prompt_hooks.source = "resume"
+        self.prompt_hooks.restart("resume")
         cut = self.runner.restore(store.tree_tasks(record.id), record.id)
         log.info("session %s resumed: %d messages, compacted %s", record.id, len(session.messages), context.compacted)
         return Resumed(record, len(session.messages), context.compacted, cut, notes)

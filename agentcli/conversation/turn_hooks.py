@@ -19,6 +19,11 @@ class PromptHooks:
         self.source: str | None = "startup"
         self.for_model: list[str] = []  # what the session learnt since the last prompt (a plugin joined), told once
 
+    def restart(self, source: str) -> None:
+        """A new session of the conversation (`clear`, `resume`): SessionStart fires with `source`, and what the
+        last one's model was yet to be told is moot (the new prompt lists it)."""
+        self.source, self.for_model = source, []
+
     async def apply(self, prompt: str | Message, session: Session, hooks: HookEngine,
                     notes: list[str]) -> tuple[str | Message, RunOutcome | None]:
         """Tell `notes`, then run SessionStart (first turn of a session) and UserPromptSubmit hooks: the prompt with

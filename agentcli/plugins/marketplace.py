@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from agentcli.plugins.manifest import COMPONENTS, PluginError, inside, plugin_name_problem, read_json
 from agentcli.text import one_line
@@ -109,8 +110,8 @@ def parse_source(raw: object, what: str, *, root: Path | None = None, market: bo
     if not isinstance(raw, dict):
         raise PluginError(f"{what}: 'source' must be a path or an object")
     kind = raw.get("source")
-    if market and kind in ("url", "file") and not str(raw.get("url", "")).strip().endswith(".git"):
-        return _document(raw, kind, what)  # (a `url` naming a .git repository is cloned, as before)
+    if market and (kind == "file" or (kind == "url" and is_document_url(str(raw.get("url", ""))))):
+        return _document(raw, kind, what)  # (any other `url`, a repository, is cloned as before)
     if kind == "github":
         url = _github(raw.get("repo"), what)
     elif kind in ("url", "git", "git-subdir"):
@@ -136,6 +137,13 @@ def parse_source(raw: object, what: str, *, root: Path | None = None, market: bo
     if sha and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) is None:
         raise PluginError(f"{what}: 'sha' must be a full commit id")
     return Source(url=url, ref=_text(raw, "ref", what), subdir=subdir, sha=sha)
+
+
+def is_document_url(url: str) -> bool:
+    """Whether a marketplace's `url` names its marketplace.json (http or https, not a `.git` repository), as
+    Claude Code reads `{"source": "url"}`; an ssh:// or .git address is a repository."""
+    text = url.strip()
+    return text.startswith(("https://", "http://")) and not urlsplit(text).path.rstrip("/").endswith(".git")
 
 
 def _document(raw: dict[str, Any], kind: str, what: str) -> Source:
@@ -188,7 +196,7 @@ def marketplace_source(text: str) -> Source:
     candidate = Path(value).expanduser()
     if candidate.is_file() and candidate.suffix == ".json":
         return Source(path=candidate.resolve(), document=True)
-    if value.startswith(("https://", "http://")) and value.split("?", 1)[0].endswith(".json"):
+    if is_document_url(value) and urlsplit(value).path.endswith(".json"):
         return Source(url=value, document=True)
     if value.startswith(("/", "./", "../", "~")) or candidate.is_dir():
         return Source(path=candidate.resolve())

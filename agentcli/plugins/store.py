@@ -95,6 +95,7 @@ class PluginStore:
         With `expect`, PluginError (nothing changed) when the fetched one has another name."""
         staging = self.root / "staging"
         with fetched(source, staging) as folder:
+            local = _drop_local_entries(folder) if source.document else []
             market = _read_fetched(folder, source)
             if market.name == LOCAL:
                 raise PluginError(f"marketplace {folder}: the name '{LOCAL}' is agentcli's own")
@@ -114,12 +115,9 @@ class PluginStore:
             state["marketplaces"][market.name] = {"source": source.as_json(), "path": str(place),
                                                   "added_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         market = read_marketplace(place)
-        if source.document:  # one file: a plugin at a `./path` has no folder to come from
-            market = replace(market, problems=(*market.problems, *(
-                f"marketplace {market.name}: plugin {name}: a ./path source needs the marketplace's folder or "
-                "repository, and this marketplace is one file" for name, entry in market.entries.items()
-                if entry.source.path is not None)))
-        return market
+        return replace(market, problems=(*market.problems, *(
+            f"marketplace {market.name}: plugin {name}: a ./path source needs the marketplace's folder or "
+            "repository, and this marketplace is one file; left out" for name in local)))
 
     def update_marketplace(self, name: str) -> Marketplace:
         """Fetch a marketplace again from where it was added (a folder one is read again in place)."""
@@ -258,6 +256,23 @@ class PluginStore:
         if versions.parent.parent == self.root / "cache":
             shutil.rmtree(versions, ignore_errors=True)
         return True
+
+
+def _drop_local_entries(folder: Path) -> list[str]:
+    """A marketplace that is one file: the entries whose plugin is a `./path` taken out of its copy (there is no
+    folder for them to come from); their names. A file that is not such JSON is left for the reader to report."""
+    file = folder / MARKETPLACE
+    try:
+        doc = json.loads(file.read_bytes())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(doc, dict) or not isinstance(doc.get("plugins"), list):
+        return []
+    local = [e for e in doc["plugins"] if isinstance(e, dict) and isinstance(e.get("source"), str)]
+    if local:
+        doc["plugins"] = [e for e in doc["plugins"] if not any(e is x for x in local)]
+        file.write_text(json.dumps(doc, indent=2))
+    return [one_line(str(e.get("name")), 80) for e in local]
 
 
 def _read_fetched(folder: Path, source: Source) -> Marketplace:

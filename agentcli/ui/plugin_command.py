@@ -17,13 +17,15 @@ still keep a plugin off, and an untrusted project's never turn one on (`plugins.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from agentcli.text import terminal_safe
 from agentcli.ui.host import AppHost
 
 if TYPE_CHECKING:
-    from agentcli.plugins import PluginStore
+    from agentcli.plugins import PluginStore, Staged
 
 
 class Host(AppHost, Protocol):
@@ -75,20 +77,42 @@ async def _install(host: Host, store: PluginStore, target: str) -> None:
     from agentcli.plugins import stage_target
     from agentcli.ui.widgets.plugin_consent import PluginConsentScreen
 
-    said: list[str] = []
+    said: list[str] = []  # a marketplace added from Claude Code's settings on the way: always told
     host.say(f"fetching {terminal_safe(target)} …")
-    staged = await asyncio.to_thread(stage_target, target, store, host.conversation.workspace, said.append)
     try:
+        staged = await _staged(store, lambda: stage_target(target, store, host.conversation.workspace, said.append))
+    finally:
         for line in said:
             host.say(terminal_safe(line))
-        if not await host.ask(PluginConsentScreen(staged.plugin, "Install")):
-            host.say(f"not installed: {terminal_safe(staged.plugin_id)}")
-            return
-        place = await asyncio.to_thread(store.keep, staged)
-    finally:
-        store.drop(staged)  # gone already when it was kept
+    if host.turn_running:  # sent while it was fetched: its dialogs own the keys now
+        store.drop(staged)
+        host.say_error("/plugin install: a turn started; nothing installed (run it again when the turn ends)")
+        return
+    if not await host.ask(PluginConsentScreen(staged.plugin, "Install")):
+        store.drop(staged)
+        host.say(f"not installed: {terminal_safe(staged.plugin_id)}")
+        return
+    place = await asyncio.to_thread(_keep, store, staged)
     host.say(f"installed {terminal_safe(staged.plugin_id)} in {terminal_safe(str(place))}; it is on")
     await _join(host, staged.plugin_id)
+
+
+async def _staged(store: PluginStore, stage: Callable[[], Staged]) -> Staged:
+    """`stage()` in a worker thread; a staged copy the command no longer waits for (cancelled) is dropped."""
+    running = asyncio.ensure_future(asyncio.to_thread(stage))
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        running.add_done_callback(lambda done: done.exception() is None and store.drop(done.result()))
+        raise
+
+
+def _keep(store: PluginStore, staged: Staged) -> Path:
+    """Keep an agreed plugin, and drop the staged copy whatever happens (one thread: a cancel cannot split them)."""
+    try:
+        return store.keep(staged)
+    finally:
+        store.drop(staged)  # gone already when it was kept
 
 
 async def _enable(host: Host, store: PluginStore, plugin_id: str) -> None:
@@ -96,6 +120,9 @@ async def _enable(host: Host, store: PluginStore, plugin_id: str) -> None:
     from agentcli.ui.widgets.plugin_consent import PluginConsentScreen
 
     plugin = await asyncio.to_thread(installed_plugin, plugin_id, store, host.conversation.workspace)
+    if host.turn_running:
+        host.say_error(f"/plugin enable: a turn started; {terminal_safe(plugin_id)} left as it was")
+        return
     if not await host.ask(PluginConsentScreen(plugin, "Turn on")):
         host.say(f"left off: {terminal_safe(plugin_id)}")
         return
@@ -105,29 +132,29 @@ async def _enable(host: Host, store: PluginStore, plugin_id: str) -> None:
 
 
 async def _join(host: Host, plugin_id: str) -> None:
-    """The plugin joins this session when the workspace's sessions now load it; say what it brought, or why not."""
+    """The plugin joins this session (between turns) when the workspace's sessions now load it; say what it
+    brought, or why not."""
     from agentcli.conversation import join_enabled
     from agentcli.plugins import brings
 
     conversation = host.conversation
-    loaded = next((p for p in conversation.plugins.plugins if p.plugin_id == plugin_id), None)
-    if loaded is not None:
+    if any(p.plugin_id == plugin_id for p in conversation.plugins.plugins):
         host.say(f"{terminal_safe(plugin_id)} was loaded in this session already; the copy kept now is used from "
                  "your next session")
         return
-    joined, problems = await join_enabled(conversation)
+    while host.turn_running:  # never changes the hooks and servers under a running turn
+        await asyncio.sleep(0.1)
+    joined, problems = join_enabled(conversation, plugin_id)
     host.reload_commands()
-    for plugin in joined:
-        host.say(f"{terminal_safe(plugin.plugin_id)} joined this session: {brings(plugin)} (its hooks and servers "
-                 "from your next prompt; the main agent is told of its agents and skills with it, and lists them "
-                 "from your next session)")
+    if joined is not None:
+        host.say(f"{terminal_safe(plugin_id)} joined this session: {brings(joined)} (its hooks and servers from "
+                 "your next prompt; the main agent is told of its agents and skills with it, and lists them from "
+                 "your next session)")
     for problem in problems:
         host.say_error(f"/plugin: {terminal_safe(problem)}")
-    if not any(plugin.plugin_id == plugin_id for plugin in joined):
-        why = next((line for line in conversation.plugins.problems if plugin_id in line), "")
-        host.say(f"{terminal_safe(plugin_id)} is not loaded in this session" + (
-            f": {terminal_safe(why)}" if why else " (this workspace's settings keep it off, or a plugin of its name "
-                                                  "is loaded)"))
+    if joined is None and not problems:
+        host.say(f"{terminal_safe(plugin_id)} is not loaded in this session: this workspace's settings keep it off, "
+                 "or a plugin of its name is loaded")
 
 
 async def _marketplace(host: Host, store: PluginStore, args: str) -> None:

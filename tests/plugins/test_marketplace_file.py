@@ -41,6 +41,9 @@ def site() -> Iterator[Site]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            if self.path == "/garbage.json":  # not HTTP at all
+                self.wfile.write(b"garbage\r\n\r\n")
+                return
             status, headers, body = served.pages.get(self.path, (404, {}, b"not here"))
             self.send_response(status)
             for key, value in headers.items():
@@ -67,10 +70,12 @@ def test_a_hosted_marketplace_json_is_added_listed_and_updated(site: Site, tmp_p
     assert source.document and source.as_json() == {"source": "url", "url": f"{site.base}/m/marketplace.json"}
     store = PluginStore(tmp_path / "store")
     market = store.add_marketplace(source)
-    assert market.name == "hosted" and sorted(market.entries) == ["formatter", "local-one"]
+    assert market.name == "hosted" and sorted(market.entries) == ["formatter"]  # a ./path is left out
     assert market.entries["formatter"].source.url == "https://git.example.invalid/formatter.git"
     assert market.problems == ("marketplace hosted: plugin local-one: a ./path source needs the marketplace's "
-                               "folder or repository, and this marketplace is one file",)
+                               "folder or repository, and this marketplace is one file; left out",)
+    stored = json.loads((store.marketplaces()["hosted"] / ".claude-plugin" / "marketplace.json").read_text())
+    assert [p["name"] for p in stored["plugins"]] == ["formatter"]  # never installable from the copy either
     assert store.marketplaces()["hosted"] == tmp_path / "store" / "marketplaces" / "hosted"
     assert store.state()["marketplaces"]["hosted"]["source"] == {"source": "url", "url": source.url}
     newer = {**GIT_PLUGIN, "name": "linter", "description": "Lints"}
@@ -93,6 +98,7 @@ def test_a_redirect_is_followed_to_http_only(site: Site, tmp_path: Path) -> None
     ("/big.json", (200, {}, b" " * (MAX_DOCUMENT + 1)), r"larger than 1 MiB; not read"),
     ("/bad.json", (200, {}, b"{not json"), r"is not valid JSON"),
     ("/empty.json", (200, {}, b"{}"), r'needs a "plugins" list'),
+    ("/garbage.json", None, r"cannot read it: "),
 ])
 def test_a_hosted_marketplace_that_cannot_be_used_is_one_line_and_nothing_is_kept(
         site: Site, tmp_path: Path, path: str, page: tuple[int, dict[str, str], bytes] | None, why: str) -> None:
@@ -138,7 +144,8 @@ def test_claude_codes_settings_name_a_hosted_marketplace(site: Site, tmp_path: P
 @pytest.mark.parametrize(("raw", "document", "why"), [
     ({"source": "url", "url": "https://x.example/team/marketplace.json"}, True, ""),
     ({"source": "url", "url": "https://x.example/team/plugins.git"}, False, ""),  # a repository, cloned
-    ({"source": "url", "url": "file:///etc/marketplace.json"}, True, "needs an http"),
+    ({"source": "url", "url": "ssh://git.example/team/plugins"}, False, ""),  # not http(s): a repository
+    ({"source": "url", "url": "https://x.example/m.json?v=a.git"}, True, ""),  # the path decides, not the query
     ({"source": "file", "path": "relative/marketplace.json"}, True, "needs an absolute path"),
 ])
 def test_a_marketplace_source_in_settings(raw: dict[str, str], document: bool, why: str) -> None:

@@ -90,11 +90,18 @@ async def test_an_installed_plugin_joins_the_running_session(make_app: MakeApp) 
 
 
 async def test_plugin_errors_are_one_line(make_app: MakeApp, tmp_path: Path) -> None:
+    claude = Path(os.environ["HOME"]) / ".claude"
+    claude.mkdir(parents=True)
+    (claude / "settings.json").write_text(json.dumps({"extraKnownMarketplaces": {
+        "fixture-plugins": {"source": {"source": "directory", "path": str(MARKETPLACE)}}}}))
     with FakeLLMServer(Script(steps=[])) as server:
         app = make_app(server)
         async with app.run_test(size=(140, 44)) as pilot:
             await submit(pilot, "/plugin install nothing@nowhere")
             await wait_for(pilot, lambda: _said(app, "/plugin install: no marketplace named 'nowhere'"))
+            await submit(pilot, "/plugin install ghost@fixture-plugins")  # adds the marketplace, then fails
+            await wait_for(pilot, lambda: _said(app, "/plugin install: marketplace fixture-plugins has no plugin"))
+            assert _said(app, f"adding marketplace fixture-plugins ({MARKETPLACE}) from {claude / 'settings.json'}")
             await submit(pilot, "/plugin enable ghost@fixture-plugins")
             await wait_for(pilot, lambda: _said(app, "/plugin enable: ghost@fixture-plugins is not installed"))
             await submit(pilot, f"/plugin install {tmp_path / 'missing'}")
