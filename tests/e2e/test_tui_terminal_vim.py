@@ -1,6 +1,7 @@
-"""Vim keys and AskUserQuestion in a real terminal (tmux): Esc reaches the prompt as Esc (not the start of an Alt
-key), the mode shows in the status bar, motions and operators edit what is sent; the model's question is answered
-with the dialog's keys and the answer reaches the model."""
+"""Vim keys and AskUserQuestion in a real terminal (tmux): Esc reaches the prompt as Esc, and Esc with a key typed
+faster than the terminal's escape delay (which arrives as Alt+key) is Esc then that key, as in a shell's vi mode;
+the mode shows in the status bar, motions and operators edit what is sent; the model's question is answered with
+the dialog's keys and the answer reaches the model."""
 
 from __future__ import annotations
 
@@ -50,9 +51,8 @@ def test_vim_edits_the_prompt_and_a_question_is_answered_in_a_real_terminal(tmp_
                 term.press(key)
             _status_shows(term, "INSERT")
             term.type("world")
-            term.press("Escape")
-            _status_shows(term, "NORMAL")
-            term.press("A")  # append at the end of the line
+            term.press("Escape", "A")  # typed faster than the escape delay: the terminal sends Alt+A
+            _status_shows(term, "INSERT")  # Esc, then A: append at the end of the line
             term.type("!")
             term.press("Enter")
             term.wait_loaded()

@@ -190,3 +190,20 @@ async def test_vim_command_toggles_and_saves_the_setting(make_app: MakeApp) -> N
             await submit(pilot, "/vim on")
             await wait_for(pilot, lambda: _shown_mode(app) == "INSERT")
             assert tomllib.loads(user_config_file().read_text()) == {"ui": {"vim_mode": True}}
+
+
+async def test_esc_and_a_key_typed_within_the_escape_delay_arrive_as_alt_and_act_as_both(make_app: MakeApp) -> None:
+    """A terminal sends Esc and a key typed within its escape delay as one Alt+key (`\\x1bw`): in insert mode that
+    is Esc, then the key's normal-mode command, as a shell's vi mode reads it; the prompt's own Alt keys stay."""
+    with FakeLLMServer(Script(steps=[])) as server:
+        app = make_app(server, **VIM)
+        async with app.run_test(size=SIZE) as pilot:
+            prompt = app.prompt
+            await wait_for(pilot, lambda: _shown_mode(app) == "INSERT")
+            await pilot.press(*"one two three")
+            await pilot.press("alt+d")  # Esc d: an operator waiting for its motion
+            assert _shown_mode(app) == "NORMAL" and prompt.text == "one two three"
+            await pilot.press("b")
+            assert prompt.text == "one two e" and _shown_mode(app) == "NORMAL"
+            await pilot.press("A", *" four", "alt+backspace")  # the prompt's own key: deletes a word, stays
+            assert prompt.text == "one two e " and _shown_mode(app) == "INSERT"

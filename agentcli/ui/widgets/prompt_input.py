@@ -42,6 +42,16 @@ _MOVES = frozenset({"left", "right", "home", "end", "up", "down", "pageup", "pag
 _VIM_KEYS = {"backspace": "h", "delete": "x"}  # in normal mode, as vim has them
 
 
+def _after_escape(event: events.Key) -> str:
+    """The key of an Alt+key the terminal sent for Esc and a key typed quickly (`\\x1bw` is alt+w), as vim's
+    insert mode reads it: Esc, then that key. "" for any other key (the prompt's own Alt keys included)."""
+    if not event.key.startswith("alt+") or event.key in ("alt+backspace", "alt+delete"):
+        return ""
+    name = event.key.removeprefix("alt+")
+    char = event.character or (name.removeprefix("shift+").upper() if name.startswith("shift+") else name)
+    return char if len(char) == 1 and char.isprintable() else ""
+
+
 @dataclass
 class _Search:
     query: str = ""
@@ -198,14 +208,16 @@ class PromptInput(TextArea):
         """Esc in insert mode, or a key in normal mode that `VimKeys` takes; False: the key does its usual work."""
         vim, key = self.vim, event.key
         if vim.mode == "insert":
-            if key != "escape":
+            typed_after_esc = _after_escape(event)  # Esc then a key within the terminal's escape delay: Alt+key
+            if key != "escape" and not typed_after_esc:
                 return False
             self._vim_apply(vim.to_normal(Change(self.text, self._offset())))
             self.refresh_bindings()  # the app's Esc applies again
-            return True
-        if key == "escape":
+            if not typed_after_esc:
+                return True
+        elif key == "escape":
             return vim.cancel()
-        char = _VIM_KEYS.get(key) or (event.character if event.is_printable else None)
+        char = _VIM_KEYS.get(key) or _after_escape(event) or (event.character if event.is_printable else None)
         if not char:
             return False
         outcome = vim.feed(char, Change(self.text, on_char(self.text, self._offset())))  # a click may put it past
