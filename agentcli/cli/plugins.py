@@ -20,7 +20,7 @@ from agentcli.cli.common import CwdOption, JsonOption, echo, print_json, table
 from agentcli.frontend import fail, workspace_dir
 
 if TYPE_CHECKING:
-    from agentcli.plugins import Plugin, PluginStore, Staged
+    from agentcli.plugins import Plugin, PluginStore, StagedUpdate
 
 plugins_app = typer.Typer(help="Claude Code's plugins: install, update, list, enable, disable, remove.",
                           rich_markup_mode=None)
@@ -120,57 +120,32 @@ def update(
 
 def _update_one(store: PluginStore, plugin_id: str, yes: bool, markets: dict[str, str]) -> bool:
     """Update one plugin (module docstring); whether it is up to date now. Errors are one line."""
-    from agentcli.plugins import PluginError
+    from agentcli.plugins import PluginError, stage_update
 
-    staged: Staged | None = None
+    update: StagedUpdate | None = None
     try:
-        _refresh_market(store, plugin_id, markets)
-        staged = store.restage(plugin_id)
-        return _keep_update(store, staged, yes)
+        update = stage_update(store, plugin_id, markets)
+        return _keep_update(store, update, yes)
     except (PluginError, OSError) as exc:
         echo(f"{plugin_id}: not updated: {getattr(exc, 'strerror', None) or exc}")
         return False
     finally:
-        if staged is not None:
-            store.drop(staged)  # gone already when it was kept
+        if update is not None:
+            store.drop(update.staged)  # gone already when it was kept
 
 
-def _refresh_market(store: PluginStore, plugin_id: str, markets: dict[str, str]) -> None:
-    """Fetch the plugin's marketplace again, once per run; PluginError when that failed (its plugins are not
-    updated from the copy it had, which may be stale)."""
-    from agentcli.plugins import LOCAL, PluginError, split_id
-
-    market = split_id(plugin_id)[1]
-    if market == LOCAL or market not in store.marketplaces():
-        return
-    if market not in markets:
-        try:
-            store.update_marketplace(market)
-            markets[market] = ""
-        except (PluginError, OSError) as exc:
-            markets[market] = f"the marketplace {market} could not be fetched again: " + str(
-                getattr(exc, "strerror", None) or exc)
-    if markets[market]:
-        raise PluginError(markets[market])
-
-
-def _keep_update(store: PluginStore, staged: Staged, yes: bool) -> bool:
+def _keep_update(store: PluginStore, update: StagedUpdate, yes: bool) -> bool:
     """Keep a staged update when it changed and the person agrees; whether the plugin is up to date now."""
-    from agentcli.plugins import PluginError, armed, read_plugin
+    from agentcli.plugins import armed
 
-    plugin_id = staged.plugin_id
-    try:
-        old: Plugin | None = read_plugin(store.installed()[plugin_id], scope="user", plugin_id=plugin_id,
-                                         name=staged.plugin.name, entry=store.entries().get(plugin_id))
-    except PluginError:
-        old = None  # the installed copy is unreadable: every line it arms is shown as new
-    if store.unchanged(staged):
-        echo(f"{plugin_id} is up to date{f' ({old.version})' if old and old.version else ''}")
+    staged, old = update.staged, update.old
+    if update.unchanged:
+        echo(f"{staged.plugin_id} is up to date{f' ({old.version})' if old and old.version else ''}")
         return True
     if not _agreed(staged.plugin, "updated", yes, before=armed(old) if old else []):
         return False
     store.keep(staged, turn_on=False)
-    echo(f"updated {plugin_id}: {(old.version if old else '') or '?'} -> {staged.plugin.version or '?'}")
+    echo(f"updated {staged.plugin_id}: {(old.version if old else '') or '?'} -> {staged.plugin.version or '?'}")
     return True
 
 

@@ -11,7 +11,7 @@ from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
     from agentcli.plugins.arms import armed, brings
-    from agentcli.plugins.install import installed_plugin, known_marketplace, stage_target
+    from agentcli.plugins.install import StagedUpdate, installed_plugin, known_marketplace, stage_target, stage_update
     from agentcli.plugins.loadout import PluginSet, session_plugins
     from agentcli.plugins.manifest import Plugin, PluginError, read_plugin
     from agentcli.plugins.marketplace import Marketplace, Source, marketplace_source, parse_source, read_marketplace
@@ -26,6 +26,7 @@ __all__ = [
     "PluginStore",
     "Source",
     "Staged",
+    "StagedUpdate",
     "armed",
     "brings",
     "entry_for_folder_or_url",
@@ -38,11 +39,13 @@ __all__ = [
     "session_plugins",
     "split_id",
     "stage_target",
+    "stage_update",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
     "agentcli.plugins.arms": ["armed", "brings"],
-    "agentcli.plugins.install": ["installed_plugin", "known_marketplace", "stage_target"],
+    "agentcli.plugins.install": ["StagedUpdate", "installed_plugin", "known_marketplace", "stage_target",
+                                 "stage_update"],
     "agentcli.plugins.loadout": ["PluginSet", "session_plugins"],
     "agentcli.plugins.manifest": ["Plugin", "PluginError", "read_plugin"],
     "agentcli.plugins.marketplace": ["Marketplace", "Source", "marketplace_source", "parse_source",

@@ -7,7 +7,10 @@ and off and adding marketplaces without leaving the session.
   shown and asked (`PluginConsentScreen`), as `agentcli plugins install` asks in a shell; agreed, it is kept in the
   store, turned on, and joins this session (`conversation.join_enabled`): its commands at once, its hooks and
   servers from the next turn.
-- `/plugin disable NAME@MARKETPLACE`: off from the next session (what it runs here keeps running until then).
+- `/plugin update [NAME@MARKETPLACE]`: fetched again (every plugin agentcli installed, without one); a copy whose
+  files changed is shown with what it newly runs marked and asked about; it loads from the next session.
+- `/plugin disable NAME@MARKETPLACE` and `/plugin remove NAME@MARKETPLACE`: from the next session (what it runs
+  here keeps running until then).
 - `/plugin marketplace add SOURCE` and `/plugin marketplace list`.
 
 Fetching and copying run in a worker thread; nothing changes while a turn runs. A trusted project's settings may
@@ -17,9 +20,10 @@ still keep a plugin off, and an untrusted project's never turn one on (`plugins.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from agentcli.text import terminal_safe
 from agentcli.ui.host import AppHost
@@ -28,14 +32,17 @@ if TYPE_CHECKING:
     from agentcli.plugins import PluginStore, Staged
 
 
+S = TypeVar("S")
+
+
 class Host(AppHost, Protocol):
     """What `/plugin` needs of the app (a part of `ui.commands.CommandHost`)."""
 
     def reload_commands(self) -> None: ...
 
 
-USAGE = ("/plugin [list] | install NAME@MARKETPLACE|FOLDER|URL | enable ID | disable ID | marketplace add SOURCE | "
-         "marketplace list")
+USAGE = ("/plugin [list] | install NAME@MARKETPLACE|FOLDER|URL | enable ID | disable ID | update [ID] | remove ID | "
+         "marketplace add SOURCE | marketplace list")
 
 
 async def plugin_command(host: Host, args: str) -> None:
@@ -45,10 +52,10 @@ async def plugin_command(host: Host, args: str) -> None:
     if verb in ("", "list"):
         _list(host)
         return
-    if verb not in ("install", "enable", "disable", "marketplace"):
+    if verb not in ("install", "enable", "disable", "update", "remove", "marketplace"):
         host.say_error(f"/plugin: unknown subcommand {verb!r}: {USAGE}")
         return
-    if not rest:
+    if not rest and verb != "update":
         host.say_error(f"/plugin {verb}: name what to {verb} ({USAGE})")
         return
     if verb != "marketplace" and host.turn_running:
@@ -66,6 +73,13 @@ async def plugin_command(host: Host, args: str) -> None:
             store.set_enabled(rest, False)
             host.say(f"{terminal_safe(rest)} is off from your next session; what it runs in this one keeps "
                      "running until then")
+        elif verb == "update":
+            await _update(host, store, [rest] if rest else sorted(store.installed()))
+        elif verb == "remove":
+            if not store.remove(rest):
+                host.say_error(f"/plugin remove: {terminal_safe(rest)} is not installed by agentcli (/plugin list)")
+                return
+            host.say(f"removed {terminal_safe(rest)}; what it runs in this session keeps running until your next one")
         else:
             await _marketplace(host, store, rest)
     except (PluginError, OSError) as exc:
@@ -80,7 +94,8 @@ async def _install(host: Host, store: PluginStore, target: str) -> None:
     said: list[str] = []  # a marketplace added from Claude Code's settings on the way: always told
     host.say(f"fetching {terminal_safe(target)} …")
     try:
-        staged = await _staged(store, lambda: stage_target(target, store, host.conversation.workspace, said.append))
+        staged = await _in_thread(lambda: stage_target(target, store, host.conversation.workspace, said.append),
+                                  store.drop)
     finally:
         for line in said:
             host.say(terminal_safe(line))
@@ -97,22 +112,54 @@ async def _install(host: Host, store: PluginStore, target: str) -> None:
     await _join(host, staged.plugin_id)
 
 
-async def _staged(store: PluginStore, stage: Callable[[], Staged]) -> Staged:
-    """`stage()` in a worker thread; a staged copy the command no longer waits for (cancelled) is dropped."""
-    running = asyncio.ensure_future(asyncio.to_thread(stage))
+async def _in_thread(work: Callable[[], S], undo: Callable[[S], object]) -> S:
+    """`work()` in a worker thread; what it staged is undone when the command no longer waits for it (cancelled)."""
+    running = asyncio.ensure_future(asyncio.to_thread(work))
     try:
         return await asyncio.shield(running)
     except asyncio.CancelledError:
-        running.add_done_callback(lambda done: done.exception() is None and store.drop(done.result()))
+        running.add_done_callback(lambda done: done.exception() is None and undo(done.result()))
         raise
 
 
-def _keep(store: PluginStore, staged: Staged) -> Path:
+def _keep(store: PluginStore, staged: Staged, turn_on: bool = True) -> Path:
     """Keep an agreed plugin, and drop the staged copy whatever happens (one thread: a cancel cannot split them)."""
     try:
-        return store.keep(staged)
+        return store.keep(staged, turn_on=turn_on)
     finally:
         store.drop(staged)  # gone already when it was kept
+
+
+async def _update(host: Host, store: PluginStore, ids: list[str]) -> None:
+    """Each plugin fetched again, and a changed one kept when the person agrees (as `agentcli plugins update`)."""
+    from agentcli.plugins import PluginError, armed, stage_update
+    from agentcli.ui.widgets.plugin_consent import PluginConsentScreen
+
+    if not ids:
+        host.say("No plugins installed by agentcli (/plugin install NAME@MARKETPLACE | FOLDER | URL).")
+    markets: dict[str, str] = {}  # each marketplace fetched again once
+    for plugin_id in ids:
+        shown = terminal_safe(plugin_id)
+        try:
+            update = await _in_thread(functools.partial(stage_update, store, plugin_id, markets),
+                                      lambda done: store.drop(done.staged))
+        except (PluginError, OSError) as exc:
+            host.say_error(f"/plugin update: {shown}: not updated: {terminal_safe(str(exc))}")
+            continue
+        staged, old = update.staged, update.old
+        before = (old.version if old else "") or "?"
+        if update.unchanged or host.turn_running:
+            store.drop(staged)
+            host.say(f"{shown} is up to date ({before})" if update.unchanged else
+                     f"/plugin update: a turn started; {shown} not updated")
+            continue
+        if not await host.ask(PluginConsentScreen(staged.plugin, "Update", before=armed(old) if old else [])):
+            store.drop(staged)
+            host.say(f"not updated: {shown}")
+            continue
+        await asyncio.to_thread(_keep, store, staged, False)
+        host.say(f"updated {shown}: {terminal_safe(before)} -> {terminal_safe(staged.plugin.version or '?')}; "
+                 "the new copy loads in your next session")
 
 
 async def _enable(host: Host, store: PluginStore, plugin_id: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,36 @@ async def test_a_plugins_mcp_server_joins_from_the_next_turn_after_the_tools_sen
                      for request in server.requests)  # the cache breakpoint moves to the last tool
     assert second[:len(first)] == first  # the list sent before stays a prefix: the cache still serves it
     assert "mcp__plugin_clock_time__get_current_time" in [tool["name"] for tool in second[len(first):]]
+
+
+async def test_update_shows_what_is_new_and_remove_forgets_the_plugin(make_app: MakeApp, tmp_path: Path) -> None:
+    market = tmp_path / "market"
+    shutil.copytree(MARKETPLACE, market)
+    with FakeLLMServer(Script(steps=[])) as server:
+        app = make_app(server)
+        async with app.run_test(size=(140, 44)) as pilot:
+            await submit(pilot, f"/plugin marketplace add {market}")
+            await wait_for(pilot, lambda: _said(app, "added marketplace fixture-plugins"))
+            await submit(pilot, "/plugin install commit-tools@fixture-plugins")
+            await _asked(pilot, app)
+            await pilot.press("y")
+            await wait_for(pilot, lambda: _said(app, "commit-tools@fixture-plugins joined this session"))
+            await submit(pilot, "/plugin update commit-tools@fixture-plugins")
+            await wait_for(pilot, lambda: _said(app, "commit-tools@fixture-plugins is up to date (1.0.0)"))
+            plugin = market / "plugins" / "commit-tools"
+            manifest = plugin / ".claude-plugin" / "plugin.json"
+            manifest.write_text(manifest.read_text().replace('"1.0.0"', '"1.1.0"'))
+            (plugin / "hooks").mkdir()
+            (plugin / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
+                {"hooks": [{"type": "command", "command": "echo done"}]}]}}))
+            await submit(pilot, "/plugin update")
+            lines = await _asked(pilot, app)
+            assert "  (new) hook Stop: echo done" in lines and lines[0].startswith("commit-tools@fixture-plugins 1.1.0")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: _said(app, "updated commit-tools@fixture-plugins: 1.0.0 -> 1.1.0"))
+            assert PluginStore().enabled() == {"commit-tools@fixture-plugins": True}  # on, as it was
+            await submit(pilot, "/plugin remove commit-tools@fixture-plugins")
+            await wait_for(pilot, lambda: _said(app, "removed commit-tools@fixture-plugins"))
+            assert PluginStore().installed() == {}
+            await submit(pilot, "/plugin remove commit-tools@fixture-plugins")
+            await wait_for(pilot, lambda: _said(app, "/plugin remove: commit-tools@fixture-plugins is not installed"))
