@@ -34,6 +34,11 @@ async def _first_turn(pilot: Pilot[Any], server: FakeLLMServer) -> None:
     await idle(pilot)
 
 
+async def _add_marketplace(pilot: Pilot[Any], app: AgentApp, folder: Path) -> None:
+    await submit(pilot, f"/plugin marketplace add {folder}")
+    await wait_for(pilot, lambda: _said(app, "added marketplace fixture-plugins: 5 plugin(s)"))
+
+
 async def _asked(pilot: Pilot[Any], app: AgentApp) -> list[str]:
     """The lines of the dialog that asks about a plugin, once it shows."""
     await wait_for(pilot, lambda: isinstance(app.screen, PluginConsentScreen))
@@ -45,8 +50,7 @@ async def test_install_shows_what_the_plugin_runs_and_a_refusal_keeps_nothing(ma
     with FakeLLMServer(Script(steps=[])) as server:
         app = make_app(server)
         async with app.run_test(size=(140, 44)) as pilot:
-            await submit(pilot, f"/plugin marketplace add {MARKETPLACE}")
-            await wait_for(pilot, lambda: _said(app, "added marketplace fixture-plugins: 5 plugin(s)"))
+            await _add_marketplace(pilot, app, MARKETPLACE)
             await submit(pilot, "/plugin install edit-guard@fixture-plugins")
             body = "\n".join(await _asked(pilot, app))
             assert body.startswith("edit-guard@fixture-plugins 1.0.0: A PreToolUse hook")
@@ -68,8 +72,7 @@ async def test_an_installed_plugin_joins_the_running_session(make_app: MakeApp) 
         app = make_app(server)
         async with app.run_test(size=(140, 44)) as pilot:
             await _first_turn(pilot, server)
-            await submit(pilot, f"/plugin marketplace add {MARKETPLACE}")
-            await wait_for(pilot, lambda: _said(app, "added marketplace fixture-plugins"))
+            await _add_marketplace(pilot, app, MARKETPLACE)
             for name in ("feature-dev", "commit-tools"):
                 await submit(pilot, f"/plugin install {name}@fixture-plugins")
                 assert "It runs no hooks, no MCP servers and no language servers." in await _asked(pilot, app)
@@ -143,8 +146,7 @@ async def test_update_shows_what_is_new_and_remove_forgets_the_plugin(make_app: 
     with FakeLLMServer(Script(steps=[])) as server:
         app = make_app(server)
         async with app.run_test(size=(140, 44)) as pilot:
-            await submit(pilot, f"/plugin marketplace add {market}")
-            await wait_for(pilot, lambda: _said(app, "added marketplace fixture-plugins"))
+            await _add_marketplace(pilot, app, market)
             await submit(pilot, "/plugin install commit-tools@fixture-plugins")
             await _asked(pilot, app)
             await pilot.press("y")
