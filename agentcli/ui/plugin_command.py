@@ -11,6 +11,8 @@ and off and adding marketplaces without leaving the session.
   files changed is shown with what it newly runs marked and asked about; it loads from the next session.
 - `/plugin disable NAME@MARKETPLACE` and `/plugin remove NAME@MARKETPLACE`: from the next session (what it runs
   here keeps running until then).
+- `/plugin browse [MARKETPLACE]`: the plugins the added marketplaces list, in a picker; the one picked is
+  installed as `/plugin install` installs it.
 - `/plugin marketplace add SOURCE` and `/plugin marketplace list`.
 
 Fetching and copying run in a worker thread; nothing changes while a turn runs. A trusted project's settings may
@@ -41,8 +43,8 @@ class Host(AppHost, Protocol):
     def reload_commands(self) -> None: ...
 
 
-USAGE = ("/plugin [list] | install NAME@MARKETPLACE|FOLDER|URL | enable ID | disable ID | update [ID] | remove ID | "
-         "marketplace add SOURCE | marketplace list")
+USAGE = ("/plugin [list] | browse [MARKETPLACE] | install NAME@MARKETPLACE|FOLDER|URL | enable ID | disable ID | "
+         "update [ID] | remove ID | marketplace add SOURCE | marketplace list")
 
 
 async def plugin_command(host: Host, args: str) -> None:
@@ -52,10 +54,10 @@ async def plugin_command(host: Host, args: str) -> None:
     if verb in ("", "list"):
         _list(host)
         return
-    if verb not in ("install", "enable", "disable", "update", "remove", "marketplace"):
+    if verb not in ("install", "enable", "disable", "update", "remove", "marketplace", "browse"):
         host.say_error(f"/plugin: unknown subcommand {verb!r}: {USAGE}")
         return
-    if not rest and verb != "update":
+    if not rest and verb not in ("update", "browse"):
         host.say_error(f"/plugin {verb}: name what to {verb} ({USAGE})")
         return
     if verb != "marketplace" and host.turn_running:
@@ -67,6 +69,8 @@ async def plugin_command(host: Host, args: str) -> None:
     try:
         if verb == "install":
             await _install(host, store, rest)
+        elif verb == "browse":
+            await _browse(host, store, rest)
         elif verb == "enable":
             await _enable(host, store, rest)
         elif verb == "disable":
@@ -110,6 +114,40 @@ async def _install(host: Host, store: PluginStore, target: str) -> None:
     place = await asyncio.to_thread(_keep, store, staged)
     host.say(f"installed {terminal_safe(staged.plugin_id)} in {terminal_safe(str(place))}; it is on")
     await _join(host, staged.plugin_id)
+
+
+async def _browse(host: Host, store: PluginStore, only: str) -> None:
+    """The added marketplaces' plugins in a picker; the one picked is installed (an installed one: said so)."""
+    from agentcli.plugins import PluginError, read_marketplace
+    from agentcli.ui.widgets.picker import ListPicker
+
+    markets = {name: folder for name, folder in store.marketplaces().items() if not only or name == only}
+    if not markets:
+        host.say(f"No marketplace named {terminal_safe(only)!r} added." if only else
+                 "No marketplaces added (/plugin marketplace add SOURCE).")
+        return
+    installed, enabled = store.installed(), store.enabled()
+    choices: list[tuple[str, str]] = []
+    for _, folder in sorted(markets.items()):
+        try:
+            market = read_marketplace(folder)
+        except PluginError as exc:
+            host.say_error(f"/plugin browse: {terminal_safe(str(exc))}")
+            continue
+        for entry in sorted(market.entries.values(), key=lambda e: e.name):
+            pid = f"{entry.name}@{market.name}"
+            state = ("on" if enabled.get(pid) else "off") if pid in installed else ""
+            label = f"{pid}  {entry.description or ''}" + (f"  [installed, {state}]" if state else "")
+            choices.append((pid, terminal_safe(label)))
+    if not choices:
+        return
+    picked = await host.ask(ListPicker(f"Install which plugin? ({len(choices)} listed)", choices))
+    if picked is None:
+        return
+    if picked in installed:
+        host.say(f"{terminal_safe(picked)} is installed already (/plugin update, enable or disable it)")
+        return
+    await _install(host, store, picked)
 
 
 async def _in_thread(work: Callable[[], S], undo: Callable[[S], object]) -> S:

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
 from agentcli.plugins import PluginStore
 from agentcli.testing.fake_llm import FakeLLMServer, Match, Reply, Script, Step
 from agentcli.ui.app import AgentApp
+from agentcli.ui.widgets.picker import ListPicker
 from agentcli.ui.widgets.plugin_consent import PluginConsentScreen
 from tests.ui.conftest import MAIN, MakeApp, idle, notes, submit, wait_for
 
@@ -170,3 +172,28 @@ async def test_update_shows_what_is_new_and_remove_forgets_the_plugin(make_app: 
             assert PluginStore().installed() == {}
             await submit(pilot, "/plugin remove commit-tools@fixture-plugins")
             await wait_for(pilot, lambda: _said(app, "/plugin remove: commit-tools@fixture-plugins is not installed"))
+
+
+async def test_browse_lists_the_marketplaces_plugins_and_installs_the_one_picked(make_app: MakeApp) -> None:
+    with FakeLLMServer(Script(steps=[])) as server:
+        app = make_app(server)
+        async with app.run_test(size=(140, 44)) as pilot:
+            await submit(pilot, "/plugin browse")
+            await wait_for(pilot, lambda: _said(app, "No marketplaces added (/plugin marketplace add SOURCE)."))
+            await _add_marketplace(pilot, app, MARKETPLACE)
+            await submit(pilot, "/plugin browse fixture-plugins")
+            await wait_for(pilot, lambda: isinstance(app.screen, ListPicker))
+            options = app.screen.query_one(OptionList)
+            ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+            assert ids == [f"{name}@fixture-plugins" for name in
+                           ("clock", "commit-tools", "edit-guard", "feature-dev", "frontend-design")]
+            await pilot.press("down", "enter")  # commit-tools
+            assert "commit-tools@fixture-plugins 1.0.0" in (await _asked(pilot, app))[0]
+            await pilot.press("y")
+            await wait_for(pilot, lambda: _said(app, "commit-tools@fixture-plugins joined this session"))
+            await submit(pilot, "/plugin browse")
+            await wait_for(pilot, lambda: isinstance(app.screen, ListPicker))
+            label = str(app.screen.query_one(OptionList).get_option_at_index(1).prompt)
+            assert label.endswith("[installed, on]")
+            await pilot.press("down", "enter")
+            await wait_for(pilot, lambda: _said(app, "commit-tools@fixture-plugins is installed already"))
