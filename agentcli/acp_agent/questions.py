@@ -70,10 +70,8 @@ class AcpQuestions:
 
     async def by_form(self, request: QuestionRequest, elicit: Elicit) -> QuestionReply:
         """All the questions as one form; its answers, or declined."""
-        sub = self.mapper.subagents.get(request.session_id)
-        meta: dict[str, Any] = subagent_meta(sub) if sub is not None else {}
-        meta.setdefault("agentcli", {})["questions"] = len(request.questions)
         count = len(request.questions)
+        meta = self.meta(request, {"questions": count})
         asks = "asks you" if count == 1 else f"asks you {count} questions"
         message = f"{'The agent' if request.agent == 'main' else request.agent} {asks}: " + " / ".join(
             q.text for q in request.questions)
@@ -109,14 +107,18 @@ class AcpQuestions:
             answers[question.text] = Picked((label,))
         return QuestionReply(answers)
 
+    def meta(self, request: QuestionRequest, about: dict[str, Any]) -> dict[str, Any]:
+        """A request's `_meta`: a subagent's Task call (as approvals carry it), and `about` under `agentcli`."""
+        sub = self.mapper.subagents.get(request.session_id)
+        meta: dict[str, Any] = subagent_meta(sub) if sub is not None else {}
+        meta.setdefault("agentcli", {}).update(about)
+        return meta
+
     def tool_call(self, request: QuestionRequest, index: int) -> ToolCallUpdate:
         """The AskUserQuestion call, asking its `index`th question."""
         question = request.questions[index]
-        sub = self.mapper.subagents.get(request.session_id)
-        meta: dict[str, Any] = subagent_meta(sub) if sub is not None else {}
-        meta.setdefault("agentcli", {})["question"] = {
-            "index": index + 1, "of": len(request.questions), "header": question.header,
-            "multiSelect": question.multi_select}
+        meta = self.meta(request, {"question": {"index": index + 1, "of": len(request.questions),
+                                                "header": question.header, "multiSelect": question.multi_select}})
         title = f"{question.header}: {question.text}"
         return ToolCallUpdate(
             tool_call_id=request.tool_call_id, title=title if request.agent == "main" else f"{request.agent} · {title}",

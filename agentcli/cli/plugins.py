@@ -52,9 +52,9 @@ def _one_line() -> Iterator[None]:
 def _agreed(plugin: Plugin, verb: str, yes: bool, before: list[str] | None = None) -> bool:
     """Show what `plugin` arms and ask (a terminal), or take `--yes`; without either, say how and refuse. With
     `before` (what the copy it replaces arms), what it did not arm is marked new."""
-    from agentcli.plugins import armed, brings
+    from agentcli.plugins import armed_marked, brings
 
-    lines = [f"{'(new) ' if before is not None and line not in before else ''}{line}" for line in armed(plugin)]
+    lines = armed_marked(plugin, before)
     version = f" {plugin.version}" if plugin.version else ""
     echo(f"{plugin.plugin_id}{version}: {plugin.description or '(no description)'}")
     echo(f"  brings {brings(plugin)}")
@@ -269,15 +269,11 @@ def list_plugins(cwd: CwdOption = None, as_json: JsonOption = False) -> None:
 def marketplace_add(source: Annotated[str, typer.Argument(
         help="A folder, owner/repo (GitHub), a git URL, or a marketplace.json (a path or an http(s) URL).")]) -> None:
     """Add a marketplace: its plugins can then be installed as name@marketplace."""
-    from agentcli.plugins import marketplace_source
+    from agentcli.plugins import added_lines, marketplace_source
 
     with _one_line():
         market = _store().add_marketplace(marketplace_source(source))
-    echo(f"added marketplace {market.name}: {len(market.entries)} plugin(s)")
-    for entry in market.entries.values():
-        echo(f"  {entry.name}@{market.name}: {entry.description}")
-    for problem in market.problems:
-        echo(f"  skipped: {problem}")
+    echo("\n".join(added_lines(market)))
 
 
 @marketplace_app.command("update")

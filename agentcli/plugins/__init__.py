@@ -10,8 +10,15 @@ from typing import TYPE_CHECKING
 from agentcli.faces import lazy_names
 
 if TYPE_CHECKING:
-    from agentcli.plugins.arms import armed, brings
-    from agentcli.plugins.install import StagedUpdate, installed_plugin, known_marketplace, stage_target, stage_update
+    from agentcli.plugins.arms import armed, armed_marked, brings
+    from agentcli.plugins.install import (
+        StagedUpdate,
+        added_lines,
+        installed_plugin,
+        known_marketplace,
+        stage_target,
+        stage_update,
+    )
     from agentcli.plugins.loadout import PluginSet, session_plugins
     from agentcli.plugins.manifest import Plugin, PluginError, read_plugin
     from agentcli.plugins.marketplace import Marketplace, Source, marketplace_source, parse_source, read_marketplace
@@ -27,7 +34,9 @@ __all__ = [
     "Source",
     "Staged",
     "StagedUpdate",
+    "added_lines",
     "armed",
+    "armed_marked",
     "brings",
     "entry_for_folder_or_url",
     "installed_plugin",
@@ -43,9 +52,9 @@ __all__ = [
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {
-    "agentcli.plugins.arms": ["armed", "brings"],
-    "agentcli.plugins.install": ["StagedUpdate", "installed_plugin", "known_marketplace", "stage_target",
-                                 "stage_update"],
+    "agentcli.plugins.arms": ["armed", "armed_marked", "brings"],
+    "agentcli.plugins.install": ["StagedUpdate", "added_lines", "installed_plugin", "known_marketplace",
+                                 "stage_target", "stage_update"],
     "agentcli.plugins.loadout": ["PluginSet", "session_plugins"],
     "agentcli.plugins.manifest": ["Plugin", "PluginError", "read_plugin"],
     "agentcli.plugins.marketplace": ["Marketplace", "Source", "marketplace_source", "parse_source",

@@ -39,6 +39,12 @@ def armed(plugin: Plugin) -> list[str]:
     return [terminal_safe(line) for line in lines]
 
 
+def armed_marked(plugin: Plugin, before: list[str] | None) -> list[str]:
+    """`armed(plugin)`, each line the copy it replaces did not arm (`before`) marked `(new) `; unmarked without
+    `before`."""
+    return [f"{'(new) ' if before is not None and line not in before else ''}{line}" for line in armed(plugin)]
+
+
 def _given(server: dict[str, object]) -> str:
     """` (env: A=…, B=…; headers: X)`: the variables and headers a server is given, by name and value (a value such
     as NODE_OPTIONS changes what the command runs); empty when none."""

@@ -49,6 +49,13 @@ def known_marketplace(name: str, store: PluginStore, workspace: Path, say: Say) 
     raise PluginError(f"no marketplace named {name!r} (agentcli plugins marketplace add SOURCE)")
 
 
+def added_lines(market: Marketplace) -> list[str]:
+    """What adding `market` says: its plugins, each with its description, and the entries it skipped."""
+    lines = [f"added marketplace {market.name}: {len(market.entries)} plugin(s)"]
+    lines += [f"  {entry.name}@{market.name}: {entry.description}" for entry in market.entries.values()]
+    return lines + [f"  skipped: {problem}" for problem in market.problems]
+
+
 def is_marketplace_id(target: str) -> bool:
     """Whether `target` names a marketplace's plugin (`name@marketplace`) rather than a folder or a URL."""
     return "@" in target and "://" not in target and not Path(target).expanduser().exists()

@@ -147,12 +147,9 @@ def is_document_url(url: str) -> bool:
 
 
 def _document(raw: dict[str, Any], kind: str, what: str) -> Source:
-    """A marketplace given as its marketplace.json: an http(s) URL, or an absolute path."""
+    """A marketplace given as its marketplace.json: an http(s) URL (`is_document_url`), or an absolute path."""
     if kind == "url":
-        url = _text(raw, "url", what)
-        if not url.startswith(("https://", "http://")):
-            raise PluginError(f"{what}: a url source needs an http(s) 'url' of a marketplace.json")
-        return Source(url=url, document=True)
+        return Source(url=_text(raw, "url", what), document=True)
     path = Path(_text(raw, "path", what)).expanduser()
     if not path.is_absolute():
         raise PluginError(f"{what}: a file source needs an absolute path")

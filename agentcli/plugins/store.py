@@ -268,11 +268,14 @@ def _drop_local_entries(folder: Path) -> list[str]:
         return []
     if not isinstance(doc, dict) or not isinstance(doc.get("plugins"), list):
         return []
-    local = [e for e in doc["plugins"] if isinstance(e, dict) and isinstance(e.get("source"), str)]
+    def is_local(entry: object) -> bool:
+        return isinstance(entry, dict) and isinstance(entry.get("source"), str)
+
+    local = [entry for entry in doc["plugins"] if is_local(entry)]
     if local:
-        doc["plugins"] = [e for e in doc["plugins"] if not any(e is x for x in local)]
+        doc["plugins"] = [entry for entry in doc["plugins"] if not is_local(entry)]
         file.write_text(json.dumps(doc, indent=2))
-    return [one_line(str(e.get("name")), 80) for e in local]
+    return [one_line(str(entry.get("name")), 80) for entry in local]
 
 
 def _read_fetched(folder: Path, source: Source) -> Marketplace:

@@ -243,7 +243,7 @@ async def _join(host: Host, plugin_id: str) -> None:
 
 
 async def _marketplace(host: Host, store: PluginStore, args: str) -> None:
-    from agentcli.plugins import marketplace_source, read_marketplace
+    from agentcli.plugins import added_lines, marketplace_source, read_marketplace
 
     verb, _, source = args.partition(" ")
     if verb == "list":
@@ -257,10 +257,7 @@ async def _marketplace(host: Host, store: PluginStore, args: str) -> None:
         return
     host.say(f"fetching {terminal_safe(source.strip())} …")
     market = await asyncio.to_thread(store.add_marketplace, marketplace_source(source.strip()))
-    lines = [f"added marketplace {market.name}: {len(market.entries)} plugin(s)"]
-    lines += [f"  {entry.name}@{market.name}: {entry.description}" for entry in market.entries.values()]
-    lines += [f"  skipped: {problem}" for problem in market.problems]
-    host.say("\n".join(terminal_safe(line) for line in lines))
+    host.say("\n".join(terminal_safe(line) for line in added_lines(market)))
 
 
 def _list(host: Host) -> None:

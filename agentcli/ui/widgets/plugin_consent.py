@@ -26,14 +26,13 @@ RUNS = ("It runs these as you, on every session where it is on (${CLAUDE_PLUGIN_
 def consent_lines(plugin: Plugin, before: list[str] | None = None) -> list[str]:
     """The screen's text: the plugin, what it brings, what it runs (`before`: what the copy it replaces ran; the
     other lines are marked new), what was skipped. Terminal-safe."""
-    from agentcli.plugins import armed, brings
+    from agentcli.plugins import armed_marked, brings
 
     version = f" {plugin.version}" if plugin.version else ""
     lines = [f"{plugin.plugin_id}{version}: {plugin.description or '(no description)'}", f"Brings {brings(plugin)}."]
-    runs = armed(plugin)
+    runs = armed_marked(plugin, before)
     if runs:
-        lines += ["", RUNS]
-        lines += [f"  {'(new) ' if before is not None and line not in before else ''}{line}" for line in runs]
+        lines += ["", RUNS, *(f"  {line}" for line in runs)]
     else:
         lines.append("It runs no hooks, no MCP servers and no language servers.")
     lines += [f"Skipped: {warning}" for warning in plugin.warnings]
